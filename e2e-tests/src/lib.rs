@@ -1,0 +1,1 @@
+//! End-to-end tests over the built .wasm files; see the tests/ folder.

@@ -1,0 +1,3 @@
+//! The ownership-markers policy module: waPC glue only. The check is `syncguard::checks::ownership_markers`.
+
+syncguard::export_policy!(syncguard::checks::ownership_markers::OwnershipMarkers);

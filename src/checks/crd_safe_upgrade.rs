@@ -1,0 +1,26 @@
+//! crd-safe-upgrade (scaffold: to be replaced by the check's implementation).
+
+use crate::admission::{Request, Verdict};
+use crate::check::Check;
+use crate::cluster::Cluster;
+use crate::rules::{CRD_RULE, Rule};
+use serde::Deserialize;
+
+/// Settings of the crd-safe-upgrade check.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, deny_unknown_fields, rename_all = "camelCase")]
+pub struct Settings {}
+
+/// The crd-safe-upgrade check.
+pub struct CrdSafeUpgrade;
+
+impl Check for CrdSafeUpgrade {
+    type Settings = Settings;
+    const NAME: &'static str = "crd-safe-upgrade";
+    const SETTINGS_KEY: &'static str = "crdSafeUpgrade";
+    const RULES: &'static [Rule] = &[CRD_RULE];
+
+    fn validate(_request: &Request<'_>, _settings: &Settings, _cluster: &dyn Cluster) -> Verdict {
+        Verdict::accept()
+    }
+}

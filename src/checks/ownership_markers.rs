@@ -1,0 +1,26 @@
+//! ownership-markers (scaffold: to be replaced by the check's implementation).
+
+use crate::admission::{Request, Verdict};
+use crate::check::Check;
+use crate::cluster::Cluster;
+use crate::rules::{CRD_RULE, Rule};
+use serde::Deserialize;
+
+/// Settings of the ownership-markers check.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, deny_unknown_fields, rename_all = "camelCase")]
+pub struct Settings {}
+
+/// The ownership-markers check.
+pub struct OwnershipMarkers;
+
+impl Check for OwnershipMarkers {
+    type Settings = Settings;
+    const NAME: &'static str = "ownership-markers";
+    const SETTINGS_KEY: &'static str = "ownershipMarkers";
+    const RULES: &'static [Rule] = &[CRD_RULE];
+
+    fn validate(_request: &Request<'_>, _settings: &Settings, _cluster: &dyn Cluster) -> Verdict {
+        Verdict::accept()
+    }
+}

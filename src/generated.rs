@@ -1,0 +1,102 @@
+//! Kubernetes tables generated at build time from k8s-openapi (see `build.rs`).
+
+/// A built-in Kubernetes resource.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BuiltinResource {
+    /// API group, empty for the core group.
+    pub group: &'static str,
+    /// API version.
+    pub version: &'static str,
+    /// Kind.
+    pub kind: &'static str,
+    /// Plural resource name (URL path segment).
+    pub plural: &'static str,
+}
+
+/// How a field holds its value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Shape {
+    /// A scalar, a list of scalars or a free-form value.
+    Scalar,
+    /// One object of the named type.
+    One(&'static str),
+    /// A list of objects of the named type.
+    List(&'static str),
+    /// A map from strings to objects of the named type.
+    Map(&'static str),
+}
+
+/// One JSON field of an object type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Field {
+    /// JSON name.
+    pub name: &'static str,
+    /// Shape of its value.
+    pub shape: Shape,
+}
+
+/// An object type of the CustomResourceDefinition API.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ObjectType {
+    /// Short type name, e.g. `CustomResourceDefinitionSpec`.
+    pub name: &'static str,
+    /// Its fields, sorted by name; `None` for free-form or scalar-encoded types.
+    pub fields: Option<&'static [Field]>,
+}
+
+impl ObjectType {
+    /// The field named `name`, if the type has it.
+    pub fn field(&self, name: &str) -> Option<&'static Field> {
+        let fields = self.fields?;
+        fields.binary_search_by(|f| f.name.cmp(name)).ok().map(|i| &fields[i])
+    }
+}
+
+include!(concat!(env!("OUT_DIR"), "/k8s_tables.rs"));
+
+/// The object type named `name` (short name, e.g. `CustomResourceDefinitionNames`).
+pub fn object_type(name: &str) -> Option<&'static ObjectType> {
+    OBJECT_TYPES
+        .binary_search_by(|t| t.name.cmp(name))
+        .ok()
+        .map(|i| &OBJECT_TYPES[i])
+}
+
+/// Built-in resources whose kind is `kind`.
+pub fn builtin_kinds(kind: &str) -> impl Iterator<Item = &'static BuiltinResource> + '_ {
+    BUILTIN_RESOURCES.iter().filter(move |r| r.kind == kind)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn builtin_table_covers_core_and_groups() {
+        assert!(builtin_kinds("Pod").any(|r| r.group.is_empty() && r.plural == "pods"));
+        assert!(builtin_kinds("Deployment").any(|r| r.group == "apps"));
+        assert!(builtin_kinds("CustomResourceDefinition").any(|r| r.group == "apiextensions.k8s.io"));
+        assert!(KUBERNETES_VERSION.starts_with("1."));
+    }
+
+    #[test]
+    fn crd_graph_is_complete() {
+        let crd = object_type("CustomResourceDefinition").unwrap();
+        assert_eq!(crd.field("spec").unwrap().shape, Shape::One("CustomResourceDefinitionSpec"));
+        let spec = object_type("CustomResourceDefinitionSpec").unwrap();
+        assert_eq!(spec.field("versions").unwrap().shape, Shape::List("CustomResourceDefinitionVersion"));
+        let version = object_type("CustomResourceDefinitionVersion").unwrap();
+        assert!(version.field("additionalPrinterColumns").is_some());
+        assert!(object_type("JSONSchemaProps").unwrap().field("x-kubernetes-list-map-keys").is_some());
+    }
+
+    #[test]
+    fn tables_are_sorted_for_binary_search() {
+        assert!(OBJECT_TYPES.windows(2).all(|w| w[0].name < w[1].name));
+        for t in OBJECT_TYPES {
+            if let Some(fields) = t.fields {
+                assert!(fields.windows(2).all(|w| w[0].name < w[1].name), "{}", t.name);
+            }
+        }
+    }
+}

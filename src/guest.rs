@@ -1,0 +1,44 @@
+//! waPC glue: registers a check's operations with the host. Compiled only for `wasm32`.
+
+use crate::check::{self, Check};
+use crate::cluster::{self, Cluster};
+use wapc_guest::CallResult;
+
+/// Registers `validate`, `validate_settings` and `protocol_version` for check `C`.
+pub fn register<C: Check>() {
+    wapc_guest::register_function("validate", validate::<C>);
+    wapc_guest::register_function("validate_settings", validate_settings::<C>);
+    wapc_guest::register_function("protocol_version", kubewarden_policy_sdk::protocol_version_guest);
+}
+
+fn validate<C: Check>(payload: &[u8]) -> CallResult {
+    Ok(check::handle_validate::<C>(payload, &HostCluster))
+}
+
+fn validate_settings<C: Check>(payload: &[u8]) -> CallResult {
+    Ok(check::handle_validate_settings::<C>(payload))
+}
+
+/// The cluster as Kubewarden's host capabilities answer it.
+struct HostCluster;
+
+impl Cluster for HostCluster {
+    fn list_all(&self, api_version: &str, kind: &str) -> Result<Vec<serde_json::Value>, String> {
+        let body = serde_json::to_vec(&cluster::list_all_request(api_version, kind)).map_err(|e| e.to_string())?;
+        let answer = wapc_guest::host_call("kubewarden", "kubernetes", "list_resources_all", &body)
+            .map_err(|e| format!("the host refused to list {kind} in {api_version}: {e}"))?;
+        cluster::list_items(&answer)
+    }
+}
+
+/// Defines the `wapc_init` entry point of a policy module that runs check `$check`.
+#[macro_export]
+macro_rules! export_policy {
+    ($check:ty) => {
+        /// waPC entry point: registers the policy's operations with the host.
+        #[unsafe(no_mangle)]
+        pub extern "C" fn wapc_init() {
+            $crate::guest::register::<$check>();
+        }
+    };
+}

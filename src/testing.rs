@@ -1,0 +1,224 @@
+//! The fixture runner: every policy's `test_data/cases.yml` evaluated natively through the same
+//! payload handling the waPC module uses. The end-to-end suite runs the same table through the
+//! built .wasm files; the format is described in `e2e-tests/README.md`.
+
+use crate::check::{self, Check};
+use crate::cluster::{Cluster, NoCluster};
+use crate::replay::Replay;
+use serde::Deserialize;
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// A policy's table of cases.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Cases {
+    /// The cases, in order.
+    pub cases: Vec<Case>,
+}
+
+/// One fixture and what the policy must decide about it.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct Case {
+    /// Short unique name.
+    pub name: String,
+    /// What the case shows.
+    #[serde(default)]
+    pub description: String,
+    /// Request file (AdmissionRequest or AdmissionReview JSON), relative to test_data/.
+    pub request: Option<String>,
+    /// Settings, inline.
+    #[serde(default)]
+    pub settings: Option<Value>,
+    /// kwctl replay file relative to test_data/.
+    #[serde(default)]
+    pub replay: Option<String>,
+    /// The expected outcome.
+    pub expect: Expect,
+}
+
+/// The expected outcome of a case.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct Expect {
+    /// `false` when the settings must be refused; the request is then not evaluated.
+    #[serde(default)]
+    pub settings_invalid: Option<String>,
+    /// Whether the request is allowed.
+    #[serde(default)]
+    pub allowed: Option<bool>,
+    /// Substrings the rejection message must contain, in order.
+    #[serde(default)]
+    pub message: Vec<String>,
+    /// Rejection code, when it matters.
+    #[serde(default)]
+    pub code: Option<u16>,
+    /// Substrings, each contained in the warning at the same position.
+    #[serde(default)]
+    pub warnings: Option<Vec<String>>,
+    /// The exact JSON Patch the engine must produce (absent: no patch).
+    #[serde(default)]
+    pub patch: Option<Value>,
+    /// Audit annotations that must be present with these values.
+    #[serde(default)]
+    pub audit_annotations: BTreeMap<String, String>,
+}
+
+/// The test_data/ directory of policy `name`.
+pub fn test_data(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("policies").join(name).join("test_data")
+}
+
+/// Loads a policy's cases.
+pub fn load(name: &str) -> Cases {
+    let path = test_data(name).join("cases.yml");
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    serde_yaml_ng::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// The AdmissionRequest inside a request file (bare or wrapped in an AdmissionReview).
+pub fn admission_request(file: &Path) -> Value {
+    let text = std::fs::read_to_string(file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+    let value: Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+    if value["kind"] == "AdmissionReview" {
+        value["request"].clone()
+    } else {
+        value
+    }
+}
+
+/// Runs every case of check `C` and panics with all failures listed.
+pub fn run_cases<C: Check>() {
+    let cases = load(C::NAME);
+    assert!(!cases.cases.is_empty(), "{} has no cases", C::NAME);
+    let mut failures = Vec::new();
+    for case in &cases.cases {
+        if let Err(e) = run_case::<C>(case) {
+            failures.push(format!("{}: {e}", case.name));
+        }
+    }
+    assert!(failures.is_empty(), "{} failing cases:\n{}", C::NAME, failures.join("\n"));
+}
+
+fn run_case<C: Check>(case: &Case) -> Result<(), String> {
+    let dir = test_data(C::NAME);
+    let settings = case.settings.clone().unwrap_or(Value::Object(Default::default()));
+    let settings_text = settings.to_string();
+    let settings_result = check::parse_settings::<C>(Some(&settings_text));
+    match (&case.expect.settings_invalid, settings_result) {
+        (Some(expected), Err(message)) => {
+            return if message.contains(expected.as_str()) {
+                Ok(())
+            } else {
+                Err(format!("settings refused with {message:?}, expected it to contain {expected:?}"))
+            };
+        }
+        (Some(_), Ok(_)) => return Err("settings were accepted, expected them refused".into()),
+        (None, Err(message)) => return Err(format!("settings refused: {message}")),
+        (None, Ok(_)) => {}
+    }
+    let request_file = case.request.as_ref().ok_or("a case that evaluates a request needs `request`")?;
+    let request = admission_request(&dir.join(request_file));
+    let payload = serde_json::json!({"request": request, "settings": settings}).to_string();
+    let replay;
+    let cluster: &dyn Cluster = match &case.replay {
+        Some(file) => {
+            let text = std::fs::read_to_string(dir.join(file)).map_err(|e| format!("{file}: {e}"))?;
+            replay = Replay::parse(&text)?;
+            &replay
+        }
+        None => &NoCluster,
+    };
+    let response = check::decode_response(&check::handle_validate::<C>(payload.as_bytes(), cluster))?;
+    let patch = response
+        .mutated_object
+        .as_ref()
+        .map(|mutated| serde_json::to_value(json_patch::diff(&request["object"], mutated)).unwrap())
+        .filter(|p| p.as_array().is_some_and(|a| !a.is_empty()));
+    compare(
+        &case.expect,
+        &Outcome {
+            allowed: response.accepted,
+            message: response.message.unwrap_or_default(),
+            code: response.code,
+            warnings: response.warnings.unwrap_or_default(),
+            patch,
+            audit_annotations: response.audit_annotations.unwrap_or_default(),
+        },
+    )
+}
+
+/// What an engine decided, in the terms of [`Expect`].
+#[derive(Debug, Default)]
+pub struct Outcome {
+    /// Allowed or not.
+    pub allowed: bool,
+    /// Rejection message (empty when none).
+    pub message: String,
+    /// Rejection code.
+    pub code: Option<u16>,
+    /// Warnings.
+    pub warnings: Vec<String>,
+    /// JSON Patch, if any.
+    pub patch: Option<Value>,
+    /// Audit annotations.
+    pub audit_annotations: BTreeMap<String, String>,
+}
+
+/// Compares an outcome with the expectation; the error lists every difference.
+pub fn compare(expect: &Expect, got: &Outcome) -> Result<(), String> {
+    let mut problems = Vec::new();
+    if let Some(allowed) = expect.allowed {
+        if allowed != got.allowed {
+            problems.push(format!("allowed is {}, expected {allowed}", got.allowed));
+        }
+    }
+    let mut rest = got.message.as_str();
+    for part in &expect.message {
+        match rest.find(part.as_str()) {
+            Some(i) => rest = &rest[i + part.len()..],
+            None => problems.push(format!("message lacks {part:?} (in order)")),
+        }
+    }
+    if expect.message.is_empty() && !got.allowed && expect.allowed == Some(false) {
+        problems.push("a rejection case must state what its message contains".into());
+    }
+    if let Some(code) = expect.code {
+        if got.code != Some(code) {
+            problems.push(format!("code is {:?}, expected {code}", got.code));
+        }
+    }
+    match &expect.warnings {
+        Some(warnings) => {
+            if warnings.len() != got.warnings.len() {
+                problems.push(format!("{} warnings, expected {}", got.warnings.len(), warnings.len()));
+            }
+            for (want, have) in warnings.iter().zip(&got.warnings) {
+                if !have.contains(want.as_str()) {
+                    problems.push(format!("warning {have:?} lacks {want:?}"));
+                }
+            }
+        }
+        None if !got.warnings.is_empty() => problems.push(format!("unexpected warnings {:?}", got.warnings)),
+        None => {}
+    }
+    if expect.patch != got.patch {
+        problems.push(format!(
+            "patch is {}, expected {}",
+            got.patch.as_ref().map(Value::to_string).unwrap_or("none".into()),
+            expect.patch.as_ref().map(Value::to_string).unwrap_or("none".into())
+        ));
+    }
+    for (key, value) in &expect.audit_annotations {
+        if got.audit_annotations.get(key) != Some(value) {
+            problems.push(format!("audit annotation {key} is {:?}, expected {value:?}", got.audit_annotations.get(key)));
+        }
+    }
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(format!("{}\n    message: {:?}\n    warnings: {:?}", problems.join("; "), got.message, got.warnings))
+    }
+}
