@@ -10,6 +10,7 @@ pub mod check;
 pub mod checks;
 pub mod cluster;
 pub mod generated;
+pub mod k8s;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod replay;
 pub mod rules;
