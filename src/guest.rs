@@ -31,14 +31,3 @@ impl Cluster for HostCluster {
     }
 }
 
-/// Defines the `wapc_init` entry point of a policy module that runs check `$check`.
-#[macro_export]
-macro_rules! export_policy {
-    ($check:ty) => {
-        /// waPC entry point: registers the policy's operations with the host.
-        #[unsafe(no_mangle)]
-        pub extern "C" fn wapc_init() {
-            $crate::guest::register::<$check>();
-        }
-    };
-}

@@ -29,3 +29,17 @@ pub mod testing;
 pub extern "C" fn wapc_init() {
     guest::register::<all_in_one::AllInOne>();
 }
+
+/// Defines the `wapc_init` entry point of a policy module that runs check `$check` (a no-op
+/// outside `wasm32`, so the policy crates also build natively for clippy and docs).
+#[macro_export]
+macro_rules! export_policy {
+    ($check:ty) => {
+        /// waPC entry point: registers the policy's operations with the host.
+        #[cfg(target_arch = "wasm32")]
+        #[unsafe(no_mangle)]
+        pub extern "C" fn wapc_init() {
+            $crate::guest::register::<$check>();
+        }
+    };
+}

@@ -1,1 +1,145 @@
-//! End-to-end tests over the built .wasm files; see the tests/ folder.
+//! The end-to-end harness: evaluates every policy's `test_data/cases.yml` through a real engine
+//! command line, `syncguard run` by default or kwctl when `KWCTL` names one (or `kwctl` is on
+//! PATH and `SYNCGUARD_E2E_ENGINE=kwctl`). Both speak kwctl's `run` contract, so the same
+//! expectations hold for both.
+
+use base64::Engine as _;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use syncguard::testing::{self, Case, Outcome};
+
+/// The repository root.
+pub fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("e2e-tests sits in the repository").to_path_buf()
+}
+
+/// Names of the single-check policies (folders of `policies/` with a metadata.yml).
+pub fn policies() -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(root().join("policies"))
+        .expect("policies/ exists")
+        .filter_map(|e| e.ok())
+        .filter(|e| e.path().join("metadata.yml").is_file())
+        .map(|e| e.file_name().to_string_lossy().to_string())
+        .collect();
+    names.sort();
+    names
+}
+
+/// An engine command line that follows kwctl's `run` contract.
+#[derive(Debug, Clone)]
+pub struct Engine {
+    /// The program.
+    pub program: PathBuf,
+    /// `kwctl` or `syncguard`, for messages.
+    pub name: String,
+}
+
+impl Engine {
+    /// The engine the suite runs against: `$KWCTL` if set, else the built `syncguard`.
+    pub fn from_env() -> Engine {
+        match std::env::var_os("KWCTL").filter(|v| !v.is_empty()) {
+            Some(kwctl) => Engine {
+                program: PathBuf::from(kwctl),
+                name: "kwctl".into(),
+            },
+            None => Engine::syncguard(),
+        }
+    }
+
+    /// The `syncguard` binary built by `make build` (host profile).
+    pub fn syncguard() -> Engine {
+        let program = std::env::var_os("SYNCGUARD_BIN")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| root().join("target/host/syncguard"));
+        assert!(
+            program.is_file(),
+            "{} is missing: run `make build` first (the README's test command does)",
+            program.display()
+        );
+        Engine {
+            program,
+            name: "syncguard".into(),
+        }
+    }
+
+    /// Evaluates one case of `policy` with the module at `module`.
+    pub fn run_case(&self, policy: &str, module: &Path, case: &Case) -> Result<Outcome, String> {
+        let dir = testing::test_data(policy);
+        let settings = case.settings.clone().unwrap_or(Value::Object(Default::default()));
+        let mut command = Command::new(&self.program);
+        command.arg("run").arg("--settings-json").arg(settings.to_string());
+        let request = case
+            .request
+            .as_ref()
+            .map(|r| dir.join(r))
+            .unwrap_or_else(|| root().join("e2e-tests/data/empty-request.json"));
+        command.arg("--request-path").arg(&request);
+        if let Some(replay) = &case.replay {
+            command.arg("--allow-context-aware");
+            command.arg("--replay-host-capabilities-interactions").arg(dir.join(replay));
+        }
+        command.arg(module);
+        let output = command.output().map_err(|e| format!("cannot start {}: {e}", self.program.display()))?;
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        if !output.status.success() {
+            if stderr.contains("Provided settings are not valid") {
+                return Err(format!("settings refused: {}", stderr.trim()));
+            }
+            return Err(format!("{} exited with {}: {}", self.name, output.status, stderr.trim()));
+        }
+        let line = stdout
+            .lines()
+            .rev()
+            .find(|l| l.trim_start().starts_with('{'))
+            .ok_or_else(|| format!("{} printed no response: {stdout}", self.name))?;
+        parse_response(line)
+    }
+}
+
+/// Reads an AdmissionResponse as kwctl prints it.
+pub fn parse_response(line: &str) -> Result<Outcome, String> {
+    let response: Value = serde_json::from_str(line).map_err(|e| format!("response is not JSON ({e}): {line}"))?;
+    let patch = match response["patch"].as_str() {
+        Some(b64) => {
+            let bytes = base64::engine::general_purpose::STANDARD
+                .decode(b64)
+                .map_err(|e| format!("patch is not base64: {e}"))?;
+            Some(serde_json::from_slice(&bytes).map_err(|e| format!("patch is not JSON: {e}"))?)
+        }
+        None => None,
+    };
+    Ok(Outcome {
+        allowed: response["allowed"].as_bool().ok_or("response lacks `allowed`")?,
+        message: response["status"]["message"].as_str().unwrap_or("").to_string(),
+        code: response["status"]["code"].as_u64().and_then(|c| u16::try_from(c).ok()),
+        warnings: serde_json::from_value(response["warnings"].clone()).unwrap_or_default(),
+        patch,
+        audit_annotations: serde_json::from_value(response["auditAnnotations"].clone()).unwrap_or_default(),
+    })
+}
+
+/// The annotated module of a policy, as `make build` leaves it.
+pub fn annotated_module(policy: &str) -> PathBuf {
+    let path = root().join("policies").join(policy).join("annotated-policy.wasm");
+    assert!(path.is_file(), "{} is missing: run `make build` first", path.display());
+    path
+}
+
+/// Checks one case's engine result against its expectation.
+pub fn check_case(engine: &Engine, policy: &str, module: &Path, case: &Case) -> Result<Outcome, String> {
+    let result = engine.run_case(policy, module, case);
+    match (&case.expect.settings_invalid, result) {
+        (Some(expected), Err(message)) if message.starts_with("settings refused") => {
+            if message.contains(expected.as_str()) {
+                Ok(Outcome::default())
+            } else {
+                Err(format!("{message}; expected it to contain {expected:?}"))
+            }
+        }
+        (Some(_), Ok(_)) => Err("settings were accepted, expected them refused".into()),
+        (_, Err(message)) => Err(message),
+        (None, Ok(outcome)) => testing::compare(&case.expect, &outcome).map(|()| outcome),
+    }
+}

@@ -1,0 +1,66 @@
+# syncguard: build, annotate, test and benchmark every policy.
+# The two commands the README starts with:
+#   make examples   build every policy and print what each check decides on the bundled scenarios
+#   make test       the whole test suite (what CI runs through .ci/run)
+
+CARGO      ?= cargo
+TARGET     := wasm32-wasip1
+WASM_DIR   := target/$(TARGET)/release
+SYNCGUARD  := target/host/syncguard
+POLICIES   := $(sort $(patsubst policies/%/Cargo.toml,%,$(wildcard policies/*/Cargo.toml)))
+MODULES    := $(foreach p,$(POLICIES),policies/$(p)/policy.wasm)
+ANNOTATED  := $(foreach p,$(POLICIES),policies/$(p)/annotated-policy.wasm)
+
+.PHONY: all setup build cli policies all-in-one annotate examples test unit e2e-tests lint bench fmt clean
+
+all: build
+
+## setup: install what the build and the tests need (idempotent; no-ops when present)
+setup:
+	@rustup target list --installed 2>/dev/null | grep -qx $(TARGET) || rustup target add $(TARGET)
+
+## cli: the syncguard command (wasmtime host), built for speed
+cli:
+	$(CARGO) build --locked --profile host -p syncguard-cli
+
+## policies: every policy module, size-tuned, copied to policies/<name>/policy.wasm
+policies: setup
+	$(CARGO) build --locked --release --target $(TARGET) $(foreach p,$(POLICIES),-p $(p)) -p syncguard-noop
+	@for p in $(POLICIES); do cp $(WASM_DIR)/$$(echo $$p | tr - _).wasm policies/$$p/policy.wasm; done
+
+## annotate: embed metadata.yml and README.md in each module, as kwctl annotate does
+annotate: cli policies
+	@for p in $(POLICIES); do \
+	  $(SYNCGUARD) annotate -m policies/$$p/metadata.yml -u policies/$$p/README.md \
+	    -o policies/$$p/annotated-policy.wasm policies/$$p/policy.wasm || exit 1; \
+	done
+
+## build: the command, every module, and their annotated forms
+build: annotate
+
+## examples: the main job: build everything, then evaluate every bundled scenario through the built modules
+examples: build
+	$(CARGO) run --locked --quiet --profile host -p e2e-tests --bin examples
+
+## unit: the core's native tests (every check and its fixtures)
+unit:
+	$(CARGO) test --locked -p syncguard
+
+## e2e-tests: the built modules through the engine (syncguard run, or kwctl when KWCTL is set)
+e2e-tests: build
+	$(CARGO) test --locked --profile host -p e2e-tests -p syncguard-cli
+
+## lint: formatting and clippy, warnings are errors
+lint:
+	$(CARGO) fmt --all --check
+	$(CARGO) clippy --locked --workspace --all-targets -- -D warnings
+
+## test: everything CI checks
+test: build lint unit e2e-tests
+
+fmt:
+	$(CARGO) fmt --all
+
+clean:
+	$(CARGO) clean
+	rm -f $(MODULES) $(ANNOTATED)

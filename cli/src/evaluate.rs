@@ -1,0 +1,198 @@
+//! One evaluation as kwctl and policy-server do it: settings first, then `validate`, then the
+//! guest's answer turned into an AdmissionResponse (JSON Patch for mutations, code 500 for
+//! guest failures).
+
+use crate::engine::Instance;
+use crate::metadata::Metadata;
+use anyhow::{Result, anyhow};
+use base64::Engine as _;
+use serde::Serialize;
+use serde_json::Value;
+use serde_json::value::RawValue;
+use std::collections::BTreeMap;
+use syncguard::admission::{SettingsValidationResponse, ValidationResponse};
+
+/// The AdmissionResponse printed by `syncguard run`, field for field as kwctl prints it.
+#[derive(Debug, Clone, Serialize, serde::Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct AdmissionResponse {
+    /// Echo of the request uid.
+    pub uid: String,
+    /// Whether the request is allowed.
+    pub allowed: bool,
+    /// `JSONPatch` when there is a patch.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub patch_type: Option<String>,
+    /// Base64 of the RFC 6902 patch.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub patch: Option<String>,
+    /// Rejection details.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub status: Option<Status>,
+    /// Audit annotations.
+    pub audit_annotations: Option<BTreeMap<String, String>>,
+    /// Warnings.
+    pub warnings: Option<Vec<String>>,
+}
+
+/// Rejection details of an AdmissionResponse.
+#[derive(Debug, Clone, Serialize, serde::Deserialize, PartialEq)]
+pub struct Status {
+    /// Message.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+    /// Code.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub code: Option<u16>,
+}
+
+impl AdmissionResponse {
+    /// A rejection.
+    pub fn reject(uid: &str, message: String, code: Option<u16>) -> Self {
+        AdmissionResponse {
+            uid: uid.to_string(),
+            allowed: false,
+            patch_type: None,
+            patch: None,
+            status: Some(Status {
+                message: Some(message),
+                code,
+            }),
+            audit_annotations: None,
+            warnings: None,
+        }
+    }
+
+    /// The decoded JSON Patch, if any.
+    pub fn patch_ops(&self) -> Option<Value> {
+        let bytes = base64::engine::general_purpose::STANDARD.decode(self.patch.as_ref()?).ok()?;
+        serde_json::from_slice(&bytes).ok()
+    }
+}
+
+/// A request read from a file: the raw AdmissionRequest JSON and the fields the host needs.
+pub struct RequestDoc {
+    /// The raw AdmissionRequest JSON text.
+    pub raw: String,
+    /// Its uid.
+    pub uid: String,
+}
+
+/// Reads a bare AdmissionRequest or a whole AdmissionReview (its `.request`) without building
+/// a tree of the object, so arbitrarily large or deep objects reach the policy untouched.
+pub fn read_request(text: &str) -> Result<RequestDoc> {
+    let top: BTreeMap<String, &RawValue> =
+        serde_json::from_str(text).map_err(|e| anyhow!("the request is not a JSON object: {e}"))?;
+    let is_review = top.get("kind").is_some_and(|k| k.get() == "\"AdmissionReview\"");
+    let raw = if is_review {
+        top.get("request")
+            .ok_or_else(|| anyhow!("the AdmissionReview has no `request`"))?
+            .get()
+            .to_string()
+    } else {
+        text.trim().to_string()
+    };
+    let fields: BTreeMap<String, &RawValue> =
+        serde_json::from_str(&raw).map_err(|e| anyhow!("the AdmissionRequest is not a JSON object: {e}"))?;
+    let uid = fields
+        .get("uid")
+        .and_then(|u| serde_json::from_str::<String>(u.get()).ok())
+        .unwrap_or_default();
+    Ok(RequestDoc { raw, uid })
+}
+
+/// Why an evaluation could not produce a response.
+#[derive(Debug)]
+pub enum EvalError {
+    /// The settings were refused by the policy (kwctl exits 1).
+    InvalidSettings(String),
+    /// Anything else that stops the run.
+    Other(anyhow::Error),
+}
+
+impl std::fmt::Display for EvalError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            EvalError::InvalidSettings(message) => write!(f, "Provided settings are not valid: {message}"),
+            EvalError::Other(e) => write!(f, "{e:#}"),
+        }
+    }
+}
+
+/// Calls `validate_settings`; `Err` carries the policy's message.
+pub fn validate_settings(instance: &Instance, settings: &Value) -> Result<(), EvalError> {
+    let payload = serde_json::to_vec(settings).map_err(|e| EvalError::Other(e.into()))?;
+    let answer = instance
+        .call("validate_settings", &payload)
+        .map_err(|e| EvalError::InvalidSettings(format!("the policy failed to validate its settings: {e}")))?;
+    let answer: SettingsValidationResponse = serde_json::from_slice(&answer)
+        .map_err(|e| EvalError::Other(anyhow!("the policy's settings answer is not valid: {e}")))?;
+    if answer.valid {
+        Ok(())
+    } else {
+        Err(EvalError::InvalidSettings(answer.message.unwrap_or_default()))
+    }
+}
+
+/// Calls `validate` and builds the AdmissionResponse.
+pub fn validate(instance: &Instance, metadata: Option<&Metadata>, request: &RequestDoc, settings: &Value) -> AdmissionResponse {
+    let settings_text = settings.to_string();
+    let mut payload = String::with_capacity(request.raw.len() + settings_text.len() + 32);
+    payload.push_str("{\"request\":");
+    payload.push_str(&request.raw);
+    payload.push_str(",\"settings\":");
+    payload.push_str(&settings_text);
+    payload.push('}');
+    let answer = match instance.call("validate", payload.as_bytes()) {
+        Ok(answer) => answer,
+        Err(e) => return AdmissionResponse::reject(&request.uid, format!("internal server error: {e}"), Some(500)),
+    };
+    let answer: ValidationResponse = match serde_json::from_slice(&answer) {
+        Ok(answer) => answer,
+        Err(e) => {
+            return AdmissionResponse::reject(
+                &request.uid,
+                format!("internal server error: the policy's answer is not a validation response: {e}"),
+                Some(500),
+            );
+        }
+    };
+    respond(metadata, request, answer)
+}
+
+fn respond(metadata: Option<&Metadata>, request: &RequestDoc, answer: ValidationResponse) -> AdmissionResponse {
+    let mut response = AdmissionResponse {
+        uid: request.uid.clone(),
+        allowed: answer.accepted,
+        patch_type: None,
+        patch: None,
+        status: (!answer.accepted).then(|| Status {
+            message: answer.message.clone(),
+            code: answer.code,
+        }),
+        audit_annotations: answer.audit_annotations,
+        warnings: answer.warnings,
+    };
+    let Some(mutated) = answer.mutated_object.filter(|_| answer.accepted) else {
+        return response;
+    };
+    if metadata.is_some_and(|m| !m.mutating) {
+        let name = metadata.and_then(|m| m.annotation("io.kubewarden.policy.title")).unwrap_or("policy");
+        return AdmissionResponse::reject(
+            &request.uid,
+            format!("Request rejected by policy {name}. The policy attempted to mutate the request, but it is currently configured to not allow mutations."),
+            None,
+        );
+    }
+    let original = serde_json::from_str::<BTreeMap<String, Value>>(&request.raw)
+        .ok()
+        .and_then(|mut fields| fields.remove("object"))
+        .unwrap_or(Value::Null);
+    let patch = json_patch::diff(&original, &mutated);
+    if !patch.0.is_empty() {
+        let json = serde_json::to_vec(&patch).unwrap_or_default();
+        response.patch_type = Some("JSONPatch".into());
+        response.patch = Some(base64::engine::general_purpose::STANDARD.encode(json));
+    }
+    response
+}

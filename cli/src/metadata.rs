@@ -1,0 +1,268 @@
+//! Kubewarden policy metadata: read from metadata.yml, validated, embedded in a module's
+//! `io.kubewarden.metadata` custom section (what `kwctl annotate` does) and read back.
+
+use anyhow::{Result, anyhow, bail};
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// Name of the custom section Kubewarden reads metadata from.
+pub const SECTION: &str = "io.kubewarden.metadata";
+/// Annotation holding the policy's README.
+pub const USAGE_ANNOTATION: &str = "io.kubewarden.policy.usage";
+
+/// One admission rule of metadata.yml.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Rule {
+    /// API groups.
+    pub api_groups: Vec<String>,
+    /// API versions.
+    pub api_versions: Vec<String>,
+    /// Resources.
+    pub resources: Vec<String>,
+    /// Operations.
+    pub operations: Vec<String>,
+}
+
+/// A resource a context-aware policy may read.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq, PartialOrd, Ord)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ContextAwareResource {
+    /// apiVersion, e.g. `apiextensions.k8s.io/v1`.
+    pub api_version: String,
+    /// Kind.
+    pub kind: String,
+}
+
+fn default_true() -> bool {
+    true
+}
+
+fn default_execution_mode() -> String {
+    "kubewarden-wapc".into()
+}
+
+fn default_policy_type() -> String {
+    "kubernetes".into()
+}
+
+/// Policy metadata, with the fields and defaults of Kubewarden's own `Metadata`.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct Metadata {
+    /// Filled in by annotate from the module's `protocol_version` operation.
+    #[serde(default)]
+    pub protocol_version: Option<String>,
+    /// Admission rules.
+    #[serde(default)]
+    pub rules: Vec<Rule>,
+    /// Annotations (sorted).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub annotations: Option<BTreeMap<String, String>>,
+    /// Whether the policy may mutate.
+    pub mutating: bool,
+    /// Whether the audit scanner evaluates existing objects.
+    #[serde(default = "default_true")]
+    pub background_audit: bool,
+    /// Always `kubewarden-wapc` here.
+    #[serde(default = "default_execution_mode")]
+    pub execution_mode: String,
+    /// `kubernetes` or `raw`.
+    #[serde(default = "default_policy_type")]
+    pub policy_type: String,
+    /// Resources the policy may read.
+    #[serde(default)]
+    pub context_aware_resources: BTreeSet<ContextAwareResource>,
+    /// Oldest Kubewarden able to run the policy.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub minimum_kubewarden_version: Option<String>,
+    /// Host capabilities the policy needs (kept as written).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host_capabilities: Option<serde_json::Value>,
+}
+
+const KNOWN_KEYS: &[&str] = &[
+    "protocolVersion",
+    "rules",
+    "annotations",
+    "mutating",
+    "backgroundAudit",
+    "executionMode",
+    "policyType",
+    "contextAwareResources",
+    "minimumKubewardenVersion",
+    "hostCapabilities",
+];
+
+const OPERATIONS: &[&str] = &["CREATE", "UPDATE", "DELETE", "CONNECT", "*"];
+
+impl Metadata {
+    /// Reads and validates metadata.yml text; errors name the offending field.
+    pub fn from_yaml(text: &str) -> Result<Self> {
+        let value: serde_yaml_ng::Value = serde_yaml_ng::from_str(text).map_err(|e| anyhow!("metadata is not valid YAML: {e}"))?;
+        let json = serde_json::to_value(&value).map_err(|e| anyhow!("metadata cannot be represented as JSON: {e}"))?;
+        let Some(map) = json.as_object() else {
+            bail!("metadata must be a mapping");
+        };
+        for key in map.keys() {
+            if !KNOWN_KEYS.contains(&key.as_str()) {
+                bail!("metadata field `{key}` is unknown (known fields: {})", KNOWN_KEYS.join(", "));
+            }
+        }
+        if !map.contains_key("mutating") {
+            bail!("metadata field `mutating` is required");
+        }
+        if !map.contains_key("rules") {
+            bail!("metadata field `rules` is required");
+        }
+        let metadata: Metadata = serde_path_to_error::deserialize(json).map_err(|e| {
+            anyhow!("metadata field `{}`: {}", e.path(), e.inner())
+        })?;
+        metadata.validate()?;
+        Ok(metadata)
+    }
+
+    /// Checks what Kubewarden checks: rule shapes, wildcards, execution mode, resources.
+    pub fn validate(&self) -> Result<()> {
+        if self.execution_mode != "kubewarden-wapc" {
+            bail!(
+                "metadata field `executionMode`: syncguard policies are waPC policies, so it must be `kubewarden-wapc`, not `{}`",
+                self.execution_mode
+            );
+        }
+        if !["kubernetes", "raw"].contains(&self.policy_type.as_str()) {
+            bail!("metadata field `policyType` must be `kubernetes` or `raw`, not `{}`", self.policy_type);
+        }
+        if self.policy_type == "kubernetes" && self.rules.is_empty() {
+            bail!("metadata field `rules` must hold at least one rule for a kubernetes policy");
+        }
+        for (i, rule) in self.rules.iter().enumerate() {
+            let lists = [
+                ("apiGroups", &rule.api_groups),
+                ("apiVersions", &rule.api_versions),
+                ("resources", &rule.resources),
+                ("operations", &rule.operations),
+            ];
+            for (name, list) in lists {
+                if list.is_empty() {
+                    bail!("metadata field `rules[{i}].{name}` must not be empty");
+                }
+                if list.len() > 1 && list.iter().any(|v| v == "*") && name != "resources" {
+                    bail!("metadata field `rules[{i}].{name}`: no other elements can be given when `*` is used");
+                }
+            }
+            if rule.resources.iter().any(String::is_empty) {
+                bail!("metadata field `rules[{i}].resources`: an empty resource is not allowed");
+            }
+            if rule.resources.iter().any(|r| r == "*/*") && rule.resources.len() > 1 {
+                bail!("metadata field `rules[{i}].resources`: if `*/*` is present, no other resource may be given");
+            }
+            if rule.resources.iter().any(|r| r == "*") && rule.resources.iter().any(|r| r != "*" && !r.contains('/')) {
+                bail!("metadata field `rules[{i}].resources`: if `*` is present, no other resource without a subresource may be given");
+            }
+            if let Some(op) = rule.operations.iter().find(|op| !OPERATIONS.contains(&op.as_str())) {
+                bail!("metadata field `rules[{i}].operations`: `{op}` is not one of {}", OPERATIONS.join(", "));
+            }
+        }
+        for (i, resource) in self.context_aware_resources.iter().enumerate() {
+            if resource.api_version.is_empty() || resource.kind.is_empty() {
+                bail!("metadata field `contextAwareResources[{i}]` needs a non-empty apiVersion and kind");
+            }
+        }
+        if let Some(version) = &self.minimum_kubewarden_version {
+            let parts: Vec<&str> = version.split('.').collect();
+            if parts.len() != 3 || parts.iter().any(|p| p.parse::<u64>().is_err()) {
+                bail!("metadata field `minimumKubewardenVersion` must be a version like 1.10.0, not `{version}`");
+            }
+        }
+        Ok(())
+    }
+
+    /// The metadata embedded in a module, if it has been annotated.
+    pub fn from_wasm(wasm: &[u8]) -> Result<Option<Self>> {
+        match custom_section(wasm, SECTION)? {
+            None => Ok(None),
+            Some(data) => serde_json::from_slice(data)
+                .map(Some)
+                .map_err(|e| anyhow!("the module's {SECTION} section is not valid metadata: {e}")),
+        }
+    }
+
+    /// The annotations, empty when none.
+    pub fn annotation(&self, key: &str) -> Option<&str> {
+        self.annotations.as_ref()?.get(key).map(String::as_str)
+    }
+}
+
+/// The data of the first custom section named `name`.
+pub fn custom_section<'a>(wasm: &'a [u8], name: &str) -> Result<Option<&'a [u8]>> {
+    for payload in wasmparser::Parser::new(0).parse_all(wasm) {
+        let payload = payload.map_err(|e| anyhow!("not a WebAssembly module: {e}"))?;
+        if let wasmparser::Payload::CustomSection(reader) = payload {
+            if reader.name() == name {
+                return Ok(Some(reader.data()));
+            }
+        }
+    }
+    Ok(None)
+}
+
+/// The module with every custom section named `name` removed and one holding `data` appended.
+pub fn with_custom_section(wasm: &[u8], name: &str, data: &[u8]) -> Result<Vec<u8>> {
+    if wasm.len() < 8 || &wasm[..4] != b"\0asm" {
+        bail!("not a WebAssembly module (bad magic number)");
+    }
+    let mut out = wasm[..8].to_vec();
+    let mut offset = 8;
+    while offset < wasm.len() {
+        let id = wasm[offset];
+        let (size, leb_len) = read_leb(&wasm[offset + 1..]).ok_or_else(|| anyhow!("truncated WebAssembly section header"))?;
+        let body_start = offset + 1 + leb_len;
+        let end = body_start
+            .checked_add(size as usize)
+            .filter(|end| *end <= wasm.len())
+            .ok_or_else(|| anyhow!("truncated WebAssembly section"))?;
+        let keep = id != 0 || section_name(&wasm[body_start..end]) != Some(name);
+        if keep {
+            out.extend_from_slice(&wasm[offset..end]);
+        }
+        offset = end;
+    }
+    let mut section = Vec::new();
+    write_leb(&mut section, name.len() as u64);
+    section.extend_from_slice(name.as_bytes());
+    section.extend_from_slice(data);
+    out.push(0);
+    write_leb(&mut out, section.len() as u64);
+    out.extend_from_slice(&section);
+    Ok(out)
+}
+
+fn section_name(body: &[u8]) -> Option<&str> {
+    let (len, leb_len) = read_leb(body)?;
+    let bytes = body.get(leb_len..leb_len.checked_add(len as usize)?)?;
+    std::str::from_utf8(bytes).ok()
+}
+
+fn read_leb(bytes: &[u8]) -> Option<(u64, usize)> {
+    let mut value = 0u64;
+    for (i, byte) in bytes.iter().enumerate().take(10) {
+        value |= u64::from(byte & 0x7f) << (7 * i);
+        if byte & 0x80 == 0 {
+            return Some((value, i + 1));
+        }
+    }
+    None
+}
+
+fn write_leb(out: &mut Vec<u8>, mut value: u64) {
+    loop {
+        let byte = (value & 0x7f) as u8;
+        value >>= 7;
+        if value == 0 {
+            out.push(byte);
+            return;
+        }
+        out.push(byte | 0x80);
+    }
+}
