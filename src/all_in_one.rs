@@ -1,0 +1,144 @@
+//! The all-in-one policy: every check in one module, one webhook round trip per admission.
+//!
+//! Settings hold one section per check (`crdSchemaFields`, `crdSafeUpgrade`,
+//! `crdKindCollision`, `ownershipMarkers`, `hookJobSafety`), each with that check's own settings
+//! plus `enabled` (default true). A request goes only to the enabled checks whose rules match
+//! it, in that fixed order. It is rejected if any of them rejects; messages and warnings carry
+//! the check's name as a prefix (`crd-schema-fields: ...`); mutations are chained, each check
+//! seeing the object as the checks before it changed it, so the result is one object.
+
+use crate::admission::{Request, Verdict};
+use crate::check::{self, Check};
+use crate::checks::{
+    crd_kind_collision::CrdKindCollision, crd_safe_upgrade::CrdSafeUpgrade, crd_schema_fields::CrdSchemaFields,
+    hook_job_safety::HookJobSafety, ownership_markers::OwnershipMarkers,
+};
+use crate::cluster::Cluster;
+use crate::rules::{Rule, any_matches};
+use serde::de::{DeserializeOwned, Deserializer, Error as _};
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use serde_json::{Map, Value};
+
+/// One check's section of the all-in-one settings: `enabled` plus the check's settings.
+#[derive(Debug, Clone)]
+pub struct Section<C: Check> {
+    /// Whether the check runs (default true).
+    pub enabled: bool,
+    /// The check's own settings.
+    pub settings: C::Settings,
+}
+
+impl<C: Check> Default for Section<C> {
+    fn default() -> Self {
+        Section {
+            enabled: true,
+            settings: C::Settings::default(),
+        }
+    }
+}
+
+impl<'de, C: Check> Deserialize<'de> for Section<C>
+where
+    C::Settings: DeserializeOwned,
+{
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let mut map = Map::<String, Value>::deserialize(deserializer)?;
+        let enabled = match map.remove("enabled") {
+            None => true,
+            Some(Value::Bool(enabled)) => enabled,
+            Some(other) => return Err(D::Error::custom(format!("`enabled` must be true or false, not {other}"))),
+        };
+        let text = Value::Object(map).to_string();
+        let settings = check::parse_settings::<C>(Some(&text)).map_err(D::Error::custom)?;
+        Ok(Section { enabled, settings })
+    }
+}
+
+/// Settings of the all-in-one policy.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, deny_unknown_fields, rename_all = "camelCase")]
+pub struct Settings {
+    /// crd-schema-fields.
+    pub crd_schema_fields: Section<CrdSchemaFields>,
+    /// crd-safe-upgrade.
+    pub crd_safe_upgrade: Section<CrdSafeUpgrade>,
+    /// crd-kind-collision.
+    pub crd_kind_collision: Section<CrdKindCollision>,
+    /// ownership-markers.
+    pub ownership_markers: Section<OwnershipMarkers>,
+    /// hook-job-safety.
+    pub hook_job_safety: Section<HookJobSafety>,
+}
+
+/// Every check in one policy.
+pub struct AllInOne;
+
+/// The union of the checks' rules, as the all-in-one metadata.yml registers it.
+pub const RULES: &[Rule] = &[
+    crate::rules::CRD_RULE,
+    crate::checks::ownership_markers::RULE,
+    crate::checks::hook_job_safety::RULE,
+];
+
+/// Runs check `C` if enabled and matching, folding its verdict into `combined`.
+fn step<C: Check>(
+    section: &Section<C>,
+    request: &Request<'_>,
+    mutated: &mut Option<Box<RawValue>>,
+    cluster: &dyn Cluster,
+    combined: &mut Verdict,
+) {
+    if !section.enabled || !any_matches(C::RULES, request) {
+        return;
+    }
+    let mut current = request.clone();
+    if let Some(object) = mutated.as_deref() {
+        current.object = Some(object);
+    }
+    let verdict = C::validate(&current, &section.settings, cluster);
+    let prefix = |text: String| format!("{}: {text}", C::NAME);
+    if !verdict.accepted {
+        combined.accepted = false;
+        let message = prefix(verdict.message.unwrap_or_default());
+        combined.message = Some(match combined.message.take() {
+            Some(previous) => format!("{previous}\n{message}"),
+            None => message,
+        });
+        combined.code = combined.code.or(verdict.code);
+    }
+    combined.warnings.extend(verdict.warnings.into_iter().map(prefix));
+    combined.audit_annotations.extend(verdict.audit_annotations);
+    if verdict.accepted {
+        if let Some(object) = verdict.mutated_object {
+            if let Ok(raw) = RawValue::from_string(object.to_string()) {
+                *mutated = Some(raw);
+            }
+        }
+    }
+}
+
+impl Check for AllInOne {
+    type Settings = Settings;
+    const NAME: &'static str = "syncguard";
+    const SETTINGS_KEY: &'static str = "";
+    const RULES: &'static [Rule] = RULES;
+
+    fn validate(request: &Request<'_>, settings: &Settings, cluster: &dyn Cluster) -> Verdict {
+        let mut combined = Verdict::accept();
+        let mut mutated = None;
+        step(&settings.crd_schema_fields, request, &mut mutated, cluster, &mut combined);
+        step(&settings.crd_safe_upgrade, request, &mut mutated, cluster, &mut combined);
+        step(&settings.crd_kind_collision, request, &mut mutated, cluster, &mut combined);
+        step(&settings.ownership_markers, request, &mut mutated, cluster, &mut combined);
+        step(&settings.hook_job_safety, request, &mut mutated, cluster, &mut combined);
+        if combined.accepted {
+            if let Some(object) = mutated {
+                if let Ok(value) = serde_json::from_str(object.get()) {
+                    combined.mutated_object = Some(value);
+                }
+            }
+        }
+        combined
+    }
+}
