@@ -40,7 +40,7 @@ build: annotate
 
 ## examples: the main job: build everything, then evaluate every bundled scenario through the built modules
 examples: build
-	$(CARGO) run --locked --quiet --profile host -p e2e-tests --bin examples
+	$(CARGO) run --locked --quiet --profile host -p e2e-tests --bin scenarios
 
 ## unit: the core's native tests (every check and its fixtures)
 unit:
