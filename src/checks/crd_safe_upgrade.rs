@@ -1,15 +1,95 @@
-//! crd-safe-upgrade (scaffold: to be replaced by the check's implementation).
+//! crd-safe-upgrade: refuses CustomResourceDefinition updates that strand stored data,
+//! downgrade a bundle or move it to a less stable channel, and reports CRDs with a pending
+//! storage migration (problem 5: Gateway API 3509).
+//!
+//! The API server checks that every entry of `status.storedVersions` is still listed in
+//! `spec.versions` during object validation, after mutating admission and before validating
+//! admission. A validating webhook therefore never sees such an update; the policy is
+//! registered as mutating (it never patches) so it answers first, with the remedy.
+//!
+//! Checks on UPDATE (old object against new object), in this fixed order:
+//! 1. `storedVersions`: a version of `oldObject.status.storedVersions` missing from the new
+//!    `spec.versions` is rejected, with the official migration filled in.
+//! 2. `downgrade`: an annotation of setting `versionAnnotations` whose semantic version goes
+//!    down is rejected. A value that is not a semantic version gives a warning and no verdict.
+//! 3. `channel`: an annotation of setting `channelAnnotations` that moves to a less stable
+//!    channel is rejected. A value that is not one of the listed channels gives a warning.
+//! 4. A change of the `storage: true` version is accepted with a warning, unless the previous
+//!    storage version is dropped from `spec.versions` (then check 1 reports it).
+//! 5. A stored version that was served and stops being served is accepted with a warning.
+//!
+//! An annotation absent from the old or the new object gives no finding (nothing to compare).
+//!
+//! On CREATE: Kubewarden's audit scanner sends live objects as CREATE requests, status
+//! included; a real CREATE never carries `status.storedVersions`. A CREATE whose object has a
+//! non-empty `status.storedVersions` is therefore judged as an existing CRD (`pendingMigration`):
+//! more than one stored version, a stored version missing from `spec.versions`, or a stored
+//! version other than the storage version that is not served is rejected with the remedy.
+//! A CREATE with an empty or absent `status.storedVersions` is accepted.
+//!
+//! Every rejection of checks 1 to 3 and of `pendingMigration` becomes a warning when its name
+//! is in setting `warnOnly`. All findings of one request are reported together: rejections in
+//! one message, in the order above, and warnings in the same order.
+//!
+//! Requests this check does not apply to are accepted without reading the objects: another
+//! kind than `apiextensions.k8s.io` `CustomResourceDefinition`, a subresource, or another
+//! operation than CREATE and UPDATE. Malformed input is rejected with code 400: an object or
+//! old object that is not a CRD of the expected shape (for example `spec.versions` that is not
+//! a list, or an annotation value that is not a string), a CREATE without `object`, or an
+//! UPDATE without `object` or `oldObject`. `null` in place of a list, map or object is read
+//! as empty (raw manifests carry `storedVersions: null`).
 
 use crate::admission::{Request, Verdict};
 use crate::check::Check;
 use crate::cluster::Cluster;
 use crate::rules::{CRD_RULE, Rule};
-use serde::Deserialize;
+use crate::text::{closest, join_and, quote};
+use serde::{Deserialize, Deserializer};
+use std::collections::BTreeMap;
+
+/// Default of `versionAnnotations`: Gateway API's bundle version annotation.
+pub const GATEWAY_BUNDLE_VERSION: &str = "gateway.networking.k8s.io/bundle-version";
+
+/// Gateway API's channel annotation, the key of the default `channelAnnotations`.
+pub const GATEWAY_CHANNEL: &str = "gateway.networking.k8s.io/channel";
+
+/// The names of the checks whose rejections setting `warnOnly` can turn into warnings.
+pub const CHECK_NAMES: [&str; 4] = ["storedVersions", "downgrade", "channel", "pendingMigration"];
 
 /// Settings of the crd-safe-upgrade check.
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(default, deny_unknown_fields, rename_all = "camelCase")]
-pub struct Settings {}
+pub struct Settings {
+    /// Annotation keys whose values are semantic versions that must not go down on UPDATE.
+    /// Default: `["gateway.networking.k8s.io/bundle-version"]`; `[]` turns the check off.
+    pub version_annotations: Vec<String>,
+    /// Annotation key to its channels, from most to least stable; moving to a later channel is
+    /// rejected. Default: `{"gateway.networking.k8s.io/channel": ["standard", "experimental"]}`;
+    /// `{}` turns the check off.
+    pub channel_annotations: BTreeMap<String, Vec<String>>,
+    /// Check names (`storedVersions`, `downgrade`, `channel`, `pendingMigration`) whose
+    /// rejections become warnings. Default: `[]` (every finding of these checks rejects).
+    pub warn_only: Vec<String>,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            version_annotations: vec![GATEWAY_BUNDLE_VERSION.to_string()],
+            channel_annotations: BTreeMap::from([(
+                GATEWAY_CHANNEL.to_string(),
+                vec!["standard".to_string(), "experimental".to_string()],
+            )]),
+            warn_only: Vec::new(),
+        }
+    }
+}
+
+impl Settings {
+    fn warn_only(&self, check: &str) -> bool {
+        self.warn_only.iter().any(|name| name == check)
+    }
+}
 
 /// The crd-safe-upgrade check.
 pub struct CrdSafeUpgrade;
@@ -20,7 +100,1043 @@ impl Check for CrdSafeUpgrade {
     const SETTINGS_KEY: &'static str = "crdSafeUpgrade";
     const RULES: &'static [Rule] = &[CRD_RULE];
 
-    fn validate(_request: &Request<'_>, _settings: &Settings, _cluster: &dyn Cluster) -> Verdict {
-        Verdict::accept()
+    fn validate_settings(settings: &Settings) -> Result<(), String> {
+        check_settings(settings)
+    }
+
+    fn validate(request: &Request<'_>, settings: &Settings, _cluster: &dyn Cluster) -> Verdict {
+        if request.kind.group != "apiextensions.k8s.io"
+            || request.kind.kind != "CustomResourceDefinition"
+            || request
+                .sub_resource
+                .as_deref()
+                .is_some_and(|sub| !sub.is_empty())
+        {
+            return Verdict::accept();
+        }
+        match request.operation.as_str() {
+            "CREATE" => match read(request.object_as::<CrdView>(), "object") {
+                Ok(crd) => {
+                    let name = name_of(&crd, request);
+                    judge(&name, audit(&name, &crd), settings)
+                }
+                Err(verdict) => verdict,
+            },
+            "UPDATE" => {
+                let new = match read(request.object_as::<CrdView>(), "object") {
+                    Ok(crd) => crd,
+                    Err(verdict) => return verdict,
+                };
+                let old = match read(request.old_object_as::<CrdView>(), "oldObject") {
+                    Ok(crd) => crd,
+                    Err(verdict) => return verdict,
+                };
+                let name = name_of(&new, request);
+                judge(&name, update(&name, &old, &new, settings), settings)
+            }
+            _ => Verdict::accept(),
+        }
+    }
+}
+
+fn check_settings(settings: &Settings) -> Result<(), String> {
+    for (i, key) in settings.version_annotations.iter().enumerate() {
+        if key.is_empty() {
+            return Err(format!(
+                "`versionAnnotations[{i}]`: an annotation key cannot be empty"
+            ));
+        }
+        if settings.version_annotations[..i].contains(key) {
+            return Err(format!(
+                "`versionAnnotations[{i}]`: {} is listed twice",
+                quote(key)
+            ));
+        }
+        if settings.channel_annotations.contains_key(key) {
+            return Err(format!(
+                "`versionAnnotations[{i}]`: {} is also a key of `channelAnnotations`; an annotation holds either a version or a channel",
+                quote(key)
+            ));
+        }
+    }
+    for (key, channels) in &settings.channel_annotations {
+        if key.is_empty() {
+            return Err("`channelAnnotations`: an annotation key cannot be empty".to_string());
+        }
+        if channels.is_empty() {
+            return Err(format!(
+                "`channelAnnotations.{key}`: the list of channels is empty; list them from most to least stable, e.g. [\"standard\", \"experimental\"]"
+            ));
+        }
+        for (i, channel) in channels.iter().enumerate() {
+            if channel.is_empty() {
+                return Err(format!(
+                    "`channelAnnotations.{key}[{i}]`: a channel name cannot be empty"
+                ));
+            }
+            if channels[..i].contains(channel) {
+                return Err(format!(
+                    "`channelAnnotations.{key}[{i}]`: channel {} is listed twice",
+                    quote(channel)
+                ));
+            }
+        }
+    }
+    for (i, name) in settings.warn_only.iter().enumerate() {
+        if !CHECK_NAMES.contains(&name.as_str()) {
+            let hint = closest(name, CHECK_NAMES, 3)
+                .map(|near| format!(" (did you mean {}?)", quote(near)))
+                .unwrap_or_default();
+            return Err(format!(
+                "`warnOnly[{i}]`: unknown check name {}{hint}; the names are {}",
+                quote(name),
+                join_and(&CHECK_NAMES.map(String::from))
+            ));
+        }
+        if settings.warn_only[..i].contains(name) {
+            return Err(format!("`warnOnly[{i}]`: {} is listed twice", quote(name)));
+        }
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------------
+// The view of a CRD this check reads. Unlike `k8s::Crd` it reads `null` as empty, because raw
+// manifests (offline runs) carry `status: {storedVersions: null}`.
+
+fn nullable<'de, D: Deserializer<'de>, T: Deserialize<'de> + Default>(
+    de: D,
+) -> Result<T, D::Error> {
+    Option::<T>::deserialize(de).map(Option::unwrap_or_default)
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct CrdView {
+    #[serde(deserialize_with = "nullable")]
+    metadata: MetaView,
+    #[serde(deserialize_with = "nullable")]
+    spec: SpecView,
+    #[serde(deserialize_with = "nullable")]
+    status: StatusView,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct MetaView {
+    #[serde(deserialize_with = "nullable")]
+    name: String,
+    #[serde(deserialize_with = "nullable")]
+    annotations: BTreeMap<String, String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct SpecView {
+    #[serde(deserialize_with = "nullable")]
+    versions: Vec<VersionView>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct VersionView {
+    #[serde(deserialize_with = "nullable")]
+    name: String,
+    #[serde(deserialize_with = "nullable")]
+    served: bool,
+    #[serde(deserialize_with = "nullable")]
+    storage: bool,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+struct StatusView {
+    #[serde(deserialize_with = "nullable")]
+    stored_versions: Vec<String>,
+}
+
+impl CrdView {
+    /// The `spec.versions` entry named `name`, with its index.
+    fn version(&self, name: &str) -> Option<(usize, &VersionView)> {
+        self.spec
+            .versions
+            .iter()
+            .enumerate()
+            .find(|(_, v)| v.name == name)
+    }
+
+    /// The `storage: true` version, with its index.
+    fn storage(&self) -> Option<(usize, &str)> {
+        self.spec
+            .versions
+            .iter()
+            .enumerate()
+            .find(|(_, v)| v.storage)
+            .map(|(i, v)| (i, v.name.as_str()))
+    }
+
+    fn annotation(&self, key: &str) -> Option<&str> {
+        self.metadata.annotations.get(key).map(String::as_str)
+    }
+}
+
+fn read(parsed: Result<Option<CrdView>, String>, what: &str) -> Result<CrdView, Verdict> {
+    match parsed {
+        Ok(Some(crd)) => Ok(crd),
+        Ok(None) => Err(Verdict::reject_with_code(
+            format!(
+                "crd-safe-upgrade: the request carries no {what}, so the CustomResourceDefinition cannot be checked"
+            ),
+            400,
+        )),
+        Err(e) => Err(Verdict::reject_with_code(
+            format!(
+                "crd-safe-upgrade: {e}; expected a CustomResourceDefinition of apiextensions.k8s.io/v1"
+            ),
+            400,
+        )),
+    }
+}
+
+fn name_of(crd: &CrdView, request: &Request<'_>) -> String {
+    if !crd.metadata.name.is_empty() {
+        return crd.metadata.name.clone();
+    }
+    match request.name.as_deref() {
+        Some(name) if !name.is_empty() => name.to_string(),
+        _ => "<unnamed>".to_string(),
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Findings and the verdict.
+
+/// One thing the check found: `check` names the rejecting check (`None`: a plain warning).
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Finding {
+    check: Option<&'static str>,
+    text: String,
+}
+
+impl Finding {
+    fn reject(check: &'static str, text: String) -> Self {
+        Finding {
+            check: Some(check),
+            text,
+        }
+    }
+
+    fn warn(text: String) -> Self {
+        Finding { check: None, text }
+    }
+}
+
+/// Turns findings (already in their fixed order) into one verdict.
+fn judge(name: &str, findings: Vec<Finding>, settings: &Settings) -> Verdict {
+    let mut rejections = Vec::new();
+    let mut warnings = Vec::new();
+    for finding in findings {
+        match finding.check {
+            Some(check) if !settings.warn_only(check) => rejections.push(finding.text),
+            Some(check) => warnings.push(format!(
+                "CustomResourceDefinition {name}: {} (reported as a warning because `{check}` is in this policy's warnOnly setting)",
+                finding.text
+            )),
+            None => warnings.push(format!("CustomResourceDefinition {name}: {}", finding.text)),
+        }
+    }
+    let verdict = match rejections.as_slice() {
+        [] => Verdict::accept(),
+        [one] => Verdict::reject(format!("CustomResourceDefinition {name}: {one}")),
+        many => {
+            let numbered: Vec<String> = many
+                .iter()
+                .enumerate()
+                .map(|(i, text)| format!("({}) {text}", i + 1))
+                .collect();
+            Verdict::reject(format!(
+                "CustomResourceDefinition {name}: {} problems. {}",
+                many.len(),
+                numbered.join(" ")
+            ))
+        }
+    };
+    verdict.with_warnings(warnings)
+}
+
+/// The commands that migrate every object of CRD `name` to `storage` and record it.
+fn migration_commands(name: &str, storage: &str) -> String {
+    format!(
+        "read `kubectl get crd {name} -o jsonpath='{{.status.storedVersions}}'`, re-write every object (a storage migration, or `kubectl get {name} -A -o json | kubectl replace -f -`), then run `kubectl patch customresourcedefinitions {name} --subresource=status --type=merge -p '{{\"status\":{{\"storedVersions\":[{}]}}}}'`",
+        quote(storage)
+    )
+}
+
+fn api_server_errors(entries: &[(usize, &str)]) -> String {
+    let errors: Vec<String> = entries
+        .iter()
+        .map(|(i, v)| {
+            format!(
+                "status.storedVersions[{i}]: Invalid value: {}: must appear in spec.versions",
+                quote(v)
+            )
+        })
+        .collect();
+    format!("`{}`", errors.join(", "))
+}
+
+fn version_names(crd: &CrdView) -> String {
+    let names: Vec<String> = crd.spec.versions.iter().map(|v| v.name.clone()).collect();
+    if names.is_empty() {
+        "no versions".to_string()
+    } else {
+        join_and(&names)
+    }
+}
+
+const NO_STORAGE: &str = "<storage version>";
+
+// ---------------------------------------------------------------------------------------------
+// UPDATE.
+
+fn update(name: &str, old: &CrdView, new: &CrdView, settings: &Settings) -> Vec<Finding> {
+    let mut findings = Vec::new();
+    findings.extend(stored_versions(name, old, new));
+    for key in &settings.version_annotations {
+        findings.extend(downgrade(key, old.annotation(key), new.annotation(key)));
+    }
+    for (key, channels) in &settings.channel_annotations {
+        findings.extend(channel(
+            key,
+            channels,
+            old.annotation(key),
+            new.annotation(key),
+        ));
+    }
+    findings.extend(storage_change(name, old, new));
+    findings.extend(stops_being_served(name, old, new));
+    findings
+}
+
+/// Check 1: every stored version must stay in `spec.versions`.
+fn stored_versions(name: &str, old: &CrdView, new: &CrdView) -> Option<Finding> {
+    let missing: Vec<(usize, &str)> = old
+        .status
+        .stored_versions
+        .iter()
+        .enumerate()
+        .filter(|(_, v)| new.version(v).is_none())
+        .map(|(i, v)| (i, v.as_str()))
+        .collect();
+    if missing.is_empty() {
+        return None;
+    }
+    let storage = new.storage().map(|(_, v)| v).unwrap_or(NO_STORAGE);
+    let listed: Vec<String> = missing
+        .iter()
+        .map(|(i, v)| format!("status.storedVersions[{i}] {}", quote(v)))
+        .collect();
+    let versions: Vec<String> = missing.iter().map(|(_, v)| v.to_string()).collect();
+    let (verb, pronoun) = if missing.len() == 1 {
+        ("is", "it")
+    } else {
+        ("are", "them")
+    };
+    let first_step = if old.storage().map(|(_, v)| v) == Some(storage) {
+        String::new()
+    } else {
+        format!(
+            "first apply a version of this CRD that still lists {} in spec.versions and has {storage} as its storage version (`storage: true`), then ",
+            join_and(&versions)
+        )
+    };
+    Some(Finding::reject(
+        "storedVersions",
+        format!(
+            "{} {verb} not in the new spec.versions (which lists {}). The API server refuses this update with {}, because objects may still be stored in etcd as {} and could no longer be read. Migrate {pronoun} to {storage}: {first_step}{}, and apply this update again.",
+            join_and(&listed),
+            version_names(new),
+            api_server_errors(&missing),
+            join_and(&versions),
+            migration_commands(name, storage),
+        ),
+    ))
+}
+
+/// Check 2: a version annotation must not go down.
+fn downgrade(key: &str, old: Option<&str>, new: Option<&str>) -> Option<Finding> {
+    let (old, new) = (old?, new?);
+    let path = format!("metadata.annotations[{key}]");
+    match (semver::parse(old), semver::parse(new)) {
+        (Some(before), Some(after)) => (after < before).then(|| {
+            Finding::reject(
+                "downgrade",
+                format!(
+                    "{path} goes down from {} to {}. Applying older CRDs over newer ones removes versions, fields and validation that stored objects and controllers already use (fields the old schema lacks are pruned on the next write). Apply the manifests of {old} or a later release instead; if the downgrade is intended, add `downgrade` to this policy's warnOnly setting while you apply it.",
+                    quote(old),
+                    quote(new),
+                ),
+            )
+        }),
+        (before, after) => {
+            let bad: Vec<String> = [(before.is_none(), "old", old), (after.is_none(), "new", new)]
+                .iter()
+                .filter(|(bad, _, _)| *bad)
+                .map(|(_, which, value)| format!("{} in the {which} object", quote(value)))
+                .collect();
+            Some(Finding::warn(format!(
+                "{path} is {}, not a semantic version (MAJOR.MINOR.PATCH with an optional leading `v`, pre-release and build), so the downgrade check cannot compare {} with {}; set it to the bundle's real version, e.g. \"v1.2.0\".",
+                join_and(&bad),
+                quote(old),
+                quote(new)
+            )))
+        }
+    }
+}
+
+/// Check 3: a channel annotation must not move to a less stable channel.
+fn channel(
+    key: &str,
+    channels: &[String],
+    old: Option<&str>,
+    new: Option<&str>,
+) -> Option<Finding> {
+    let (old, new) = (old?, new?);
+    let path = format!("metadata.annotations[{key}]");
+    let order = join_and(&channels.iter().map(|c| quote(c)).collect::<Vec<_>>());
+    let position = |value: &str| channels.iter().position(|c| c == value);
+    match (position(old), position(new)) {
+        (Some(before), Some(after)) => (after > before).then(|| {
+            Finding::reject(
+                "channel",
+                format!(
+                    "{path} moves from {} to {}, a less stable channel (this policy orders them {order}, most stable first). Installing {} CRDs over {} ones adds versions and fields that clients start to use; going back later drops those fields and can strand objects stored in versions the {} channel does not serve. Apply the {} channel's manifests instead; if you mean to switch, add `channel` to this policy's warnOnly setting while you apply it.",
+                    quote(old),
+                    quote(new),
+                    new,
+                    old,
+                    old,
+                    old
+                ),
+            )
+        }),
+        (before, after) => {
+            let unknown: Vec<String> = [(before.is_none(), "old", old), (after.is_none(), "new", new)]
+                .iter()
+                .filter(|(unknown, _, _)| *unknown)
+                .map(|(_, which, value)| format!("{} in the {which} object", quote(value)))
+                .collect();
+            Some(Finding::warn(format!(
+                "{path} is {}, not one of the channels this policy knows for it ({order}), so the channel check cannot order {} and {}; add the channel to `channelAnnotations` in the policy settings.",
+                join_and(&unknown),
+                quote(old),
+                quote(new)
+            )))
+        }
+    }
+}
+
+/// Warning 4: the storage version changes (and the previous one stays listed).
+fn storage_change(name: &str, old: &CrdView, new: &CrdView) -> Option<Finding> {
+    let (_, before) = old.storage()?;
+    let (index, after) = new.storage()?;
+    if before == after || new.version(before).is_none() {
+        return None;
+    }
+    Some(Finding::warn(format!(
+        "the storage version changes from {before} to {after} (spec.versions[{index}].storage). Objects written from now on are stored as {after}; existing ones stay stored as {before} until re-written, and {before} stays in status.storedVersions. Before a later version of this CRD drops {before} from spec.versions, {}.",
+        migration_commands(name, after)
+    )))
+}
+
+/// Warning 5: a stored version that was served stops being served.
+fn stops_being_served(name: &str, old: &CrdView, new: &CrdView) -> Vec<Finding> {
+    let storage = new.storage().map(|(_, v)| v).unwrap_or(NO_STORAGE);
+    old.status
+        .stored_versions
+        .iter()
+        .enumerate()
+        .filter_map(|(i, stored)| {
+            let was_served = old.version(stored).is_some_and(|(_, v)| v.served);
+            let (index, now) = new.version(stored)?;
+            (was_served && !now.served).then(|| {
+                Finding::warn(format!(
+                    "version {stored} is no longer served (spec.versions[{index}].served: false) but is still in status.storedVersions[{i}]: clients that read or write {stored} now get 404, while objects stored as {stored} stay until migrated. Before a later version of this CRD drops {stored}, {}.",
+                    migration_commands(name, storage)
+                ))
+            })
+        })
+        .collect()
+}
+
+// ---------------------------------------------------------------------------------------------
+// CREATE: the audit scanner's view of an existing CRD.
+
+fn audit(name: &str, crd: &CrdView) -> Vec<Finding> {
+    let stored = &crd.status.stored_versions;
+    if stored.is_empty() {
+        return Vec::new();
+    }
+    let storage = crd.storage().map(|(_, v)| v);
+    let mut reasons = Vec::new();
+    if stored.len() > 1 {
+        reasons.push(format!(
+            "status.storedVersions lists {} versions ({})",
+            stored.len(),
+            join_and(stored)
+        ));
+    }
+    let mut missing = Vec::new();
+    for (i, version) in stored.iter().enumerate() {
+        match crd.version(version) {
+            None => {
+                missing.push((i, version.as_str()));
+                reasons.push(format!("status.storedVersions[{i}] {} is not in spec.versions", quote(version)));
+            }
+            Some((index, v)) if !v.served && Some(version.as_str()) != storage => reasons.push(format!(
+                "status.storedVersions[{i}] {} is not served (spec.versions[{index}].served: false)",
+                quote(version)
+            )),
+            Some(_) => {}
+        }
+    }
+    if reasons.is_empty() {
+        return Vec::new();
+    }
+    let storage = storage.unwrap_or(NO_STORAGE);
+    let old: Vec<String> = stored
+        .iter()
+        .filter(|v| v.as_str() != storage)
+        .cloned()
+        .collect();
+    let consequence = if missing.is_empty() {
+        let errors: Vec<(usize, &str)> = stored
+            .iter()
+            .enumerate()
+            .filter(|(_, v)| v.as_str() != storage)
+            .map(|(i, v)| (i, v.as_str()))
+            .collect();
+        format!(
+            "Objects may still be stored in etcd as {}, so an upgrade of this CRD that drops {} from spec.versions will be refused by the API server with {}.",
+            join_and(&old),
+            if old.len() == 1 { "it" } else { "them" },
+            api_server_errors(&errors)
+        )
+    } else {
+        format!(
+            "Every update of this CRD will be refused by the API server with {} until the migration is done.",
+            api_server_errors(&missing)
+        )
+    };
+    vec![Finding::reject(
+        "pendingMigration",
+        format!(
+            "a storage migration is pending: {}. {consequence} Migrate every object to {storage} now: {}.",
+            reasons.join("; "),
+            migration_commands(name, storage)
+        ),
+    )]
+}
+
+// ---------------------------------------------------------------------------------------------
+// Semantic versions (semver 2.0.0 precedence), with an optional leading `v`.
+
+mod semver {
+    use std::cmp::Ordering;
+
+    /// A parsed semantic version; build metadata is validated and ignored, as precedence does.
+    #[derive(Debug, Clone, PartialEq, Eq)]
+    pub struct Version<'a> {
+        core: [u64; 3],
+        pre: Vec<&'a str>,
+    }
+
+    fn is_ident_byte(b: u8) -> bool {
+        b.is_ascii_alphanumeric() || b == b'-'
+    }
+
+    fn is_numeric(id: &str) -> bool {
+        !id.is_empty() && id.bytes().all(|b| b.is_ascii_digit())
+    }
+
+    fn number(text: &str) -> Option<u64> {
+        if !is_numeric(text) || (text.len() > 1 && text.starts_with('0')) {
+            return None;
+        }
+        text.parse().ok()
+    }
+
+    /// Parses `1.2.3`, `v1.2.3`, `v1.2.3-rc.1+build.5`; `None` for anything else.
+    pub fn parse(text: &str) -> Option<Version<'_>> {
+        let text = text.strip_prefix('v').unwrap_or(text);
+        let (rest, build) = match text.split_once('+') {
+            Some((rest, build)) => (rest, Some(build)),
+            None => (text, None),
+        };
+        let valid_build = build.is_none_or(|build| {
+            build
+                .split('.')
+                .all(|id| !id.is_empty() && id.bytes().all(is_ident_byte))
+        });
+        if !valid_build {
+            return None;
+        }
+        let (core, pre) = match rest.split_once('-') {
+            Some((core, pre)) => (core, Some(pre)),
+            None => (rest, None),
+        };
+        let mut parts = core.split('.');
+        let mut numbers = [0u64; 3];
+        for slot in &mut numbers {
+            *slot = number(parts.next()?)?;
+        }
+        if parts.next().is_some() {
+            return None;
+        }
+        let pre: Vec<&str> = match pre {
+            None => Vec::new(),
+            Some(pre) => pre.split('.').collect(),
+        };
+        let valid = pre.iter().all(|id| {
+            !id.is_empty()
+                && id.bytes().all(is_ident_byte)
+                && !(is_numeric(id) && id.len() > 1 && id.starts_with('0'))
+        });
+        valid.then_some(Version { core: numbers, pre })
+    }
+
+    fn compare_identifier(a: &str, b: &str) -> Ordering {
+        match (is_numeric(a), is_numeric(b)) {
+            // No leading zeros: a longer number is larger; equal lengths compare as text.
+            (true, true) => a.len().cmp(&b.len()).then_with(|| a.cmp(b)),
+            (true, false) => Ordering::Less,
+            (false, true) => Ordering::Greater,
+            (false, false) => a.cmp(b),
+        }
+    }
+
+    impl Ord for Version<'_> {
+        fn cmp(&self, other: &Self) -> Ordering {
+            self.core.cmp(&other.core).then_with(|| {
+                match (self.pre.is_empty(), other.pre.is_empty()) {
+                    (true, true) => Ordering::Equal,
+                    (true, false) => Ordering::Greater,
+                    (false, true) => Ordering::Less,
+                    (false, false) => {
+                        for (a, b) in self.pre.iter().zip(&other.pre) {
+                            let order = compare_identifier(a, b);
+                            if order != Ordering::Equal {
+                                return order;
+                            }
+                        }
+                        self.pre.len().cmp(&other.pre.len())
+                    }
+                }
+            })
+        }
+    }
+
+    impl PartialOrd for Version<'_> {
+        fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+            Some(self.cmp(other))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::check::{decode_response, handle_validate, parse_settings};
+    use crate::cluster::NoCluster;
+    use serde_json::json;
+
+    #[test]
+    fn fixtures() {
+        crate::testing::run_cases::<CrdSafeUpgrade>()
+    }
+
+    #[test]
+    fn semver_precedence_follows_the_spec() {
+        // The example chain of semver.org, item 11, plus core and `v` prefixes.
+        let chain = [
+            "1.0.0-alpha",
+            "1.0.0-alpha.1",
+            "v1.0.0-alpha.beta",
+            "1.0.0-beta",
+            "1.0.0-beta.2",
+            "1.0.0-beta.11",
+            "1.0.0-rc.1",
+            "v1.0.0",
+            "1.0.1",
+            "1.1.0-rc1",
+            "v1.1.0",
+            "1.10.0",
+            "2.0.0",
+            "18446744073709551615.0.0",
+        ];
+        for pair in chain.windows(2) {
+            let (a, b) = (
+                semver::parse(pair[0]).unwrap(),
+                semver::parse(pair[1]).unwrap(),
+            );
+            assert!(a < b, "{} < {}", pair[0], pair[1]);
+            assert!(b > a, "{} > {}", pair[1], pair[0]);
+        }
+        // Gateway API's release candidates come before the release.
+        assert!(semver::parse("v1.2.0-rc2").unwrap() < semver::parse("v1.2.0").unwrap());
+        assert!(semver::parse("v1.2.0-rc1").unwrap() < semver::parse("v1.2.0-rc2").unwrap());
+        // Numeric identifiers of any length compare as numbers.
+        assert!(
+            semver::parse("1.0.0-99999999999999999999999").unwrap()
+                > semver::parse("1.0.0-1000").unwrap()
+        );
+        assert!(semver::parse("1.0.0-2").unwrap() < semver::parse("1.0.0-10").unwrap());
+        // Build metadata does not take part in precedence.
+        assert_eq!(semver::parse("1.2.3+a.1"), semver::parse("v1.2.3+b"));
+        assert_eq!(
+            semver::parse("1.2.3")
+                .unwrap()
+                .cmp(&semver::parse("1.2.3+x").unwrap()),
+            std::cmp::Ordering::Equal
+        );
+    }
+
+    #[test]
+    fn semver_rejects_what_is_not_semver() {
+        for text in [
+            "",
+            "v",
+            "1",
+            "1.2",
+            "v1.2",
+            "1.2.3.4",
+            "01.2.3",
+            "1.02.3",
+            "1.2.03",
+            "1.2.3-",
+            "1.2.3-01",
+            "1.2.3-a..b",
+            "1.2.3+",
+            "1.2.3+a..b",
+            "1.2.3-a_b",
+            "V1.2.3",
+            "vv1.2.3",
+            " 1.2.3",
+            "1.2.3 ",
+            "-1.2.3",
+            "1.2.-3",
+            "1.2.x",
+            "main",
+            "99999999999999999999.0.0",
+        ] {
+            assert!(semver::parse(text).is_none(), "{text:?} parsed");
+        }
+        for text in [
+            "0.0.0",
+            "1.2.3-0",
+            "1.2.3-0a",
+            "1.2.3-a-b",
+            "1.2.3--",
+            "1.2.3+001",
+            "1.2.3-rc.1+sha.5114f85",
+        ] {
+            assert!(semver::parse(text).is_some(), "{text:?} refused");
+        }
+    }
+
+    #[test]
+    fn default_settings_are_valid_and_documented_values() {
+        let settings = parse_settings::<CrdSafeUpgrade>(None).unwrap();
+        assert_eq!(settings.version_annotations, vec![GATEWAY_BUNDLE_VERSION]);
+        assert_eq!(
+            settings.channel_annotations[GATEWAY_CHANNEL],
+            vec!["standard", "experimental"]
+        );
+        assert!(settings.warn_only.is_empty());
+        assert_eq!(
+            parse_settings::<CrdSafeUpgrade>(Some("{}")).unwrap(),
+            settings
+        );
+    }
+
+    #[test]
+    fn settings_errors_name_the_bad_value() {
+        let cases = [
+            (
+                json!({"warnOnly": ["storedVersion"]}),
+                "`warnOnly[0]`: unknown check name \"storedVersion\" (did you mean \"storedVersions\"?)",
+            ),
+            (
+                json!({"warnOnly": ["channel", "channel"]}),
+                "`warnOnly[1]`: \"channel\" is listed twice",
+            ),
+            (
+                json!({"versionAnnotations": [""]}),
+                "`versionAnnotations[0]`: an annotation key cannot be empty",
+            ),
+            (
+                json!({"versionAnnotations": ["a", "a"]}),
+                "`versionAnnotations[1]`: \"a\" is listed twice",
+            ),
+            (
+                json!({"versionAnnotations": [GATEWAY_CHANNEL]}),
+                "is also a key of `channelAnnotations`",
+            ),
+            (
+                json!({"channelAnnotations": {"x": []}}),
+                "`channelAnnotations.x`: the list of channels is empty",
+            ),
+            (
+                json!({"channelAnnotations": {"x": ["a", ""]}}),
+                "`channelAnnotations.x[1]`: a channel name cannot be empty",
+            ),
+            (
+                json!({"channelAnnotations": {"": ["a"]}}),
+                "`channelAnnotations`: an annotation key cannot be empty",
+            ),
+            (
+                json!({"channelAnnotations": {"x": "standard"}}),
+                "`channelAnnotations.x`: invalid type",
+            ),
+            (json!({"warnonly": []}), "unknown field `warnonly`"),
+        ];
+        for (settings, expected) in cases {
+            let err = parse_settings::<CrdSafeUpgrade>(Some(&settings.to_string())).unwrap_err();
+            assert!(err.contains(expected), "{settings}: {err}");
+        }
+    }
+
+    fn crd(
+        annotations: serde_json::Value,
+        versions: serde_json::Value,
+        stored: serde_json::Value,
+    ) -> serde_json::Value {
+        json!({
+            "apiVersion": "apiextensions.k8s.io/v1",
+            "kind": "CustomResourceDefinition",
+            "metadata": {"name": "widgets.example.com", "annotations": annotations},
+            "spec": {"group": "example.com", "versions": versions},
+            "status": {"storedVersions": stored},
+        })
+    }
+
+    fn run(
+        operation: &str,
+        object: serde_json::Value,
+        old: serde_json::Value,
+        settings: serde_json::Value,
+    ) -> crate::admission::ValidationResponse {
+        let payload = json!({
+            "request": {
+                "uid": "u",
+                "kind": {"group": "apiextensions.k8s.io", "version": "v1", "kind": "CustomResourceDefinition"},
+                "resource": {"group": "apiextensions.k8s.io", "version": "v1", "resource": "customresourcedefinitions"},
+                "operation": operation,
+                "object": object,
+                "oldObject": old,
+            },
+            "settings": settings,
+        });
+        decode_response(&handle_validate::<CrdSafeUpgrade>(
+            payload.to_string().as_bytes(),
+            &NoCluster,
+        ))
+        .unwrap()
+    }
+
+    fn v(name: &str, served: bool, storage: bool) -> serde_json::Value {
+        json!({"name": name, "served": served, "storage": storage})
+    }
+
+    #[test]
+    fn storage_version_kept_needs_no_first_step() {
+        // v1 already is the storage version; only the lingering v1beta1 must be migrated.
+        let old = crd(
+            json!({}),
+            json!([v("v1", true, true), v("v1beta1", true, false)]),
+            json!(["v1beta1", "v1"]),
+        );
+        let new = crd(json!({}), json!([v("v1", true, true)]), json!(null));
+        let response = run("UPDATE", new, old, json!({}));
+        let message = response.message.unwrap();
+        assert!(!response.accepted);
+        assert!(message.starts_with("CustomResourceDefinition widgets.example.com: status.storedVersions[0] \"v1beta1\" is not in the new spec.versions (which lists v1)."), "{message}");
+        assert!(
+            message.contains("Migrate it to v1: read `kubectl get crd widgets.example.com"),
+            "{message}"
+        );
+        assert!(!message.contains("first apply"), "{message}");
+        assert!(
+            message.contains(r#"-p '{"status":{"storedVersions":["v1"]}}'"#),
+            "{message}"
+        );
+    }
+
+    #[test]
+    fn several_missing_versions_are_listed_with_their_paths() {
+        let old = crd(
+            json!({}),
+            json!([v("v1alpha1", true, false), v("v1beta1", true, true)]),
+            json!(["v1alpha1", "v1beta1"]),
+        );
+        let new = crd(json!({}), json!([v("v1", true, true)]), json!(null));
+        let message = run("UPDATE", new, old, json!({})).message.unwrap();
+        assert!(message.contains("status.storedVersions[0] \"v1alpha1\" and status.storedVersions[1] \"v1beta1\" are not in the new spec.versions"), "{message}");
+        assert!(message.contains("`status.storedVersions[0]: Invalid value: \"v1alpha1\": must appear in spec.versions, status.storedVersions[1]: Invalid value: \"v1beta1\": must appear in spec.versions`"), "{message}");
+        assert!(message.contains("Migrate them to v1: first apply a version of this CRD that still lists v1alpha1 and v1beta1 in spec.versions and has v1 as its storage version"), "{message}");
+    }
+
+    #[test]
+    fn absent_annotations_and_equal_values_give_nothing() {
+        let versions = json!([v("v1", true, true)]);
+        let key = GATEWAY_BUNDLE_VERSION;
+        for (before, after) in [
+            (json!({}), json!({key: "v1.0.0"})),
+            (json!({key: "v1.0.0"}), json!({})),
+            (json!({key: "v1.0.0"}), json!({key: "1.0.0+build"})),
+            (json!({GATEWAY_CHANNEL: "experimental"}), json!({})),
+            (
+                json!({GATEWAY_CHANNEL: "standard"}),
+                json!({GATEWAY_CHANNEL: "standard"}),
+            ),
+        ] {
+            let old = crd(before.clone(), versions.clone(), json!(["v1"]));
+            let new = crd(after.clone(), versions.clone(), json!(["v1"]));
+            let response = run("UPDATE", new, old, json!({}));
+            assert!(
+                response.accepted && response.warnings.is_none(),
+                "{before} -> {after}: {response:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn malformed_objects_are_refused_with_400() {
+        let good = crd(json!({}), json!([v("v1", true, true)]), json!(["v1"]));
+        let cases = [
+            ("UPDATE", json!({"spec": {"versions": "v1"}}), good.clone()),
+            (
+                "UPDATE",
+                good.clone(),
+                json!({"metadata": {"annotations": {"a": 1}}}),
+            ),
+            ("UPDATE", good.clone(), json!(null)),
+            ("CREATE", json!(null), json!(null)),
+            ("CREATE", json!([1, 2]), json!(null)),
+        ];
+        for (operation, object, old) in cases {
+            let response = run(operation, object.clone(), old.clone(), json!({}));
+            assert!(!response.accepted, "{object} / {old}");
+            assert_eq!(response.code, Some(400), "{object} / {old}");
+        }
+    }
+
+    #[test]
+    fn nulls_read_as_empty() {
+        let object = json!({"metadata": null, "spec": {"versions": [{"name": "v1", "served": null, "storage": true}]}, "status": null});
+        let response = run("UPDATE", object.clone(), object, json!({}));
+        assert!(response.accepted, "{response:?}");
+    }
+
+    #[test]
+    fn requests_it_does_not_apply_to_are_accepted_unread() {
+        let payload = |kind: &str, sub: &str, operation: &str| {
+            json!({"request": {
+                "uid": "u",
+                "kind": {"group": "apiextensions.k8s.io", "version": "v1", "kind": kind},
+                "resource": {"group": "apiextensions.k8s.io", "version": "v1", "resource": "customresourcedefinitions"},
+                "subResource": sub,
+                "operation": operation,
+                "object": "not a CRD",
+                "oldObject": 7,
+            }})
+            .to_string()
+        };
+        for (kind, sub, operation) in [
+            ("APIService", "", "UPDATE"),
+            ("CustomResourceDefinition", "status", "UPDATE"),
+            ("CustomResourceDefinition", "", "DELETE"),
+        ] {
+            let response = decode_response(&handle_validate::<CrdSafeUpgrade>(
+                payload(kind, sub, operation).as_bytes(),
+                &NoCluster,
+            ))
+            .unwrap();
+            assert!(response.accepted, "{kind} {sub} {operation}: {response:?}");
+        }
+    }
+
+    #[test]
+    fn a_stored_version_that_was_not_served_before_gives_no_new_warning() {
+        let old = crd(
+            json!({}),
+            json!([v("v1", true, true), v("v1beta1", false, false)]),
+            json!(["v1beta1", "v1"]),
+        );
+        let response = run("UPDATE", old.clone(), old, json!({}));
+        assert!(
+            response.accepted && response.warnings.is_none(),
+            "{response:?}"
+        );
+    }
+
+    #[test]
+    fn audit_of_unserved_storage_version_alone_is_not_a_pending_migration() {
+        let live = crd(json!({}), json!([v("v1", false, true)]), json!(["v1"]));
+        let response = run("CREATE", live, json!(null), json!({}));
+        assert!(response.accepted, "{response:?}");
+    }
+
+    #[test]
+    fn audit_of_a_stored_version_missing_from_spec() {
+        let live = crd(
+            json!({}),
+            json!([v("v1", true, true)]),
+            json!(["v1beta1", "v1"]),
+        );
+        let message = run("CREATE", live, json!(null), json!({})).message.unwrap();
+        assert!(
+            message.contains("status.storedVersions[0] \"v1beta1\" is not in spec.versions"),
+            "{message}"
+        );
+        assert!(message.contains("Every update of this CRD will be refused by the API server with `status.storedVersions[0]: Invalid value: \"v1beta1\""), "{message}");
+    }
+
+    #[test]
+    fn output_is_byte_identical_across_runs() {
+        let old = crd(
+            json!({GATEWAY_BUNDLE_VERSION: "v2.0.0", "a/channel": "stable", "b/channel": "stable"}),
+            json!([v("v1", true, true)]),
+            json!(["v1"]),
+        );
+        let new = crd(
+            json!({GATEWAY_BUNDLE_VERSION: "v1.0.0", "a/channel": "beta", "b/channel": "alpha"}),
+            json!([v("v2", true, true)]),
+            json!(["v1"]),
+        );
+        let settings = json!({"channelAnnotations": {"b/channel": ["stable", "beta", "alpha"], "a/channel": ["stable", "beta"]}});
+        let first = run("UPDATE", new.clone(), old.clone(), settings.clone());
+        let message = first.message.clone().unwrap();
+        // Fixed order: storedVersions, downgrade, then channels sorted by annotation key.
+        let positions: Vec<usize> = [
+            "(1) status.storedVersions[0]",
+            "(2) metadata.annotations[gateway",
+            "(3) metadata.annotations[a/channel]",
+            "(4) metadata.annotations[b/channel]",
+        ]
+        .iter()
+        .map(|part| {
+            message
+                .find(part)
+                .unwrap_or_else(|| panic!("{part} in {message}"))
+        })
+        .collect();
+        assert!(positions.windows(2).all(|w| w[0] < w[1]), "{message}");
+        for _ in 0..3 {
+            assert_eq!(
+                run("UPDATE", new.clone(), old.clone(), settings.clone()),
+                first
+            );
+        }
     }
 }
