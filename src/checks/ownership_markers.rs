@@ -1,15 +1,141 @@
-//! ownership-markers (scaffold: to be replaced by the check's implementation).
+//! ownership-markers: keep Helm and Fleet ownership metadata whole.
+//!
+//! Fleet deploys bundles through Helm and finds the objects of a bundle deployment by the label
+//! `objectset.rio.cattle.io/hash`, whose value is wrangler's hash of the annotation
+//! `objectset.rio.cattle.io/id` (plus the owner annotations, when present). When Helm's
+//! takeOwnership adopted existing custom resources, they got Helm's ownership metadata but not
+//! Fleet's markers, and Fleet reported them as `missing` (Fleet issue 2134). Helm in turn refuses
+//! to adopt or upgrade an object whose ownership metadata is incomplete.
+//!
+//! What the check decides, on CREATE and UPDATE of every resource:
+//! 1. **Fleet markers.** When the annotation `objectset.rio.cattle.io/id` or the label
+//!    `objectset.rio.cattle.io/hash` is present, the label must equal wrangler's hash: the
+//!    lowercase hex SHA-1 of the values of the annotations `objectset.rio.cattle.io/id`,
+//!    `owner-gvk`, `owner-name` and `owner-namespace`, concatenated in that order with no
+//!    separator, a missing annotation counting as empty. A mismatch, a missing hash label, or a
+//!    hash label without the id annotation is rejected with the expected hash.
+//! 2. **Helm completeness** (setting `helmCompleteness`, `reject` by default). An object with
+//!    `meta.helm.sh/release-name` or `meta.helm.sh/release-namespace` must carry both and the
+//!    label `app.kubernetes.io/managed-by: Helm`; the message quotes the error Helm would give.
+//!    An empty annotation value is accepted (Fleet itself writes an empty release namespace for
+//!    bundles without a default namespace). The label alone is accepted: `helm template`, as
+//!    ArgoCD renders charts, sets it without the annotations.
+//! 3. **Fleet adoption** (setting `fleetReleases`, the check's only mutation). An object whose
+//!    two release annotations equal a listed release and that has neither the id annotation nor
+//!    the hash label gets the id annotation (the entry's `setId`) and the matching hash label.
+//!    Applied on CREATE and UPDATE (Helm adopts through updates). Its own output has both markers
+//!    and so gets no patch.
+//! 4. **Ownership change** (setting `ownershipChange`, `warn` by default). On UPDATE, a release
+//!    name, release namespace or Fleet id going from one non-empty value to another is reported.
+//!
+//! Rules that keep the check cheap and safe:
+//! - **Fast path.** The raw JSON text of the object is scanned for `objectset.rio.cattle.io/`
+//!   and, unless checks 2 to 4 are all off (`helmCompleteness: ignore`,
+//!   `ownershipChange: ignore`, no `fleetReleases`), for `meta.helm.sh/release-`. Without them
+//!   the request is accepted unparsed. Any `\u` or `\/` escape in the text also counts as a hit,
+//!   because an escaped key could spell a marker without containing it literally; the API server
+//!   sends canonical JSON where these keys are never escaped, so this only costs a parse. The
+//!   old object is not scanned: every finding needs a marker in the new object (an ownership
+//!   change needs a non-empty new value).
+//! - **Only metadata is parsed**; the rest of the object is skipped by serde. `null` labels,
+//!   annotations or values count as empty, as Kubernetes decodes them. Metadata of another
+//!   shape (a label value that is a number, say) cannot come from the API server and is
+//!   rejected with code 400. The whole object is parsed into a tree only to mutate it.
+//! - **Pre-existing problems on UPDATE are warnings.** When an UPDATE leaves the offending
+//!   values exactly as they were in `oldObject`, findings 1 and 2 are returned as warnings
+//!   instead of rejections: rejecting would block every controller that writes the object
+//!   (finalizers, spec updates) for a problem the write did not cause. Background audit, which
+//!   sends CREATE requests, still rejects them, so they appear in policy reports.
+//! - Objects in `exemptNamespaces` (by the request's namespace), subresource requests and
+//!   operations other than CREATE and UPDATE are accepted untouched.
 
 use crate::admission::{Request, Verdict};
 use crate::check::Check;
 use crate::cluster::Cluster;
-use crate::rules::{CRD_RULE, Rule};
+use crate::rules::Rule;
+use crate::settings::Action;
 use serde::Deserialize;
+use serde_json::{Map, Value};
+use std::collections::BTreeMap;
+
+/// Annotation naming the Fleet (wrangler) object set an object belongs to.
+pub const FLEET_ID: &str = "objectset.rio.cattle.io/id";
+/// Annotation with the GVK of the object set's owner, part of the hash.
+pub const FLEET_OWNER_GVK: &str = "objectset.rio.cattle.io/owner-gvk";
+/// Annotation with the name of the object set's owner, part of the hash.
+pub const FLEET_OWNER_NAME: &str = "objectset.rio.cattle.io/owner-name";
+/// Annotation with the namespace of the object set's owner, part of the hash.
+pub const FLEET_OWNER_NAMESPACE: &str = "objectset.rio.cattle.io/owner-namespace";
+/// Label Fleet selects the objects of a set by.
+pub const FLEET_HASH: &str = "objectset.rio.cattle.io/hash";
+/// Annotation with the Helm release name.
+pub const HELM_RELEASE_NAME: &str = "meta.helm.sh/release-name";
+/// Annotation with the Helm release namespace.
+pub const HELM_RELEASE_NAMESPACE: &str = "meta.helm.sh/release-namespace";
+/// Label Helm requires on every object of a release.
+pub const MANAGED_BY: &str = "app.kubernetes.io/managed-by";
+/// The value Helm requires for [`MANAGED_BY`].
+pub const MANAGED_BY_HELM: &str = "Helm";
+
+/// The annotations wrangler hashes, in hash order.
+const HASH_ORDER: [&str; 4] = [
+    FLEET_ID,
+    FLEET_OWNER_GVK,
+    FLEET_OWNER_NAME,
+    FLEET_OWNER_NAMESPACE,
+];
+/// Text whose presence sends a request past the fast path when Fleet markers matter.
+const FLEET_MARKER: &str = "objectset.rio.cattle.io/";
+/// Text whose presence sends a request past the fast path when Helm metadata matters.
+const HELM_MARKER: &str = "meta.helm.sh/release-";
+
+/// Every resource of every group and version, CREATE and UPDATE (subresources excluded).
+pub const ALL_RESOURCES_RULE: Rule = Rule {
+    api_groups: &["*"],
+    api_versions: &["*"],
+    resources: &["*"],
+    operations: &["CREATE", "UPDATE"],
+};
+
+/// One Helm release whose objects Fleet should own.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct FleetRelease {
+    /// Value of `meta.helm.sh/release-name` (required, non-empty).
+    pub release_name: String,
+    /// Value of `meta.helm.sh/release-namespace` (required, non-empty).
+    pub release_namespace: String,
+    /// Fleet set id to write into `objectset.rio.cattle.io/id`, e.g.
+    /// `default-<bundleDeploymentName>` (required, non-empty).
+    pub set_id: String,
+}
 
 /// Settings of the ownership-markers check.
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(default, deny_unknown_fields, rename_all = "camelCase")]
-pub struct Settings {}
+pub struct Settings {
+    /// Helm releases whose objects get Fleet's markers when they lack them. Default: empty
+    /// (the check never mutates).
+    pub fleet_releases: Vec<FleetRelease>,
+    /// What to do when an UPDATE moves an object to another release or Fleet set. Default:
+    /// `warn`.
+    pub ownership_change: Action,
+    /// What to do with incomplete Helm ownership metadata. Default: `reject`.
+    pub helm_completeness: Action,
+    /// Namespaces whose objects are accepted untouched. Default: empty.
+    pub exempt_namespaces: Vec<String>,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            fleet_releases: Vec::new(),
+            ownership_change: Action::Warn,
+            helm_completeness: Action::Reject,
+            exempt_namespaces: Vec::new(),
+        }
+    }
+}
 
 /// The ownership-markers check.
 pub struct OwnershipMarkers;
@@ -18,9 +144,905 @@ impl Check for OwnershipMarkers {
     type Settings = Settings;
     const NAME: &'static str = "ownership-markers";
     const SETTINGS_KEY: &'static str = "ownershipMarkers";
-    const RULES: &'static [Rule] = &[CRD_RULE];
+    const RULES: &'static [Rule] = &[ALL_RESOURCES_RULE];
 
-    fn validate(_request: &Request<'_>, _settings: &Settings, _cluster: &dyn Cluster) -> Verdict {
-        Verdict::accept()
+    fn validate_settings(settings: &Settings) -> Result<(), String> {
+        let mut seen: Vec<(&str, &str)> = Vec::new();
+        for (i, release) in settings.fleet_releases.iter().enumerate() {
+            for (key, value) in [
+                ("releaseName", &release.release_name),
+                ("releaseNamespace", &release.release_namespace),
+                ("setId", &release.set_id),
+            ] {
+                if value.trim().is_empty() {
+                    return Err(format!("`fleetReleases[{i}].{key}` must not be empty"));
+                }
+            }
+            let key = (
+                release.release_name.as_str(),
+                release.release_namespace.as_str(),
+            );
+            if let Some(first) = seen.iter().position(|k| *k == key) {
+                return Err(format!(
+                    "`fleetReleases[{i}]` repeats release {}/{} of `fleetReleases[{first}]`; \
+                     a release belongs to one Fleet set",
+                    release.release_namespace, release.release_name
+                ));
+            }
+            seen.push(key);
+        }
+        for (i, namespace) in settings.exempt_namespaces.iter().enumerate() {
+            if namespace.trim().is_empty() {
+                return Err(format!("`exemptNamespaces[{i}]` must not be empty"));
+            }
+        }
+        Ok(())
+    }
+
+    fn validate(request: &Request<'_>, settings: &Settings, _cluster: &dyn Cluster) -> Verdict {
+        evaluate(request, settings)
+    }
+}
+
+/// Lowercase hex SHA-1 of `data` (FIPS 180-4). Small on purpose: the policy needs one hash of
+/// a few short strings per adopted object, not a hashing framework.
+pub fn sha1_hex(data: &[u8]) -> String {
+    let mut h: [u32; 5] = [
+        0x6745_2301,
+        0xEFCD_AB89,
+        0x98BA_DCFE,
+        0x1032_5476,
+        0xC3D2_E1F0,
+    ];
+    let bit_len = (data.len() as u64).wrapping_mul(8);
+    let mut message = data.to_vec();
+    message.push(0x80);
+    while message.len() % 64 != 56 {
+        message.push(0);
+    }
+    message.extend_from_slice(&bit_len.to_be_bytes());
+    for block in message.chunks_exact(64) {
+        let mut w = [0u32; 80];
+        for (word, bytes) in w.iter_mut().zip(block.chunks_exact(4)) {
+            *word = u32::from_be_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]);
+        }
+        for t in 16..80 {
+            w[t] = (w[t - 3] ^ w[t - 8] ^ w[t - 14] ^ w[t - 16]).rotate_left(1);
+        }
+        let [mut a, mut b, mut c, mut d, mut e] = h;
+        for (t, word) in w.iter().enumerate() {
+            let (f, k) = match t {
+                0..=19 => ((b & c) | (!b & d), 0x5A82_7999),
+                20..=39 => (b ^ c ^ d, 0x6ED9_EBA1),
+                40..=59 => ((b & c) | (b & d) | (c & d), 0x8F1B_BCDC),
+                _ => (b ^ c ^ d, 0xCA62_C1D6),
+            };
+            let temp = a
+                .rotate_left(5)
+                .wrapping_add(f)
+                .wrapping_add(e)
+                .wrapping_add(k)
+                .wrapping_add(*word);
+            e = d;
+            d = c;
+            c = b.rotate_left(30);
+            b = a;
+            a = temp;
+        }
+        for (state, value) in h.iter_mut().zip([a, b, c, d, e]) {
+            *state = state.wrapping_add(value);
+        }
+    }
+    let mut out = String::with_capacity(40);
+    for word in h {
+        for byte in word.to_be_bytes() {
+            out.push(char::from(HEX[usize::from(byte >> 4)]));
+            out.push(char::from(HEX[usize::from(byte & 0xF)]));
+        }
+    }
+    out
+}
+
+const HEX: &[u8; 16] = b"0123456789abcdef";
+
+/// Wrangler's object set hash of an object's annotations (see the module doc).
+pub fn objectset_hash(annotations: &BTreeMap<String, String>) -> String {
+    let mut text = String::new();
+    for key in HASH_ORDER {
+        text.push_str(annotations.get(key).map(String::as_str).unwrap_or(""));
+    }
+    sha1_hex(text.as_bytes())
+}
+
+/// Whether the raw object text may hold a marker the settings make relevant (the fast path's
+/// test; see the module doc).
+pub fn may_hold_markers(text: &str, settings: &Settings) -> bool {
+    let helm_matters = settings.helm_completeness != Action::Ignore
+        || settings.ownership_change != Action::Ignore
+        || !settings.fleet_releases.is_empty();
+    text.contains(FLEET_MARKER)
+        || (helm_matters && text.contains(HELM_MARKER))
+        || text.contains("\\u")
+        || text.contains("\\/")
+}
+
+/// A string map that reads `null` (the map or a value) as empty, as Kubernetes does.
+#[derive(Debug, Default, Deserialize)]
+#[serde(transparent)]
+struct NullableMap(Option<BTreeMap<String, Option<String>>>);
+
+impl NullableMap {
+    fn into_map(self) -> BTreeMap<String, String> {
+        self.0
+            .unwrap_or_default()
+            .into_iter()
+            .map(|(k, v)| (k, v.unwrap_or_default()))
+            .collect()
+    }
+}
+
+/// The part of metadata the check reads, tolerant of `null` as Kubernetes is.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct RawMeta {
+    name: Option<String>,
+    namespace: Option<String>,
+    labels: NullableMap,
+    annotations: NullableMap,
+}
+
+/// An object of which only `kind` and `metadata` are read.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct RawObject {
+    kind: Option<String>,
+    metadata: Option<RawMeta>,
+}
+
+/// The metadata of one object as the checks use it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+struct Meta {
+    kind: String,
+    name: String,
+    namespace: String,
+    labels: BTreeMap<String, String>,
+    annotations: BTreeMap<String, String>,
+}
+
+impl Meta {
+    fn annotation(&self, key: &str) -> Option<&str> {
+        self.annotations.get(key).map(String::as_str)
+    }
+
+    fn label(&self, key: &str) -> Option<&str> {
+        self.labels.get(key).map(String::as_str)
+    }
+
+    /// The values of Fleet's markers and hashed annotations, for "unchanged" comparisons.
+    fn fleet_values(&self) -> [Option<&str>; 5] {
+        [
+            self.annotation(FLEET_ID),
+            self.annotation(FLEET_OWNER_GVK),
+            self.annotation(FLEET_OWNER_NAME),
+            self.annotation(FLEET_OWNER_NAMESPACE),
+            self.label(FLEET_HASH),
+        ]
+    }
+
+    /// The values of Helm's ownership metadata, for "unchanged" comparisons.
+    fn helm_values(&self) -> [Option<&str>; 3] {
+        [
+            self.label(MANAGED_BY),
+            self.annotation(HELM_RELEASE_NAME),
+            self.annotation(HELM_RELEASE_NAMESPACE),
+        ]
+    }
+}
+
+fn read_meta(text: &str, what: &str) -> Result<Option<Meta>, String> {
+    if text.is_empty() || text == "null" {
+        return Ok(None);
+    }
+    let raw: RawObject = serde_json::from_str(text).map_err(|e| {
+        format!(
+            "cannot read the metadata of the request's {what} (Kubernetes requires \
+             metadata.labels and metadata.annotations to map strings to strings; quote \
+             numbers and booleans in the manifest): {e}"
+        )
+    })?;
+    let metadata = raw.metadata.unwrap_or_default();
+    Ok(Some(Meta {
+        kind: raw.kind.unwrap_or_default(),
+        name: metadata.name.unwrap_or_default(),
+        namespace: metadata.namespace.unwrap_or_default(),
+        labels: metadata.labels.into_map(),
+        annotations: metadata.annotations.into_map(),
+    }))
+}
+
+/// How the object is named in messages and fix commands.
+struct Target {
+    /// `kubectl` resource argument, e.g. `cephfilesystems.ceph.rook.io`.
+    resource: String,
+    /// Kind, as Helm names it in its errors.
+    kind: String,
+    /// Object name (a placeholder when the API server has not generated it yet).
+    name: String,
+    /// Namespace, empty for cluster-scoped objects.
+    namespace: String,
+}
+
+impl Target {
+    fn new(request: &Request<'_>, meta: &Meta) -> Self {
+        let resource = match (
+            request.resource.resource.as_str(),
+            request.resource.group.as_str(),
+        ) {
+            ("", _) if !meta.kind.is_empty() => meta.kind.to_lowercase(),
+            ("", _) => "<resource>".to_string(),
+            (resource, "") => resource.to_string(),
+            (resource, group) => format!("{resource}.{group}"),
+        };
+        let kind = [request.kind.kind.as_str(), meta.kind.as_str()]
+            .into_iter()
+            .find(|k| !k.is_empty())
+            .unwrap_or("<kind>")
+            .to_string();
+        let name = [meta.name.as_str(), request.name.as_deref().unwrap_or("")]
+            .into_iter()
+            .find(|n| !n.is_empty())
+            .unwrap_or("<name>")
+            .to_string();
+        let namespace = [
+            meta.namespace.as_str(),
+            request.namespace.as_deref().unwrap_or(""),
+        ]
+        .into_iter()
+        .find(|n| !n.is_empty())
+        .unwrap_or("")
+        .to_string();
+        Target {
+            resource,
+            kind,
+            name,
+            namespace,
+        }
+    }
+
+    /// `cephfilesystems.ceph.rook.io rook-ceph/obs-env`.
+    fn describe(&self) -> String {
+        if self.namespace.is_empty() {
+            format!("{} {}", self.resource, self.name)
+        } else {
+            format!("{} {}/{}", self.resource, self.namespace, self.name)
+        }
+    }
+
+    /// `kubectl <verb> <resource> <name> [-n <ns>] <args>`.
+    fn kubectl(&self, verb: &str, args: &str) -> String {
+        let namespace = if self.namespace.is_empty() {
+            String::new()
+        } else {
+            format!(" -n {}", self.namespace)
+        };
+        format!(
+            "kubectl {verb} {} {}{namespace} {args}",
+            self.resource, self.name
+        )
+    }
+}
+
+/// One thing the check found, and whether it rejects or warns.
+struct Finding {
+    reject: bool,
+    message: String,
+}
+
+fn evaluate(request: &Request<'_>, settings: &Settings) -> Verdict {
+    if !(request.is_create() || request.is_update())
+        || request
+            .sub_resource
+            .as_deref()
+            .is_some_and(|s| !s.is_empty())
+    {
+        return Verdict::accept();
+    }
+    if let Some(namespace) = request.namespace.as_deref()
+        && settings.exempt_namespaces.iter().any(|n| n == namespace)
+    {
+        return Verdict::accept();
+    }
+    let text = request.object_text();
+    if !may_hold_markers(text, settings) {
+        return Verdict::accept();
+    }
+    let new = match read_meta(text, "object") {
+        Ok(Some(meta)) => meta,
+        Ok(None) => return Verdict::accept(),
+        Err(message) => return Verdict::reject_with_code(message, 400),
+    };
+    let old = if request.is_update() {
+        match read_meta(request.old_object_text(), "oldObject") {
+            Ok(old) => old,
+            Err(message) => return Verdict::reject_with_code(message, 400),
+        }
+    } else {
+        None
+    };
+    let target = Target::new(request, &new);
+
+    // Check 3 first: the other checks judge the object as it will be stored.
+    let adoption = adoption(&new, settings);
+    let effective = match &adoption {
+        Some((id, hash)) => {
+            let mut meta = new.clone();
+            meta.annotations.insert(FLEET_ID.to_string(), id.clone());
+            meta.labels.insert(FLEET_HASH.to_string(), hash.clone());
+            meta
+        }
+        None => new,
+    };
+
+    let mut findings = Vec::new();
+    if let Some(message) = fleet_markers(&effective, old.as_ref(), &target) {
+        let unchanged = old
+            .as_ref()
+            .is_some_and(|o| o.fleet_values() == effective.fleet_values());
+        findings.push(Finding {
+            reject: !unchanged,
+            message: pre_existing(message, unchanged),
+        });
+    }
+    if settings.helm_completeness != Action::Ignore
+        && let Some(message) = helm_completeness(&effective, &target, settings)
+    {
+        let unchanged = old
+            .as_ref()
+            .is_some_and(|o| o.helm_values() == effective.helm_values());
+        let wants_reject = settings.helm_completeness == Action::Reject;
+        findings.push(Finding {
+            reject: wants_reject && !unchanged,
+            message: pre_existing(message, wants_reject && unchanged),
+        });
+    }
+    if settings.ownership_change != Action::Ignore
+        && let Some(old) = &old
+        && let Some(message) = ownership_change(old, &effective, &target)
+    {
+        findings.push(Finding {
+            reject: settings.ownership_change == Action::Reject,
+            message,
+        });
+    }
+
+    let (rejections, warnings): (Vec<Finding>, Vec<Finding>) =
+        findings.into_iter().partition(|f| f.reject);
+    let warnings = warnings.into_iter().map(|f| f.message);
+    if !rejections.is_empty() {
+        let message = rejections
+            .into_iter()
+            .map(|f| f.message)
+            .collect::<Vec<_>>()
+            .join("\n");
+        return Verdict::reject(message).with_warnings(warnings);
+    }
+    let verdict = Verdict::accept().with_warnings(warnings);
+    match adoption {
+        Some((id, hash)) => match mutated_object(text, &id, &hash) {
+            Ok(object) => verdict.mutate(object),
+            Err(message) => Verdict::reject_with_code(message, 400),
+        },
+        None => verdict,
+    }
+}
+
+fn pre_existing(message: String, unchanged: bool) -> String {
+    if unchanged {
+        format!(
+            "{message} (This UPDATE leaves these values as they were, so it is not rejected; \
+             background audit reports the object until it is fixed.)"
+        )
+    } else {
+        message
+    }
+}
+
+/// The set id and hash to add when the object belongs to a listed release and has no Fleet
+/// markers (check 3).
+fn adoption(meta: &Meta, settings: &Settings) -> Option<(String, String)> {
+    if meta.annotation(FLEET_ID).is_some() || meta.label(FLEET_HASH).is_some() {
+        return None;
+    }
+    let name = meta.annotation(HELM_RELEASE_NAME)?;
+    let namespace = meta.annotation(HELM_RELEASE_NAMESPACE)?;
+    let release = settings
+        .fleet_releases
+        .iter()
+        .find(|r| r.release_name == name && r.release_namespace == namespace)?;
+    let mut annotations = meta.annotations.clone();
+    annotations.insert(FLEET_ID.to_string(), release.set_id.clone());
+    Some((release.set_id.clone(), objectset_hash(&annotations)))
+}
+
+/// The object with the adoption markers added, parsed in full only here.
+fn mutated_object(text: &str, id: &str, hash: &str) -> Result<Value, String> {
+    let mut object: Value =
+        serde_json::from_str(text).map_err(|e| format!("cannot read the request's object: {e}"))?;
+    let metadata = object
+        .as_object_mut()
+        .map(|o| {
+            o.entry("metadata")
+                .or_insert_with(|| Value::Object(Map::new()))
+        })
+        .ok_or("the request's object is not a JSON object")?;
+    if metadata.is_null() {
+        *metadata = Value::Object(Map::new());
+    }
+    let metadata = metadata
+        .as_object_mut()
+        .ok_or("the request's object.metadata is not an object")?;
+    for (field, key, value) in [("annotations", FLEET_ID, id), ("labels", FLEET_HASH, hash)] {
+        let map = metadata
+            .entry(field)
+            .or_insert_with(|| Value::Object(Map::new()));
+        if map.is_null() {
+            *map = Value::Object(Map::new());
+        }
+        let map = map
+            .as_object_mut()
+            .ok_or_else(|| format!("the request's object.metadata.{field} is not an object"))?;
+        map.insert(key.to_string(), Value::String(value.to_string()));
+    }
+    Ok(object)
+}
+
+fn annotation_path(key: &str) -> String {
+    format!("metadata.annotations[{key}]")
+}
+
+fn label_path(key: &str) -> String {
+    format!("metadata.labels[{key}]")
+}
+
+/// Check 1: the hash label agrees with the annotations it hashes. `old` only adds a hint when
+/// the label still holds the hash of the previous markers.
+fn fleet_markers(meta: &Meta, old: Option<&Meta>, target: &Target) -> Option<String> {
+    let id = meta.annotation(FLEET_ID);
+    let hash = meta.label(FLEET_HASH);
+    if id.is_none() && hash.is_none() {
+        return None;
+    }
+    let expected = objectset_hash(&meta.annotations);
+    let hashed: Vec<String> = HASH_ORDER
+        .iter()
+        .filter_map(|key| {
+            meta.annotation(key)
+                .map(|v| format!("{} {v:?}", annotation_path(key)))
+        })
+        .collect();
+    let label_fix = target.kubectl("label", &format!("{FLEET_HASH}={expected} --overwrite"));
+    let why = "Fleet finds the objects of a bundle deployment by this label, so it reports this \
+               object as missing or not owned by it (Fleet issue 2134) and tries to create or \
+               take it over again";
+    match (id, hash) {
+        (Some(_), Some(hash)) if hash == expected => None,
+        (Some(_), Some(hash)) => {
+            let stale = match old {
+                Some(old)
+                    if old.annotation(FLEET_ID) != meta.annotation(FLEET_ID)
+                        && objectset_hash(&old.annotations) == hash =>
+                {
+                    format!(
+                        " (it is still the hash of the previous id {:?}: the id changed, the label did not)",
+                        old.annotation(FLEET_ID).unwrap_or("")
+                    )
+                }
+                _ => String::new(),
+            };
+            Some(format!(
+                "{} of {} is {hash:?}{stale} but wrangler's hash of {} is {expected:?}; {why}. \
+                 Fix: {label_fix}, or set {} to {expected:?} in the manifest.",
+                label_path(FLEET_HASH),
+                target.describe(),
+                crate::text::join_and(&hashed),
+                label_path(FLEET_HASH),
+            ))
+        }
+        (Some(_), None) => Some(format!(
+            "{} of {} is set but {} is missing; it must be {expected:?}, wrangler's hash of {}; \
+             {why}. Fix: {label_fix}, or set {} to {expected:?} in the manifest.",
+            annotation_path(FLEET_ID),
+            target.describe(),
+            label_path(FLEET_HASH),
+            crate::text::join_and(&hashed),
+            label_path(FLEET_HASH),
+        )),
+        (None, _) => Some(format!(
+            "{} of {} is set but {} is missing; wrangler writes both, and without the id the \
+             hash can only be {expected:?} (the hash of an empty id{}), so the label points at \
+             no Fleet bundle deployment. Fix: remove the label ({}), or add {} with the set id \
+             of the owning bundle deployment (`default-<bundleDeploymentName>`) and set the label \
+             to the SHA-1 of it.",
+            label_path(FLEET_HASH),
+            target.describe(),
+            annotation_path(FLEET_ID),
+            if hashed.is_empty() {
+                String::new()
+            } else {
+                format!(" and {}", crate::text::join_and(&hashed))
+            },
+            target.kubectl("label", &format!("{FLEET_HASH}-")),
+            annotation_path(FLEET_ID),
+        )),
+    }
+}
+
+/// Check 2: Helm's ownership metadata is complete.
+fn helm_completeness(meta: &Meta, target: &Target, settings: &Settings) -> Option<String> {
+    let name = meta.annotation(HELM_RELEASE_NAME);
+    let namespace = meta.annotation(HELM_RELEASE_NAMESPACE);
+    if name.is_none() && namespace.is_none() {
+        return None;
+    }
+    // The values Helm would compare with: from the object; for a missing namespace, from the
+    // fleetReleases entry naming the same release, else the object's own namespace.
+    let mut notes = Vec::new();
+    let release_name = match name {
+        Some(name) => name.to_string(),
+        None => {
+            notes.push("use the name of the release that installs it");
+            "<release name>".to_string()
+        }
+    };
+    let from_fleet = || {
+        let mut entries = settings
+            .fleet_releases
+            .iter()
+            .filter(|r| Some(r.release_name.as_str()) == name);
+        match (entries.next(), entries.next()) {
+            (Some(entry), None) => Some(entry.release_namespace.clone()),
+            _ => None,
+        }
+    };
+    let release_namespace = match (namespace, from_fleet()) {
+        (Some(namespace), _) => namespace.to_string(),
+        (None, Some(namespace)) => {
+            notes.push("release namespace from the fleetReleases entry of this release");
+            namespace
+        }
+        (None, None) if !target.namespace.is_empty() => {
+            notes.push("release namespace assumed to be the object's; use the one the release was installed into");
+            target.namespace.clone()
+        }
+        (None, None) => {
+            notes.push("use the namespace the release was installed into");
+            "<release namespace>".to_string()
+        }
+    };
+
+    let mut errors = Vec::new();
+    let mut fixes = Vec::new();
+    let mut paths = Vec::new();
+    match meta.label(MANAGED_BY) {
+        Some(MANAGED_BY_HELM) => {}
+        Some(other) => {
+            errors.push(format!(
+                "label validation error: key {MANAGED_BY:?} must equal {MANAGED_BY_HELM:?}: current value is {other:?}"
+            ));
+            paths.push(label_path(MANAGED_BY));
+            fixes.push(target.kubectl(
+                "label",
+                &format!("{MANAGED_BY}={MANAGED_BY_HELM} --overwrite"),
+            ));
+        }
+        None => {
+            errors.push(format!(
+                "label validation error: missing key {MANAGED_BY:?}: must be set to {MANAGED_BY_HELM:?}"
+            ));
+            paths.push(label_path(MANAGED_BY));
+            fixes.push(target.kubectl(
+                "label",
+                &format!("{MANAGED_BY}={MANAGED_BY_HELM} --overwrite"),
+            ));
+        }
+    }
+    let mut annotate = Vec::new();
+    for (key, present, value) in [
+        (HELM_RELEASE_NAME, name.is_some(), &release_name),
+        (
+            HELM_RELEASE_NAMESPACE,
+            namespace.is_some(),
+            &release_namespace,
+        ),
+    ] {
+        if !present {
+            errors.push(format!(
+                "annotation validation error: missing key {key:?}: must be set to {value:?}"
+            ));
+            paths.push(annotation_path(key));
+            annotate.push(format!("{key}={value}"));
+        }
+    }
+    if errors.is_empty() {
+        return None;
+    }
+    if !annotate.is_empty() {
+        fixes.push(target.kubectl("annotate", &annotate.join(" ")));
+    }
+    let notes = if notes.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", notes.join("; "))
+    };
+    Some(format!(
+        "{} carries Helm release metadata but {} {} missing or wrong, so Helm will refuse to \
+         adopt or upgrade it with: {} {:?} in namespace {:?} exists and cannot be imported into \
+         the current release: invalid ownership metadata; {}{notes}. Fix: {}, or set the \
+         same metadata in the manifest.",
+        target.describe(),
+        crate::text::join_and(&paths),
+        if paths.len() == 1 { "is" } else { "are" },
+        target.kind,
+        target.name,
+        target.namespace,
+        errors.join("; "),
+        fixes.join("; "),
+    ))
+}
+
+/// Check 4: an UPDATE moving the object from one owner to another.
+fn ownership_change(old: &Meta, new: &Meta, target: &Target) -> Option<String> {
+    let mut changes = Vec::new();
+    let mut restore = Vec::new();
+    for key in [HELM_RELEASE_NAME, HELM_RELEASE_NAMESPACE, FLEET_ID] {
+        match (old.annotation(key), new.annotation(key)) {
+            (Some(before), Some(after))
+                if !before.is_empty() && !after.is_empty() && before != after =>
+            {
+                changes.push(format!(
+                    "{} from {before:?} to {after:?}",
+                    annotation_path(key)
+                ));
+                restore.push(format!("{key}={before}"));
+            }
+            _ => {}
+        }
+    }
+    if changes.is_empty() {
+        return None;
+    }
+    let mut previous = Vec::new();
+    if let (Some(name), Some(namespace)) = (
+        old.annotation(HELM_RELEASE_NAME),
+        old.annotation(HELM_RELEASE_NAMESPACE),
+    ) {
+        previous.push(format!("Helm release {namespace}/{name}"));
+    }
+    if let Some(id) = old.annotation(FLEET_ID) {
+        previous.push(format!("Fleet set {id:?}"));
+    }
+    let mut restore_fix = target.kubectl("annotate", &format!("{} --overwrite", restore.join(" ")));
+    if old.annotation(FLEET_ID) != new.annotation(FLEET_ID)
+        && let Some(hash) = old.label(FLEET_HASH)
+    {
+        restore_fix.push_str(&format!(
+            "; {}",
+            target.kubectl("label", &format!("{FLEET_HASH}={hash} --overwrite"))
+        ));
+    }
+    Some(format!(
+        "this UPDATE changes the owner of {}: {}; its previous owner ({}) will report it as \
+         missing or not owned and may delete or overwrite it on its next sync. If the move is \
+         intended, remove the object from the previous release or bundle first; otherwise \
+         restore the previous values: {restore_fix}.",
+        target.describe(),
+        changes.join(", "),
+        crate::text::join_and(&previous),
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sha1_standard_vectors() {
+        // FIPS 180-2 appendix A and the empty message.
+        assert_eq!(sha1_hex(b""), "da39a3ee5e6b4b0d3255bfef95601890afd80709");
+        assert_eq!(sha1_hex(b"abc"), "a9993e364706816aba3e25717850c26c9cd0d89d");
+        assert_eq!(
+            sha1_hex(b"abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq"),
+            "84983e441c3bd26ebaae4aa1f95129e5e54670f1"
+        );
+        assert_eq!(
+            sha1_hex(&vec![b'a'; 1_000_000]),
+            "34aa973cd4c4daa4f61eeb2bdbad27316534016f"
+        );
+        assert_eq!(
+            sha1_hex(b"The quick brown fox jumps over the lazy dog"),
+            "2fd4e1c67a2d28fced849ee1bb76e7391b93eb12"
+        );
+    }
+
+    #[test]
+    fn sha1_padding_boundaries() {
+        // 55, 56 and 64 bytes straddle the one-block / two-block padding boundary.
+        assert_eq!(
+            sha1_hex(&[b'a'; 55]),
+            "c1c8bbdc22796e28c0e15163d20899b65621d65a"
+        );
+        assert_eq!(
+            sha1_hex(&[b'a'; 56]),
+            "c2db330f6083854c99d4b5bfb6e8f29f201be699"
+        );
+        assert_eq!(
+            sha1_hex(&[b'a'; 64]),
+            "0098ba824b5c16427bd7a1122a5a442a25ec644d"
+        );
+    }
+
+    fn annotations(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn fleet_test_vector() {
+        let a = annotations(&[
+            (FLEET_ID, "default-remove-metadata"),
+            (HELM_RELEASE_NAME, "remove-metadata"),
+        ]);
+        assert_eq!(
+            objectset_hash(&a),
+            "0f3e1d9d146fa8b290c0de403881184751430e59"
+        );
+    }
+
+    #[test]
+    fn hash_concatenates_owner_annotations_in_order() {
+        let a = annotations(&[
+            (FLEET_OWNER_NAMESPACE, "ns"),
+            (FLEET_ID, "id"),
+            (FLEET_OWNER_NAME, "name"),
+            (FLEET_OWNER_GVK, "gvk"),
+        ]);
+        assert_eq!(objectset_hash(&a), sha1_hex(b"idgvknamens"));
+        // k3s's RuntimeClass set, as applied by k3s's addon controller.
+        let k3s = annotations(&[
+            (FLEET_ID, ""),
+            (FLEET_OWNER_GVK, "k3s.cattle.io/v1, Kind=Addon"),
+            (FLEET_OWNER_NAME, "runtimes"),
+            (FLEET_OWNER_NAMESPACE, "kube-system"),
+        ]);
+        assert_eq!(
+            objectset_hash(&k3s),
+            "57231bea9658cf25fcdac23f1c5685ac7bbcf983"
+        );
+        let missing_gvk = annotations(&[(FLEET_ID, "id"), (FLEET_OWNER_NAME, "name")]);
+        assert_eq!(objectset_hash(&missing_gvk), sha1_hex(b"idname"));
+    }
+
+    #[test]
+    fn fast_path_rules() {
+        let defaults = Settings::default();
+        let quiet = Settings {
+            helm_completeness: Action::Ignore,
+            ownership_change: Action::Ignore,
+            ..Settings::default()
+        };
+        let plain = r#"{"metadata":{"labels":{"app.kubernetes.io/managed-by":"Helm"}}}"#;
+        assert!(!may_hold_markers(plain, &defaults));
+        let helm = r#"{"metadata":{"annotations":{"meta.helm.sh/release-name":"x"}}}"#;
+        assert!(may_hold_markers(helm, &defaults));
+        assert!(!may_hold_markers(helm, &quiet));
+        let fleet = r#"{"metadata":{"labels":{"objectset.rio.cattle.io/hash":"x"}}}"#;
+        assert!(may_hold_markers(fleet, &quiet));
+        // Escaped spellings of a key are not matched literally, so any escape means "parse".
+        let escaped = r#"{"metadata":{"labels":{"objectset.rio.cattle.io\/hash":"x"}}}"#;
+        assert!(may_hold_markers(escaped, &quiet));
+        let unicode = r#"{"metadata":{"labels":{"objectset.rio.cattle.io\u002fhash":"x"}}}"#;
+        assert!(may_hold_markers(unicode, &quiet));
+        let with_fleet = Settings {
+            fleet_releases: vec![FleetRelease {
+                release_name: "a".into(),
+                release_namespace: "b".into(),
+                set_id: "c".into(),
+            }],
+            ..quiet.clone()
+        };
+        assert!(may_hold_markers(helm, &with_fleet));
+    }
+
+    fn request(object: &str) -> String {
+        format!(
+            r#"{{"request":{{"uid":"1","kind":{{"group":"","version":"v1","kind":"ConfigMap"}},
+            "resource":{{"group":"","version":"v1","resource":"configmaps"}},"name":"cm1",
+            "namespace":"ns","operation":"CREATE","object":{object}}},"settings":{{}}}}"#
+        )
+    }
+
+    fn decide(payload: &str) -> Verdict {
+        crate::check::decide::<OwnershipMarkers>(payload.as_bytes(), &crate::cluster::NoCluster)
+    }
+
+    #[test]
+    fn unrelated_object_is_not_parsed() {
+        // Metadata of a shape Kubernetes never sends: accepted unread without markers...
+        let odd = r#"{"metadata":{"labels":{"app":7}}}"#;
+        assert_eq!(decide(&request(odd)), Verdict::accept());
+        // ...and refused with 400 once a marker makes the check read it.
+        let odd_marked = r#"{"metadata":{"labels":{"app":7,"objectset.rio.cattle.io/hash":"x"}}}"#;
+        let verdict = decide(&request(odd_marked));
+        assert_eq!(verdict.code, Some(400), "{verdict:?}");
+        assert!(
+            verdict
+                .message
+                .unwrap_or_default()
+                .contains("cannot read the metadata")
+        );
+    }
+
+    #[test]
+    fn escaped_key_is_still_checked() {
+        let escaped = r#"{"metadata":{"name":"cm1","labels":{"objectset.rio.cattle.io\/hash":"0f3e1d9d146fa8b290c0de403881184751430e59"}}}"#;
+        let verdict = decide(&request(escaped));
+        assert!(!verdict.accepted, "{verdict:?}");
+        assert!(
+            verdict
+                .message
+                .unwrap_or_default()
+                .contains("metadata.annotations[objectset.rio.cattle.io/id] is missing")
+        );
+    }
+
+    #[test]
+    fn null_metadata_maps_read_as_empty() {
+        let object = r#"{"metadata":{"name":"cm1","labels":null,"annotations":{"objectset.rio.cattle.io/id":null}}}"#;
+        let verdict = decide(&request(object));
+        // An id annotation read as "" still needs the hash of the empty id.
+        assert!(!verdict.accepted);
+        assert!(
+            verdict
+                .message
+                .unwrap_or_default()
+                .contains("da39a3ee5e6b4b0d3255bfef95601890afd80709")
+        );
+    }
+
+    #[test]
+    fn mutation_creates_missing_maps() {
+        let object =
+            mutated_object(r#"{"kind":"X","metadata":{"annotations":null}}"#, "id", "h").unwrap();
+        assert_eq!(object["metadata"]["annotations"][FLEET_ID], "id");
+        assert_eq!(object["metadata"]["labels"][FLEET_HASH], "h");
+        let object = mutated_object(r#"{"kind":"X"}"#, "id", "h").unwrap();
+        assert_eq!(object["metadata"]["labels"][FLEET_HASH], "h");
+        assert!(mutated_object(r#"{"metadata":{"labels":[]}}"#, "id", "h").is_err());
+        assert!(mutated_object("[]", "id", "h").is_err());
+    }
+
+    #[test]
+    fn other_operations_and_subresources_pass() {
+        let object = r#"{"metadata":{"labels":{"objectset.rio.cattle.io/hash":"x"}}}"#;
+        let delete = request(object).replace("\"CREATE\"", "\"DELETE\"");
+        assert_eq!(decide(&delete), Verdict::accept());
+        let status =
+            request(object).replace("\"operation\"", "\"subResource\":\"status\",\"operation\"");
+        assert_eq!(decide(&status), Verdict::accept());
+    }
+
+    #[test]
+    fn defaults() {
+        let settings = crate::check::parse_settings::<OwnershipMarkers>(None).unwrap();
+        assert_eq!(settings.ownership_change, Action::Warn);
+        assert_eq!(settings.helm_completeness, Action::Reject);
+        assert!(settings.fleet_releases.is_empty() && settings.exempt_namespaces.is_empty());
+    }
+
+    #[test]
+    fn fixtures() {
+        crate::testing::run_cases::<OwnershipMarkers>()
     }
 }
