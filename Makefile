@@ -28,12 +28,19 @@ policies: setup
 	$(CARGO) build --locked --release --target $(TARGET) $(foreach p,$(POLICIES),-p $(p)) -p syncguard-noop
 	@for p in $(POLICIES); do cp $(WASM_DIR)/$$(echo $$p | tr - _).wasm policies/$$p/policy.wasm; done
 
+## all-in-one: every check in one module, ./syncguard.wasm (built after the single policies:
+## they share target/ and only this build enables the all-in-one entry point)
+all-in-one: policies
+	$(CARGO) build --locked --release --target $(TARGET) -p syncguard --features all-in-one
+	cp $(WASM_DIR)/syncguard.wasm syncguard.wasm
+
 ## annotate: embed metadata.yml and README.md in each module, as kwctl annotate does
-annotate: cli policies
+annotate: cli policies all-in-one
 	@for p in $(POLICIES); do \
 	  $(SYNCGUARD) annotate -m policies/$$p/metadata.yml -u policies/$$p/README.md \
 	    -o policies/$$p/annotated-policy.wasm policies/$$p/policy.wasm || exit 1; \
 	done
+	$(SYNCGUARD) annotate -m metadata.yml -u README.md -o annotated-syncguard.wasm syncguard.wasm
 
 ## build: the command, every module, and their annotated forms
 build: annotate

@@ -31,7 +31,11 @@ fn main() {
         .unwrap();
     }
     writeln!(code, "];").unwrap();
-    writeln!(code, "/// Object types reachable from CustomResourceDefinition, sorted by name.").unwrap();
+    writeln!(
+        code,
+        "/// Object types reachable from CustomResourceDefinition, sorted by name."
+    )
+    .unwrap();
     writeln!(code, "pub static OBJECT_TYPES: &[ObjectType] = &[").unwrap();
     for (name, fields) in &types {
         match fields {
@@ -107,14 +111,20 @@ fn builtin_resources(source: &Path) -> (String, Vec<Resource>) {
                 let value = rest.split('"').nth(1)?;
                 Some(value.to_string())
             };
-            if let (Some(group), Some(version), Some(kind), Some(plural)) =
-                (field("GROUP"), field("VERSION"), field("KIND"), field("URL_PATH_SEGMENT"))
-            {
+            if let (Some(group), Some(version), Some(kind), Some(plural)) = (
+                field("GROUP"),
+                field("VERSION"),
+                field("KIND"),
+                field("URL_PATH_SEGMENT"),
+            ) {
                 resources.insert((kind, group, version, plural));
             }
         }
     }
-    assert!(resources.len() > 50, "too few built-in resources parsed from k8s-openapi");
+    assert!(
+        resources.len() > 50,
+        "too few built-in resources parsed from k8s-openapi"
+    );
     let list = resources.into_iter().map(|(k, g, v, p)| (g, v, k, p)).collect();
     (format!("1.{}", newest.0), list)
 }
@@ -157,7 +167,10 @@ fn crd_object_types() -> BTreeMap<String, Fields> {
         } else {
             None
         };
-        assert!(types.insert(name.clone(), fields).is_none(), "duplicate short type name {name}");
+        assert!(
+            types.insert(name.clone(), fields).is_none(),
+            "duplicate short type name {name}"
+        );
     }
     types
 }

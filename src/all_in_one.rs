@@ -15,13 +15,12 @@ use crate::checks::{
 };
 use crate::cluster::Cluster;
 use crate::rules::{Rule, any_matches};
-use serde::de::{DeserializeOwned, Deserializer, Error as _};
 use serde::Deserialize;
+use serde::de::{DeserializeOwned, Deserializer, Error as _};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 /// One check's section of the all-in-one settings: `enabled` plus the check's settings.
-#[derive(Debug, Clone)]
 pub struct Section<C: Check> {
     /// Whether the check runs (default true).
     pub enabled: bool,
@@ -47,7 +46,11 @@ where
         let enabled = match map.remove("enabled") {
             None => true,
             Some(Value::Bool(enabled)) => enabled,
-            Some(other) => return Err(D::Error::custom(format!("`enabled` must be true or false, not {other}"))),
+            Some(other) => {
+                return Err(D::Error::custom(format!(
+                    "`enabled` must be true or false, not {other}"
+                )));
+            }
         };
         let text = Value::Object(map).to_string();
         let settings = check::parse_settings::<C>(Some(&text)).map_err(D::Error::custom)?;
@@ -56,7 +59,7 @@ where
 }
 
 /// Settings of the all-in-one policy.
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Default, Deserialize)]
 #[serde(default, deny_unknown_fields, rename_all = "camelCase")]
 pub struct Settings {
     /// crd-schema-fields.
@@ -77,8 +80,8 @@ pub struct AllInOne;
 /// The union of the checks' rules, as the all-in-one metadata.yml registers it.
 pub const RULES: &[Rule] = &[
     crate::rules::CRD_RULE,
-    crate::checks::ownership_markers::RULE,
-    crate::checks::hook_job_safety::RULE,
+    crate::checks::ownership_markers::ALL_RESOURCES_RULE,
+    crate::checks::hook_job_safety::JOB_RULE,
 ];
 
 /// Runs check `C` if enabled and matching, folding its verdict into `combined`.
@@ -109,12 +112,10 @@ fn step<C: Check>(
     }
     combined.warnings.extend(verdict.warnings.into_iter().map(prefix));
     combined.audit_annotations.extend(verdict.audit_annotations);
-    if verdict.accepted {
-        if let Some(object) = verdict.mutated_object {
-            if let Ok(raw) = RawValue::from_string(object.to_string()) {
-                *mutated = Some(raw);
-            }
-        }
+    if let (true, Some(object)) = (verdict.accepted, verdict.mutated_object)
+        && let Ok(raw) = RawValue::from_string(object.to_string())
+    {
+        *mutated = Some(raw);
     }
 }
 
@@ -127,17 +128,39 @@ impl Check for AllInOne {
     fn validate(request: &Request<'_>, settings: &Settings, cluster: &dyn Cluster) -> Verdict {
         let mut combined = Verdict::accept();
         let mut mutated = None;
-        step(&settings.crd_schema_fields, request, &mut mutated, cluster, &mut combined);
-        step(&settings.crd_safe_upgrade, request, &mut mutated, cluster, &mut combined);
-        step(&settings.crd_kind_collision, request, &mut mutated, cluster, &mut combined);
-        step(&settings.ownership_markers, request, &mut mutated, cluster, &mut combined);
+        step(
+            &settings.crd_schema_fields,
+            request,
+            &mut mutated,
+            cluster,
+            &mut combined,
+        );
+        step(
+            &settings.crd_safe_upgrade,
+            request,
+            &mut mutated,
+            cluster,
+            &mut combined,
+        );
+        step(
+            &settings.crd_kind_collision,
+            request,
+            &mut mutated,
+            cluster,
+            &mut combined,
+        );
+        step(
+            &settings.ownership_markers,
+            request,
+            &mut mutated,
+            cluster,
+            &mut combined,
+        );
         step(&settings.hook_job_safety, request, &mut mutated, cluster, &mut combined);
-        if combined.accepted {
-            if let Some(object) = mutated {
-                if let Ok(value) = serde_json::from_str(object.get()) {
-                    combined.mutated_object = Some(value);
-                }
-            }
+        if let (true, Some(object)) = (combined.accepted, mutated)
+            && let Ok(value) = serde_json::from_str(object.get())
+        {
+            combined.mutated_object = Some(value);
         }
         combined
     }

@@ -83,11 +83,13 @@ pub fn read_request(payload: &[u8]) -> Result<ValidationRequest<'_>, Verdict> {
         ));
     }
     let text = std::str::from_utf8(payload).map_err(|e| {
-        Verdict::reject_with_code(format!("syncguard: the admission request is not valid UTF-8 JSON: {e}"), 400)
+        Verdict::reject_with_code(
+            format!("syncguard: the admission request is not valid UTF-8 JSON: {e}"),
+            400,
+        )
     })?;
-    serde_json::from_str(text).map_err(|e| {
-        Verdict::reject_with_code(format!("syncguard: cannot read the admission request: {e}"), 400)
-    })
+    serde_json::from_str(text)
+        .map_err(|e| Verdict::reject_with_code(format!("syncguard: cannot read the admission request: {e}"), 400))
 }
 
 /// Runs the `validate_settings` operation of check `C` on a waPC payload (the bare settings).
@@ -109,7 +111,9 @@ pub fn handle_validate_settings<C: Check>(payload: &[u8]) -> Vec<u8> {
 
 fn encode<T: serde::Serialize>(value: &T) -> Vec<u8> {
     // Serializing these plain structs cannot fail: no maps with non-string keys, no floats.
-    serde_json::to_vec(value).unwrap_or_else(|_| b"{\"accepted\":false,\"message\":\"syncguard: internal encoding error\",\"code\":500}".to_vec())
+    serde_json::to_vec(value).unwrap_or_else(|_| {
+        b"{\"accepted\":false,\"message\":\"syncguard: internal encoding error\",\"code\":500}".to_vec()
+    })
 }
 
 /// Parses a response produced by [`handle_validate`] (for tests and the all-in-one module).

@@ -15,7 +15,9 @@ pub struct NoCluster;
 
 impl Cluster for NoCluster {
     fn list_all(&self, api_version: &str, kind: &str) -> Result<Vec<Value>, String> {
-        Err(format!("no cluster lookups are available here (asked for {kind} in {api_version})"))
+        Err(format!(
+            "no cluster lookups are available here (asked for {kind} in {api_version})"
+        ))
     }
 }
 

@@ -82,12 +82,23 @@ mod tests {
     #[test]
     fn crd_graph_is_complete() {
         let crd = object_type("CustomResourceDefinition").unwrap();
-        assert_eq!(crd.field("spec").unwrap().shape, Shape::One("CustomResourceDefinitionSpec"));
+        assert_eq!(
+            crd.field("spec").unwrap().shape,
+            Shape::One("CustomResourceDefinitionSpec")
+        );
         let spec = object_type("CustomResourceDefinitionSpec").unwrap();
-        assert_eq!(spec.field("versions").unwrap().shape, Shape::List("CustomResourceDefinitionVersion"));
+        assert_eq!(
+            spec.field("versions").unwrap().shape,
+            Shape::List("CustomResourceDefinitionVersion")
+        );
         let version = object_type("CustomResourceDefinitionVersion").unwrap();
         assert!(version.field("additionalPrinterColumns").is_some());
-        assert!(object_type("JSONSchemaProps").unwrap().field("x-kubernetes-list-map-keys").is_some());
+        assert!(
+            object_type("JSONSchemaProps")
+                .unwrap()
+                .field("x-kubernetes-list-map-keys")
+                .is_some()
+        );
     }
 
     #[test]

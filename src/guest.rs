@@ -30,4 +30,3 @@ impl Cluster for HostCluster {
         cluster::list_items(&answer)
     }
 }
-

@@ -5,7 +5,9 @@ use serde::{Deserialize, Deserializer};
 use std::collections::BTreeMap;
 
 /// Reads `null` as the type's default, as the API server does for lists and maps.
-pub fn null_as_default<'de, D: Deserializer<'de>, T: Default + Deserialize<'de>>(deserializer: D) -> Result<T, D::Error> {
+pub fn null_as_default<'de, D: Deserializer<'de>, T: Default + Deserialize<'de>>(
+    deserializer: D,
+) -> Result<T, D::Error> {
     Ok(Option::<T>::deserialize(deserializer)?.unwrap_or_default())
 }
 

@@ -6,6 +6,7 @@
 //! `policies/` do nothing but call [`guest::register`] with their check.
 
 pub mod admission;
+pub mod all_in_one;
 pub mod check;
 pub mod checks;
 pub mod cluster;

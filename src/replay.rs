@@ -210,11 +210,17 @@ mod tests {
     #[test]
     fn consumes_in_order() {
         let replay = Replay::parse(FILE).unwrap();
-        let items = replay.list_all("apiextensions.k8s.io/v1", "CustomResourceDefinition").unwrap();
+        let items = replay
+            .list_all("apiextensions.k8s.io/v1", "CustomResourceDefinition")
+            .unwrap();
         assert_eq!(items.len(), 1);
-        let err = replay.list_all("apiextensions.k8s.io/v1", "CustomResourceDefinition").unwrap_err();
+        let err = replay
+            .list_all("apiextensions.k8s.io/v1", "CustomResourceDefinition")
+            .unwrap_err();
         assert_eq!(err, "forbidden");
-        let err = replay.list_all("apiextensions.k8s.io/v1", "CustomResourceDefinition").unwrap_err();
+        let err = replay
+            .list_all("apiextensions.k8s.io/v1", "CustomResourceDefinition")
+            .unwrap_err();
         assert!(err.contains("no entry left"), "{err}");
     }
 

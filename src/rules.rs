@@ -72,9 +72,24 @@ mod tests {
 
     #[test]
     fn crd_rule() {
-        assert!(CRD_RULE.matches(&request("apiextensions.k8s.io", "customresourcedefinitions", None, "UPDATE")));
-        assert!(!CRD_RULE.matches(&request("apiextensions.k8s.io", "customresourcedefinitions", None, "DELETE")));
-        assert!(!CRD_RULE.matches(&request("apiextensions.k8s.io", "customresourcedefinitions", Some("status"), "UPDATE")));
+        assert!(CRD_RULE.matches(&request(
+            "apiextensions.k8s.io",
+            "customresourcedefinitions",
+            None,
+            "UPDATE"
+        )));
+        assert!(!CRD_RULE.matches(&request(
+            "apiextensions.k8s.io",
+            "customresourcedefinitions",
+            None,
+            "DELETE"
+        )));
+        assert!(!CRD_RULE.matches(&request(
+            "apiextensions.k8s.io",
+            "customresourcedefinitions",
+            Some("status"),
+            "UPDATE"
+        )));
         assert!(!CRD_RULE.matches(&request("apps", "deployments", None, "CREATE")));
     }
 

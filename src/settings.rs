@@ -92,6 +92,9 @@ mod tests {
 
     #[test]
     fn non_object_is_refused() {
-        assert_eq!(parse::<Example>(Some("[1]")).unwrap_err(), "settings must be a JSON object");
+        assert_eq!(
+            parse::<Example>(Some("[1]")).unwrap_err(),
+            "settings must be a JSON object"
+        );
     }
 }

@@ -68,7 +68,10 @@ pub struct Expect {
 
 /// The test_data/ directory of policy `name`.
 pub fn test_data(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("policies").join(name).join("test_data")
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("policies")
+        .join(name)
+        .join("test_data")
 }
 
 /// Loads a policy's cases.
@@ -99,7 +102,12 @@ pub fn run_cases<C: Check>() {
             failures.push(format!("{}: {e}", case.name));
         }
     }
-    assert!(failures.is_empty(), "{} failing cases:\n{}", C::NAME, failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} failing cases:\n{}",
+        C::NAME,
+        failures.join("\n")
+    );
 }
 
 fn run_case<C: Check>(case: &Case) -> Result<(), String> {
@@ -112,14 +120,19 @@ fn run_case<C: Check>(case: &Case) -> Result<(), String> {
             return if message.contains(expected.as_str()) {
                 Ok(())
             } else {
-                Err(format!("settings refused with {message:?}, expected it to contain {expected:?}"))
+                Err(format!(
+                    "settings refused with {message:?}, expected it to contain {expected:?}"
+                ))
             };
         }
         (Some(_), Ok(_)) => return Err("settings were accepted, expected them refused".into()),
         (None, Err(message)) => return Err(format!("settings refused: {message}")),
         (None, Ok(_)) => {}
     }
-    let request_file = case.request.as_ref().ok_or("a case that evaluates a request needs `request`")?;
+    let request_file = case
+        .request
+        .as_ref()
+        .ok_or("a case that evaluates a request needs `request`")?;
     let request = admission_request(&dir.join(request_file));
     let payload = serde_json::json!({"request": request, "settings": settings}).to_string();
     let replay;
@@ -170,10 +183,10 @@ pub struct Outcome {
 /// Compares an outcome with the expectation; the error lists every difference.
 pub fn compare(expect: &Expect, got: &Outcome) -> Result<(), String> {
     let mut problems = Vec::new();
-    if let Some(allowed) = expect.allowed {
-        if allowed != got.allowed {
-            problems.push(format!("allowed is {}, expected {allowed}", got.allowed));
-        }
+    if let Some(allowed) = expect.allowed
+        && allowed != got.allowed
+    {
+        problems.push(format!("allowed is {}, expected {allowed}", got.allowed));
     }
     let mut rest = got.message.as_str();
     for part in &expect.message {
@@ -185,10 +198,10 @@ pub fn compare(expect: &Expect, got: &Outcome) -> Result<(), String> {
     if expect.message.is_empty() && !got.allowed && expect.allowed == Some(false) {
         problems.push("a rejection case must state what its message contains".into());
     }
-    if let Some(code) = expect.code {
-        if got.code != Some(code) {
-            problems.push(format!("code is {:?}, expected {code}", got.code));
-        }
+    if let Some(code) = expect.code
+        && got.code != Some(code)
+    {
+        problems.push(format!("code is {:?}, expected {code}", got.code));
     }
     match &expect.warnings {
         Some(warnings) => {
@@ -213,12 +226,20 @@ pub fn compare(expect: &Expect, got: &Outcome) -> Result<(), String> {
     }
     for (key, value) in &expect.audit_annotations {
         if got.audit_annotations.get(key) != Some(value) {
-            problems.push(format!("audit annotation {key} is {:?}, expected {value:?}", got.audit_annotations.get(key)));
+            problems.push(format!(
+                "audit annotation {key} is {:?}, expected {value:?}",
+                got.audit_annotations.get(key)
+            ));
         }
     }
     if problems.is_empty() {
         Ok(())
     } else {
-        Err(format!("{}\n    message: {:?}\n    warnings: {:?}", problems.join("; "), got.message, got.warnings))
+        Err(format!(
+            "{}\n    message: {:?}\n    warnings: {:?}",
+            problems.join("; "),
+            got.message,
+            got.warnings
+        ))
     }
 }

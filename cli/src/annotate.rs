@@ -48,7 +48,8 @@ pub fn annotate(args: AnnotateArgs) -> Result<ExitCode> {
     }
     let json = serde_json::to_vec(&metadata)?;
     let annotated = metadata::with_custom_section(&wasm, metadata::SECTION, &json)?;
-    std::fs::write(&args.output_path, annotated).with_context(|| format!("cannot write {}", args.output_path.display()))?;
+    std::fs::write(&args.output_path, annotated)
+        .with_context(|| format!("cannot write {}", args.output_path.display()))?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -60,8 +61,8 @@ fn protocol_version(wasm: &[u8]) -> Result<String> {
     let answer = instance
         .call("protocol_version", &[])
         .map_err(|e| anyhow!("the module did not answer protocol_version: {e}"))?;
-    let version: String =
-        serde_json::from_slice(&answer).map_err(|e| anyhow!("the module's protocol_version answer is not a JSON string: {e}"))?;
+    let version: String = serde_json::from_slice(&answer)
+        .map_err(|e| anyhow!("the module's protocol_version answer is not a JSON string: {e}"))?;
     if version != "v1" {
         bail!("the module speaks protocol {version:?}; Kubewarden needs \"v1\"");
     }
@@ -72,7 +73,11 @@ fn protocol_version(wasm: &[u8]) -> Result<String> {
 pub fn inspect(args: InspectArgs) -> Result<ExitCode> {
     let wasm = read_module(&args.policy)?;
     let Some(metadata) = Metadata::from_wasm(&wasm)? else {
-        bail!("{} has no {} section: annotate it first", args.policy.display(), metadata::SECTION);
+        bail!(
+            "{} has no {} section: annotate it first",
+            args.policy.display(),
+            metadata::SECTION
+        );
     };
     match args.output.as_str() {
         "json" => println!("{}", serde_json::to_string_pretty(&metadata)?),
@@ -88,11 +93,27 @@ fn human(metadata: &Metadata) -> String {
     let annotation = |key: &str| metadata.annotation(key).unwrap_or("-").to_string();
     let _ = writeln!(out, "Details");
     let _ = writeln!(out, "title:              {}", annotation("io.kubewarden.policy.title"));
-    let _ = writeln!(out, "version:            {}", annotation("io.kubewarden.policy.version"));
-    let _ = writeln!(out, "description:        {}", annotation("io.kubewarden.policy.description"));
+    let _ = writeln!(
+        out,
+        "version:            {}",
+        annotation("io.kubewarden.policy.version")
+    );
+    let _ = writeln!(
+        out,
+        "description:        {}",
+        annotation("io.kubewarden.policy.description")
+    );
     let _ = writeln!(out, "source:             {}", annotation("io.kubewarden.policy.source"));
-    let _ = writeln!(out, "license:            {}", annotation("io.kubewarden.policy.license"));
-    let _ = writeln!(out, "protocol version:   {}", metadata.protocol_version.as_deref().unwrap_or("-"));
+    let _ = writeln!(
+        out,
+        "license:            {}",
+        annotation("io.kubewarden.policy.license")
+    );
+    let _ = writeln!(
+        out,
+        "protocol version:   {}",
+        metadata.protocol_version.as_deref().unwrap_or("-")
+    );
     let _ = writeln!(out, "execution mode:     {}", metadata.execution_mode);
     let _ = writeln!(out, "mutating:           {}", metadata.mutating);
     let _ = writeln!(out, "background audit:   {}", metadata.background_audit);
@@ -101,9 +122,21 @@ fn human(metadata: &Metadata) -> String {
         .iter()
         .map(|r| format!("{} {}", r.api_version, r.kind))
         .collect();
-    let _ = writeln!(out, "context aware:      {}", if resources.is_empty() { "no".to_string() } else { resources.join(", ") });
+    let _ = writeln!(
+        out,
+        "context aware:      {}",
+        if resources.is_empty() {
+            "no".to_string()
+        } else {
+            resources.join(", ")
+        }
+    );
     let _ = writeln!(out, "\nRules");
-    let _ = writeln!(out, "{}", serde_yaml_ng::to_string(&metadata.rules).unwrap_or_default().trim_end());
+    let _ = writeln!(
+        out,
+        "{}",
+        serde_yaml_ng::to_string(&metadata.rules).unwrap_or_default().trim_end()
+    );
     if let Some(annotations) = &metadata.annotations {
         let _ = writeln!(out, "\nAnnotations");
         for (key, value) in annotations {

@@ -82,9 +82,10 @@ fn load_settings(json: Option<&str>, path: Option<&Path>) -> Result<serde_json::
     let Some(path) = path else {
         return Ok(serde_json::json!({}));
     };
-    let text = std::fs::read_to_string(path).with_context(|| format!("cannot read settings file {}", path.display()))?;
-    let value: serde_yaml_ng::Value =
-        serde_yaml_ng::from_str(&text).map_err(|e| anyhow!("settings file {} is not YAML or JSON: {e}", path.display()))?;
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("cannot read settings file {}", path.display()))?;
+    let value: serde_yaml_ng::Value = serde_yaml_ng::from_str(&text)
+        .map_err(|e| anyhow!("settings file {} is not YAML or JSON: {e}", path.display()))?;
     let value = serde_json::to_value(value).map_err(|e| anyhow!("settings file {}: {e}", path.display()))?;
     Ok(if value.is_null() { serde_json::json!({}) } else { value })
 }
@@ -96,8 +97,11 @@ fn run(args: RunArgs) -> Result<ExitCode> {
     let request = evaluate::read_request(&request_text)?;
     let replay = match &args.replay_host_capabilities_interactions {
         Some(path) => {
-            let text = std::fs::read_to_string(path).with_context(|| format!("cannot read replay file {}", path.display()))?;
-            Some(Arc::new(syncguard::replay::Replay::parse(&text).map_err(|e| anyhow!("{}: {e}", path.display()))?))
+            let text =
+                std::fs::read_to_string(path).with_context(|| format!("cannot read replay file {}", path.display()))?;
+            Some(Arc::new(
+                syncguard::replay::Replay::parse(&text).map_err(|e| anyhow!("{}: {e}", path.display()))?,
+            ))
         }
         None => None,
     };

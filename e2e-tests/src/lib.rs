@@ -11,7 +11,10 @@ use syncguard::testing::{self, Case, Outcome};
 
 /// The repository root.
 pub fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("e2e-tests sits in the repository").to_path_buf()
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("e2e-tests sits in the repository")
+        .to_path_buf()
 }
 
 /// Names of the single-check policies (folders of `policies/` with a metadata.yml).
@@ -77,17 +80,26 @@ impl Engine {
         command.arg("--request-path").arg(&request);
         if let Some(replay) = &case.replay {
             command.arg("--allow-context-aware");
-            command.arg("--replay-host-capabilities-interactions").arg(dir.join(replay));
+            command
+                .arg("--replay-host-capabilities-interactions")
+                .arg(dir.join(replay));
         }
         command.arg(module);
-        let output = command.output().map_err(|e| format!("cannot start {}: {e}", self.program.display()))?;
+        let output = command
+            .output()
+            .map_err(|e| format!("cannot start {}: {e}", self.program.display()))?;
         let stdout = String::from_utf8_lossy(&output.stdout);
         let stderr = String::from_utf8_lossy(&output.stderr);
         if !output.status.success() {
             if stderr.contains("Provided settings are not valid") {
                 return Err(format!("settings refused: {}", stderr.trim()));
             }
-            return Err(format!("{} exited with {}: {}", self.name, output.status, stderr.trim()));
+            return Err(format!(
+                "{} exited with {}: {}",
+                self.name,
+                output.status,
+                stderr.trim()
+            ));
         }
         let line = stdout
             .lines()

@@ -18,5 +18,11 @@ fn every_fixture_of_every_policy() {
         }
     }
     assert!(count > 0, "no cases found");
-    assert!(failures.is_empty(), "{} of {count} cases failed with {}:\n{}", failures.len(), engine.name, failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} of {count} cases failed with {}:\n{}",
+        failures.len(),
+        engine.name,
+        failures.join("\n")
+    );
 }

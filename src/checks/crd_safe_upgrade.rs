@@ -107,10 +107,7 @@ impl Check for CrdSafeUpgrade {
     fn validate(request: &Request<'_>, settings: &Settings, _cluster: &dyn Cluster) -> Verdict {
         if request.kind.group != "apiextensions.k8s.io"
             || request.kind.kind != "CustomResourceDefinition"
-            || request
-                .sub_resource
-                .as_deref()
-                .is_some_and(|sub| !sub.is_empty())
+            || request.sub_resource.as_deref().is_some_and(|sub| !sub.is_empty())
         {
             return Verdict::accept();
         }
@@ -142,15 +139,10 @@ impl Check for CrdSafeUpgrade {
 fn check_settings(settings: &Settings) -> Result<(), String> {
     for (i, key) in settings.version_annotations.iter().enumerate() {
         if key.is_empty() {
-            return Err(format!(
-                "`versionAnnotations[{i}]`: an annotation key cannot be empty"
-            ));
+            return Err(format!("`versionAnnotations[{i}]`: an annotation key cannot be empty"));
         }
         if settings.version_annotations[..i].contains(key) {
-            return Err(format!(
-                "`versionAnnotations[{i}]`: {} is listed twice",
-                quote(key)
-            ));
+            return Err(format!("`versionAnnotations[{i}]`: {} is listed twice", quote(key)));
         }
         if settings.channel_annotations.contains_key(key) {
             return Err(format!(
@@ -204,9 +196,7 @@ fn check_settings(settings: &Settings) -> Result<(), String> {
 // The view of a CRD this check reads. Unlike `k8s::Crd` it reads `null` as empty, because raw
 // manifests (offline runs) carry `status: {storedVersions: null}`.
 
-fn nullable<'de, D: Deserializer<'de>, T: Deserialize<'de> + Default>(
-    de: D,
-) -> Result<T, D::Error> {
+fn nullable<'de, D: Deserializer<'de>, T: Deserialize<'de> + Default>(de: D) -> Result<T, D::Error> {
     Option::<T>::deserialize(de).map(Option::unwrap_or_default)
 }
 
@@ -258,11 +248,7 @@ struct StatusView {
 impl CrdView {
     /// The `spec.versions` entry named `name`, with its index.
     fn version(&self, name: &str) -> Option<(usize, &VersionView)> {
-        self.spec
-            .versions
-            .iter()
-            .enumerate()
-            .find(|(_, v)| v.name == name)
+        self.spec.versions.iter().enumerate().find(|(_, v)| v.name == name)
     }
 
     /// The `storage: true` version, with its index.
@@ -290,9 +276,7 @@ fn read(parsed: Result<Option<CrdView>, String>, what: &str) -> Result<CrdView, 
             400,
         )),
         Err(e) => Err(Verdict::reject_with_code(
-            format!(
-                "crd-safe-upgrade: {e}; expected a CustomResourceDefinition of apiextensions.k8s.io/v1"
-            ),
+            format!("crd-safe-upgrade: {e}; expected a CustomResourceDefinition of apiextensions.k8s.io/v1"),
             400,
         )),
     }
@@ -406,12 +390,7 @@ fn update(name: &str, old: &CrdView, new: &CrdView, settings: &Settings) -> Vec<
         findings.extend(downgrade(key, old.annotation(key), new.annotation(key)));
     }
     for (key, channels) in &settings.channel_annotations {
-        findings.extend(channel(
-            key,
-            channels,
-            old.annotation(key),
-            new.annotation(key),
-        ));
+        findings.extend(channel(key, channels, old.annotation(key), new.annotation(key)));
     }
     findings.extend(storage_change(name, old, new));
     findings.extend(stops_being_served(name, old, new));
@@ -495,12 +474,7 @@ fn downgrade(key: &str, old: Option<&str>, new: Option<&str>) -> Option<Finding>
 }
 
 /// Check 3: a channel annotation must not move to a less stable channel.
-fn channel(
-    key: &str,
-    channels: &[String],
-    old: Option<&str>,
-    new: Option<&str>,
-) -> Option<Finding> {
+fn channel(key: &str, channels: &[String], old: Option<&str>, new: Option<&str>) -> Option<Finding> {
     let (old, new) = (old?, new?);
     let path = format!("metadata.annotations[{key}]");
     let order = join_and(&channels.iter().map(|c| quote(c)).collect::<Vec<_>>());
@@ -591,7 +565,10 @@ fn audit(name: &str, crd: &CrdView) -> Vec<Finding> {
         match crd.version(version) {
             None => {
                 missing.push((i, version.as_str()));
-                reasons.push(format!("status.storedVersions[{i}] {} is not in spec.versions", quote(version)));
+                reasons.push(format!(
+                    "status.storedVersions[{i}] {} is not in spec.versions",
+                    quote(version)
+                ));
             }
             Some((index, v)) if !v.served && Some(version.as_str()) != storage => reasons.push(format!(
                 "status.storedVersions[{i}] {} is not served (spec.versions[{index}].served: false)",
@@ -604,11 +581,7 @@ fn audit(name: &str, crd: &CrdView) -> Vec<Finding> {
         return Vec::new();
     }
     let storage = storage.unwrap_or(NO_STORAGE);
-    let old: Vec<String> = stored
-        .iter()
-        .filter(|v| v.as_str() != storage)
-        .cloned()
-        .collect();
+    let old: Vec<String> = stored.iter().filter(|v| v.as_str() != storage).cloned().collect();
     let consequence = if missing.is_empty() {
         let errors: Vec<(usize, &str)> = stored
             .iter()
@@ -698,9 +671,7 @@ mod semver {
             Some(pre) => pre.split('.').collect(),
         };
         let valid = pre.iter().all(|id| {
-            !id.is_empty()
-                && id.bytes().all(is_ident_byte)
-                && !(is_numeric(id) && id.len() > 1 && id.starts_with('0'))
+            !id.is_empty() && id.bytes().all(is_ident_byte) && !(is_numeric(id) && id.len() > 1 && id.starts_with('0'))
         });
         valid.then_some(Version { core: numbers, pre })
     }
@@ -717,8 +688,9 @@ mod semver {
 
     impl Ord for Version<'_> {
         fn cmp(&self, other: &Self) -> Ordering {
-            self.core.cmp(&other.core).then_with(|| {
-                match (self.pre.is_empty(), other.pre.is_empty()) {
+            self.core
+                .cmp(&other.core)
+                .then_with(|| match (self.pre.is_empty(), other.pre.is_empty()) {
                     (true, true) => Ordering::Equal,
                     (true, false) => Ordering::Greater,
                     (false, true) => Ordering::Less,
@@ -731,8 +703,7 @@ mod semver {
                         }
                         self.pre.len().cmp(&other.pre.len())
                     }
-                }
-            })
+                })
         }
     }
 
@@ -775,10 +746,7 @@ mod tests {
             "18446744073709551615.0.0",
         ];
         for pair in chain.windows(2) {
-            let (a, b) = (
-                semver::parse(pair[0]).unwrap(),
-                semver::parse(pair[1]).unwrap(),
-            );
+            let (a, b) = (semver::parse(pair[0]).unwrap(), semver::parse(pair[1]).unwrap());
             assert!(a < b, "{} < {}", pair[0], pair[1]);
             assert!(b > a, "{} > {}", pair[1], pair[0]);
         }
@@ -786,17 +754,12 @@ mod tests {
         assert!(semver::parse("v1.2.0-rc2").unwrap() < semver::parse("v1.2.0").unwrap());
         assert!(semver::parse("v1.2.0-rc1").unwrap() < semver::parse("v1.2.0-rc2").unwrap());
         // Numeric identifiers of any length compare as numbers.
-        assert!(
-            semver::parse("1.0.0-99999999999999999999999").unwrap()
-                > semver::parse("1.0.0-1000").unwrap()
-        );
+        assert!(semver::parse("1.0.0-99999999999999999999999").unwrap() > semver::parse("1.0.0-1000").unwrap());
         assert!(semver::parse("1.0.0-2").unwrap() < semver::parse("1.0.0-10").unwrap());
         // Build metadata does not take part in precedence.
         assert_eq!(semver::parse("1.2.3+a.1"), semver::parse("v1.2.3+b"));
         assert_eq!(
-            semver::parse("1.2.3")
-                .unwrap()
-                .cmp(&semver::parse("1.2.3+x").unwrap()),
+            semver::parse("1.2.3").unwrap().cmp(&semver::parse("1.2.3+x").unwrap()),
             std::cmp::Ordering::Equal
         );
     }
@@ -853,10 +816,7 @@ mod tests {
             vec!["standard", "experimental"]
         );
         assert!(settings.warn_only.is_empty());
-        assert_eq!(
-            parse_settings::<CrdSafeUpgrade>(Some("{}")).unwrap(),
-            settings
-        );
+        assert_eq!(parse_settings::<CrdSafeUpgrade>(Some("{}")).unwrap(), settings);
     }
 
     #[test]
@@ -1015,11 +975,7 @@ mod tests {
         let good = crd(json!({}), json!([v("v1", true, true)]), json!(["v1"]));
         let cases = [
             ("UPDATE", json!({"spec": {"versions": "v1"}}), good.clone()),
-            (
-                "UPDATE",
-                good.clone(),
-                json!({"metadata": {"annotations": {"a": 1}}}),
-            ),
+            ("UPDATE", good.clone(), json!({"metadata": {"annotations": {"a": 1}}})),
             ("UPDATE", good.clone(), json!(null)),
             ("CREATE", json!(null), json!(null)),
             ("CREATE", json!([1, 2]), json!(null)),
@@ -1074,10 +1030,7 @@ mod tests {
             json!(["v1beta1", "v1"]),
         );
         let response = run("UPDATE", old.clone(), old, json!({}));
-        assert!(
-            response.accepted && response.warnings.is_none(),
-            "{response:?}"
-        );
+        assert!(response.accepted && response.warnings.is_none(), "{response:?}");
     }
 
     #[test]
@@ -1089,11 +1042,7 @@ mod tests {
 
     #[test]
     fn audit_of_a_stored_version_missing_from_spec() {
-        let live = crd(
-            json!({}),
-            json!([v("v1", true, true)]),
-            json!(["v1beta1", "v1"]),
-        );
+        let live = crd(json!({}), json!([v("v1", true, true)]), json!(["v1beta1", "v1"]));
         let message = run("CREATE", live, json!(null), json!({})).message.unwrap();
         assert!(
             message.contains("status.storedVersions[0] \"v1beta1\" is not in spec.versions"),
@@ -1114,7 +1063,8 @@ mod tests {
             json!([v("v2", true, true)]),
             json!(["v1"]),
         );
-        let settings = json!({"channelAnnotations": {"b/channel": ["stable", "beta", "alpha"], "a/channel": ["stable", "beta"]}});
+        let settings =
+            json!({"channelAnnotations": {"b/channel": ["stable", "beta", "alpha"], "a/channel": ["stable", "beta"]}});
         let first = run("UPDATE", new.clone(), old.clone(), settings.clone());
         let message = first.message.clone().unwrap();
         // Fixed order: storedVersions, downgrade, then channels sorted by annotation key.
@@ -1125,18 +1075,11 @@ mod tests {
             "(4) metadata.annotations[b/channel]",
         ]
         .iter()
-        .map(|part| {
-            message
-                .find(part)
-                .unwrap_or_else(|| panic!("{part} in {message}"))
-        })
+        .map(|part| message.find(part).unwrap_or_else(|| panic!("{part} in {message}")))
         .collect();
         assert!(positions.windows(2).all(|w| w[0] < w[1]), "{message}");
         for _ in 0..3 {
-            assert_eq!(
-                run("UPDATE", new.clone(), old.clone(), settings.clone()),
-                first
-            );
+            assert_eq!(run("UPDATE", new.clone(), old.clone(), settings.clone()), first);
         }
     }
 }

@@ -144,10 +144,7 @@ impl Check for HookJobSafety {
 
     fn validate(request: &Request<'_>, settings: &Settings, _cluster: &dyn Cluster) -> Verdict {
         let is_job = request.kind.group == "batch" && request.kind.kind == "Job";
-        let is_subresource = request
-            .sub_resource
-            .as_deref()
-            .is_some_and(|s| !s.is_empty());
+        let is_subresource = request.sub_resource.as_deref().is_some_and(|s| !s.is_empty());
         if !is_job || is_subresource || !request.is_create() {
             return Verdict::accept();
         }
@@ -217,13 +214,7 @@ fn escapes_key_char(text: &str) -> bool {
 }
 
 /// The decision on a hook Job that is not being deleted: TTL first, then the delete policy.
-fn decide_hook(
-    job: &Job,
-    hook: &Hook,
-    target: &Target,
-    settings: &Settings,
-    text: &str,
-) -> Verdict {
+fn decide_hook(job: &Job, hook: &Hook, target: &Target, settings: &Settings, text: &str) -> Verdict {
     let mut rejections = Vec::new();
     let mut warnings = Vec::new();
     let mut removal = None;
@@ -444,11 +435,7 @@ fn delete_policy_message(target: &Target, hook: &Hook) -> String {
 
 /// The rejection of a stuck hook Job, or `None` when the Job is not stuck.
 fn stuck_message(job: &Job, target: &Target, deleted_at: &str) -> Option<String> {
-    let finalizer_index = job
-        .metadata
-        .finalizers
-        .iter()
-        .position(|f| f == HOOK_FINALIZER)?;
+    let finalizer_index = job.metadata.finalizers.iter().position(|f| f == HOOK_FINALIZER)?;
     let (condition_index, condition) = job
         .status
         .conditions
@@ -636,18 +623,12 @@ mod tests {
 
     #[test]
     fn quick_filter() {
-        assert!(!may_be_hook(
-            r#"{"metadata":{"annotations":{"a":"b & c \u0026"}}}"#
-        ));
+        assert!(!may_be_hook(r#"{"metadata":{"annotations":{"a":"b & c \u0026"}}}"#));
         assert!(may_be_hook(
             r#"{"metadata":{"finalizers":["argocd.argoproj.io/hook-finalizer"]}}"#
         ));
-        assert!(may_be_hook(
-            r#"{"metadata":{"annotations":{"helm.sh\/hook":"x"}}}"#
-        ));
-        assert!(may_be_hook(
-            r#"{"metadata":{"annotations":{"helm.sh/\u0068ook":"x"}}}"#
-        ));
+        assert!(may_be_hook(r#"{"metadata":{"annotations":{"helm.sh\/hook":"x"}}}"#));
+        assert!(may_be_hook(r#"{"metadata":{"annotations":{"helm.sh/\u0068ook":"x"}}}"#));
         assert!(!may_be_hook(r#"{"s":"\u00"}"#));
         assert!(!may_be_hook("\\"));
     }
@@ -665,12 +646,7 @@ mod tests {
             json!({"ttlAction": "reject", "deletePolicy": "ignore"}),
         );
         assert!(!verdict.accepted);
-        assert!(
-            verdict
-                .message
-                .unwrap()
-                .contains("which ArgoCD runs as a PreSync hook")
-        );
+        assert!(verdict.message.unwrap().contains("which ArgoCD runs as a PreSync hook"));
     }
 
     #[test]
@@ -726,9 +702,7 @@ mod tests {
             json!({"ttlAction": "reject", "deletePolicy": "reject"}),
         );
         let message = verdict.message.unwrap();
-        let ttl = message
-            .find("sets spec.ttlSecondsAfterFinished: 60")
-            .unwrap();
+        let ttl = message.find("sets spec.ttlSecondsAfterFinished: 60").unwrap();
         let policy = message.find("has no delete policy").unwrap();
         assert!(ttl < policy);
         assert!(verdict.warnings.is_empty());
@@ -805,10 +779,7 @@ mod tests {
             json!({"ttlAction": "reject", "deletePolicy": "reject"}),
         );
         let message = verdict.message.unwrap();
-        assert!(
-            message.contains("status.conditions[0]: Failed is True)"),
-            "{message}"
-        );
+        assert!(message.contains("status.conditions[0]: Failed is True)"), "{message}");
         let release = concat!(
             "kubectl patch job migrate -n shop --type=merge -p ",
             r#"'{"metadata":{"finalizers":null}}'"#
@@ -839,16 +810,11 @@ mod tests {
     #[test]
     fn deleted_job_without_the_finalizer_or_unfinished_is_accepted() {
         assert_eq!(
-            run(
-                "CREATE",
-                stuck_job(json!([])),
-                json!({"ttlAction": "reject"})
-            ),
+            run("CREATE", stuck_job(json!([])), json!({"ttlAction": "reject"})),
             Verdict::accept()
         );
         let mut running = stuck_job(json!([HOOK_FINALIZER]));
-        running["status"] =
-            json!({"active": 1, "conditions": [{"type": "Complete", "status": "False"}]});
+        running["status"] = json!({"active": 1, "conditions": [{"type": "Complete", "status": "False"}]});
         assert_eq!(run("CREATE", running, json!({})), Verdict::accept());
     }
 
@@ -864,9 +830,7 @@ mod tests {
         });
         let verdict = run("CREATE", object, json!({}));
         assert!(
-            verdict.warnings[0].starts_with(
-                "hook Job default/after-<generated> (argocd.argoproj.io/hook: PostSync)"
-            )
+            verdict.warnings[0].starts_with("hook Job default/after-<generated> (argocd.argoproj.io/hook: PostSync)")
         );
         assert_eq!(shell_word("kyverno-clean-reports"), "kyverno-clean-reports");
         assert_eq!(shell_word("it's"), r"'it'\''s'");
@@ -914,14 +878,8 @@ mod tests {
             decide::<HookJobSafety>(payload.to_string().as_bytes(), &NoCluster),
             Verdict::accept()
         );
-        let object = hook_job(
-            json!({"helm.sh/hook": "test"}),
-            json!({"ttlSecondsAfterFinished": "x"}),
-        );
-        assert_eq!(
-            run("DELETE", object, json!({"ttlAction": "reject"})),
-            Verdict::accept()
-        );
+        let object = hook_job(json!({"helm.sh/hook": "test"}), json!({"ttlSecondsAfterFinished": "x"}));
+        assert_eq!(run("DELETE", object, json!({"ttlAction": "reject"})), Verdict::accept());
     }
 
     #[test]
@@ -929,12 +887,8 @@ mod tests {
         let defaults = parse_settings::<HookJobSafety>(None).unwrap();
         assert_eq!(defaults.ttl_action, TtlAction::Warn);
         assert_eq!(defaults.delete_policy, Action::Warn);
-        let err =
-            parse_settings::<HookJobSafety>(Some(r#"{"deletePolicy": "remove"}"#)).unwrap_err();
-        assert!(
-            err.starts_with("`deletePolicy`: unknown variant `remove`"),
-            "{err}"
-        );
+        let err = parse_settings::<HookJobSafety>(Some(r#"{"deletePolicy": "remove"}"#)).unwrap_err();
+        assert!(err.starts_with("`deletePolicy`: unknown variant `remove`"), "{err}");
     }
 
     #[test]

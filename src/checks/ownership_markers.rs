@@ -78,12 +78,7 @@ pub const MANAGED_BY: &str = "app.kubernetes.io/managed-by";
 pub const MANAGED_BY_HELM: &str = "Helm";
 
 /// The annotations wrangler hashes, in hash order.
-const HASH_ORDER: [&str; 4] = [
-    FLEET_ID,
-    FLEET_OWNER_GVK,
-    FLEET_OWNER_NAME,
-    FLEET_OWNER_NAMESPACE,
-];
+const HASH_ORDER: [&str; 4] = [FLEET_ID, FLEET_OWNER_GVK, FLEET_OWNER_NAME, FLEET_OWNER_NAMESPACE];
 /// Text whose presence sends a request past the fast path when Fleet markers matter.
 const FLEET_MARKER: &str = "objectset.rio.cattle.io/";
 /// Text whose presence sends a request past the fast path when Helm metadata matters.
@@ -158,10 +153,7 @@ impl Check for OwnershipMarkers {
                     return Err(format!("`fleetReleases[{i}].{key}` must not be empty"));
                 }
             }
-            let key = (
-                release.release_name.as_str(),
-                release.release_namespace.as_str(),
-            );
+            let key = (release.release_name.as_str(), release.release_namespace.as_str());
             if let Some(first) = seen.iter().position(|k| *k == key) {
                 return Err(format!(
                     "`fleetReleases[{i}]` repeats release {}/{} of `fleetReleases[{first}]`; \
@@ -187,13 +179,7 @@ impl Check for OwnershipMarkers {
 /// Lowercase hex SHA-1 of `data` (FIPS 180-4). Small on purpose: the policy needs one hash of
 /// a few short strings per adopted object, not a hashing framework.
 pub fn sha1_hex(data: &[u8]) -> String {
-    let mut h: [u32; 5] = [
-        0x6745_2301,
-        0xEFCD_AB89,
-        0x98BA_DCFE,
-        0x1032_5476,
-        0xC3D2_E1F0,
-    ];
+    let mut h: [u32; 5] = [0x6745_2301, 0xEFCD_AB89, 0x98BA_DCFE, 0x1032_5476, 0xC3D2_E1F0];
     let bit_len = (data.len() as u64).wrapping_mul(8);
     let mut message = data.to_vec();
     message.push(0x80);
@@ -374,10 +360,7 @@ struct Target {
 
 impl Target {
     fn new(request: &Request<'_>, meta: &Meta) -> Self {
-        let resource = match (
-            request.resource.resource.as_str(),
-            request.resource.group.as_str(),
-        ) {
+        let resource = match (request.resource.resource.as_str(), request.resource.group.as_str()) {
             ("", _) if !meta.kind.is_empty() => meta.kind.to_lowercase(),
             ("", _) => "<resource>".to_string(),
             (resource, "") => resource.to_string(),
@@ -393,14 +376,11 @@ impl Target {
             .find(|n| !n.is_empty())
             .unwrap_or("<name>")
             .to_string();
-        let namespace = [
-            meta.namespace.as_str(),
-            request.namespace.as_deref().unwrap_or(""),
-        ]
-        .into_iter()
-        .find(|n| !n.is_empty())
-        .unwrap_or("")
-        .to_string();
+        let namespace = [meta.namespace.as_str(), request.namespace.as_deref().unwrap_or("")]
+            .into_iter()
+            .find(|n| !n.is_empty())
+            .unwrap_or("")
+            .to_string();
         Target {
             resource,
             kind,
@@ -425,10 +405,7 @@ impl Target {
         } else {
             format!(" -n {}", self.namespace)
         };
-        format!(
-            "kubectl {verb} {} {}{namespace} {args}",
-            self.resource, self.name
-        )
+        format!("kubectl {verb} {} {}{namespace} {args}", self.resource, self.name)
     }
 }
 
@@ -439,12 +416,7 @@ struct Finding {
 }
 
 fn evaluate(request: &Request<'_>, settings: &Settings) -> Verdict {
-    if !(request.is_create() || request.is_update())
-        || request
-            .sub_resource
-            .as_deref()
-            .is_some_and(|s| !s.is_empty())
-    {
+    if !(request.is_create() || request.is_update()) || request.sub_resource.as_deref().is_some_and(|s| !s.is_empty()) {
         return Verdict::accept();
     }
     if let Some(namespace) = request.namespace.as_deref()
@@ -496,9 +468,7 @@ fn evaluate(request: &Request<'_>, settings: &Settings) -> Verdict {
     if settings.helm_completeness != Action::Ignore
         && let Some(message) = helm_completeness(&effective, &target, settings)
     {
-        let unchanged = old
-            .as_ref()
-            .is_some_and(|o| o.helm_values() == effective.helm_values());
+        let unchanged = old.as_ref().is_some_and(|o| o.helm_values() == effective.helm_values());
         let wants_reject = settings.helm_completeness == Action::Reject;
         findings.push(Finding {
             reject: wants_reject && !unchanged,
@@ -515,15 +485,10 @@ fn evaluate(request: &Request<'_>, settings: &Settings) -> Verdict {
         });
     }
 
-    let (rejections, warnings): (Vec<Finding>, Vec<Finding>) =
-        findings.into_iter().partition(|f| f.reject);
+    let (rejections, warnings): (Vec<Finding>, Vec<Finding>) = findings.into_iter().partition(|f| f.reject);
     let warnings = warnings.into_iter().map(|f| f.message);
     if !rejections.is_empty() {
-        let message = rejections
-            .into_iter()
-            .map(|f| f.message)
-            .collect::<Vec<_>>()
-            .join("\n");
+        let message = rejections.into_iter().map(|f| f.message).collect::<Vec<_>>().join("\n");
         return Verdict::reject(message).with_warnings(warnings);
     }
     let verdict = Verdict::accept().with_warnings(warnings);
@@ -566,14 +531,10 @@ fn adoption(meta: &Meta, settings: &Settings) -> Option<(String, String)> {
 
 /// The object with the adoption markers added, parsed in full only here.
 fn mutated_object(text: &str, id: &str, hash: &str) -> Result<Value, String> {
-    let mut object: Value =
-        serde_json::from_str(text).map_err(|e| format!("cannot read the request's object: {e}"))?;
+    let mut object: Value = serde_json::from_str(text).map_err(|e| format!("cannot read the request's object: {e}"))?;
     let metadata = object
         .as_object_mut()
-        .map(|o| {
-            o.entry("metadata")
-                .or_insert_with(|| Value::Object(Map::new()))
-        })
+        .map(|o| o.entry("metadata").or_insert_with(|| Value::Object(Map::new())))
         .ok_or("the request's object is not a JSON object")?;
     if metadata.is_null() {
         *metadata = Value::Object(Map::new());
@@ -582,9 +543,7 @@ fn mutated_object(text: &str, id: &str, hash: &str) -> Result<Value, String> {
         .as_object_mut()
         .ok_or("the request's object.metadata is not an object")?;
     for (field, key, value) in [("annotations", FLEET_ID, id), ("labels", FLEET_HASH, hash)] {
-        let map = metadata
-            .entry(field)
-            .or_insert_with(|| Value::Object(Map::new()));
+        let map = metadata.entry(field).or_insert_with(|| Value::Object(Map::new()));
         if map.is_null() {
             *map = Value::Object(Map::new());
         }
@@ -615,10 +574,7 @@ fn fleet_markers(meta: &Meta, old: Option<&Meta>, target: &Target) -> Option<Str
     let expected = objectset_hash(&meta.annotations);
     let hashed: Vec<String> = HASH_ORDER
         .iter()
-        .filter_map(|key| {
-            meta.annotation(key)
-                .map(|v| format!("{} {v:?}", annotation_path(key)))
-        })
+        .filter_map(|key| meta.annotation(key).map(|v| format!("{} {v:?}", annotation_path(key))))
         .collect();
     let label_fix = target.kubectl("label", &format!("{FLEET_HASH}={expected} --overwrite"));
     let why = "Fleet finds the objects of a bundle deployment by this label, so it reports this \
@@ -730,30 +686,20 @@ fn helm_completeness(meta: &Meta, target: &Target, settings: &Settings) -> Optio
                 "label validation error: key {MANAGED_BY:?} must equal {MANAGED_BY_HELM:?}: current value is {other:?}"
             ));
             paths.push(label_path(MANAGED_BY));
-            fixes.push(target.kubectl(
-                "label",
-                &format!("{MANAGED_BY}={MANAGED_BY_HELM} --overwrite"),
-            ));
+            fixes.push(target.kubectl("label", &format!("{MANAGED_BY}={MANAGED_BY_HELM} --overwrite")));
         }
         None => {
             errors.push(format!(
                 "label validation error: missing key {MANAGED_BY:?}: must be set to {MANAGED_BY_HELM:?}"
             ));
             paths.push(label_path(MANAGED_BY));
-            fixes.push(target.kubectl(
-                "label",
-                &format!("{MANAGED_BY}={MANAGED_BY_HELM} --overwrite"),
-            ));
+            fixes.push(target.kubectl("label", &format!("{MANAGED_BY}={MANAGED_BY_HELM} --overwrite")));
         }
     }
     let mut annotate = Vec::new();
     for (key, present, value) in [
         (HELM_RELEASE_NAME, name.is_some(), &release_name),
-        (
-            HELM_RELEASE_NAMESPACE,
-            namespace.is_some(),
-            &release_namespace,
-        ),
+        (HELM_RELEASE_NAMESPACE, namespace.is_some(), &release_namespace),
     ] {
         if !present {
             errors.push(format!(
@@ -796,13 +742,8 @@ fn ownership_change(old: &Meta, new: &Meta, target: &Target) -> Option<String> {
     let mut restore = Vec::new();
     for key in [HELM_RELEASE_NAME, HELM_RELEASE_NAMESPACE, FLEET_ID] {
         match (old.annotation(key), new.annotation(key)) {
-            (Some(before), Some(after))
-                if !before.is_empty() && !after.is_empty() && before != after =>
-            {
-                changes.push(format!(
-                    "{} from {before:?} to {after:?}",
-                    annotation_path(key)
-                ));
+            (Some(before), Some(after)) if !before.is_empty() && !after.is_empty() && before != after => {
+                changes.push(format!("{} from {before:?} to {after:?}", annotation_path(key)));
                 restore.push(format!("{key}={before}"));
             }
             _ => {}
@@ -867,25 +808,13 @@ mod tests {
     #[test]
     fn sha1_padding_boundaries() {
         // 55, 56 and 64 bytes straddle the one-block / two-block padding boundary.
-        assert_eq!(
-            sha1_hex(&[b'a'; 55]),
-            "c1c8bbdc22796e28c0e15163d20899b65621d65a"
-        );
-        assert_eq!(
-            sha1_hex(&[b'a'; 56]),
-            "c2db330f6083854c99d4b5bfb6e8f29f201be699"
-        );
-        assert_eq!(
-            sha1_hex(&[b'a'; 64]),
-            "0098ba824b5c16427bd7a1122a5a442a25ec644d"
-        );
+        assert_eq!(sha1_hex(&[b'a'; 55]), "c1c8bbdc22796e28c0e15163d20899b65621d65a");
+        assert_eq!(sha1_hex(&[b'a'; 56]), "c2db330f6083854c99d4b5bfb6e8f29f201be699");
+        assert_eq!(sha1_hex(&[b'a'; 64]), "0098ba824b5c16427bd7a1122a5a442a25ec644d");
     }
 
     fn annotations(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
-        pairs
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect()
+        pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
     }
 
     #[test]
@@ -894,10 +823,7 @@ mod tests {
             (FLEET_ID, "default-remove-metadata"),
             (HELM_RELEASE_NAME, "remove-metadata"),
         ]);
-        assert_eq!(
-            objectset_hash(&a),
-            "0f3e1d9d146fa8b290c0de403881184751430e59"
-        );
+        assert_eq!(objectset_hash(&a), "0f3e1d9d146fa8b290c0de403881184751430e59");
     }
 
     #[test]
@@ -916,10 +842,7 @@ mod tests {
             (FLEET_OWNER_NAME, "runtimes"),
             (FLEET_OWNER_NAMESPACE, "kube-system"),
         ]);
-        assert_eq!(
-            objectset_hash(&k3s),
-            "57231bea9658cf25fcdac23f1c5685ac7bbcf983"
-        );
+        assert_eq!(objectset_hash(&k3s), "57231bea9658cf25fcdac23f1c5685ac7bbcf983");
         let missing_gvk = annotations(&[(FLEET_ID, "id"), (FLEET_OWNER_NAME, "name")]);
         assert_eq!(objectset_hash(&missing_gvk), sha1_hex(b"idname"));
     }
@@ -976,12 +899,7 @@ mod tests {
         let odd_marked = r#"{"metadata":{"labels":{"app":7,"objectset.rio.cattle.io/hash":"x"}}}"#;
         let verdict = decide(&request(odd_marked));
         assert_eq!(verdict.code, Some(400), "{verdict:?}");
-        assert!(
-            verdict
-                .message
-                .unwrap_or_default()
-                .contains("cannot read the metadata")
-        );
+        assert!(verdict.message.unwrap_or_default().contains("cannot read the metadata"));
     }
 
     #[test]
@@ -1013,8 +931,7 @@ mod tests {
 
     #[test]
     fn mutation_creates_missing_maps() {
-        let object =
-            mutated_object(r#"{"kind":"X","metadata":{"annotations":null}}"#, "id", "h").unwrap();
+        let object = mutated_object(r#"{"kind":"X","metadata":{"annotations":null}}"#, "id", "h").unwrap();
         assert_eq!(object["metadata"]["annotations"][FLEET_ID], "id");
         assert_eq!(object["metadata"]["labels"][FLEET_HASH], "h");
         let object = mutated_object(r#"{"kind":"X"}"#, "id", "h").unwrap();
@@ -1028,8 +945,7 @@ mod tests {
         let object = r#"{"metadata":{"labels":{"objectset.rio.cattle.io/hash":"x"}}}"#;
         let delete = request(object).replace("\"CREATE\"", "\"DELETE\"");
         assert_eq!(decide(&delete), Verdict::accept());
-        let status =
-            request(object).replace("\"operation\"", "\"subResource\":\"status\",\"operation\"");
+        let status = request(object).replace("\"operation\"", "\"subResource\":\"status\",\"operation\"");
         assert_eq!(decide(&status), Verdict::accept());
     }
 

@@ -9,9 +9,19 @@ use syncguard::testing;
 fn main() -> ExitCode {
     let engine = Engine::from_env();
     let color = std::env::var_os("NO_COLOR").is_none() && std::io::IsTerminal::is_terminal(&std::io::stdout());
-    let paint = |code: &str, text: &str| if color { format!("\x1b[{code}m{text}\x1b[0m") } else { text.to_string() };
+    let paint = |code: &str, text: &str| {
+        if color {
+            format!("\x1b[{code}m{text}\x1b[0m")
+        } else {
+            text.to_string()
+        }
+    };
     let (mut total, mut wrong) = (0, 0);
-    println!("Evaluating the example scenarios with {} ({})\n", engine.name, engine.program.display());
+    println!(
+        "Evaluating the example scenarios with {} ({})\n",
+        engine.name,
+        engine.program.display()
+    );
     for policy in policies() {
         let module = annotated_module(&policy);
         println!("{}", paint("1", &format!("== {policy}")));
@@ -49,5 +59,9 @@ fn main() -> ExitCode {
         println!();
     }
     println!("{total} scenarios, {} as expected, {wrong} unexpected", total - wrong);
-    if wrong == 0 { ExitCode::SUCCESS } else { ExitCode::FAILURE }
+    if wrong == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    }
 }
