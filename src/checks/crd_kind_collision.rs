@@ -22,6 +22,9 @@
 //!   or the plural, singular or a short name of a CRD of another group. Built-in short names
 //!   (`po`, `svc`, `deploy`) are not in k8s-openapi and are not checked.
 //!
+//! Kinds compare exactly, as Helm and the API server compare them; names are lowercase by API
+//! validation and compare exactly too.
+//!
 //! A built-in resource or CRD in the same group as the CRD never counts: the API server itself
 //! refuses conflicting names inside one group. Groups listed together in `allowedGroupSets` may
 //! share kinds and names; a kind in `allowedKinds` may be served by any number of groups, and
@@ -465,7 +468,9 @@ fn builtin_findings(
                     label: label.clone(),
                 });
         }
-        if !own.is_empty() && !(same_kind && kind_allowed) {
+        // Two resources of an allowed kind may share the names that come with it.
+        let names_exempt = same_kind && kind_allowed;
+        if !own.is_empty() && !names_exempt {
             let singular = resource.kind.to_ascii_lowercase();
             findings.clash_names(
                 own,
@@ -1026,6 +1031,21 @@ mod tests {
             ),
             "{verdict:?}"
         );
+    }
+
+    #[test]
+    fn kinds_compare_exactly_names_still_collide() {
+        let object = crd("cpln.io", "deployment", "deployments", &[]);
+        let verdict = decide(
+            &request("CREATE", &object),
+            json!({}),
+            &StaticCluster::default(),
+        );
+        assert!(verdict.accepted, "{verdict:?}");
+        assert_eq!(verdict.warnings.len(), 1, "{verdict:?}");
+        assert!(verdict.warnings[0].contains(
+            "spec.names.singular \"deployment\" is the singular of built-in deployments.apps"
+        ));
     }
 
     #[test]
