@@ -304,7 +304,7 @@ struct Findings {
 }
 
 impl Findings {
-    /// Records the names of a resource of `group` (whose kind is `kind`) that clash with `own`.
+    /// Records which of `own` equal one of `others` (name, role) of resource `other` in `group`.
     fn clash_names(
         &mut self,
         own: &[OwnName<'_>],
