@@ -1,6 +1,7 @@
 //! Generates `$OUT_DIR/k8s_tables.rs` from k8s-openapi, so no Kubernetes fact is typed by hand:
 //! - `BUILTIN_RESOURCES`: every built-in resource of the newest Kubernetes version k8s-openapi
-//!   knows (group, version, kind, plural), read from the crate's `impl Resource` blocks;
+//!   knows (group, version, kind, plural, and whether it is only a subresource), read from the
+//!   crate's `impl Resource` blocks;
 //! - `OBJECT_TYPES`: the field graph of `CustomResourceDefinition` (every object type reachable
 //!   from it, its JSON fields and their shapes), read from k8s-openapi's JSON schemas.
 
@@ -25,8 +26,8 @@ fn main() {
     for r in &resources {
         writeln!(
             code,
-            "    BuiltinResource {{ group: {:?}, version: {:?}, kind: {:?}, plural: {:?} }},",
-            r.0, r.1, r.2, r.3
+            "    BuiltinResource {{ group: {:?}, version: {:?}, kind: {:?}, plural: {:?}, subresource: {:?} }},",
+            r.0, r.1, r.2, r.3, r.4
         )
         .unwrap();
     }
@@ -80,7 +81,8 @@ fn k8s_openapi_source() -> PathBuf {
     manifest_path.parent().expect("package dir").join("src")
 }
 
-type Resource = (String, String, String, String);
+/// Group, version, kind, plural, and whether k8s-openapi marks it `SubResourceScope`.
+type Resource = (String, String, String, String, bool);
 
 /// Parses every `impl crate::Resource for X { ... }` of the newest `v1_*` module.
 fn builtin_resources(source: &Path) -> (String, Vec<Resource>) {
@@ -117,7 +119,8 @@ fn builtin_resources(source: &Path) -> (String, Vec<Resource>) {
                 field("KIND"),
                 field("URL_PATH_SEGMENT"),
             ) {
-                resources.insert((kind, group, version, plural));
+                let subresource = body.contains("type Scope = crate::SubResourceScope;");
+                resources.insert((kind, group, version, plural, subresource));
             }
         }
     }
@@ -125,7 +128,7 @@ fn builtin_resources(source: &Path) -> (String, Vec<Resource>) {
         resources.len() > 50,
         "too few built-in resources parsed from k8s-openapi"
     );
-    let list = resources.into_iter().map(|(k, g, v, p)| (g, v, k, p)).collect();
+    let list = resources.into_iter().map(|(k, g, v, p, s)| (g, v, k, p, s)).collect();
     (format!("1.{}", newest.0), list)
 }
 

@@ -9,8 +9,12 @@ pub struct BuiltinResource {
     pub version: &'static str,
     /// Kind.
     pub kind: &'static str,
-    /// Plural resource name (URL path segment).
+    /// Plural resource name (URL path segment); empty for discovery documents such as
+    /// `APIGroup`, which are kinds but not resources.
     pub plural: &'static str,
+    /// True for kinds served only as a subresource of another resource (`Scale`, `Status`,
+    /// `TokenRequest`, policy's `Eviction`): they have no endpoint of their own to list or name.
+    pub subresource: bool,
 }
 
 /// How a field holds its value.
@@ -77,6 +81,14 @@ mod tests {
         assert!(builtin_kinds("Deployment").any(|r| r.group == "apps"));
         assert!(builtin_kinds("CustomResourceDefinition").any(|r| r.group == "apiextensions.k8s.io"));
         assert!(KUBERNETES_VERSION.starts_with("1."));
+    }
+
+    #[test]
+    fn subresource_kinds_are_marked() {
+        assert!(builtin_kinds("Scale").all(|r| r.subresource));
+        assert!(builtin_kinds("TokenRequest").all(|r| r.subresource));
+        assert!(builtin_kinds("Deployment").all(|r| !r.subresource));
+        assert!(builtin_kinds("Eviction").any(|r| r.group == "policy" && r.subresource));
     }
 
     #[test]

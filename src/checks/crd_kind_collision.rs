@@ -1,15 +1,168 @@
-//! crd-kind-collision (scaffold: to be replaced by the check's implementation).
+//! crd-kind-collision: refuses a CustomResourceDefinition whose kind, or one of whose names,
+//! another API group already serves.
+//!
+//! Kubernetes lets two groups serve the same kind, but tools that match objects by kind and
+//! name without their group mix them up. Helm before 3.17.1 matched a release's resources that
+//! way: after `helm uninstall` kept two `Shirt` objects of different groups
+//! (`helm.sh/resource-policy: keep`), `helm install` failed with
+//! `cannot patch "shirt" with kind Shirt: shirts.stable.example.com "shirt" is invalid:
+//! metadata.resourceVersion: Invalid value: 0x0: must be specified for an update` (Helm issue
+//! 13582). kubectl and other tools that resolve a kind or a resource name to one resource become
+//! ambiguous the same way.
+//!
+//! What is checked, on CREATE and UPDATE of a CRD (background audit included):
+//! - **built-in kinds**: `spec.names.kind` equals the kind of a built-in resource of another
+//!   group, from [`BUILTIN_RESOURCES`] (generated from k8s-openapi; kinds served only as a
+//!   subresource, such as `Scale`, and discovery documents such as `APIGroup` are not resources
+//!   and do not count);
+//! - **CRD kinds**: `spec.names.kind` equals the kind of a CRD of another `spec.group` listed
+//!   from the cluster (the CRD's own earlier state, same `metadata.name`, is skipped);
+//! - **names**: `spec.names.plural`, `spec.names.singular` or a `spec.names.shortNames` entry
+//!   equals the plural or singular (the lowercase kind) of a built-in resource of another group,
+//!   or the plural, singular or a short name of a CRD of another group. Built-in short names
+//!   (`po`, `svc`, `deploy`) are not in k8s-openapi and are not checked.
+//!
+//! Kinds compare exactly, as Helm and the API server compare them; names are lowercase by API
+//! validation and compare exactly too.
+//!
+//! A built-in resource or CRD in the same group as the CRD never counts: the API server itself
+//! refuses conflicting names inside one group. Groups listed together in `allowedGroupSets` may
+//! share kinds and names; a kind in `allowedKinds` may be served by any number of groups, and
+//! the names two resources of that kind share are then allowed too.
+//!
+//! The cluster's CRDs are listed once per request (`list_resources_all`), and only for a request
+//! the check applies to and only when something needs them. When the list cannot be read, the
+//! request is rejected (code 500, `onLookupFailure: reject`) or accepted with a warning
+//! (`onLookupFailure: accept`); built-in collisions are still checked either way.
+//!
+//! Input rules:
+//! - requests outside the CRD rule (other resources, subresources such as `status`, DELETE)
+//!   are accepted without reading the object;
+//! - an object that is missing or not a readable CRD (wrong field types) is rejected with
+//!   code 400;
+//! - a CRD without `spec.group` or `spec.names.kind` is accepted without a lookup: it serves no
+//!   kind, and the API server refuses it itself;
+//! - a listed item that is not a readable CRD makes the whole lookup count as failed.
 
 use crate::admission::{Request, Verdict};
 use crate::check::Check;
 use crate::cluster::Cluster;
-use crate::rules::{CRD_RULE, Rule};
+use crate::generated::BUILTIN_RESOURCES;
+use crate::k8s::Crd;
+use crate::rules::{self, CRD_RULE, Rule};
+use crate::settings::{Action, RejectOrWarn};
+use crate::text::{join_and, quote};
 use serde::Deserialize;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// API version of the CRDs the check lists.
+const CRD_API_VERSION: &str = "apiextensions.k8s.io/v1";
+/// Kind the check lists.
+const CRD_KIND: &str = "CustomResourceDefinition";
+/// How settings and messages write the core group, whose real name is `""`.
+const CORE: &str = "core";
+
+/// What to do when the cluster's CRDs cannot be listed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum OnLookupFailure {
+    /// Reject the request: what cannot be checked is not admitted (fail closed).
+    #[default]
+    Reject,
+    /// Accept the request with a warning saying the lookup failed.
+    Accept,
+}
 
 /// Settings of the crd-kind-collision check.
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Deserialize)]
 #[serde(default, deny_unknown_fields, rename_all = "camelCase")]
-pub struct Settings {}
+pub struct Settings {
+    /// A kind that a built-in resource of another group has: `reject` (default) or `warn`.
+    pub builtin_collisions: RejectOrWarn,
+    /// A kind that a CRD of another group has: `reject` (default) or `warn`.
+    pub crd_collisions: RejectOrWarn,
+    /// A plural, singular or short name another group's resource uses: `warn` (default),
+    /// `reject` or `ignore`.
+    pub name_collisions: Action,
+    /// Sets of groups allowed to share kinds and names, e.g.
+    /// `[["networking.istio.io", "gateway.networking.k8s.io"]]`; the core group is written
+    /// `core`. A set may also be one comma-separated string (what the Rancher UI form writes).
+    /// Default: none.
+    pub allowed_group_sets: Vec<GroupSet>,
+    /// Kinds any number of groups may serve, e.g. `["Gateway"]`. Default: none.
+    pub allowed_kinds: Vec<String>,
+    /// When the cluster's CRDs cannot be listed: `reject` (default) or `accept` with a warning.
+    pub on_lookup_failure: OnLookupFailure,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            builtin_collisions: RejectOrWarn::Reject,
+            crd_collisions: RejectOrWarn::Reject,
+            name_collisions: Action::Warn,
+            allowed_group_sets: Vec::new(),
+            allowed_kinds: Vec::new(),
+            on_lookup_failure: OnLookupFailure::Reject,
+        }
+    }
+}
+
+impl Settings {
+    /// Whether `a` and `b` (real group names, `""` for core) appear together in a group set.
+    fn allowed_pair(&self, a: &str, b: &str) -> bool {
+        self.allowed_group_sets.iter().any(|set| {
+            let has = |group: &str| set.0.iter().any(|entry| real_group(entry) == group);
+            has(a) && has(b)
+        })
+    }
+
+    /// Whether `kind` may be served by several groups.
+    fn allowed_kind(&self, kind: &str) -> bool {
+        self.allowed_kinds.iter().any(|k| k == kind)
+    }
+}
+
+/// One entry of `allowedGroupSets`: a list of groups, read from a JSON list or from one
+/// comma-separated string.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct GroupSet(pub Vec<String>);
+
+impl<'de> Deserialize<'de> for GroupSet {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Visitor;
+        impl<'de> serde::de::Visitor<'de> for Visitor {
+            type Value = GroupSet;
+
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a list of API groups, or one string of groups separated by commas")
+            }
+
+            fn visit_str<E: serde::de::Error>(self, text: &str) -> Result<GroupSet, E> {
+                Ok(GroupSet(text.split(',').map(|g| g.trim().to_string()).collect()))
+            }
+
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<GroupSet, A::Error> {
+                let mut groups = Vec::new();
+                while let Some(group) = seq.next_element::<String>()? {
+                    groups.push(group);
+                }
+                Ok(GroupSet(groups))
+            }
+        }
+        deserializer.deserialize_any(Visitor)
+    }
+}
+
+/// The group a settings entry names: `core` is the core group `""`.
+fn real_group(entry: &str) -> &str {
+    if entry == CORE { "" } else { entry }
+}
+
+/// How messages and settings write a group.
+fn group_label(group: &str) -> &str {
+    if group.is_empty() { CORE } else { group }
+}
 
 /// The crd-kind-collision check.
 pub struct CrdKindCollision;
@@ -20,7 +173,797 @@ impl Check for CrdKindCollision {
     const SETTINGS_KEY: &'static str = "crdKindCollision";
     const RULES: &'static [Rule] = &[CRD_RULE];
 
-    fn validate(_request: &Request<'_>, _settings: &Settings, _cluster: &dyn Cluster) -> Verdict {
-        Verdict::accept()
+    fn validate_settings(settings: &Settings) -> Result<(), String> {
+        for (i, set) in settings.allowed_group_sets.iter().enumerate() {
+            let mut seen = BTreeSet::new();
+            for (j, group) in set.0.iter().enumerate() {
+                if group.is_empty() {
+                    return Err(format!(
+                        "`allowedGroupSets[{i}][{j}]` is empty: name an API group, and write the core group as \"core\""
+                    ));
+                }
+                if !is_group_name(group) {
+                    return Err(format!(
+                        "`allowedGroupSets[{i}][{j}]` {} is not an API group name: groups are lowercase DNS names such as \"gateway.networking.k8s.io\" (the core group is \"core\")",
+                        quote(group)
+                    ));
+                }
+                if !seen.insert(group.as_str()) {
+                    return Err(format!("`allowedGroupSets[{i}]` lists {} twice", quote(group)));
+                }
+            }
+            if seen.len() < 2 {
+                return Err(format!(
+                    "`allowedGroupSets[{i}]` needs at least two different groups, the groups allowed to share kinds and names, e.g. [\"networking.istio.io\", \"gateway.networking.k8s.io\"]"
+                ));
+            }
+        }
+        let mut seen = BTreeSet::new();
+        for (i, kind) in settings.allowed_kinds.iter().enumerate() {
+            if !is_kind_name(kind) {
+                return Err(format!(
+                    "`allowedKinds[{i}]` {} is not a kind: kinds are written as in spec.names.kind, e.g. \"Gateway\"",
+                    quote(kind)
+                ));
+            }
+            if !seen.insert(kind.as_str()) {
+                return Err(format!("`allowedKinds` lists {} twice", quote(kind)));
+            }
+        }
+        Ok(())
+    }
+
+    fn validate(request: &Request<'_>, settings: &Settings, cluster: &dyn Cluster) -> Verdict {
+        if !rules::any_matches(Self::RULES, request) {
+            return Verdict::accept();
+        }
+        let crd = match request.object_as::<Crd>() {
+            Ok(Some(crd)) => crd,
+            Ok(None) => {
+                return Verdict::reject_with_code("the request carries no CustomResourceDefinition object", 400);
+            }
+            Err(message) => return Verdict::reject_with_code(message, 400),
+        };
+        evaluate(&crd, request.name.as_deref().unwrap_or(""), settings, cluster)
+    }
+}
+
+/// A lowercase DNS name (`a-z`, `0-9`, `-`, `.`), or `core`.
+fn is_group_name(group: &str) -> bool {
+    group.len() <= 253
+        && group.starts_with(|c: char| c.is_ascii_lowercase() || c.is_ascii_digit())
+        && group
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '.')
+}
+
+/// Letters and digits, starting with a letter, as Kubernetes kinds are.
+fn is_kind_name(kind: &str) -> bool {
+    kind.len() <= 63
+        && kind.starts_with(|c: char| c.is_ascii_alphabetic())
+        && kind.chars().all(|c| c.is_ascii_alphanumeric())
+}
+
+/// One of the CRD's own names and where it is written.
+struct OwnName<'a> {
+    /// Field path, e.g. `spec.names.shortNames[0]`.
+    path: String,
+    /// The name.
+    value: &'a str,
+}
+
+/// Another resource that already serves the CRD's kind, in one group.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+struct Server {
+    /// Whether it is a built-in resource (otherwise a CRD).
+    builtin: bool,
+    /// How the message names it, e.g. `built-in deployments.apps`.
+    label: String,
+}
+
+/// One of the CRD's names that another group's resource uses too.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+struct NameClash {
+    /// Position of the CRD's own name (plural, singular, short names in order).
+    position: usize,
+    /// Field path of the CRD's own name.
+    path: String,
+    /// The name.
+    value: String,
+    /// The other resource, as the message names it.
+    other: String,
+    /// What the name is for the other resource: `plural`, `singular` or `short name`.
+    role: &'static str,
+    /// The other resource's group.
+    group: String,
+}
+
+/// What the check found about one CRD.
+#[derive(Debug, Default)]
+struct Findings {
+    /// Group (real name) -> what serves the kind there.
+    kind: BTreeMap<String, BTreeSet<Server>>,
+    /// Names used by other groups, in the order of the CRD's own names.
+    names: BTreeSet<NameClash>,
+}
+
+impl Findings {
+    /// Records which of `own` equal one of `others` (name, role) of resource `other` in `group`.
+    fn clash_names(&mut self, own: &[OwnName<'_>], others: &[(&str, &'static str)], other: &str, group: &str) {
+        for (position, name) in own.iter().enumerate() {
+            for (value, role) in others {
+                if !value.is_empty() && *value == name.value {
+                    self.names.insert(NameClash {
+                        position,
+                        path: name.path.clone(),
+                        value: name.value.to_string(),
+                        other: other.to_string(),
+                        role,
+                        group: group.to_string(),
+                    });
+                }
+            }
+        }
+    }
+}
+
+/// Decides one CRD: built-in collisions first, then (when needed) the cluster's CRDs.
+fn evaluate(crd: &Crd, request_name: &str, settings: &Settings, cluster: &dyn Cluster) -> Verdict {
+    let group = crd.spec.group.as_str();
+    let names = &crd.spec.names;
+    let kind = names.kind.as_str();
+    if group.is_empty() || kind.is_empty() {
+        return Verdict::accept();
+    }
+    let name = if !crd.metadata.name.is_empty() {
+        crd.metadata.name.clone()
+    } else if !request_name.is_empty() {
+        request_name.to_string()
+    } else {
+        format!("{}.{group}", names.plural)
+    };
+    let kind_allowed = settings.allowed_kind(kind);
+    let check_names = settings.name_collisions != Action::Ignore;
+    if kind_allowed && !check_names {
+        return Verdict::accept();
+    }
+
+    let lowercase_kind = kind.to_ascii_lowercase();
+    let mut own = Vec::new();
+    if check_names {
+        own.push(OwnName {
+            path: "spec.names.plural".into(),
+            value: names.plural.as_str(),
+        });
+        if names.singular.is_empty() {
+            own.push(OwnName {
+                path: "spec.names.singular (defaulted from spec.names.kind)".into(),
+                value: lowercase_kind.as_str(),
+            });
+        } else {
+            own.push(OwnName {
+                path: "spec.names.singular".into(),
+                value: names.singular.as_str(),
+            });
+        }
+        for (i, short) in names.short_names.iter().enumerate() {
+            own.push(OwnName {
+                path: format!("spec.names.shortNames[{i}]"),
+                value: short.as_str(),
+            });
+        }
+        own.retain(|n| !n.value.is_empty());
+    }
+
+    let mut findings = Findings::default();
+    builtin_findings(group, kind, &own, settings, &mut findings);
+
+    let lookup_error = match list_crds(cluster) {
+        Ok(listed) => {
+            for other in &listed {
+                crd_findings(&name, group, kind, &own, other, settings, &mut findings);
+            }
+            None
+        }
+        Err(error) => Some(error),
+    };
+
+    let mut rejections = Vec::new();
+    let mut warnings = Vec::new();
+    if let Some(action) = kind_action(&findings, settings) {
+        let text = kind_message(&name, group, kind, &findings);
+        match action {
+            RejectOrWarn::Reject => rejections.push(text),
+            RejectOrWarn::Warn => warnings.push(text),
+        }
+    }
+    if !findings.names.is_empty() {
+        let text = names_message(&name, group, names.plural.as_str(), &findings.names);
+        match settings.name_collisions {
+            Action::Reject => rejections.push(text),
+            Action::Warn => warnings.push(text),
+            Action::Ignore => {}
+        }
+    }
+    let mut code = None;
+    if let Some(error) = lookup_error {
+        match settings.on_lookup_failure {
+            OnLookupFailure::Reject => {
+                if rejections.is_empty() {
+                    code = Some(500);
+                }
+                rejections.push(format!(
+                    "cannot check CustomResourceDefinition {name} against the cluster's other CustomResourceDefinitions: listing {CRD_KIND} in {CRD_API_VERSION} failed: {error}. The policy rejects what it cannot check (onLookupFailure: reject). Fix: let the policy list CustomResourceDefinitions (its metadata.yml declares them in contextAwareResources; the policy-server's service account needs RBAC permission to list customresourcedefinitions.apiextensions.k8s.io; kwctl needs --allow-context-aware), or set {{\"onLookupFailure\":\"accept\"}} to accept with a warning instead."
+                ));
+            }
+            OnLookupFailure::Accept => warnings.push(format!(
+                "CustomResourceDefinition {name} was not checked against the cluster's other CustomResourceDefinitions: listing {CRD_KIND} in {CRD_API_VERSION} failed: {error}. Accepted because onLookupFailure is accept; only built-in kinds and names were checked. Fix: let the policy list CustomResourceDefinitions (contextAwareResources in its metadata.yml, RBAC to list customresourcedefinitions.apiextensions.k8s.io)."
+            )),
+        }
+    }
+    if rejections.is_empty() {
+        return Verdict::accept().with_warnings(warnings);
+    }
+    let message = rejections.join(" ");
+    let verdict = match code {
+        Some(code) => Verdict::reject_with_code(message, code),
+        None => Verdict::reject(message),
+    };
+    verdict.with_warnings(warnings)
+}
+
+/// Collisions with the built-in resources of other groups.
+fn builtin_findings(group: &str, kind: &str, own: &[OwnName<'_>], settings: &Settings, findings: &mut Findings) {
+    let kind_allowed = settings.allowed_kind(kind);
+    for resource in BUILTIN_RESOURCES {
+        // Subresource kinds and discovery documents have no endpoint of their own.
+        if resource.subresource || resource.plural.is_empty() {
+            continue;
+        }
+        if resource.group == group || settings.allowed_pair(group, resource.group) {
+            continue;
+        }
+        let qualified = if resource.group.is_empty() {
+            resource.plural.to_string()
+        } else {
+            format!("{}.{}", resource.plural, resource.group)
+        };
+        let label = format!("built-in {qualified}");
+        let same_kind = resource.kind == kind;
+        if same_kind && !kind_allowed {
+            findings
+                .kind
+                .entry(resource.group.to_string())
+                .or_default()
+                .insert(Server {
+                    builtin: true,
+                    label: label.clone(),
+                });
+        }
+        // Two resources of an allowed kind may share the names that come with it.
+        let names_exempt = same_kind && kind_allowed;
+        if !own.is_empty() && !names_exempt {
+            let singular = resource.kind.to_ascii_lowercase();
+            findings.clash_names(
+                own,
+                &[(resource.plural, "plural"), (singular.as_str(), "singular")],
+                &label,
+                resource.group,
+            );
+        }
+    }
+}
+
+/// Collisions with one CRD listed from the cluster.
+fn crd_findings(
+    name: &str,
+    group: &str,
+    kind: &str,
+    own: &[OwnName<'_>],
+    other: &Crd,
+    settings: &Settings,
+    findings: &mut Findings,
+) {
+    let other_group = other.spec.group.as_str();
+    if other.metadata.name == name || other_group == group || settings.allowed_pair(group, other_group) {
+        return;
+    }
+    let kind_allowed = settings.allowed_kind(kind);
+    let other_names = &other.spec.names;
+    let same_kind = other_names.kind == kind;
+    let label = format!("CustomResourceDefinition {}", other.metadata.name);
+    if same_kind && !kind_allowed {
+        findings
+            .kind
+            .entry(other_group.to_string())
+            .or_default()
+            .insert(Server {
+                builtin: false,
+                label: label.clone(),
+            });
+    }
+    if own.is_empty() || (same_kind && kind_allowed) {
+        return;
+    }
+    let lowercase_kind = other_names.kind.to_ascii_lowercase();
+    let singular = if other_names.singular.is_empty() {
+        lowercase_kind.as_str()
+    } else {
+        other_names.singular.as_str()
+    };
+    let mut others = vec![(other_names.plural.as_str(), "plural"), (singular, "singular")];
+    others.extend(other_names.short_names.iter().map(|s| (s.as_str(), "short name")));
+    findings.clash_names(own, &others, &label, other_group);
+}
+
+/// Lists the cluster's CRDs, each read as the minimal [`Crd`] view.
+fn list_crds(cluster: &dyn Cluster) -> Result<Vec<Crd>, String> {
+    let items = cluster.list_all(CRD_API_VERSION, CRD_KIND)?;
+    items
+        .iter()
+        .enumerate()
+        .map(|(i, item)| {
+            Crd::deserialize(item)
+                .map_err(|e| format!("item {i} of the list is not a readable CustomResourceDefinition: {e}"))
+        })
+        .collect()
+}
+
+/// The action for the kind finding: the strictest among the kinds of servers found.
+fn kind_action(findings: &Findings, settings: &Settings) -> Option<RejectOrWarn> {
+    let servers = findings.kind.values().flatten();
+    let mut action = None;
+    for server in servers {
+        let this = if server.builtin {
+            settings.builtin_collisions
+        } else {
+            settings.crd_collisions
+        };
+        if this == RejectOrWarn::Reject {
+            return Some(RejectOrWarn::Reject);
+        }
+        action = Some(this);
+    }
+    action
+}
+
+/// The settings that would allow `group` to share with `others`, as JSON.
+fn allowance(group: &str, others: impl IntoIterator<Item = String>) -> String {
+    let mut set: BTreeSet<String> = others.into_iter().collect();
+    set.insert(group_label(group).to_string());
+    serde_json::json!({ "allowedGroupSets": [set] }).to_string()
+}
+
+fn kind_message(name: &str, group: &str, kind: &str, findings: &Findings) -> String {
+    let servers: Vec<String> = findings
+        .kind
+        .iter()
+        .map(|(other, servers)| {
+            let labels: Vec<&str> = servers.iter().map(|s| s.label.as_str()).collect();
+            format!("{} ({})", group_label(other), labels.join(", "))
+        })
+        .collect();
+    let groups = findings.kind.keys().map(|g| group_label(g).to_string());
+    let by_groups = allowance(group, groups);
+    let by_kind = serde_json::json!({ "allowedKinds": [kind] }).to_string();
+    let noun = if servers.len() == 1 {
+        "another API group"
+    } else {
+        "other API groups"
+    };
+    format!(
+        "CustomResourceDefinition {name} serves kind {kind} (spec.names.kind) in group {}, but {noun} already serve{} that kind: {}. Tools that match objects by kind and name without their group mix such kinds up: Helm before 3.17.1 cannot reinstall a release that kept objects of these kinds (helm.sh/resource-policy: keep) and fails with `cannot patch \"<name>\" with kind {kind}: ... metadata.resourceVersion: Invalid value: 0x0: must be specified for an update`, and kubectl and other tools that resolve resources by kind become ambiguous. Fix: give the resource a kind no other group serves (spec.names.kind), or, if the groups are meant to share it, allow it in the policy settings: {by_groups} or {by_kind}.",
+        group_label(group),
+        if servers.len() == 1 { "s" } else { "" },
+        join_and(&servers)
+    )
+}
+
+fn names_message(name: &str, group: &str, plural: &str, clashes: &BTreeSet<NameClash>) -> String {
+    let items: Vec<String> = clashes
+        .iter()
+        .map(|c| {
+            let article = if c.role == "short name" { "a" } else { "the" };
+            format!(
+                "{} {} is {article} {} of {} (group {})",
+                c.path,
+                quote(&c.value),
+                c.role,
+                c.other,
+                group_label(&c.group)
+            )
+        })
+        .collect();
+    let first = clashes.iter().next().map(|c| c.value.as_str()).unwrap_or(plural);
+    let by_groups = allowance(group, clashes.iter().map(|c| group_label(&c.group).to_string()));
+    let qualified = if plural.is_empty() {
+        name.to_string()
+    } else {
+        format!("{plural}.{group}")
+    };
+    format!(
+        "CustomResourceDefinition {name} uses names another API group already uses: {}. kubectl resolves such a name to only one of the resources, so `kubectl get {first}` may show or change the other group's objects. Fix: choose names no other group uses (rename or remove the entries above), address the resource by its full name (`kubectl get {qualified}`), or, if the groups are meant to share names, allow them in the policy settings: {by_groups}.",
+        items.join("; ")
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::check;
+    use crate::cluster::StaticCluster;
+    use serde_json::{Value, json};
+    use std::cell::Cell;
+
+    /// A cluster that counts its lookups and answers from a fixed list.
+    struct Counting {
+        calls: Cell<usize>,
+        answer: Result<Vec<Value>, String>,
+    }
+
+    impl Counting {
+        fn new(answer: Result<Vec<Value>, String>) -> Self {
+            Counting {
+                calls: Cell::new(0),
+                answer,
+            }
+        }
+    }
+
+    impl Cluster for Counting {
+        fn list_all(&self, api_version: &str, kind: &str) -> Result<Vec<Value>, String> {
+            assert_eq!((api_version, kind), (CRD_API_VERSION, CRD_KIND));
+            self.calls.set(self.calls.get() + 1);
+            self.answer.clone()
+        }
+    }
+
+    fn crd(group: &str, kind: &str, plural: &str, short: &[&str]) -> Value {
+        json!({
+            "apiVersion": "apiextensions.k8s.io/v1",
+            "kind": "CustomResourceDefinition",
+            "metadata": {"name": format!("{plural}.{group}")},
+            "spec": {
+                "group": group,
+                "scope": "Namespaced",
+                "names": {
+                    "kind": kind,
+                    "listKind": format!("{kind}List"),
+                    "plural": plural,
+                    "singular": kind.to_ascii_lowercase(),
+                    "shortNames": short,
+                },
+                "versions": [{"name": "v1", "served": true, "storage": true}],
+            },
+        })
+    }
+
+    fn request(operation: &str, object: &Value) -> Value {
+        json!({
+            "uid": "1",
+            "kind": {"group": "apiextensions.k8s.io", "version": "v1", "kind": "CustomResourceDefinition"},
+            "resource": {"group": "apiextensions.k8s.io", "version": "v1", "resource": "customresourcedefinitions"},
+            "name": object["metadata"]["name"],
+            "operation": operation,
+            "object": object,
+        })
+    }
+
+    fn decide(request: &Value, settings: Value, cluster: &dyn Cluster) -> Verdict {
+        let payload = json!({"request": request, "settings": settings}).to_string();
+        check::decide::<CrdKindCollision>(payload.as_bytes(), cluster)
+    }
+
+    fn settings_error(settings: Value) -> String {
+        check::parse_settings::<CrdKindCollision>(Some(&settings.to_string())).unwrap_err()
+    }
+
+    #[test]
+    fn defaults() {
+        let s = check::parse_settings::<CrdKindCollision>(Some("{}")).unwrap();
+        assert_eq!(s.builtin_collisions, RejectOrWarn::Reject);
+        assert_eq!(s.crd_collisions, RejectOrWarn::Reject);
+        assert_eq!(s.name_collisions, Action::Warn);
+        assert_eq!(s.on_lookup_failure, OnLookupFailure::Reject);
+        assert!(s.allowed_group_sets.is_empty() && s.allowed_kinds.is_empty());
+    }
+
+    #[test]
+    fn settings_are_validated() {
+        let err = settings_error(json!({"allowedGroupSets": [["a.example.com"]]}));
+        assert!(err.contains("`allowedGroupSets[0]` needs at least two"), "{err}");
+        let err = settings_error(json!({"allowedGroupSets": [["a.example.com", "a.example.com"]]}));
+        assert!(err.contains("lists \"a.example.com\" twice"), "{err}");
+        let err = settings_error(json!({"allowedGroupSets": [["a.example.com", ""]]}));
+        assert!(err.contains("`allowedGroupSets[0][1]` is empty"), "{err}");
+        let err = settings_error(json!({"allowedGroupSets": [["a.example.com", "B.example.com"]]}));
+        assert!(err.contains("is not an API group name"), "{err}");
+        let err = settings_error(json!({"allowedKinds": ["Gateway", "Gateway"]}));
+        assert!(err.contains("lists \"Gateway\" twice"), "{err}");
+        let err = settings_error(json!({"allowedKinds": ["gate way"]}));
+        assert!(err.contains("`allowedKinds[0]`"), "{err}");
+        let err = settings_error(json!({"nameCollisions": "block"}));
+        assert!(err.starts_with("`nameCollisions`"), "{err}");
+        let err = settings_error(json!({"builtinCollisions": "ignore"}));
+        assert!(err.starts_with("`builtinCollisions`"), "{err}");
+        let err = settings_error(json!({"allowedGroup": []}));
+        assert!(err.contains("unknown field `allowedGroup`"), "{err}");
+    }
+
+    #[test]
+    fn group_sets_read_lists_and_comma_separated_strings() {
+        let settings = json!({"allowedGroupSets": [["core", "serving.knative.dev"], " a.example.com ,b.example.com"]});
+        let s = check::parse_settings::<CrdKindCollision>(Some(&settings.to_string())).unwrap();
+        assert_eq!(
+            s.allowed_group_sets[1],
+            GroupSet(vec!["a.example.com".into(), "b.example.com".into()])
+        );
+        assert!(s.allowed_pair("", "serving.knative.dev"));
+        assert!(s.allowed_pair("b.example.com", "a.example.com"));
+        assert!(!s.allowed_pair("a.example.com", "serving.knative.dev"));
+        let err = settings_error(json!({"allowedGroupSets": ["a.example.com,"]}));
+        assert!(err.contains("`allowedGroupSets[0][1]` is empty"), "{err}");
+        let err = settings_error(json!({"allowedGroupSets": [["a.example.com", 3]]}));
+        assert!(
+            err.starts_with("`allowedGroupSets[0][1]`: invalid type: integer"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn no_lookup_for_requests_the_check_does_not_apply_to() {
+        let cluster = Counting::new(Ok(Vec::new()));
+        let object = crd("stable.example.com", "Shirt", "shirts", &[]);
+        let mut status = request("UPDATE", &object);
+        status["subResource"] = json!("status");
+        assert!(decide(&status, json!({}), &cluster).accepted);
+        let delete = request("DELETE", &object);
+        assert!(decide(&delete, json!({}), &cluster).accepted);
+        let mut pod = request("CREATE", &json!({"metadata": {"name": "p"}, "spec": "not a CRD"}));
+        pod["resource"] = json!({"group": "", "version": "v1", "resource": "pods"});
+        assert!(decide(&pod, json!({}), &cluster).accepted);
+        assert_eq!(cluster.calls.get(), 0);
+    }
+
+    #[test]
+    fn one_lookup_per_request_and_none_when_nothing_needs_it() {
+        let cluster = Counting::new(Ok(Vec::new()));
+        let object = crd("stable.example.com", "Shirt", "shirts", &[]);
+        assert!(decide(&request("CREATE", &object), json!({}), &cluster).accepted);
+        assert_eq!(cluster.calls.get(), 1);
+        let settings = json!({"allowedKinds": ["Shirt"], "nameCollisions": "ignore"});
+        assert!(decide(&request("CREATE", &object), settings, &cluster).accepted);
+        assert_eq!(cluster.calls.get(), 1);
+    }
+
+    #[test]
+    fn builtin_in_the_same_group_is_not_another_group() {
+        let object = crd("apps", "Deployment", "deployments", &[]);
+        let verdict = decide(&request("CREATE", &object), json!({}), &StaticCluster::default());
+        assert!(verdict.accepted, "{verdict:?}");
+        assert!(verdict.warnings.is_empty(), "{verdict:?}");
+    }
+
+    #[test]
+    fn subresource_kinds_and_discovery_documents_are_not_resources() {
+        for (kind, plural) in [("Scale", "scales"), ("Status", "statuses"), ("APIGroup", "apigroups")] {
+            let object = crd("example.com", kind, plural, &["token", "scale"]);
+            let verdict = decide(&request("CREATE", &object), json!({}), &StaticCluster::default());
+            assert!(verdict.accepted && verdict.warnings.is_empty(), "{kind}: {verdict:?}");
+        }
+    }
+
+    #[test]
+    fn every_group_is_listed_sorted_whatever_the_list_order() {
+        let object = crd("example.com", "Event", "events", &[]);
+        let mut others = vec![
+            crd("z.example.org", "Event", "events", &[]),
+            crd("a.example.org", "Event", "events", &["ev"]),
+        ];
+        let first = decide(
+            &request("CREATE", &object),
+            json!({}),
+            &StaticCluster {
+                objects: others.clone(),
+            },
+        );
+        others.reverse();
+        let second = decide(
+            &request("CREATE", &object),
+            json!({}),
+            &StaticCluster { objects: others },
+        );
+        assert_eq!(first, second);
+        let message = first.message.unwrap();
+        let order = [
+            "core (built-in events)",
+            "a.example.org (CustomResourceDefinition events.a.example.org)",
+            "events.k8s.io (built-in events.events.k8s.io)",
+            "z.example.org",
+        ];
+        let mut rest = message.as_str();
+        for part in order {
+            let i = rest
+                .find(part)
+                .unwrap_or_else(|| panic!("{part} missing or out of order in {message}"));
+            rest = &rest[i + part.len()..];
+        }
+        assert!(
+            message.contains(
+                r#"{"allowedGroupSets":[["a.example.org","core","events.k8s.io","example.com","z.example.org"]]}"#
+            ),
+            "{message}"
+        );
+    }
+
+    #[test]
+    fn core_in_a_group_set_allows_the_core_group() {
+        let object = crd("serving.knative.dev", "Service", "services", &["kservice", "ksvc"]);
+        let verdict = decide(&request("CREATE", &object), json!({}), &StaticCluster::default());
+        assert!(!verdict.accepted);
+        assert!(
+            verdict
+                .message
+                .as_deref()
+                .unwrap_or("")
+                .contains("core (built-in services)"),
+            "{verdict:?}"
+        );
+        let settings = json!({"allowedGroupSets": [["core", "serving.knative.dev"]]});
+        let verdict = decide(&request("CREATE", &object), settings, &StaticCluster::default());
+        assert!(verdict.accepted && verdict.warnings.is_empty(), "{verdict:?}");
+    }
+
+    #[test]
+    fn allowed_kind_exempts_shared_names_of_that_kind_only() {
+        let object = crd("networking.istio.io", "Gateway", "gateways", &["gw"]);
+        let others = vec![
+            crd("gateway.networking.k8s.io", "Gateway", "gateways", &["gtw"]),
+            crd("gateway.solo.example", "GatewayPolicy", "gatewaypolicies", &["gw"]),
+        ];
+        let settings = json!({"allowedKinds": ["Gateway"]});
+        let verdict = decide(
+            &request("CREATE", &object),
+            settings,
+            &StaticCluster { objects: others },
+        );
+        assert!(verdict.accepted, "{verdict:?}");
+        assert_eq!(verdict.warnings.len(), 1, "{verdict:?}");
+        let warning = &verdict.warnings[0];
+        assert!(warning.contains("spec.names.shortNames[0] \"gw\" is a short name of CustomResourceDefinition gatewaypolicies.gateway.solo.example"), "{warning}");
+        assert!(!warning.contains("gateways.gateway.networking.k8s.io"), "{warning}");
+    }
+
+    #[test]
+    fn own_earlier_state_is_skipped() {
+        let object = crd("stable.example.com", "Shirt", "shirts", &["sh"]);
+        let verdict = decide(
+            &request("UPDATE", &object),
+            json!({}),
+            &StaticCluster {
+                objects: vec![object.clone()],
+            },
+        );
+        assert!(verdict.accepted && verdict.warnings.is_empty(), "{verdict:?}");
+    }
+
+    #[test]
+    fn unreadable_list_item_is_a_lookup_failure() {
+        let object = crd("stable.example.com", "Shirt", "shirts", &[]);
+        let bad = json!({
+            "apiVersion": CRD_API_VERSION,
+            "kind": CRD_KIND,
+            "metadata": {"name": "x.example.com"},
+            "spec": {"names": {"shortNames": "x"}},
+        });
+        let verdict = decide(
+            &request("CREATE", &object),
+            json!({}),
+            &StaticCluster { objects: vec![bad] },
+        );
+        assert!(!verdict.accepted);
+        assert_eq!(verdict.code, Some(500));
+        assert!(
+            verdict
+                .message
+                .unwrap()
+                .contains("item 0 of the list is not a readable CustomResourceDefinition")
+        );
+    }
+
+    #[test]
+    fn builtin_findings_survive_a_failed_lookup() {
+        let object = crd("flux.local", "Deployment", "deployments", &[]);
+        let cluster = Counting::new(Err("forbidden".into()));
+        let verdict = decide(
+            &request("CREATE", &object),
+            json!({"onLookupFailure": "accept"}),
+            &cluster,
+        );
+        assert!(!verdict.accepted);
+        assert_eq!(verdict.code, None);
+        assert!(verdict.message.unwrap().contains("apps (built-in deployments.apps)"));
+        assert_eq!(verdict.warnings.len(), 2, "names and lookup: {:?}", verdict.warnings);
+        assert!(
+            verdict.warnings[1]
+                .contains("listing CustomResourceDefinition in apiextensions.k8s.io/v1 failed: forbidden")
+        );
+    }
+
+    #[test]
+    fn strictest_action_wins_for_the_kind() {
+        let object = crd("example.com", "Event", "events", &[]);
+        let others = vec![crd("a.example.org", "Event", "events", &[])];
+        let settings = json!({"builtinCollisions": "warn", "crdCollisions": "reject", "nameCollisions": "ignore"});
+        let verdict = decide(
+            &request("CREATE", &object),
+            settings,
+            &StaticCluster {
+                objects: others.clone(),
+            },
+        );
+        assert!(!verdict.accepted, "{verdict:?}");
+        let settings = json!({"builtinCollisions": "warn", "crdCollisions": "warn", "nameCollisions": "ignore"});
+        let verdict = decide(
+            &request("CREATE", &object),
+            settings,
+            &StaticCluster { objects: others },
+        );
+        assert!(verdict.accepted && verdict.warnings.len() == 1, "{verdict:?}");
+    }
+
+    #[test]
+    fn defaulted_singular_is_checked() {
+        let mut object = crd("example.com", "Widget", "widgets", &[]);
+        object["spec"]["names"]["singular"] = json!("");
+        let others = vec![crd("other.example.org", "Gadget", "gadgets", &["widget"])];
+        let verdict = decide(
+            &request("CREATE", &object),
+            json!({}),
+            &StaticCluster { objects: others },
+        );
+        assert!(verdict.accepted);
+        assert!(
+            verdict.warnings[0]
+                .contains("spec.names.singular (defaulted from spec.names.kind) \"widget\" is a short name"),
+            "{verdict:?}"
+        );
+    }
+
+    #[test]
+    fn kinds_compare_exactly_names_still_collide() {
+        let object = crd("cpln.io", "deployment", "deployments", &[]);
+        let verdict = decide(&request("CREATE", &object), json!({}), &StaticCluster::default());
+        assert!(verdict.accepted, "{verdict:?}");
+        assert_eq!(verdict.warnings.len(), 1, "{verdict:?}");
+        assert!(
+            verdict.warnings[0]
+                .contains("spec.names.singular \"deployment\" is the singular of built-in deployments.apps")
+        );
+    }
+
+    #[test]
+    fn malformed_objects_are_rejected_with_400() {
+        let mut req = request("CREATE", &crd("example.com", "Widget", "widgets", &[]));
+        req["object"]["spec"]["names"]["shortNames"] = json!("w");
+        let verdict = decide(&req, json!({}), &StaticCluster::default());
+        assert_eq!((verdict.accepted, verdict.code), (false, Some(400)));
+        req["object"] = Value::Null;
+        let verdict = decide(&req, json!({}), &StaticCluster::default());
+        assert_eq!((verdict.accepted, verdict.code), (false, Some(400)));
+    }
+
+    #[test]
+    fn crd_without_kind_or_group_is_left_to_the_api_server() {
+        let cluster = Counting::new(Ok(Vec::new()));
+        let mut object = crd("example.com", "Widget", "widgets", &[]);
+        object["spec"]["names"]["kind"] = json!("");
+        assert!(decide(&request("CREATE", &object), json!({}), &cluster).accepted);
+        assert_eq!(cluster.calls.get(), 0);
+    }
+
+    #[test]
+    fn fixtures() {
+        crate::testing::run_cases::<CrdKindCollision>()
     }
 }
