@@ -52,7 +52,7 @@
 //! tree) is therefore bounded by [`MAX_DEPTH`], whatever the input; serde_json's own limit of
 //! 128 levels is never reached. The schema depth is bounded by the same limit: each nested
 //! schema is at least one JSON level deeper than its parent (two through `properties`), so a
-//! schema nested about 45 properties deep under `openAPIV3Schema` is the deepest checked. The
+//! schema nested about 47 properties deep under `openAPIV3Schema` is the deepest checked. The
 //! deepest real CRDs nest about 27 JSON levels (the Prometheus operator's).
 
 use crate::admission::{Request, Verdict};
@@ -552,9 +552,17 @@ impl Walker<'_> {
         }
     }
 
+    /// A field's value; values of free-form types are not looked into, not even when cut off.
     fn field(&mut self, value: &Node, shape: Shape) {
+        let (Shape::One(name) | Shape::List(name) | Shape::Map(name)) = shape else {
+            return;
+        };
+        let checked =
+            name == "JSONSchemaProps" || object_type(name).is_some_and(|ty| ty.fields.is_some());
+        if !checked {
+            return;
+        }
         match (shape, value) {
-            (Shape::Scalar, _) => {}
             (_, Node::TooDeep) => self.too_deep(),
             (Shape::One(name), _) => self.descend(value, name),
             (Shape::List(name), Node::Array(items)) => {
@@ -1158,6 +1166,22 @@ mod tests {
         assert!(message.contains(&format!(
             "{ROOT}.x-kubernetes-patch-strategy (in the object)"
         )));
+    }
+
+    #[test]
+    fn free_form_values_are_not_read_even_when_cut_off() {
+        let mut walker = Walker {
+            allowed_keys: &[],
+            path: "metadata.managedFields[0].fieldsV1".into(),
+            name_start: 0,
+            findings: Vec::new(),
+        };
+        walker.field(&Node::TooDeep, Shape::One("FieldsV1"));
+        walker.field(&Node::TooDeep, Shape::Scalar);
+        assert!(walker.findings.is_empty());
+        walker.field(&Node::TooDeep, Shape::One("JSONSchemaProps"));
+        walker.field(&Node::TooDeep, Shape::List("ValidationRule"));
+        assert_eq!(walker.findings.len(), 2);
     }
 
     #[test]
