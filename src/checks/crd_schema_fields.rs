@@ -1,15 +1,111 @@
-//! crd-schema-fields (scaffold: to be replaced by the check's implementation).
+//! crd-schema-fields: catch CustomResourceDefinition fields the API server silently drops.
+//!
+//! The API server decodes a CRD into its Go types before anything else runs, and every key
+//! those types do not declare is dropped (with only a warning, unless the client asked for
+//! strict field validation). A manifest in Git that carries such keys (Kube-OVN's
+//! `x-kubernetes-patch-strategy` / `x-kubernetes-patch-merge-key` inside `openAPIV3Schema`)
+//! therefore never matches the live object, and ArgoCD shows the CRD OutOfSync forever.
+//!
+//! # What is checked
+//! - Every key of the CRD outside the schemas (metadata, spec, names, versions, subresources,
+//!   additionalPrinterColumns, selectableFields, conversion, status) against the fields of its
+//!   API type, taken from the table generated from k8s-openapi ([`crate::generated`]). Types
+//!   without declared fields (free-form values such as `status: {}` of the status subresource,
+//!   `fieldsV1` of managedFields) are not looked into.
+//! - Every JSONSchemaProps node of `spec.versions[*].schema.openAPIV3Schema` against the
+//!   JSONSchemaProps fields, following `properties`, `patternProperties`, `definitions`, the
+//!   schema values of `dependencies` (string arrays are fine), `items` (object or array form),
+//!   `additionalProperties` and `additionalItems` when they are schemas (booleans are fine),
+//!   `allOf`, `anyOf`, `oneOf` and `not`; `x-kubernetes-validations` items against
+//!   ValidationRule and `externalDocs` against ExternalDocumentation.
+//! - Where: the CRD in the request's `object` (offline, a manifest from Git) and, unless
+//!   `checkLastApplied` is false, the manifest recorded in the
+//!   `kubectl.kubernetes.io/last-applied-configuration` annotation, the only place the dropped
+//!   keys survive at admission. A finding at the same path in both is reported once, saying
+//!   both; findings come in the object's document order, then those only in last-applied in
+//!   its document order.
+//!
+//! Paths are in the API server's own warning form (`spec.versions[0].schema.openAPIV3Schema.
+//! properties.spec.x-kubernetes-patch-strategy`): object keys joined with `.` (a key with dots
+//! or odd characters inside `properties` is written plainly, as the API server does), list
+//! indexes as `[i]`.
+//!
+//! # Verdicts, by rule
+//! - Not a `CREATE` or `UPDATE` of an `apiextensions.k8s.io/v1` CustomResourceDefinition (or a
+//!   subresource request): accepted without reading the object.
+//! - No object (`null`): accepted. An object that is not a JSON object: rejected with code 400.
+//! - Findings: rejected (`action: reject`) with the number of findings, the first
+//!   `maxFindings` in order and "and N more"; or accepted with one warning per finding
+//!   (`action: warn`), capped the same way. Either way the audit annotation
+//!   `syncguard.io/crd-schema-fields-findings` carries the full count.
+//! - A last-applied annotation that is not JSON, does not hold an `apiextensions.k8s.io/v1`
+//!   CustomResourceDefinition, or names another object: a warning, and only the object is
+//!   checked.
+//! - Values of the wrong JSON type (a string where a list belongs, ...) are not findings: the
+//!   API server refuses them itself, loudly, so nothing drifts silently.
+//!
+//! # Hostile input
+//! The object (and the annotation) is read into a tree that stops at [`MAX_DEPTH`] levels of
+//! JSON nesting: a deeper value is skipped by serde_json's iterative skipper, never recursed
+//! into, and where the walk reaches such a cut-off value it reports a finding ("nesting deeper
+//! than 100 levels; not checked beyond"). Every recursion here (reading, walking, dropping the
+//! tree) is therefore bounded by [`MAX_DEPTH`], whatever the input; serde_json's own limit of
+//! 128 levels is never reached. The schema depth is bounded by the same limit: each nested
+//! schema is at least one JSON level deeper than its parent (two through `properties`), so a
+//! schema nested about 47 properties deep under `openAPIV3Schema` is the deepest checked. The
+//! deepest real CRDs nest about 27 JSON levels (the Prometheus operator's).
 
 use crate::admission::{Request, Verdict};
 use crate::check::Check;
 use crate::cluster::Cluster;
+use crate::generated::{Field, ObjectType, Shape, object_type};
 use crate::rules::{CRD_RULE, Rule};
+use crate::settings::RejectOrWarn;
+use crate::text::{edit_distance, quote};
 use serde::Deserialize;
+use serde::de::{DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use std::collections::BTreeMap;
+use std::fmt;
+
+/// The annotation in which client-side apply records the manifest it applied last.
+pub const LAST_APPLIED: &str = "kubectl.kubernetes.io/last-applied-configuration";
+
+/// The audit annotation carrying the number of findings.
+pub const FINDINGS_ANNOTATION: &str = "syncguard.io/crd-schema-fields-findings";
+
+/// Deepest JSON nesting read from the object or the annotation; deeper values are cut off.
+pub const MAX_DEPTH: usize = 100;
+
+/// The two keys Kube-OVN's CRDs carried: strategic-merge-patch markers of built-in types.
+const PATCH_KEYS: [&str; 2] = [
+    "x-kubernetes-patch-strategy",
+    "x-kubernetes-patch-merge-key",
+];
 
 /// Settings of the crd-schema-fields check.
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Deserialize)]
 #[serde(default, deny_unknown_fields, rename_all = "camelCase")]
-pub struct Settings {}
+pub struct Settings {
+    /// `reject` (default) rejects a CRD with findings; `warn` accepts it with warnings.
+    pub action: RejectOrWarn,
+    /// Extra keys to tolerate anywhere in the CRD (exact key names); default none.
+    pub allowed_keys: Vec<String>,
+    /// Also check the manifest in the last-applied-configuration annotation; default true.
+    pub check_last_applied: bool,
+    /// How many findings the message (or the warnings) list, 1 to 1000; default 20.
+    pub max_findings: u32,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            action: RejectOrWarn::Reject,
+            allowed_keys: Vec::new(),
+            check_last_applied: true,
+            max_findings: 20,
+        }
+    }
+}
 
 /// The crd-schema-fields check.
 pub struct CrdSchemaFields;
@@ -20,7 +116,1130 @@ impl Check for CrdSchemaFields {
     const SETTINGS_KEY: &'static str = "crdSchemaFields";
     const RULES: &'static [Rule] = &[CRD_RULE];
 
-    fn validate(_request: &Request<'_>, _settings: &Settings, _cluster: &dyn Cluster) -> Verdict {
-        Verdict::accept()
+    fn validate_settings(settings: &Settings) -> Result<(), String> {
+        if !(1..=1000).contains(&settings.max_findings) {
+            return Err(format!(
+                "`maxFindings` must be between 1 and 1000, got {}",
+                settings.max_findings
+            ));
+        }
+        if let Some(i) = settings.allowed_keys.iter().position(|k| k.is_empty()) {
+            return Err(format!(
+                "`allowedKeys[{i}]` is empty; list key names to tolerate"
+            ));
+        }
+        Ok(())
+    }
+
+    fn validate(request: &Request<'_>, settings: &Settings, _cluster: &dyn Cluster) -> Verdict {
+        if !applies(request) {
+            return Verdict::accept();
+        }
+        let text = request.object_text();
+        if text.is_empty() || text == "null" {
+            return Verdict::accept();
+        }
+        let object = match parse_node(text) {
+            Ok(node @ Node::Object(_)) => node,
+            Ok(_) => {
+                return Verdict::reject_with_code(
+                    "the request's object is not a JSON object; a CustomResourceDefinition was expected",
+                    400,
+                );
+            }
+            Err(e) => {
+                return Verdict::reject_with_code(
+                    format!("cannot read the request's object: {e}"),
+                    400,
+                );
+            }
+        };
+        let name = object
+            .at(&["metadata", "name"])
+            .and_then(Node::as_str)
+            .unwrap_or("");
+        let mut warnings = Vec::new();
+        let in_object = walk(&object, &settings.allowed_keys);
+        let in_last_applied = if settings.check_last_applied {
+            match last_applied(&object, name) {
+                Ok(Some(manifest)) => walk(&manifest, &settings.allowed_keys),
+                Ok(None) => Vec::new(),
+                Err(warning) => {
+                    warnings.push(format!(
+                        "CustomResourceDefinition {}: {warning}",
+                        display_name(name)
+                    ));
+                    Vec::new()
+                }
+            }
+        } else {
+            Vec::new()
+        };
+        let findings = merge(in_object, in_last_applied);
+        verdict(name, &findings, settings).with_warnings(warnings)
+    }
+}
+
+/// Whether the request creates or updates a v1 CRD (not a subresource of one).
+fn applies(request: &Request<'_>) -> bool {
+    let kind = &request.kind;
+    kind.group == "apiextensions.k8s.io"
+        && kind.version == "v1"
+        && kind.kind == "CustomResourceDefinition"
+        && (request.is_create() || request.is_update())
+        && request.sub_resource.as_deref().is_none_or(str::is_empty)
+}
+
+fn display_name(name: &str) -> &str {
+    if name.is_empty() { "(unnamed)" } else { name }
+}
+
+/// The manifest of the last-applied annotation, if there is one to check; `Err` is the
+/// warning to give when it cannot be checked.
+fn last_applied(object: &Node, name: &str) -> Result<Option<Node>, String> {
+    let Some(annotation) = object.at(&["metadata", "annotations", LAST_APPLIED]) else {
+        return Ok(None);
+    };
+    let Some(text) = annotation.as_str() else {
+        return Err(format!(
+            "the {LAST_APPLIED} annotation is not a string; the manifest applied last was not checked"
+        ));
+    };
+    let manifest = parse_node(text).map_err(|e| {
+        format!(
+            "the {LAST_APPLIED} annotation is not JSON ({e}); the manifest applied last was not checked (the next `kubectl apply` rewrites it)"
+        )
+    })?;
+    let field = |key: &str| manifest.at(&[key]).and_then(Node::as_str).unwrap_or("");
+    let (api_version, kind) = (field("apiVersion"), field("kind"));
+    if api_version != "apiextensions.k8s.io/v1" || kind != "CustomResourceDefinition" {
+        return Err(format!(
+            "the {LAST_APPLIED} annotation records kind {} (apiVersion {}) rather than an apiextensions.k8s.io/v1 CustomResourceDefinition; it was not checked",
+            display_name_or(kind, "(none)"),
+            display_name_or(api_version, "(none)")
+        ));
+    }
+    let recorded = manifest
+        .at(&["metadata", "name"])
+        .and_then(Node::as_str)
+        .unwrap_or("");
+    if recorded != name {
+        return Err(format!(
+            "the {LAST_APPLIED} annotation records the manifest of {} rather than of this object; it was not checked (the next `kubectl apply` of this CRD rewrites it)",
+            quote(recorded)
+        ));
+    }
+    Ok(Some(manifest))
+}
+
+fn display_name_or<'a>(value: &'a str, empty: &'a str) -> &'a str {
+    if value.is_empty() { empty } else { value }
+}
+
+/// Where a finding was seen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Seen {
+    Object,
+    LastApplied,
+    Both,
+}
+
+impl Seen {
+    fn label(self) -> &'static str {
+        match self {
+            Seen::Object => "in the object",
+            Seen::LastApplied => "in last-applied",
+            Seen::Both => "in the object and last-applied",
+        }
+    }
+}
+
+/// One key the API server would drop (or a value too deep to check).
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Finding {
+    /// Path in the API server's warning form, ending with the key.
+    path: String,
+    /// What is wrong and the fix.
+    text: String,
+}
+
+/// Object findings in document order (marked `Both` when last-applied has the same path),
+/// then the findings seen only in last-applied, in its document order. Repeated paths (a key
+/// given twice in one object) are reported once.
+fn merge(object: Vec<Finding>, last_applied: Vec<Finding>) -> Vec<(Finding, Seen)> {
+    let mut index: BTreeMap<String, usize> = BTreeMap::new();
+    let mut merged: Vec<(Finding, Seen)> = Vec::new();
+    for finding in object {
+        if !index.contains_key(&finding.path) {
+            index.insert(finding.path.clone(), merged.len());
+            merged.push((finding, Seen::Object));
+        }
+    }
+    for finding in last_applied {
+        match index.get(&finding.path) {
+            Some(&i) => {
+                if let Some(entry) = merged.get_mut(i).filter(|entry| entry.1 == Seen::Object) {
+                    entry.1 = Seen::Both;
+                }
+            }
+            None => {
+                index.insert(finding.path.clone(), merged.len());
+                merged.push((finding, Seen::LastApplied));
+            }
+        }
+    }
+    merged
+}
+
+fn verdict(name: &str, findings: &[(Finding, Seen)], settings: &Settings) -> Verdict {
+    if findings.is_empty() {
+        return Verdict::accept();
+    }
+    let name = display_name(name);
+    let total = findings.len();
+    let shown = total.min(settings.max_findings as usize);
+    let line = |(finding, seen): &(Finding, Seen)| {
+        format!("{} ({}): {}", finding.path, seen.label(), finding.text)
+    };
+    let more = total - shown;
+    let verdict = match settings.action {
+        RejectOrWarn::Reject => {
+            let mut message = format!(
+                "CustomResourceDefinition {name}: {total} {}. The API server silently drops unknown fields of a CRD, so the live CRD never matches its manifest and GitOps tools (ArgoCD) show it OutOfSync forever; fix the manifest in Git (`kubectl apply --validate=strict` lists the same paths):",
+                if total == 1 { "finding" } else { "findings" }
+            );
+            for finding in findings.iter().take(shown) {
+                message.push_str("\n- ");
+                message.push_str(&line(finding));
+            }
+            if more > 0 {
+                message.push_str(&format!("\nand {more} more"));
+            }
+            Verdict::reject(message)
+        }
+        RejectOrWarn::Warn => {
+            let mut warnings: Vec<String> = findings
+                .iter()
+                .take(shown)
+                .map(|finding| format!("CustomResourceDefinition {name}: {}", line(finding)))
+                .collect();
+            if more > 0 {
+                warnings.push(format!(
+                    "CustomResourceDefinition {name}: and {more} more fields the API server drops ({total} in total)"
+                ));
+            }
+            Verdict::accept().with_warnings(warnings)
+        }
+    };
+    verdict.annotate(FINDINGS_ANNOTATION, total.to_string())
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reading: a depth-limited tree that keeps keys in document order.
+
+/// A JSON value as far as the walk needs it. Objects keep their keys in document order.
+#[derive(Debug, Clone, PartialEq)]
+enum Node {
+    /// `null`, a boolean or a number.
+    Scalar,
+    /// A string.
+    Str(String),
+    /// An array.
+    Array(Vec<Node>),
+    /// An object, keys in document order (duplicates kept).
+    Object(Vec<(String, Node)>),
+    /// A container nested deeper than [`MAX_DEPTH`]; its content was skipped unread.
+    TooDeep,
+}
+
+impl Node {
+    /// The value of `key` (the last one, as the API server's decoder keeps the last duplicate).
+    fn get(&self, key: &str) -> Option<&Node> {
+        match self {
+            Node::Object(entries) => entries.iter().rev().find(|(k, _)| k == key).map(|(_, v)| v),
+            _ => None,
+        }
+    }
+
+    /// The value at a path of object keys.
+    fn at(&self, keys: &[&str]) -> Option<&Node> {
+        keys.iter().try_fold(self, |node, key| node.get(key))
+    }
+
+    fn as_str(&self) -> Option<&str> {
+        match self {
+            Node::Str(s) => Some(s),
+            _ => None,
+        }
+    }
+}
+
+/// Parses JSON text into a [`Node`] tree cut off at [`MAX_DEPTH`].
+fn parse_node(text: &str) -> Result<Node, serde_json::Error> {
+    let mut de = serde_json::Deserializer::from_str(text);
+    let node = NodeSeed { level: 1 }.deserialize(&mut de)?;
+    de.end()?;
+    Ok(node)
+}
+
+/// Reads the value at nesting `level` (the root is level 1).
+struct NodeSeed {
+    level: usize,
+}
+
+impl<'de> DeserializeSeed<'de> for NodeSeed {
+    type Value = Node;
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, deserializer: D) -> Result<Node, D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for NodeSeed {
+    type Value = Node;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a JSON value")
+    }
+
+    fn visit_bool<E>(self, _: bool) -> Result<Node, E> {
+        Ok(Node::Scalar)
+    }
+
+    fn visit_i64<E>(self, _: i64) -> Result<Node, E> {
+        Ok(Node::Scalar)
+    }
+
+    fn visit_u64<E>(self, _: u64) -> Result<Node, E> {
+        Ok(Node::Scalar)
+    }
+
+    fn visit_f64<E>(self, _: f64) -> Result<Node, E> {
+        Ok(Node::Scalar)
+    }
+
+    fn visit_unit<E>(self) -> Result<Node, E> {
+        Ok(Node::Scalar)
+    }
+
+    fn visit_none<E>(self) -> Result<Node, E> {
+        Ok(Node::Scalar)
+    }
+
+    fn visit_str<E>(self, value: &str) -> Result<Node, E> {
+        Ok(Node::Str(value.to_owned()))
+    }
+
+    fn visit_string<E>(self, value: String) -> Result<Node, E> {
+        Ok(Node::Str(value))
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Node, A::Error> {
+        if self.level > MAX_DEPTH {
+            // serde_json skips an ignored value with a loop, not recursion.
+            while seq.next_element::<IgnoredAny>()?.is_some() {}
+            return Ok(Node::TooDeep);
+        }
+        let mut items = Vec::new();
+        while let Some(item) = seq.next_element_seed(NodeSeed {
+            level: self.level + 1,
+        })? {
+            items.push(item);
+        }
+        Ok(Node::Array(items))
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Node, A::Error> {
+        if self.level > MAX_DEPTH {
+            while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+            return Ok(Node::TooDeep);
+        }
+        let mut entries = Vec::new();
+        while let Some(key) = map.next_key::<String>()? {
+            let value = map.next_value_seed(NodeSeed {
+                level: self.level + 1,
+            })?;
+            entries.push((key, value));
+        }
+        Ok(Node::Object(entries))
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Walking: the CRD's type graph, then JSONSchemaProps.
+
+/// Every finding in one CRD (object or last-applied manifest), in document order.
+fn walk(root: &Node, allowed_keys: &[String]) -> Vec<Finding> {
+    let mut walker = Walker {
+        allowed_keys,
+        path: String::new(),
+        name_start: 0,
+        findings: Vec::new(),
+    };
+    if let Some(crd) = object_type("CustomResourceDefinition") {
+        walker.typed(root, crd);
+    }
+    walker.findings
+}
+
+/// The nearest array schema around a node: the node, and where its name starts and its path
+/// ends in the walker's path.
+#[derive(Clone, Copy)]
+struct ArrayContext<'a> {
+    node: &'a Node,
+    name_start: usize,
+    path_len: usize,
+}
+
+/// Walks one tree; recursion depth is bounded by the tree's depth, which is at most
+/// [`MAX_DEPTH`] (every call descends at least one JSON level).
+struct Walker<'s> {
+    allowed_keys: &'s [String],
+    /// The path of the current position, grown and truncated as the walk goes.
+    path: String,
+    /// Where the last key pushed starts in `path` (list indexes count as part of their key).
+    name_start: usize,
+    findings: Vec<Finding>,
+}
+
+impl Walker<'_> {
+    fn push_key(&mut self, key: &str) -> usize {
+        let mark = self.path.len();
+        if !self.path.is_empty() {
+            self.path.push('.');
+        }
+        self.name_start = self.path.len();
+        self.path.push_str(key);
+        mark
+    }
+
+    fn push_index(&mut self, index: usize) -> usize {
+        let mark = self.path.len();
+        self.path.push_str(&format!("[{index}]"));
+        mark
+    }
+
+    fn report(&mut self, text: String) {
+        self.findings.push(Finding {
+            path: self.path.clone(),
+            text,
+        });
+    }
+
+    fn too_deep(&mut self) {
+        self.report(format!(
+            "nesting deeper than {MAX_DEPTH} levels; not checked beyond (no real CRD nests this deep: flatten the schema)"
+        ));
+    }
+
+    /// An object of a generated API type.
+    fn typed(&mut self, node: &Node, ty: &'static ObjectType) {
+        let Some(fields) = ty.fields else {
+            return;
+        };
+        let entries = match node {
+            Node::Object(entries) => entries,
+            Node::TooDeep => return self.too_deep(),
+            _ => return,
+        };
+        for (key, value) in entries {
+            let mark = self.push_key(key);
+            match ty.field(key) {
+                Some(field) => self.field(value, field.shape),
+                None => self.unknown(key, fields),
+            }
+            self.path.truncate(mark);
+        }
+    }
+
+    /// A field's value; values of free-form types are not looked into, not even when cut off.
+    fn field(&mut self, value: &Node, shape: Shape) {
+        let (Shape::One(name) | Shape::List(name) | Shape::Map(name)) = shape else {
+            return;
+        };
+        let checked =
+            name == "JSONSchemaProps" || object_type(name).is_some_and(|ty| ty.fields.is_some());
+        if !checked {
+            return;
+        }
+        match (shape, value) {
+            (_, Node::TooDeep) => self.too_deep(),
+            (Shape::One(name), _) => self.descend(value, name),
+            (Shape::List(name), Node::Array(items)) => {
+                for (i, item) in items.iter().enumerate() {
+                    let mark = self.push_index(i);
+                    self.descend(item, name);
+                    self.path.truncate(mark);
+                }
+            }
+            (Shape::Map(name), Node::Object(entries)) => {
+                for (key, item) in entries {
+                    let mark = self.push_key(key);
+                    self.descend(item, name);
+                    self.path.truncate(mark);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn descend(&mut self, node: &Node, type_name: &str) {
+        if type_name == "JSONSchemaProps" {
+            self.schema(node, None);
+        } else if let Some(ty) = object_type(type_name) {
+            self.typed(node, ty);
+        }
+    }
+
+    /// A key the type does not declare.
+    fn unknown(&mut self, key: &str, fields: &'static [Field]) {
+        if self.allowed_keys.iter().any(|k| k == key) {
+            return;
+        }
+        let text = match near_miss(key, fields) {
+            Some(valid) => {
+                format!("unknown field, dropped by the API server: did you mean `{valid}`?")
+            }
+            None => "unknown field, dropped by the API server: remove it".to_string(),
+        };
+        self.report(text);
+    }
+
+    /// A JSONSchemaProps node; `enclosing` is the nearest array schema around it.
+    fn schema<'a>(&mut self, node: &'a Node, enclosing: Option<ArrayContext<'a>>) {
+        let Some(schema_type) = object_type("JSONSchemaProps") else {
+            return;
+        };
+        let Some(fields) = schema_type.fields else {
+            return;
+        };
+        let entries = match node {
+            Node::Object(entries) => entries,
+            Node::TooDeep => return self.too_deep(),
+            _ => return,
+        };
+        let here = ArrayContext {
+            node,
+            name_start: self.name_start.min(self.path.len()),
+            path_len: self.path.len(),
+        };
+        for (key, value) in entries {
+            let mark = self.push_key(key);
+            match key.as_str() {
+                "properties" | "patternProperties" => self.schema_map(value, enclosing),
+                "definitions" => self.schema_map(value, None),
+                "dependencies" => {
+                    // Values are schemas or lists of property names; only schemas are walked.
+                    if let Node::Object(_) | Node::TooDeep = value {
+                        self.schema_map(value, None);
+                    }
+                }
+                "items" => match value {
+                    Node::Array(items) => self.schema_list(items, Some(here)),
+                    _ => self.schema(value, Some(here)),
+                },
+                "additionalProperties" | "additionalItems" => {
+                    if let Node::Object(_) | Node::TooDeep = value {
+                        self.schema(value, enclosing);
+                    }
+                }
+                "allOf" | "anyOf" | "oneOf" => match value {
+                    Node::Array(items) => self.schema_list(items, enclosing),
+                    Node::TooDeep => self.too_deep(),
+                    _ => {}
+                },
+                "not" => self.schema(value, enclosing),
+                "x-kubernetes-validations" | "externalDocs" => {
+                    if let Some(field) = schema_type.field(key) {
+                        self.field(value, field.shape);
+                    }
+                }
+                _ if schema_type.field(key).is_some() => {}
+                _ if self.allowed_keys.iter().any(|k| k == key) => {}
+                _ if PATCH_KEYS.contains(&key.as_str()) => {
+                    let text = self.patch_remedy(node, here, enclosing);
+                    self.report(text);
+                }
+                _ => self.unknown(key, fields),
+            }
+            self.path.truncate(mark);
+        }
+    }
+
+    /// A map from names to schemas (`properties`, `definitions`, ...).
+    fn schema_map<'a>(&mut self, value: &'a Node, enclosing: Option<ArrayContext<'a>>) {
+        match value {
+            Node::Object(entries) => {
+                for (name, schema) in entries {
+                    let mark = self.push_key(name);
+                    self.schema(schema, enclosing);
+                    self.path.truncate(mark);
+                }
+            }
+            Node::TooDeep => self.too_deep(),
+            _ => {}
+        }
+    }
+
+    fn schema_list<'a>(&mut self, items: &'a [Node], enclosing: Option<ArrayContext<'a>>) {
+        for (i, item) in items.iter().enumerate() {
+            let mark = self.push_index(i);
+            self.schema(item, enclosing);
+            self.path.truncate(mark);
+        }
+    }
+
+    /// What to do about a strategic-merge-patch key on schema `node`.
+    fn patch_remedy(
+        &self,
+        node: &Node,
+        here: ArrayContext<'_>,
+        enclosing: Option<ArrayContext<'_>>,
+    ) -> String {
+        const WHY: &str =
+            "strategic-merge-patch marker, unsupported in CRDs and dropped by the API server";
+        let is_array =
+            node.get("type").and_then(Node::as_str) == Some("array") || node.get("items").is_some();
+        let (array, place) = match (is_array, enclosing) {
+            (true, _) => (here, "on this array".to_string()),
+            (false, Some(outer)) => {
+                let name = self
+                    .path
+                    .get(outer.name_start..outer.path_len)
+                    .unwrap_or("");
+                (outer, format!("on the enclosing array `{name}`"))
+            }
+            (false, None) => {
+                return format!(
+                    "{WHY}: remove it (there is no enclosing array to declare `x-kubernetes-list-type` on)"
+                );
+            }
+        };
+        if let Some(list_type) = array
+            .node
+            .get("x-kubernetes-list-type")
+            .and_then(Node::as_str)
+        {
+            let place = place.strip_prefix("on ").unwrap_or(&place);
+            return format!(
+                "{WHY}: remove it ({place} already declares `x-kubernetes-list-type: {list_type}`)"
+            );
+        }
+        let merge_key = node
+            .get("x-kubernetes-patch-merge-key")
+            .and_then(Node::as_str);
+        let items = array.node.get("items");
+        let items_type = items.and_then(|i| i.get("type")).and_then(Node::as_str);
+        let scalar_items = matches!(
+            items_type,
+            Some("string" | "integer" | "number" | "boolean")
+        ) || items
+            .and_then(|i| i.get("x-kubernetes-int-or-string"))
+            .is_some();
+        let object_items =
+            items_type == Some("object") || items.and_then(|i| i.get("properties")).is_some();
+        match (scalar_items, object_items, merge_key) {
+            (true, _, _) => format!(
+                "{WHY}: remove it and declare `x-kubernetes-list-type: set` {place} (its items are scalars)"
+            ),
+            (false, true, Some(key)) => {
+                let required = items
+                    .and_then(|i| i.get("required"))
+                    .is_some_and(|r| matches!(r, Node::Array(names) if names.iter().any(|n| n.as_str() == Some(key))));
+                let defaulted = items
+                    .and_then(|i| i.at(&["properties", key, "default"]))
+                    .is_some();
+                let note = if required || defaulted {
+                    String::new()
+                } else {
+                    format!(
+                        " and list `{key}` in its items' `required` (map keys must be required or have a default)"
+                    )
+                };
+                format!(
+                    "{WHY}: remove it and declare `x-kubernetes-list-type: map` with `x-kubernetes-list-map-keys: [{key}]` {place}{note}"
+                )
+            }
+            (false, true, None) => format!(
+                "{WHY}: remove it and declare `x-kubernetes-list-type: map` with `x-kubernetes-list-map-keys` naming the item fields that identify an entry {place}"
+            ),
+            (false, false, _) => format!(
+                "{WHY}: remove it and declare {place} `x-kubernetes-list-type: map` with `x-kubernetes-list-map-keys: [{}]` if its items are objects, or `x-kubernetes-list-type: set` if they are scalars",
+                merge_key.unwrap_or("<key field>")
+            ),
+        }
+    }
+}
+
+/// The valid key `key` most likely misspells: within one edit, or two edits of a key of four
+/// or more characters (so `foo` does not suggest `not`); ties go to the first in name order.
+fn near_miss(key: &str, fields: &'static [Field]) -> Option<&'static str> {
+    let mut best: Option<(usize, &'static str)> = None;
+    for field in fields {
+        let distance = edit_distance(key, field.name, 2);
+        let close = distance == 1 || (distance == 2 && field.name.len() >= 4);
+        if close && best.is_none_or(|(d, _)| distance < d) {
+            best = Some((distance, field.name));
+        }
+    }
+    best.map(|(_, name)| name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::check::{decide, parse_settings};
+    use crate::cluster::NoCluster;
+    use serde_json::{Value, json};
+
+    /// The JSONSchemaProps keys listed in /work/shared/PROBLEMS.md (problem 1).
+    const PROBLEMS_SCHEMA_KEYS: &str = "id $schema $ref description type format title default maximum exclusiveMaximum minimum \
+        exclusiveMinimum maxLength minLength pattern maxItems minItems uniqueItems multipleOf enum \
+        maxProperties minProperties required items allOf oneOf anyOf not properties \
+        additionalProperties patternProperties dependencies additionalItems definitions \
+        externalDocs example nullable x-kubernetes-preserve-unknown-fields \
+        x-kubernetes-embedded-resource x-kubernetes-int-or-string x-kubernetes-list-map-keys \
+        x-kubernetes-list-type x-kubernetes-map-type x-kubernetes-validations";
+
+    fn field_names(type_name: &str) -> Vec<&'static str> {
+        let mut names: Vec<_> = object_type(type_name)
+            .unwrap()
+            .fields
+            .unwrap()
+            .iter()
+            .map(|f| f.name)
+            .collect();
+        names.sort_unstable();
+        names
+    }
+
+    fn sorted(list: &str) -> Vec<&str> {
+        let mut names: Vec<_> = list.split_whitespace().collect();
+        names.sort_unstable();
+        names
+    }
+
+    #[test]
+    fn generated_field_sets_match_the_api() {
+        assert_eq!(field_names("JSONSchemaProps"), sorted(PROBLEMS_SCHEMA_KEYS));
+        assert_eq!(
+            field_names("ValidationRule"),
+            sorted("rule message messageExpression reason fieldPath optionalOldSelf")
+        );
+        assert_eq!(
+            field_names("ExternalDocumentation"),
+            sorted("description url")
+        );
+    }
+
+    fn crd(schema: Value) -> Value {
+        json!({
+            "apiVersion": "apiextensions.k8s.io/v1",
+            "kind": "CustomResourceDefinition",
+            "metadata": {"name": "widgets.example.com"},
+            "spec": {
+                "group": "example.com",
+                "names": {"kind": "Widget", "plural": "widgets"},
+                "scope": "Namespaced",
+                "versions": [{"name": "v1", "served": true, "storage": true,
+                              "schema": {"openAPIV3Schema": schema}}]
+            }
+        })
+    }
+
+    fn findings(object: &Value) -> Vec<Finding> {
+        walk(&parse_node(&object.to_string()).unwrap(), &[])
+    }
+
+    fn paths(object: &Value) -> Vec<String> {
+        findings(object).into_iter().map(|f| f.path).collect()
+    }
+
+    const ROOT: &str = "spec.versions[0].schema.openAPIV3Schema";
+
+    fn run(object: &Value, settings: Value) -> Verdict {
+        let request = json!({
+            "uid": "u",
+            "kind": {"group": "apiextensions.k8s.io", "version": "v1", "kind": "CustomResourceDefinition"},
+            "resource": {"group": "apiextensions.k8s.io", "version": "v1", "resource": "customresourcedefinitions"},
+            "operation": "CREATE",
+            "object": object,
+        });
+        let payload = json!({"request": request, "settings": settings}).to_string();
+        decide::<CrdSchemaFields>(payload.as_bytes(), &NoCluster)
+    }
+
+    #[test]
+    fn follows_every_schema_position() {
+        let bad = json!({"type": "string", "bogusKey": 1});
+        let schema = json!({
+            "type": "object",
+            "properties": {"a.b/c": bad, "list": {"type": "array", "items": bad}},
+            "patternProperties": {"^x": bad},
+            "definitions": {"d": bad},
+            "dependencies": {"dep": bad, "names": ["a", "b"]},
+            "additionalProperties": bad,
+            "additionalItems": false,
+            "allOf": [bad], "anyOf": [bad], "oneOf": [bad],
+            "not": bad,
+            "x-kubernetes-validations": [{"rule": "true", "messsage": "m"}],
+            "externalDocs": {"url": "u", "link": "l"},
+            "default": {"bogusKey": "free-form values are not checked"},
+            "example": {"bogusKey": 1},
+            "enum": [{"bogusKey": 1}],
+        });
+        let mut tuple = schema.clone();
+        tuple["items"] = json!([bad, {"type": "integer"}]);
+        let mut got = paths(&crd(schema));
+        got.sort();
+        let mut want: Vec<String> = [
+            "properties.a.b/c.bogusKey",
+            "properties.list.items.bogusKey",
+            "patternProperties.^x.bogusKey",
+            "definitions.d.bogusKey",
+            "dependencies.dep.bogusKey",
+            "additionalProperties.bogusKey",
+            "allOf[0].bogusKey",
+            "anyOf[0].bogusKey",
+            "oneOf[0].bogusKey",
+            "not.bogusKey",
+            "x-kubernetes-validations[0].messsage",
+            "externalDocs.link",
+        ]
+        .iter()
+        .map(|p| format!("{ROOT}.{p}"))
+        .collect();
+        want.sort();
+        assert_eq!(got, want);
+        assert!(paths(&crd(tuple)).contains(&format!("{ROOT}.items[0].bogusKey")));
+    }
+
+    #[test]
+    fn checks_the_typed_parts_of_the_crd() {
+        let mut object = crd(json!({"type": "object"}));
+        object["spec"]["versions"][0]["subresource"] = json!({"status": {}});
+        object["spec"]["versions"][0]["subresources"] =
+            json!({"status": {"anything": 1}, "scale": {"specReplicaPath": "x"}});
+        object["spec"]["versions"][0]["additionalPrinterColumns"] =
+            json!([{"name": "A", "type": "string", "jsonPath": ".a", "colour": "red"}]);
+        object["spec"]["conversion"] = json!({"strategy": "Webhook", "webhook": {"clientConfig": {"service": {"name": "s", "namespace": "n", "prot": 443}}}});
+        object["metadata"]["managedFields"] = json!([{"manager": "m", "fieldsV1": {"f:spec": {}}}]);
+        object["status"] = json!({"storedVersions": ["v1"], "acceptedNames": {"kind": "Widget", "plural": "widgets", "listkind": "x"}});
+        let found = findings(&object);
+        let mut got: Vec<(&str, &str)> = found
+            .iter()
+            .map(|f| (f.path.as_str(), f.text.as_str()))
+            .collect();
+        got.sort();
+        assert_eq!(
+            got,
+            vec![
+                (
+                    "spec.conversion.webhook.clientConfig.service.prot",
+                    "unknown field, dropped by the API server: did you mean `port`?"
+                ),
+                (
+                    "spec.versions[0].additionalPrinterColumns[0].colour",
+                    "unknown field, dropped by the API server: remove it"
+                ),
+                (
+                    "spec.versions[0].subresource",
+                    "unknown field, dropped by the API server: did you mean `subresources`?"
+                ),
+                (
+                    "spec.versions[0].subresources.scale.specReplicaPath",
+                    "unknown field, dropped by the API server: did you mean `specReplicasPath`?"
+                ),
+                (
+                    "status.acceptedNames.listkind",
+                    "unknown field, dropped by the API server: did you mean `listKind`?"
+                ),
+            ]
+        );
+    }
+
+    #[test]
+    fn findings_follow_document_order() {
+        // Keys deliberately out of alphabetical order: the walk keeps the manifest's order.
+        let text = r#"{"spec":{"versions":[{"schema":{"openAPIV3Schema":{"zeta":1,
+            "properties":{"b":{"minLenght":1},"a":{"x-kubernetes-list-typ":"set"}},"alpha":2}}}]},"kind2":1}"#;
+        let found = walk(&parse_node(text).unwrap(), &[]);
+        let got: Vec<&str> = found.iter().map(|f| f.path.as_str()).collect();
+        assert_eq!(
+            got,
+            [
+                format!("{ROOT}.zeta"),
+                format!("{ROOT}.properties.b.minLenght"),
+                format!("{ROOT}.properties.a.x-kubernetes-list-typ"),
+                format!("{ROOT}.alpha"),
+                "kind2".to_string(),
+            ]
+        );
+        assert!(found[1].text.ends_with("did you mean `minLength`?"));
+        assert!(
+            found[2]
+                .text
+                .ends_with("did you mean `x-kubernetes-list-type`?")
+        );
+        assert!(found[4].text.ends_with("did you mean `kind`?"));
+    }
+
+    #[test]
+    fn near_misses() {
+        let schema = object_type("JSONSchemaProps").unwrap().fields.unwrap();
+        assert_eq!(near_miss("minLenght", schema), Some("minLength"));
+        assert_eq!(
+            near_miss("x-kubernetes-list-typ", schema),
+            Some("x-kubernetes-list-type")
+        );
+        assert_eq!(near_miss("tpye", schema), Some("type"));
+        assert_eq!(near_miss("foo", schema), None);
+        assert_eq!(near_miss("readOnly", schema), None);
+    }
+
+    #[test]
+    fn patch_key_remedies() {
+        // Kube-OVN's form: on the `key` property of the items of an array of objects.
+        let kube_ovn = json!({"type": "object", "properties": {"matchExpressions": {
+            "type": "array",
+            "items": {"type": "object", "required": ["key", "operator"], "properties": {
+                "key": {"type": "string", "x-kubernetes-patch-strategy": "merge", "x-kubernetes-patch-merge-key": "key"},
+                "operator": {"type": "string"}}}}}});
+        let found = findings(&crd(kube_ovn));
+        let key = format!("{ROOT}.properties.matchExpressions.items.properties.key");
+        let got: Vec<&str> = found.iter().map(|f| f.path.as_str()).collect();
+        assert_eq!(
+            got,
+            [
+                format!("{key}.x-kubernetes-patch-merge-key"),
+                format!("{key}.x-kubernetes-patch-strategy")
+            ]
+        );
+        for finding in &found {
+            assert!(
+                finding.text.ends_with(
+                    "remove it and declare `x-kubernetes-list-type: map` with `x-kubernetes-list-map-keys: [key]` on the enclosing array `matchExpressions`"
+                ),
+                "{}",
+                finding.text
+            );
+        }
+        // controller-gen's form: on the array itself, scalar items.
+        let finalizers = json!({"properties": {"finalizers": {"type": "array", "items": {"type": "string"}, "x-kubernetes-patch-strategy": "merge"}}});
+        let found = findings(&crd(finalizers));
+        assert!(
+            found[0].text.ends_with(
+                "declare `x-kubernetes-list-type: set` on this array (its items are scalars)"
+            ),
+            "{}",
+            found[0].text
+        );
+        // On the array, object items, merge key not required.
+        let pending = json!({"properties": {"pending": {"type": "array", "x-kubernetes-patch-merge-key": "name",
+            "items": {"type": "object", "properties": {"name": {"type": "string"}}}}}});
+        let found = findings(&crd(pending));
+        assert!(found[0].text.ends_with(
+            "`x-kubernetes-list-map-keys: [name]` on this array and list `name` in its items' `required` (map keys must be required or have a default)"
+        ), "{}", found[0].text);
+        // Already fixed array, leftover key.
+        let fixed = json!({"properties": {"l": {"type": "array", "x-kubernetes-list-type": "set", "items": {"type": "string"}, "x-kubernetes-patch-strategy": "merge"}}});
+        assert!(
+            findings(&crd(fixed))[0]
+                .text
+                .ends_with("remove it (this array already declares `x-kubernetes-list-type: set`)")
+        );
+        // No array anywhere.
+        let lone = json!({"properties": {"o": {"type": "object", "x-kubernetes-patch-strategy": "merge"}}});
+        assert!(
+            findings(&crd(lone))[0]
+                .text
+                .contains("there is no enclosing array")
+        );
+    }
+
+    #[test]
+    fn allowed_keys_are_tolerated_everywhere() {
+        let mut object = crd(json!({"x-kubernetes-patch-strategy": "merge", "x-acme": 1}));
+        object["spec"]["x-acme"] = json!(1);
+        let verdict = run(
+            &object,
+            json!({"allowedKeys": ["x-acme", "x-kubernetes-patch-strategy"]}),
+        );
+        assert!(verdict.accepted, "{verdict:?}");
+        let verdict = run(&object, json!({"allowedKeys": ["x-acme"]}));
+        assert!(!verdict.accepted);
+        assert_eq!(verdict.audit_annotations[FINDINGS_ANNOTATION], "1");
+    }
+
+    fn with_last_applied(object: &mut Value, manifest: &Value) {
+        object["metadata"]["annotations"] = json!({ LAST_APPLIED: format!("{manifest}\n") });
+    }
+
+    #[test]
+    fn both_places_are_reported_once_in_a_fixed_order() {
+        let manifest = crd(
+            json!({"properties": {"a": {"type": "string", "typo1": 1}, "b": {"type": "string", "typo2": 1}}}),
+        );
+        let mut object = crd(
+            json!({"properties": {"a": {"type": "string", "typo1": 1}, "c": {"type": "string", "typo3": 1}}}),
+        );
+        with_last_applied(&mut object, &manifest);
+        let verdict = run(&object, json!({}));
+        let message = verdict.message.unwrap();
+        let lines: Vec<&str> = message.lines().skip(1).collect();
+        assert_eq!(lines.len(), 3, "{message}");
+        assert!(lines[0].starts_with(&format!(
+            "- {ROOT}.properties.a.typo1 (in the object and last-applied)"
+        )));
+        assert!(lines[1].starts_with(&format!("- {ROOT}.properties.c.typo3 (in the object)")));
+        assert!(lines[2].starts_with(&format!("- {ROOT}.properties.b.typo2 (in last-applied)")));
+        assert!(message.starts_with("CustomResourceDefinition widgets.example.com: 3 findings."));
+    }
+
+    #[test]
+    fn unusable_last_applied_gives_a_warning() {
+        let cases = [
+            (json!("{not json"), "is not JSON"),
+            (json!(42), "is not a string"),
+            (json!("[1,2]"), "records kind (none) (apiVersion (none))"),
+            (
+                json!(
+                    r#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"widgets.example.com"}}"#
+                ),
+                "records kind ConfigMap (apiVersion v1)",
+            ),
+            (
+                json!(
+                    r#"{"apiVersion":"apiextensions.k8s.io/v1beta1","kind":"CustomResourceDefinition"}"#
+                ),
+                "records kind CustomResourceDefinition (apiVersion apiextensions.k8s.io/v1beta1)",
+            ),
+            (
+                json!(
+                    r#"{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition","metadata":{"name":"gadgets.example.com"},"spec":{"bogus":1}}"#
+                ),
+                "records the manifest of \"gadgets.example.com\"",
+            ),
+        ];
+        for (annotation, expected) in cases {
+            let mut object = crd(json!({"type": "object"}));
+            object["metadata"]["annotations"] = json!({ LAST_APPLIED: annotation });
+            let verdict = run(&object, json!({}));
+            assert!(verdict.accepted, "{verdict:?}");
+            assert_eq!(verdict.warnings.len(), 1);
+            assert!(
+                verdict.warnings[0].contains(expected),
+                "{} lacks {expected}",
+                verdict.warnings[0]
+            );
+        }
+    }
+
+    fn nested_not(levels: usize, leaf: &str) -> String {
+        format!(
+            "{}{leaf}{}",
+            r#"{"not":"#.repeat(levels),
+            "}".repeat(levels)
+        )
+    }
+
+    #[test]
+    fn hostile_nesting_is_a_finding_not_a_trap() {
+        // 100 000 levels: far beyond serde_json's own limit and any native stack.
+        let deep = "[".repeat(100_000) + &"]".repeat(100_000);
+        assert!(matches!(parse_node(&deep), Ok(Node::Array(_))));
+        let schema = nested_not(5_000, r#"{"type":"string"}"#);
+        let object = crd(json!({"type": "object", "x-kubernetes-patch-strategy": "merge"}))
+            .to_string()
+            .replace(
+                r#""type":"object","#,
+                &format!(r#""type":"object","properties":{{"deep":{schema}}},"#),
+            );
+        // serde_json cannot build a Value this deep, so the payload is written as text.
+        let payload = format!(
+            r#"{{"request":{{"uid":"u","kind":{{"group":"apiextensions.k8s.io","version":"v1","kind":"CustomResourceDefinition"}},"operation":"CREATE","object":{object}}},"settings":{{}}}}"#
+        );
+        let verdict = decide::<CrdSchemaFields>(payload.as_bytes(), &NoCluster);
+        let message = verdict.message.expect("rejected");
+        assert!(message.contains(": 2 findings."), "{message}");
+        assert!(message.contains(&format!("{ROOT}.properties.deep{} (in the object): nesting deeper than 100 levels; not checked beyond", ".not".repeat(MAX_DEPTH - 7))), "{message}");
+        assert!(message.contains(&format!(
+            "{ROOT}.x-kubernetes-patch-strategy (in the object)"
+        )));
+    }
+
+    #[test]
+    fn free_form_values_are_not_read_even_when_cut_off() {
+        let mut walker = Walker {
+            allowed_keys: &[],
+            path: "metadata.managedFields[0].fieldsV1".into(),
+            name_start: 0,
+            findings: Vec::new(),
+        };
+        walker.field(&Node::TooDeep, Shape::One("FieldsV1"));
+        walker.field(&Node::TooDeep, Shape::Scalar);
+        assert!(walker.findings.is_empty());
+        walker.field(&Node::TooDeep, Shape::One("JSONSchemaProps"));
+        walker.field(&Node::TooDeep, Shape::List("ValidationRule"));
+        assert_eq!(walker.findings.len(), 2);
+    }
+
+    #[test]
+    fn reject_message_is_capped() {
+        let properties: serde_json::Map<String, Value> = (0..5)
+            .map(|i| (format!("p{i}"), json!({"type": "string", "readOnly": true})))
+            .collect();
+        let object = crd(json!({"type": "object", "properties": properties}));
+        let verdict = run(&object, json!({"maxFindings": 2}));
+        let message = verdict.message.clone().unwrap();
+        assert_eq!(message.lines().count(), 4, "{message}");
+        assert!(message.contains(": 5 findings."));
+        assert!(message.ends_with("\nand 3 more"));
+        assert_eq!(verdict.audit_annotations[FINDINGS_ANNOTATION], "5");
+        let warned = run(&object, json!({"maxFindings": 2, "action": "warn"}));
+        assert!(warned.accepted);
+        assert_eq!(warned.warnings.len(), 3);
+        assert!(
+            warned.warnings[2].ends_with("and 3 more fields the API server drops (5 in total)")
+        );
+        // Deterministic: byte-identical on a second run.
+        assert_eq!(run(&object, json!({"maxFindings": 2})), verdict);
+    }
+
+    #[test]
+    fn shapes_and_requests_out_of_scope() {
+        let verdict = run(&json!("a string"), json!({}));
+        assert_eq!((verdict.accepted, verdict.code), (false, Some(400)));
+        assert!(run(&Value::Null, json!({})).accepted);
+        // Wrong JSON types are left to the API server's own validation.
+        let object = crd(json!({"properties": "not a map", "items": 3, "allOf": {}}));
+        assert!(run(&object, json!({})).accepted);
+        let payload = json!({"request": {"kind": {"group": "", "version": "v1", "kind": "ConfigMap"}, "operation": "CREATE",
+            "object": crd(json!({"bogus": 1}))}});
+        assert!(decide::<CrdSchemaFields>(payload.to_string().as_bytes(), &NoCluster).accepted);
+    }
+
+    #[test]
+    fn settings_ranges() {
+        assert!(parse_settings::<CrdSchemaFields>(Some(r#"{"maxFindings": 1000}"#)).is_ok());
+        let err = parse_settings::<CrdSchemaFields>(Some(r#"{"maxFindings": 1001}"#)).unwrap_err();
+        assert_eq!(err, "`maxFindings` must be between 1 and 1000, got 1001");
+        let err =
+            parse_settings::<CrdSchemaFields>(Some(r#"{"allowedKeys": ["ok", ""]}"#)).unwrap_err();
+        assert!(err.starts_with("`allowedKeys[1]` is empty"), "{err}");
+        let defaults = parse_settings::<CrdSchemaFields>(None).unwrap();
+        assert_eq!(
+            (
+                defaults.action,
+                defaults.check_last_applied,
+                defaults.max_findings
+            ),
+            (RejectOrWarn::Reject, true, 20)
+        );
+    }
+
+    #[test]
+    fn fixtures() {
+        crate::testing::run_cases::<CrdSchemaFields>()
     }
 }
