@@ -77,10 +77,7 @@ pub const FINDINGS_ANNOTATION: &str = "syncguard.io/crd-schema-fields-findings";
 pub const MAX_DEPTH: usize = 100;
 
 /// The two keys Kube-OVN's CRDs carried: strategic-merge-patch markers of built-in types.
-const PATCH_KEYS: [&str; 2] = [
-    "x-kubernetes-patch-strategy",
-    "x-kubernetes-patch-merge-key",
-];
+const PATCH_KEYS: [&str; 2] = ["x-kubernetes-patch-strategy", "x-kubernetes-patch-merge-key"];
 
 /// Settings of the crd-schema-fields check.
 #[derive(Debug, Clone, Deserialize)]
@@ -124,9 +121,7 @@ impl Check for CrdSchemaFields {
             ));
         }
         if let Some(i) = settings.allowed_keys.iter().position(|k| k.is_empty()) {
-            return Err(format!(
-                "`allowedKeys[{i}]` is empty; list key names to tolerate"
-            ));
+            return Err(format!("`allowedKeys[{i}]` is empty; list key names to tolerate"));
         }
         Ok(())
     }
@@ -148,16 +143,10 @@ impl Check for CrdSchemaFields {
                 );
             }
             Err(e) => {
-                return Verdict::reject_with_code(
-                    format!("cannot read the request's object: {e}"),
-                    400,
-                );
+                return Verdict::reject_with_code(format!("cannot read the request's object: {e}"), 400);
             }
         };
-        let name = object
-            .at(&["metadata", "name"])
-            .and_then(Node::as_str)
-            .unwrap_or("");
+        let name = object.at(&["metadata", "name"]).and_then(Node::as_str).unwrap_or("");
         let mut warnings = Vec::new();
         let in_object = walk(&object, &settings.allowed_keys);
         let in_last_applied = if settings.check_last_applied {
@@ -165,10 +154,7 @@ impl Check for CrdSchemaFields {
                 Ok(Some(manifest)) => walk(&manifest, &settings.allowed_keys),
                 Ok(None) => Vec::new(),
                 Err(warning) => {
-                    warnings.push(format!(
-                        "CustomResourceDefinition {}: {warning}",
-                        display_name(name)
-                    ));
+                    warnings.push(format!("CustomResourceDefinition {}: {warning}", display_name(name)));
                     Vec::new()
                 }
             }
@@ -219,10 +205,7 @@ fn last_applied(object: &Node, name: &str) -> Result<Option<Node>, String> {
             display_name_or(api_version, "(none)")
         ));
     }
-    let recorded = manifest
-        .at(&["metadata", "name"])
-        .and_then(Node::as_str)
-        .unwrap_or("");
+    let recorded = manifest.at(&["metadata", "name"]).and_then(Node::as_str).unwrap_or("");
     if recorded != name {
         return Err(format!(
             "the {LAST_APPLIED} annotation records the manifest of {} rather than of this object; it was not checked (the next `kubectl apply` of this CRD rewrites it)",
@@ -298,9 +281,7 @@ fn verdict(name: &str, findings: &[(Finding, Seen)], settings: &Settings) -> Ver
     let name = display_name(name);
     let total = findings.len();
     let shown = total.min(settings.max_findings as usize);
-    let line = |(finding, seen): &(Finding, Seen)| {
-        format!("{} ({}): {}", finding.path, seen.label(), finding.text)
-    };
+    let line = |(finding, seen): &(Finding, Seen)| format!("{} ({}): {}", finding.path, seen.label(), finding.text);
     let more = total - shown;
     let verdict = match settings.action {
         RejectOrWarn::Reject => {
@@ -441,9 +422,7 @@ impl<'de> Visitor<'de> for NodeSeed {
             return Ok(Node::TooDeep);
         }
         let mut items = Vec::new();
-        while let Some(item) = seq.next_element_seed(NodeSeed {
-            level: self.level + 1,
-        })? {
+        while let Some(item) = seq.next_element_seed(NodeSeed { level: self.level + 1 })? {
             items.push(item);
         }
         Ok(Node::Array(items))
@@ -456,9 +435,7 @@ impl<'de> Visitor<'de> for NodeSeed {
         }
         let mut entries = Vec::new();
         while let Some(key) = map.next_key::<String>()? {
-            let value = map.next_value_seed(NodeSeed {
-                level: self.level + 1,
-            })?;
+            let value = map.next_value_seed(NodeSeed { level: self.level + 1 })?;
             entries.push((key, value));
         }
         Ok(Node::Object(entries))
@@ -557,8 +534,7 @@ impl Walker<'_> {
         let (Shape::One(name) | Shape::List(name) | Shape::Map(name)) = shape else {
             return;
         };
-        let checked =
-            name == "JSONSchemaProps" || object_type(name).is_some_and(|ty| ty.fields.is_some());
+        let checked = name == "JSONSchemaProps" || object_type(name).is_some_and(|ty| ty.fields.is_some());
         if !checked {
             return;
         }
@@ -690,23 +666,13 @@ impl Walker<'_> {
     }
 
     /// What to do about a strategic-merge-patch key on schema `node`.
-    fn patch_remedy(
-        &self,
-        node: &Node,
-        here: ArrayContext<'_>,
-        enclosing: Option<ArrayContext<'_>>,
-    ) -> String {
-        const WHY: &str =
-            "strategic-merge-patch marker, unsupported in CRDs and dropped by the API server";
-        let is_array =
-            node.get("type").and_then(Node::as_str) == Some("array") || node.get("items").is_some();
+    fn patch_remedy(&self, node: &Node, here: ArrayContext<'_>, enclosing: Option<ArrayContext<'_>>) -> String {
+        const WHY: &str = "strategic-merge-patch marker, unsupported in CRDs and dropped by the API server";
+        let is_array = node.get("type").and_then(Node::as_str) == Some("array") || node.get("items").is_some();
         let (array, place) = match (is_array, enclosing) {
             (true, _) => (here, "on this array".to_string()),
             (false, Some(outer)) => {
-                let name = self
-                    .path
-                    .get(outer.name_start..outer.path_len)
-                    .unwrap_or("");
+                let name = self.path.get(outer.name_start..outer.path_len).unwrap_or("");
                 (outer, format!("on the enclosing array `{name}`"))
             }
             (false, None) => {
@@ -715,46 +681,29 @@ impl Walker<'_> {
                 );
             }
         };
-        if let Some(list_type) = array
-            .node
-            .get("x-kubernetes-list-type")
-            .and_then(Node::as_str)
-        {
+        if let Some(list_type) = array.node.get("x-kubernetes-list-type").and_then(Node::as_str) {
             let place = place.strip_prefix("on ").unwrap_or(&place);
-            return format!(
-                "{WHY}: remove it ({place} already declares `x-kubernetes-list-type: {list_type}`)"
-            );
+            return format!("{WHY}: remove it ({place} already declares `x-kubernetes-list-type: {list_type}`)");
         }
-        let merge_key = node
-            .get("x-kubernetes-patch-merge-key")
-            .and_then(Node::as_str);
+        let merge_key = node.get("x-kubernetes-patch-merge-key").and_then(Node::as_str);
         let items = array.node.get("items");
         let items_type = items.and_then(|i| i.get("type")).and_then(Node::as_str);
-        let scalar_items = matches!(
-            items_type,
-            Some("string" | "integer" | "number" | "boolean")
-        ) || items
-            .and_then(|i| i.get("x-kubernetes-int-or-string"))
-            .is_some();
-        let object_items =
-            items_type == Some("object") || items.and_then(|i| i.get("properties")).is_some();
+        let scalar_items = matches!(items_type, Some("string" | "integer" | "number" | "boolean"))
+            || items.and_then(|i| i.get("x-kubernetes-int-or-string")).is_some();
+        let object_items = items_type == Some("object") || items.and_then(|i| i.get("properties")).is_some();
         match (scalar_items, object_items, merge_key) {
-            (true, _, _) => format!(
-                "{WHY}: remove it and declare `x-kubernetes-list-type: set` {place} (its items are scalars)"
-            ),
+            (true, _, _) => {
+                format!("{WHY}: remove it and declare `x-kubernetes-list-type: set` {place} (its items are scalars)")
+            }
             (false, true, Some(key)) => {
                 let required = items
                     .and_then(|i| i.get("required"))
                     .is_some_and(|r| matches!(r, Node::Array(names) if names.iter().any(|n| n.as_str() == Some(key))));
-                let defaulted = items
-                    .and_then(|i| i.at(&["properties", key, "default"]))
-                    .is_some();
+                let defaulted = items.and_then(|i| i.at(&["properties", key, "default"])).is_some();
                 let note = if required || defaulted {
                     String::new()
                 } else {
-                    format!(
-                        " and list `{key}` in its items' `required` (map keys must be required or have a default)"
-                    )
+                    format!(" and list `{key}` in its items' `required` (map keys must be required or have a default)")
                 };
                 format!(
                     "{WHY}: remove it and declare `x-kubernetes-list-type: map` with `x-kubernetes-list-map-keys: [{key}]` {place}{note}"
@@ -826,10 +775,7 @@ mod tests {
             field_names("ValidationRule"),
             sorted("rule message messageExpression reason fieldPath optionalOldSelf")
         );
-        assert_eq!(
-            field_names("ExternalDocumentation"),
-            sorted("description url")
-        );
+        assert_eq!(field_names("ExternalDocumentation"), sorted("description url"));
     }
 
     fn crd(schema: Value) -> Value {
@@ -926,10 +872,7 @@ mod tests {
         object["metadata"]["managedFields"] = json!([{"manager": "m", "fieldsV1": {"f:spec": {}}}]);
         object["status"] = json!({"storedVersions": ["v1"], "acceptedNames": {"kind": "Widget", "plural": "widgets", "listkind": "x"}});
         let found = findings(&object);
-        let mut got: Vec<(&str, &str)> = found
-            .iter()
-            .map(|f| (f.path.as_str(), f.text.as_str()))
-            .collect();
+        let mut got: Vec<(&str, &str)> = found.iter().map(|f| (f.path.as_str(), f.text.as_str())).collect();
         got.sort();
         assert_eq!(
             got,
@@ -976,11 +919,7 @@ mod tests {
             ]
         );
         assert!(found[1].text.ends_with("did you mean `minLength`?"));
-        assert!(
-            found[2]
-                .text
-                .ends_with("did you mean `x-kubernetes-list-type`?")
-        );
+        assert!(found[2].text.ends_with("did you mean `x-kubernetes-list-type`?"));
         assert!(found[4].text.ends_with("did you mean `kind`?"));
     }
 
@@ -1028,9 +967,9 @@ mod tests {
         let finalizers = json!({"properties": {"finalizers": {"type": "array", "items": {"type": "string"}, "x-kubernetes-patch-strategy": "merge"}}});
         let found = findings(&crd(finalizers));
         assert!(
-            found[0].text.ends_with(
-                "declare `x-kubernetes-list-type: set` on this array (its items are scalars)"
-            ),
+            found[0]
+                .text
+                .ends_with("declare `x-kubernetes-list-type: set` on this array (its items are scalars)"),
             "{}",
             found[0].text
         );
@@ -1050,11 +989,7 @@ mod tests {
         );
         // No array anywhere.
         let lone = json!({"properties": {"o": {"type": "object", "x-kubernetes-patch-strategy": "merge"}}});
-        assert!(
-            findings(&crd(lone))[0]
-                .text
-                .contains("there is no enclosing array")
-        );
+        assert!(findings(&crd(lone))[0].text.contains("there is no enclosing array"));
     }
 
     #[test]
@@ -1077,20 +1012,16 @@ mod tests {
 
     #[test]
     fn both_places_are_reported_once_in_a_fixed_order() {
-        let manifest = crd(
-            json!({"properties": {"a": {"type": "string", "typo1": 1}, "b": {"type": "string", "typo2": 1}}}),
-        );
-        let mut object = crd(
-            json!({"properties": {"a": {"type": "string", "typo1": 1}, "c": {"type": "string", "typo3": 1}}}),
-        );
+        let manifest =
+            crd(json!({"properties": {"a": {"type": "string", "typo1": 1}, "b": {"type": "string", "typo2": 1}}}));
+        let mut object =
+            crd(json!({"properties": {"a": {"type": "string", "typo1": 1}, "c": {"type": "string", "typo3": 1}}}));
         with_last_applied(&mut object, &manifest);
         let verdict = run(&object, json!({}));
         let message = verdict.message.unwrap();
         let lines: Vec<&str> = message.lines().skip(1).collect();
         assert_eq!(lines.len(), 3, "{message}");
-        assert!(lines[0].starts_with(&format!(
-            "- {ROOT}.properties.a.typo1 (in the object and last-applied)"
-        )));
+        assert!(lines[0].starts_with(&format!("- {ROOT}.properties.a.typo1 (in the object and last-applied)")));
         assert!(lines[1].starts_with(&format!("- {ROOT}.properties.c.typo3 (in the object)")));
         assert!(lines[2].starts_with(&format!("- {ROOT}.properties.b.typo2 (in last-applied)")));
         assert!(message.starts_with("CustomResourceDefinition widgets.example.com: 3 findings."));
@@ -1103,15 +1034,11 @@ mod tests {
             (json!(42), "is not a string"),
             (json!("[1,2]"), "records kind (none) (apiVersion (none))"),
             (
-                json!(
-                    r#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"widgets.example.com"}}"#
-                ),
+                json!(r#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"widgets.example.com"}}"#),
                 "records kind ConfigMap (apiVersion v1)",
             ),
             (
-                json!(
-                    r#"{"apiVersion":"apiextensions.k8s.io/v1beta1","kind":"CustomResourceDefinition"}"#
-                ),
+                json!(r#"{"apiVersion":"apiextensions.k8s.io/v1beta1","kind":"CustomResourceDefinition"}"#),
                 "records kind CustomResourceDefinition (apiVersion apiextensions.k8s.io/v1beta1)",
             ),
             (
@@ -1136,11 +1063,7 @@ mod tests {
     }
 
     fn nested_not(levels: usize, leaf: &str) -> String {
-        format!(
-            "{}{leaf}{}",
-            r#"{"not":"#.repeat(levels),
-            "}".repeat(levels)
-        )
+        format!("{}{leaf}{}", r#"{"not":"#.repeat(levels), "}".repeat(levels))
     }
 
     #[test]
@@ -1162,10 +1085,14 @@ mod tests {
         let verdict = decide::<CrdSchemaFields>(payload.as_bytes(), &NoCluster);
         let message = verdict.message.expect("rejected");
         assert!(message.contains(": 2 findings."), "{message}");
-        assert!(message.contains(&format!("{ROOT}.properties.deep{} (in the object): nesting deeper than 100 levels; not checked beyond", ".not".repeat(MAX_DEPTH - 7))), "{message}");
-        assert!(message.contains(&format!(
-            "{ROOT}.x-kubernetes-patch-strategy (in the object)"
-        )));
+        assert!(
+            message.contains(&format!(
+                "{ROOT}.properties.deep{} (in the object): nesting deeper than 100 levels; not checked beyond",
+                ".not".repeat(MAX_DEPTH - 7)
+            )),
+            "{message}"
+        );
+        assert!(message.contains(&format!("{ROOT}.x-kubernetes-patch-strategy (in the object)")));
     }
 
     #[test]
@@ -1199,9 +1126,7 @@ mod tests {
         let warned = run(&object, json!({"maxFindings": 2, "action": "warn"}));
         assert!(warned.accepted);
         assert_eq!(warned.warnings.len(), 3);
-        assert!(
-            warned.warnings[2].ends_with("and 3 more fields the API server drops (5 in total)")
-        );
+        assert!(warned.warnings[2].ends_with("and 3 more fields the API server drops (5 in total)"));
         // Deterministic: byte-identical on a second run.
         assert_eq!(run(&object, json!({"maxFindings": 2})), verdict);
     }
@@ -1224,16 +1149,11 @@ mod tests {
         assert!(parse_settings::<CrdSchemaFields>(Some(r#"{"maxFindings": 1000}"#)).is_ok());
         let err = parse_settings::<CrdSchemaFields>(Some(r#"{"maxFindings": 1001}"#)).unwrap_err();
         assert_eq!(err, "`maxFindings` must be between 1 and 1000, got 1001");
-        let err =
-            parse_settings::<CrdSchemaFields>(Some(r#"{"allowedKeys": ["ok", ""]}"#)).unwrap_err();
+        let err = parse_settings::<CrdSchemaFields>(Some(r#"{"allowedKeys": ["ok", ""]}"#)).unwrap_err();
         assert!(err.starts_with("`allowedKeys[1]` is empty"), "{err}");
         let defaults = parse_settings::<CrdSchemaFields>(None).unwrap();
         assert_eq!(
-            (
-                defaults.action,
-                defaults.check_last_applied,
-                defaults.max_findings
-            ),
+            (defaults.action, defaults.check_last_applied, defaults.max_findings),
             (RejectOrWarn::Reject, true, 20)
         );
     }
