@@ -4,6 +4,9 @@
 #   make test       the whole test suite (what CI runs through .ci/run)
 
 CARGO      ?= cargo
+SUDO       := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+# Size pass over each module (Debian's binaryen); deterministic, keeps every export.
+WASM_OPT   := wasm-opt -Oz --enable-bulk-memory --enable-sign-ext --enable-mutable-globals --enable-nontrapping-float-to-int
 TARGET     := wasm32-wasip1
 WASM_DIR   := target/$(TARGET)/release
 SYNCGUARD  := target/host/syncguard
@@ -18,6 +21,8 @@ all: build
 ## setup: install what the build and the tests need (idempotent; no-ops when present)
 setup:
 	@rustup target list --installed 2>/dev/null | grep -qx $(TARGET) || rustup target add $(TARGET)
+	@command -v wasm-opt >/dev/null && command -v docker-registry >/dev/null || \
+	  { $(SUDO) apt-get update -q && $(SUDO) apt-get install -y -q binaryen docker-registry; }
 
 ## cli: the syncguard command (wasmtime host), built for speed
 cli:
@@ -26,13 +31,14 @@ cli:
 ## policies: every policy module, size-tuned, copied to policies/<name>/policy.wasm
 policies: setup
 	$(CARGO) build --locked --release --target $(TARGET) $(foreach p,$(POLICIES),-p $(p)) -p syncguard-noop
-	@for p in $(POLICIES); do cp $(WASM_DIR)/$$(echo $$p | tr - _).wasm policies/$$p/policy.wasm; done
+	@for p in $(POLICIES); do $(WASM_OPT) $(WASM_DIR)/$$(echo $$p | tr - _).wasm -o policies/$$p/policy.wasm || exit 1; done
+	$(WASM_OPT) $(WASM_DIR)/syncguard_noop.wasm -o bench/noop/policy.wasm
 
 ## all-in-one: every check in one module, ./syncguard.wasm (built after the single policies:
 ## they share target/ and only this build enables the all-in-one entry point)
 all-in-one: policies
 	$(CARGO) build --locked --release --target $(TARGET) -p syncguard --features all-in-one
-	cp $(WASM_DIR)/syncguard.wasm syncguard.wasm
+	$(WASM_OPT) $(WASM_DIR)/syncguard.wasm -o syncguard.wasm
 
 ## annotate: embed metadata.yml and README.md in each module, as kwctl annotate does
 annotate: cli policies all-in-one
