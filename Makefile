@@ -67,6 +67,7 @@ e2e-tests: build
 lint:
 	$(CARGO) fmt --all --check
 	$(CARGO) clippy --locked --workspace --all-targets -- -D warnings
+	$(CARGO) clippy --locked --release --target $(TARGET) -p syncguard --features all-in-one -- -D warnings
 
 ## test: everything CI checks
 test: build lint unit e2e-tests

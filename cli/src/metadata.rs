@@ -209,10 +209,10 @@ impl Metadata {
 pub fn custom_section<'a>(wasm: &'a [u8], name: &str) -> Result<Option<&'a [u8]>> {
     for payload in wasmparser::Parser::new(0).parse_all(wasm) {
         let payload = payload.map_err(|e| anyhow!("not a WebAssembly module: {e}"))?;
-        if let wasmparser::Payload::CustomSection(reader) = payload {
-            if reader.name() == name {
-                return Ok(Some(reader.data()));
-            }
+        if let wasmparser::Payload::CustomSection(reader) = payload
+            && reader.name() == name
+        {
+            return Ok(Some(reader.data()));
         }
     }
     Ok(None)
