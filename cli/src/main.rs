@@ -28,6 +28,29 @@ enum Command {
     Annotate(annotate::AnnotateArgs),
     /// Shows the metadata embedded in a module.
     Inspect(annotate::InspectArgs),
+    /// Sends a payload verbatim to one waPC operation of a module and prints the raw answer
+    /// (for testing a policy on input the API server would never send).
+    Call(CallArgs),
+}
+
+/// Arguments of `syncguard call`.
+#[derive(clap::Args)]
+struct CallArgs {
+    /// The waPC operation: `validate`, `validate_settings` or `protocol_version`.
+    #[arg(long, default_value = "validate")]
+    operation: String,
+    /// Files whose bytes are sent as payloads (any bytes, not only JSON), each to a fresh
+    /// instance; one answer line per file, in order.
+    #[arg(long, required = true)]
+    payload_path: Vec<PathBuf>,
+    /// Evaluation time limit in seconds.
+    #[arg(long, default_value_t = 2.0)]
+    timeout_seconds: f64,
+    /// Memory cap of the module in MiB.
+    #[arg(long, default_value_t = 256)]
+    max_memory_mib: usize,
+    /// The policy module (.wasm).
+    policy: PathBuf,
 }
 
 /// Arguments of `syncguard run`, the same as `kwctl run`'s.
@@ -64,6 +87,7 @@ fn main() -> ExitCode {
         Command::Run(args) => run(args),
         Command::Annotate(args) => annotate::annotate(args),
         Command::Inspect(args) => annotate::inspect(args),
+        Command::Call(args) => call(args),
     };
     match result {
         Ok(code) => code,
@@ -90,6 +114,40 @@ fn load_settings(json: Option<&str>, path: Option<&Path>) -> Result<serde_json::
     Ok(if value.is_null() { serde_json::json!({}) } else { value })
 }
 
+/// The engine limits from the command line.
+fn limits(timeout_seconds: f64, max_memory_mib: usize) -> Result<engine::Limits> {
+    if !(timeout_seconds > 0.0 && timeout_seconds.is_finite()) {
+        bail!("--timeout-seconds must be a positive number");
+    }
+    Ok(engine::Limits {
+        timeout: Duration::from_secs_f64(timeout_seconds),
+        max_memory: max_memory_mib.saturating_mul(1024 * 1024),
+    })
+}
+
+/// `syncguard call`: prints the guest's answer to each payload on its own line, or
+/// `ERROR: <why>` when the guest trapped, timed out or returned an error; exits 1 if any did.
+fn call(args: CallArgs) -> Result<ExitCode> {
+    use std::io::Write as _;
+    let engine = engine::Engine::new(limits(args.timeout_seconds, args.max_memory_mib)?)?;
+    let module = engine.compile(&engine::read_module(&args.policy)?)?;
+    let mut stdout = std::io::stdout().lock();
+    let mut failed = false;
+    for path in &args.payload_path {
+        let payload = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
+        let instance = module.instantiate(engine::Capabilities::default())?;
+        match instance.call(&args.operation, &payload) {
+            Ok(answer) => stdout.write_all(&answer)?,
+            Err(e) => {
+                failed = true;
+                write!(stdout, "ERROR: {}", e.replace('\n', " "))?;
+            }
+        }
+        stdout.write_all(b"\n")?;
+    }
+    Ok(if failed { ExitCode::FAILURE } else { ExitCode::SUCCESS })
+}
+
 fn run(args: RunArgs) -> Result<ExitCode> {
     let settings = load_settings(args.settings_json.as_deref(), args.settings_path.as_deref())?;
     let request_text = std::fs::read_to_string(&args.request_path)
@@ -105,13 +163,7 @@ fn run(args: RunArgs) -> Result<ExitCode> {
         }
         None => None,
     };
-    if !(args.timeout_seconds > 0.0 && args.timeout_seconds.is_finite()) {
-        bail!("--timeout-seconds must be a positive number");
-    }
-    let engine = engine::Engine::new(engine::Limits {
-        timeout: Duration::from_secs_f64(args.timeout_seconds),
-        max_memory: args.max_memory_mib.saturating_mul(1024 * 1024),
-    })?;
+    let engine = engine::Engine::new(limits(args.timeout_seconds, args.max_memory_mib)?)?;
     let module = engine.compile(&engine::read_module(&args.policy)?)?;
     let instance = module.instantiate(engine::Capabilities {
         allow_context_aware: args.allow_context_aware,

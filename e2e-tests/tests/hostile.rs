@@ -1,0 +1,276 @@
+//! Hostile input through the built modules: nothing traps or panics (a trap or guest error
+//! would show as code 500), and every input gets the outcome documented in the README's
+//! "Hostile input" table.
+
+use e2e_tests::{Engine, annotated_module, policies, root};
+use serde_json::{Value, json};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// Every module under test: the single policies and the all-in-one.
+fn modules() -> Vec<(String, PathBuf)> {
+    let mut modules: Vec<(String, PathBuf)> = policies()
+        .into_iter()
+        .map(|p| (p.clone(), annotated_module(&p)))
+        .collect();
+    let all = root().join("annotated-syncguard.wasm");
+    assert!(all.is_file(), "{} is missing: run `make build` first", all.display());
+    modules.push(("syncguard".into(), all));
+    modules
+}
+
+/// A request each module applies to, with markers that make every check parse the object.
+fn base_request(policy: &str) -> Value {
+    let (group, kind, resource) = match policy {
+        "hook-job-safety" => ("batch", "Job", "jobs"),
+        "ownership-markers" => ("", "ConfigMap", "configmaps"),
+        _ => (
+            "apiextensions.k8s.io",
+            "CustomResourceDefinition",
+            "customresourcedefinitions",
+        ),
+    };
+    let version = "v1";
+    json!({
+        "uid": "hostile",
+        "kind": {"group": group, "version": version, "kind": kind},
+        "resource": {"group": group, "version": version, "resource": resource},
+        "name": "hostile",
+        "namespace": "default",
+        "operation": "CREATE",
+        "userInfo": {"username": "fuzzer"},
+        "object": {
+            "apiVersion": if group.is_empty() { "v1".to_string() } else { format!("{group}/{version}") },
+            "kind": kind,
+            "metadata": {
+                "name": "hostile",
+                "annotations": {
+                    "helm.sh/hook": "post-install",
+                    "meta.helm.sh/release-name": "r",
+                    "objectset.rio.cattle.io/id": "x",
+                    "kubectl.kubernetes.io/last-applied-configuration": "{"
+                }
+            },
+            "spec": {"group": "example.com", "names": {"kind": "Thing", "plural": "things"}, "versions": []}
+        }
+    })
+}
+
+struct Scratch(PathBuf);
+
+impl Scratch {
+    fn new(name: &str) -> Scratch {
+        let dir = std::env::temp_dir().join(format!("syncguard-{name}-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("create scratch dir");
+        Scratch(dir)
+    }
+
+    fn write(&self, name: &str, bytes: &[u8]) -> PathBuf {
+        let path = self.0.join(name);
+        std::fs::write(&path, bytes).expect("write scratch file");
+        path
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Sends each payload to `operation` in a fresh instance with `syncguard call`; one answer per
+/// payload: the guest's JSON, or `Err` when the guest trapped or failed.
+fn call(module: &Path, operation: &str, payloads: &[PathBuf]) -> Vec<Result<Value, String>> {
+    let mut command = Command::new(&Engine::syncguard().program);
+    command.args(["call", "--operation", operation]);
+    for payload in payloads {
+        command.arg("--payload-path").arg(payload);
+    }
+    let output = command.arg(module).output().expect("start syncguard call");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let answers: Vec<Result<Value, String>> = stdout
+        .lines()
+        .map(|line| match line.strip_prefix("ERROR: ") {
+            Some(error) => Err(error.to_string()),
+            None => serde_json::from_str(line).map_err(|e| format!("answer is not JSON ({e}): {line}")),
+        })
+        .collect();
+    assert_eq!(
+        answers.len(),
+        payloads.len(),
+        "syncguard call answered {} of {} payloads: {}",
+        answers.len(),
+        payloads.len(),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    answers
+}
+
+fn nested(levels: usize) -> String {
+    format!("{}1{}", "[".repeat(levels), "]".repeat(levels))
+}
+
+/// The `validate` payload for a request.
+fn payload(request: &str) -> Vec<u8> {
+    format!("{{\"request\":{request},\"settings\":{{}}}}").into_bytes()
+}
+
+/// What a hostile input must get; in every case the module must answer (no trap).
+#[derive(Clone, Copy, Debug)]
+enum Expect {
+    /// Any verdict the check documents.
+    Answer,
+    /// A rejection with this code.
+    Rejected(u16),
+    /// An acceptance.
+    Allowed,
+}
+
+fn check(expect: Expect, answer: &Result<Value, String>) -> Result<(), String> {
+    let answer = answer
+        .as_ref()
+        .map_err(|e| format!("the module trapped or failed: {e}"))?;
+    let accepted = answer["accepted"]
+        .as_bool()
+        .ok_or_else(|| format!("not a validation response: {answer}"))?;
+    match expect {
+        Expect::Answer => Ok(()),
+        Expect::Rejected(code) if !accepted && answer["code"] == code => Ok(()),
+        Expect::Allowed if accepted => Ok(()),
+        _ => Err(format!("expected {expect:?}, got {answer}")),
+    }
+}
+
+#[test]
+fn hostile_requests_never_trap() {
+    let scratch = Scratch::new("hostile");
+    let mut failures = Vec::new();
+    for (policy, module) in modules() {
+        let base = base_request(&policy);
+        let mut inputs: Vec<(String, Vec<u8>, Expect)> = Vec::new();
+        // JSON nested 100,000 levels deep inside the object.
+        let deep = base
+            .to_string()
+            .replacen("\"versions\":[]", &format!("\"versions\":{}", nested(100_000)), 1);
+        inputs.push(("nested-100000".into(), payload(&deep), Expect::Answer));
+        // A 20 MB object: more than a policy reads.
+        let mut big = base.clone();
+        big["object"]["data"] = json!({"blob": "x".repeat(20 * 1024 * 1024)});
+        inputs.push(("object-20MB".into(), payload(&big.to_string()), Expect::Rejected(400)));
+        // Every field of the request and of the object with a wrong JSON type.
+        for field in [
+            "uid",
+            "kind",
+            "resource",
+            "subResource",
+            "name",
+            "namespace",
+            "operation",
+            "dryRun",
+            "object",
+            "oldObject",
+        ] {
+            for wrong in [json!(42), json!("x"), json!(["x"]), json!({"x": 1})] {
+                let mut request = base.clone();
+                request[field] = wrong.clone();
+                inputs.push((
+                    format!("wrong-type-{field}-{wrong}"),
+                    payload(&request.to_string()),
+                    Expect::Answer,
+                ));
+            }
+        }
+        for field in ["apiVersion", "kind", "metadata", "spec", "status"] {
+            for wrong in [json!(42), json!("x"), json!(["x"]), json!(null)] {
+                let mut request = base.clone();
+                request["object"][field] = wrong.clone();
+                inputs.push((
+                    format!("wrong-type-object.{field}-{wrong}"),
+                    payload(&request.to_string()),
+                    Expect::Answer,
+                ));
+            }
+        }
+        // Empty and missing objects.
+        let mut empty = base.clone();
+        empty["object"] = json!({});
+        inputs.push(("empty-object".into(), payload(&empty.to_string()), Expect::Answer));
+        let mut missing = base.clone();
+        missing.as_object_mut().expect("object").remove("object");
+        inputs.push(("missing-object".into(), payload(&missing.to_string()), Expect::Answer));
+        inputs.push(("empty-request".into(), payload("{}"), Expect::Allowed));
+        // Operations none of the checks registers for.
+        for operation in ["DELETE", "CONNECT"] {
+            let mut request = base.clone();
+            request["operation"] = json!(operation);
+            inputs.push((
+                format!("operation-{operation}"),
+                payload(&request.to_string()),
+                Expect::Allowed,
+            ));
+        }
+        // Bytes that are not a validation request at all.
+        inputs.push((
+            "invalid-utf8".into(),
+            b"{\"request\":{\"uid\":\"\xff\xfe\"},\"settings\":{}}".to_vec(),
+            Expect::Rejected(400),
+        ));
+        inputs.push(("not-json".into(), b"not json".to_vec(), Expect::Rejected(400)));
+        inputs.push(("empty-payload".into(), Vec::new(), Expect::Rejected(400)));
+        inputs.push(("array".into(), b"[1,2,3]".to_vec(), Expect::Rejected(400)));
+        inputs.push((
+            "truncated".into(),
+            b"{\"request\":{\"object\":{\"a\":".to_vec(),
+            Expect::Rejected(400),
+        ));
+        inputs.push((
+            "settings-not-object".into(),
+            payload_with_settings(&base, "[1]"),
+            Expect::Rejected(400),
+        ));
+
+        let paths: Vec<PathBuf> = inputs
+            .iter()
+            .enumerate()
+            .map(|(i, (_, bytes, _))| scratch.write(&format!("{policy}-{i}"), bytes))
+            .collect();
+        for ((name, _, expect), answer) in inputs.iter().zip(call(&module, "validate", &paths)) {
+            if let Err(problem) = check(*expect, &answer) {
+                failures.push(format!("{policy}/{name}: {problem}"));
+            }
+        }
+
+        // validate_settings: garbage is refused with a message, never a trap.
+        let settings: [&[u8]; 6] = [
+            b"\xff\xfe",
+            b"not json",
+            b"[1]",
+            b"42",
+            b"{\"unknownKey\":1}",
+            &[b'['; 100_000],
+        ];
+        let paths: Vec<PathBuf> = settings
+            .iter()
+            .enumerate()
+            .map(|(i, bytes)| scratch.write(&format!("{policy}-settings-{i}"), bytes))
+            .collect();
+        for (i, answer) in call(&module, "validate_settings", &paths).into_iter().enumerate() {
+            match answer {
+                Ok(answer) if answer["valid"] == false && answer["message"].is_string() => {}
+                other => failures.push(format!(
+                    "{policy}/settings-{i}: expected refused settings, got {other:?}"
+                )),
+            }
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} hostile inputs mishandled:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
+
+fn payload_with_settings(request: &Value, settings: &str) -> Vec<u8> {
+    format!("{{\"request\":{request},\"settings\":{settings}}}").into_bytes()
+}
