@@ -30,10 +30,21 @@ fn any_or(list: &[&str], value: &str) -> bool {
 
 impl Rule {
     /// Whether a request falls under this rule, as the API server decides it.
+    ///
+    /// Kubewarden's audit scanner puts the object's kind where the resource belongs
+    /// (`resource.resource: CustomResourceDefinition`); such a request is matched by the
+    /// built-in resource its group and kind name.
     pub fn matches(&self, request: &Request<'_>) -> bool {
+        let plural = if request.resource.resource == request.kind.kind {
+            crate::generated::builtin_kinds(&request.kind.kind)
+                .find(|r| r.group == request.kind.group && !r.subresource)
+                .map_or(request.resource.resource.as_str(), |r| r.plural)
+        } else {
+            request.resource.resource.as_str()
+        };
         let resource = match request.sub_resource.as_deref() {
-            Some(sub) if !sub.is_empty() => format!("{}/{sub}", request.resource.resource),
-            _ => request.resource.resource.clone(),
+            Some(sub) if !sub.is_empty() => format!("{plural}/{sub}"),
+            _ => plural.to_string(),
         };
         let resource_matches = self.resources.iter().any(|r| match r.split_once('/') {
             None => *r == "*" && !resource.contains('/') || *r == resource,
@@ -91,6 +102,16 @@ mod tests {
             "UPDATE"
         )));
         assert!(!CRD_RULE.matches(&request("apps", "deployments", None, "CREATE")));
+    }
+
+    #[test]
+    fn audit_scanner_form_matches_by_kind() {
+        let mut audit = request("apiextensions.k8s.io", "CustomResourceDefinition", None, "CREATE");
+        audit.kind.group = "apiextensions.k8s.io".into();
+        audit.kind.kind = "CustomResourceDefinition".into();
+        assert!(CRD_RULE.matches(&audit));
+        audit.kind.group = "example.com".into();
+        assert!(!CRD_RULE.matches(&audit));
     }
 
     #[test]

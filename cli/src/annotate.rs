@@ -80,8 +80,8 @@ pub fn inspect(args: InspectArgs) -> Result<ExitCode> {
         );
     };
     match args.output.as_str() {
-        "json" => println!("{}", serde_json::to_string_pretty(&metadata)?),
-        "human" => print!("{}", human(&metadata)),
+        "json" => crate::print_out(&format!("{}\n", serde_json::to_string_pretty(&metadata)?)),
+        "human" => crate::print_out(&human(&metadata)),
         other => bail!("--output must be `human` or `json`, not `{other}`"),
     }
     Ok(ExitCode::SUCCESS)

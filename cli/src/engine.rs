@@ -40,6 +40,11 @@ pub struct Engine {
 }
 
 impl Engine {
+    /// Compiles a module without the cache (for measuring cold starts).
+    pub fn compile_uncached(&self, wasm: &[u8]) -> Result<wasmtime::Module> {
+        wasmtime::Module::new(&self.engine, wasm).map_err(|e| anyhow!("cannot compile the policy module: {e}"))
+    }
+
     /// Creates the engine and starts its epoch ticker.
     pub fn new(limits: Limits) -> Result<Self> {
         let mut config = wasmtime::Config::new();
@@ -57,11 +62,18 @@ impl Engine {
         Ok(Engine { engine, limits, stop })
     }
 
-    /// Compiles a module once; instances are then created cheaply from it.
+    /// Compiles a module once (or loads it from the compile cache, see `cache.rs`); instances
+    /// are then created cheaply from it.
     pub fn compile(&self, wasm: &[u8]) -> Result<Module> {
         let metadata = Metadata::from_wasm(wasm)?;
-        let module =
-            wasmtime::Module::new(&self.engine, wasm).map_err(|e| anyhow!("cannot compile the policy module: {e}"))?;
+        let module = match crate::cache::load(&self.engine, wasm) {
+            Some(module) => module,
+            None => {
+                let module = self.compile_uncached(wasm)?;
+                crate::cache::store(&self.engine, wasm, &module);
+                module
+            }
+        };
         let pre = WasmtimeEngineProviderBuilder::new()
             .engine(self.engine.clone())
             .module(module)

@@ -1,6 +1,7 @@
 //! `syncguard`: runs syncguard's policy modules the way Kubewarden does, on a laptop or in CI.
 
 mod annotate;
+mod cache;
 mod engine;
 mod evaluate;
 mod metadata;
@@ -114,6 +115,12 @@ fn load_settings(json: Option<&str>, path: Option<&Path>) -> Result<serde_json::
     Ok(if value.is_null() { serde_json::json!({}) } else { value })
 }
 
+/// Writes to stdout; a closed pipe (`syncguard ... | head`) ends the output quietly.
+pub fn print_out(text: &str) {
+    use std::io::Write as _;
+    let _ = std::io::stdout().lock().write_all(text.as_bytes());
+}
+
 /// The engine limits from the command line.
 fn limits(timeout_seconds: f64, max_memory_mib: usize) -> Result<engine::Limits> {
     if !(timeout_seconds > 0.0 && timeout_seconds.is_finite()) {
@@ -174,6 +181,6 @@ fn run(args: RunArgs) -> Result<ExitCode> {
         return Ok(ExitCode::FAILURE);
     }
     let response = evaluate::validate(&instance, module.metadata.as_ref(), &request, &settings);
-    println!("{}", serde_json::to_string(&response)?);
+    print_out(&format!("{}\n", serde_json::to_string(&response)?));
     Ok(ExitCode::SUCCESS)
 }

@@ -68,15 +68,29 @@ impl Engine {
 
     /// Evaluates one case of `policy` with the module at `module`.
     pub fn run_case(&self, policy: &str, module: &Path, case: &Case) -> Result<Outcome, String> {
-        let dir = testing::test_data(policy);
         let settings = case.settings.clone().unwrap_or(Value::Object(Default::default()));
+        let request = testing::test_data(policy).join(case.request.as_deref().unwrap_or_default());
+        parse_response(&self.run_raw(policy, module, case, &settings, &request)?)
+    }
+
+    /// Evaluates a case with the given settings and request file; returns the response line
+    /// exactly as printed, or `Err` ("settings refused: ..." for refused settings).
+    pub fn run_raw(
+        &self,
+        policy: &str,
+        module: &Path,
+        case: &Case,
+        settings: &Value,
+        request: &Path,
+    ) -> Result<String, String> {
+        let dir = testing::test_data(policy);
         let mut command = Command::new(&self.program);
         command.arg("run").arg("--settings-json").arg(settings.to_string());
-        let request = case
-            .request
-            .as_ref()
-            .map(|r| dir.join(r))
-            .unwrap_or_else(|| root().join("e2e-tests/data/empty-request.json"));
+        let request = if case.request.is_some() {
+            request.to_path_buf()
+        } else {
+            root().join("e2e-tests/data/empty-request.json")
+        };
         command.arg("--request-path").arg(&request);
         if let Some(replay) = &case.replay {
             command.arg("--allow-context-aware");
@@ -101,13 +115,31 @@ impl Engine {
                 stderr.trim()
             ));
         }
-        let line = stdout
+        stdout
             .lines()
             .rev()
             .find(|l| l.trim_start().starts_with('{'))
-            .ok_or_else(|| format!("{} printed no response: {stdout}", self.name))?;
-        parse_response(line)
+            .map(str::to_string)
+            .ok_or_else(|| format!("{} printed no response: {stdout}", self.name))
     }
+}
+
+/// Runs `work` over `items` on as many threads as the machine has cores, keeping order.
+pub fn parallel_map<T: Sync, R: Send>(items: &[T], work: impl Fn(&T) -> R + Sync) -> Vec<R> {
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(items.len().max(1));
+    let chunk = items.len().div_ceil(threads).max(1);
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = items
+            .chunks(chunk)
+            .map(|part| scope.spawn(|| part.iter().map(&work).collect::<Vec<R>>()))
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().expect("worker thread"))
+            .collect()
+    })
 }
 
 /// Reads an AdmissionResponse as kwctl prints it.
