@@ -78,3 +78,7 @@ fmt:
 clean:
 	$(CARGO) clean
 	rm -f $(MODULES) $(ANNOTATED)
+
+## bench: sizes, cold start and warm validate beside the floor (table, and target/bench.json)
+bench: build
+	$(SYNCGUARD) bench

@@ -137,13 +137,8 @@ pub fn validate_settings(instance: &Instance, settings: &Value) -> Result<(), Ev
     }
 }
 
-/// Calls `validate` and builds the AdmissionResponse.
-pub fn validate(
-    instance: &Instance,
-    metadata: Option<&Metadata>,
-    request: &RequestDoc,
-    settings: &Value,
-) -> AdmissionResponse {
+/// The `validate` payload: the raw request and the settings, without re-encoding the request.
+pub fn payload(request: &RequestDoc, settings: &Value) -> String {
     let settings_text = settings.to_string();
     let mut payload = String::with_capacity(request.raw.len() + settings_text.len() + 32);
     payload.push_str("{\"request\":");
@@ -151,6 +146,17 @@ pub fn validate(
     payload.push_str(",\"settings\":");
     payload.push_str(&settings_text);
     payload.push('}');
+    payload
+}
+
+/// Calls `validate` and builds the AdmissionResponse.
+pub fn validate(
+    instance: &Instance,
+    metadata: Option<&Metadata>,
+    request: &RequestDoc,
+    settings: &Value,
+) -> AdmissionResponse {
+    let payload = payload(request, settings);
     let answer = match instance.call("validate", payload.as_bytes()) {
         Ok(answer) => answer,
         Err(e) => return AdmissionResponse::reject(&request.uid, format!("internal server error: {e}"), Some(500)),

@@ -1,6 +1,7 @@
 //! `syncguard`: runs syncguard's policy modules the way Kubewarden does, on a laptop or in CI.
 
 mod annotate;
+mod bench;
 mod cache;
 mod engine;
 mod evaluate;
@@ -32,6 +33,8 @@ enum Command {
     /// Sends a payload verbatim to one waPC operation of a module and prints the raw answer
     /// (for testing a policy on input the API server would never send).
     Call(CallArgs),
+    /// Measures module sizes, cold start and warm validate times beside the floor module.
+    Bench(bench::BenchArgs),
 }
 
 /// Arguments of `syncguard call`.
@@ -89,6 +92,7 @@ fn main() -> ExitCode {
         Command::Annotate(args) => annotate::annotate(args),
         Command::Inspect(args) => annotate::inspect(args),
         Command::Call(args) => call(args),
+        Command::Bench(args) => bench::bench(args),
     };
     match result {
         Ok(code) => code,

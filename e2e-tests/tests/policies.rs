@@ -170,7 +170,12 @@ fn module_sizes() {
     let limit = 256 * 1024;
     for policy in policies() {
         let path = root().join("policies").join(&policy).join("policy.wasm");
-        let size = std::fs::metadata(&path).unwrap_or_else(|e| panic!("{}: {e}; run `make build`", path.display())).len();
-        assert!(size <= limit, "{policy}: policy.wasm is {size} bytes, over the {limit}-byte guard");
+        let size = std::fs::metadata(&path)
+            .unwrap_or_else(|e| panic!("{}: {e}; run `make build`", path.display()))
+            .len();
+        assert!(
+            size <= limit,
+            "{policy}: policy.wasm is {size} bytes, over the {limit}-byte guard"
+        );
     }
 }

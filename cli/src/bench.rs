@@ -1,0 +1,326 @@
+//! `syncguard bench`: the figures behind the project's performance goals, measured side by
+//! side in one run: module size, cold start (wasmtime compile, no cache), and warm `validate`
+//! time (median and p95) on every fixture, beside the no-op floor module on the same payload.
+
+use crate::engine::{Capabilities, Engine, Instance, Limits, Module};
+use crate::evaluate;
+use anyhow::{Context, Result, anyhow};
+use serde::Serialize;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use syncguard::replay::Replay;
+use syncguard::testing::Cases;
+
+/// Arguments of `syncguard bench`.
+#[derive(clap::Args)]
+pub struct BenchArgs {
+    /// Folder of the policies (each with policy.wasm or annotated-policy.wasm and test_data/).
+    #[arg(long, default_value = "policies")]
+    policies_dir: PathBuf,
+    /// The all-in-one module, measured on every fixture of every policy.
+    #[arg(long, default_value = "annotated-syncguard.wasm")]
+    all_in_one: PathBuf,
+    /// The floor module (accepts without reading the request).
+    #[arg(long, default_value = "bench/noop/policy.wasm")]
+    floor: PathBuf,
+    /// Timed `validate` calls per fixture.
+    #[arg(long, default_value_t = 50)]
+    iterations: usize,
+    /// Where to write the results as JSON.
+    #[arg(long, default_value = "target/bench.json")]
+    json_out: PathBuf,
+}
+
+/// Goal: every single-check module at most this many bytes.
+const SIZE_GOAL: u64 = 128 * 1024;
+/// Goal: warm validate on the Prometheus CRD at most this multiple of the floor.
+const FLOOR_RATIO_GOAL: f64 = 1.1;
+
+#[derive(Serialize)]
+struct ModuleFigures {
+    module: String,
+    bytes: u64,
+    cold_start_ms: f64,
+    fixtures: Vec<FixtureFigures>,
+}
+
+#[derive(Serialize)]
+struct FixtureFigures {
+    fixture: String,
+    request_bytes: usize,
+    median_us: f64,
+    p95_us: f64,
+    floor_median_us: f64,
+    ratio_to_floor: f64,
+}
+
+#[derive(Serialize)]
+struct Report {
+    modules: Vec<ModuleFigures>,
+    goals: Vec<Goal>,
+}
+
+#[derive(Serialize)]
+struct Goal {
+    goal: String,
+    measured: String,
+    met: bool,
+}
+
+struct Fixture {
+    label: String,
+    payload: String,
+    replay: Option<String>,
+}
+
+fn micros(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e6
+}
+
+fn percentile(sorted: &[Duration], p: f64) -> Duration {
+    let index = ((sorted.len() as f64 - 1.0) * p).round() as usize;
+    sorted[index.min(sorted.len() - 1)]
+}
+
+/// Times `iterations` calls; a fresh instance per call when a replay file must be rewound.
+fn time_validate(module: &Module, fixture: &Fixture, iterations: usize) -> Result<(Duration, Duration)> {
+    let capabilities = || -> Result<Capabilities> {
+        Ok(Capabilities {
+            allow_context_aware: fixture.replay.is_some(),
+            replay: match &fixture.replay {
+                Some(text) => Some(Arc::new(Replay::parse(text).map_err(|e| anyhow!(e))?)),
+                None => None,
+            },
+        })
+    };
+    let mut shared: Option<Instance> = None;
+    let mut samples = Vec::with_capacity(iterations);
+    for i in 0..iterations + 1 {
+        let fresh;
+        let instance = if fixture.replay.is_some() {
+            fresh = module.instantiate(capabilities()?)?;
+            &fresh
+        } else {
+            shared.get_or_insert(module.instantiate(capabilities()?)?)
+        };
+        let start = Instant::now();
+        instance
+            .call("validate", fixture.payload.as_bytes())
+            .map_err(|e| anyhow!("{}: {e}", fixture.label))?;
+        if i > 0 {
+            samples.push(start.elapsed());
+        }
+    }
+    samples.sort();
+    Ok((percentile(&samples, 0.5), percentile(&samples, 0.95)))
+}
+
+fn fixtures(dir: &Path, policy: &str) -> Result<Vec<Fixture>> {
+    let data = dir.join(policy).join("test_data");
+    let text = std::fs::read_to_string(data.join("cases.yml")).with_context(|| format!("{policy}: cases.yml"))?;
+    let cases: Cases = serde_yaml_ng::from_str(&text).map_err(|e| anyhow!("{policy}/test_data/cases.yml: {e}"))?;
+    let mut out = Vec::new();
+    for case in cases.cases {
+        let (Some(request), None) = (&case.request, &case.expect.settings_invalid) else {
+            continue;
+        };
+        let text = std::fs::read_to_string(data.join(request)).with_context(|| format!("{policy}/{request}"))?;
+        let doc = evaluate::read_request(&text)?;
+        let settings = case.settings.clone().unwrap_or(serde_json::json!({}));
+        let replay = match &case.replay {
+            Some(file) => Some(std::fs::read_to_string(data.join(file)).with_context(|| format!("{policy}/{file}"))?),
+            None => None,
+        };
+        out.push(Fixture {
+            label: format!("{policy}/{}", case.name),
+            payload: evaluate::payload(&doc, &settings),
+            replay,
+        });
+    }
+    Ok(out)
+}
+
+fn all_in_one_payload(policy: &str, fixture: &Fixture) -> String {
+    // The same request with the settings moved into the policy's section of the all-in-one.
+    let mut value: serde_json::Value = serde_json::from_str(&fixture.payload).unwrap_or_default();
+    let key: String = policy
+        .split('-')
+        .enumerate()
+        .map(|(i, part)| {
+            if i == 0 {
+                part.to_string()
+            } else {
+                part[..1].to_uppercase() + &part[1..]
+            }
+        })
+        .collect();
+    let own = value["settings"].take();
+    value["settings"] = serde_json::json!({ key: own });
+    value.to_string()
+}
+
+/// Runs the benchmark and prints the table.
+pub fn bench(args: BenchArgs) -> Result<std::process::ExitCode> {
+    let engine = Engine::new(Limits {
+        timeout: Duration::from_secs(30),
+        ..Limits::default()
+    })?;
+    let floor = engine
+        .compile(&std::fs::read(&args.floor).with_context(|| format!("{}: run `make build`", args.floor.display()))?)?;
+    let mut policies: Vec<String> = std::fs::read_dir(&args.policies_dir)
+        .with_context(|| format!("cannot read {}", args.policies_dir.display()))?
+        .filter_map(|e| e.ok())
+        .filter(|e| e.path().join("test_data/cases.yml").is_file())
+        .map(|e| e.file_name().to_string_lossy().to_string())
+        .collect();
+    policies.sort();
+    let mut report = Report {
+        modules: Vec::new(),
+        goals: Vec::new(),
+    };
+    let mut all_fixtures = Vec::new();
+    let measure = |name: &str, path: &Path, fixtures: &[Fixture]| -> Result<ModuleFigures> {
+        let wasm = std::fs::read(path).with_context(|| format!("{}: run `make build`", path.display()))?;
+        let mut cold = Vec::new();
+        for _ in 0..3 {
+            let start = Instant::now();
+            engine.compile_uncached(&wasm)?;
+            cold.push(start.elapsed());
+        }
+        cold.sort();
+        let module = engine.compile(&wasm)?;
+        let mut figures = Vec::new();
+        for fixture in fixtures {
+            let (median, p95) = time_validate(&module, fixture, args.iterations)?;
+            let floor_fixture = Fixture {
+                label: fixture.label.clone(),
+                payload: fixture.payload.clone(),
+                replay: None,
+            };
+            let (floor_median, _) = time_validate(&floor, &floor_fixture, args.iterations)?;
+            figures.push(FixtureFigures {
+                fixture: fixture.label.clone(),
+                request_bytes: fixture.payload.len(),
+                median_us: micros(median),
+                p95_us: micros(p95),
+                floor_median_us: micros(floor_median),
+                ratio_to_floor: median.as_secs_f64() / floor_median.as_secs_f64().max(1e-9),
+            });
+        }
+        let bytes = std::fs::metadata(
+            path.with_file_name(
+                path.file_name()
+                    .map_or("".into(), |n| n.to_string_lossy().replace("annotated-", "")),
+            ),
+        )
+        .or_else(|_| std::fs::metadata(path))?
+        .len();
+        Ok(ModuleFigures {
+            module: name.to_string(),
+            bytes,
+            cold_start_ms: cold[1].as_secs_f64() * 1e3,
+            fixtures: figures,
+        })
+    };
+    for policy in &policies {
+        let fixtures = fixtures(&args.policies_dir, policy)?;
+        let dir = args.policies_dir.join(policy);
+        let path = if dir.join("annotated-policy.wasm").is_file() {
+            dir.join("annotated-policy.wasm")
+        } else {
+            dir.join("policy.wasm")
+        };
+        report.modules.push(measure(policy, &path, &fixtures)?);
+        all_fixtures.extend(fixtures.into_iter().map(|f| Fixture {
+            payload: all_in_one_payload(policy, &f),
+            label: f.label,
+            replay: f.replay,
+        }));
+    }
+    if args.all_in_one.is_file() {
+        report
+            .modules
+            .push(measure("syncguard (all-in-one)", &args.all_in_one, &all_fixtures)?);
+    }
+    goals(&mut report, policies.len());
+    print_table(&report);
+    if let Some(dir) = args.json_out.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    std::fs::write(&args.json_out, serde_json::to_string_pretty(&report)?)?;
+    println!("\nwritten to {}", args.json_out.display());
+    Ok(std::process::ExitCode::SUCCESS)
+}
+
+fn goals(report: &mut Report, singles: usize) {
+    let single = &report.modules[..singles.min(report.modules.len())];
+    for m in single {
+        report.goals.push(Goal {
+            goal: format!("{} at most {} KiB", m.module, SIZE_GOAL / 1024),
+            measured: format!("{:.1} KiB", m.bytes as f64 / 1024.0),
+            met: m.bytes <= SIZE_GOAL,
+        });
+    }
+    let largest = single.iter().map(|m| m.bytes).max().unwrap_or(0);
+    if let Some(all) = report.modules.get(singles) {
+        report.goals.push(Goal {
+            goal: "all-in-one at most twice the largest single module".into(),
+            measured: format!(
+                "{:.1} KiB vs 2 x {:.1} KiB",
+                all.bytes as f64 / 1024.0,
+                largest as f64 / 1024.0
+            ),
+            met: all.bytes <= 2 * largest,
+        });
+    }
+    for m in single {
+        if let Some(f) = m.fixtures.iter().find(|f| f.fixture.contains("prometheus")) {
+            report.goals.push(Goal {
+                goal: format!(
+                    "{} warm validate on the Prometheus CRD at most {FLOOR_RATIO_GOAL}x the floor",
+                    m.module
+                ),
+                measured: format!(
+                    "{:.2}x ({:.0} us vs {:.0} us)",
+                    f.ratio_to_floor, f.median_us, f.floor_median_us
+                ),
+                met: f.ratio_to_floor <= FLOOR_RATIO_GOAL,
+            });
+        }
+    }
+}
+
+fn print_table(report: &Report) {
+    println!(
+        "{:<28} {:>9} {:>9}   {:<52} {:>10} {:>10} {:>10} {:>7}",
+        "module", "KiB", "cold ms", "fixture", "median us", "p95 us", "floor us", "ratio"
+    );
+    for m in &report.modules {
+        for (i, f) in m.fixtures.iter().enumerate() {
+            let (name, size, cold) = if i == 0 {
+                (
+                    m.module.clone(),
+                    format!("{:.1}", m.bytes as f64 / 1024.0),
+                    format!("{:.1}", m.cold_start_ms),
+                )
+            } else {
+                (String::new(), String::new(), String::new())
+            };
+            let fixture: String = f.fixture.chars().take(52).collect();
+            println!(
+                "{name:<28} {size:>9} {cold:>9}   {fixture:<52} {:>10.1} {:>10.1} {:>10.1} {:>7.2}",
+                f.median_us, f.p95_us, f.floor_median_us, f.ratio_to_floor
+            );
+        }
+    }
+    println!("\nGoals");
+    for g in &report.goals {
+        println!(
+            "  [{}] {}: {}",
+            if g.met { "met" } else { "NOT MET" },
+            g.goal,
+            g.measured
+        );
+    }
+}
