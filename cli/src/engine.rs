@@ -60,7 +60,8 @@ impl Engine {
     /// Compiles a module once; instances are then created cheaply from it.
     pub fn compile(&self, wasm: &[u8]) -> Result<Module> {
         let metadata = Metadata::from_wasm(wasm)?;
-        let module = wasmtime::Module::new(&self.engine, wasm).map_err(|e| anyhow!("cannot compile the policy module: {e}"))?;
+        let module =
+            wasmtime::Module::new(&self.engine, wasm).map_err(|e| anyhow!("cannot compile the policy module: {e}"))?;
         let pre = WasmtimeEngineProviderBuilder::new()
             .engine(self.engine.clone())
             .module(module)
@@ -121,7 +122,12 @@ impl Module {
         let allowed: Vec<(String, String)> = self
             .metadata
             .as_ref()
-            .map(|m| m.context_aware_resources.iter().map(|r| (r.api_version.clone(), r.kind.clone())).collect())
+            .map(|m| {
+                m.context_aware_resources
+                    .iter()
+                    .map(|r| (r.api_version.clone(), r.kind.clone()))
+                    .collect()
+            })
             .unwrap_or_default();
         let callback = move |_id: u64, binding: &str, namespace: &str, operation: &str, payload: &[u8]| {
             host_call(&capabilities, &allowed, binding, namespace, operation, payload)
@@ -136,7 +142,9 @@ impl Module {
 impl Instance {
     /// Calls a waPC operation; a trap, timeout or guest error is returned as `Err`.
     pub fn call(&self, operation: &str, payload: &[u8]) -> Result<Vec<u8>, String> {
-        self.host.call(operation, payload).map_err(|e| describe_call_error(&e.to_string()))
+        self.host
+            .call(operation, payload)
+            .map_err(|e| describe_call_error(&e.to_string()))
     }
 }
 
@@ -162,7 +170,9 @@ fn host_call(
         return Ok(Vec::new());
     }
     let Some(tag) = HostRequest::tag_for(namespace, operation).filter(|_| binding == "kubewarden") else {
-        return Err(format!("host capability {binding}/{namespace}/{operation} is not available"));
+        return Err(format!(
+            "host capability {binding}/{namespace}/{operation} is not available"
+        ));
     };
     let request = HostRequest::from_call(tag, payload)?;
     let api_version = request.fields.get("api_version").and_then(|v| v.as_str()).unwrap_or("");
@@ -178,9 +188,7 @@ fn host_call(
         ));
     }
     let replay = capabilities.replay.as_ref().ok_or_else(|| {
-        format!(
-            "no cluster to ask for {kind} in {api_version}: pass --replay-host-capabilities-interactions FILE"
-        )
+        format!("no cluster to ask for {kind} in {api_version}: pass --replay-host-capabilities-interactions FILE")
     })?;
     replay.answer(&request)
 }

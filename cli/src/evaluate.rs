@@ -66,7 +66,9 @@ impl AdmissionResponse {
     /// The decoded JSON Patch, if any.
     #[allow(dead_code)]
     pub fn patch_ops(&self) -> Option<Value> {
-        let bytes = base64::engine::general_purpose::STANDARD.decode(self.patch.as_ref()?).ok()?;
+        let bytes = base64::engine::general_purpose::STANDARD
+            .decode(self.patch.as_ref()?)
+            .ok()?;
         serde_json::from_slice(&bytes).ok()
     }
 }
@@ -136,7 +138,12 @@ pub fn validate_settings(instance: &Instance, settings: &Value) -> Result<(), Ev
 }
 
 /// Calls `validate` and builds the AdmissionResponse.
-pub fn validate(instance: &Instance, metadata: Option<&Metadata>, request: &RequestDoc, settings: &Value) -> AdmissionResponse {
+pub fn validate(
+    instance: &Instance,
+    metadata: Option<&Metadata>,
+    request: &RequestDoc,
+    settings: &Value,
+) -> AdmissionResponse {
     let settings_text = settings.to_string();
     let mut payload = String::with_capacity(request.raw.len() + settings_text.len() + 32);
     payload.push_str("{\"request\":");
@@ -178,10 +185,14 @@ fn respond(metadata: Option<&Metadata>, request: &RequestDoc, answer: Validation
         return response;
     };
     if metadata.is_some_and(|m| !m.mutating) {
-        let name = metadata.and_then(|m| m.annotation("io.kubewarden.policy.title")).unwrap_or("policy");
+        let name = metadata
+            .and_then(|m| m.annotation("io.kubewarden.policy.title"))
+            .unwrap_or("policy");
         return AdmissionResponse::reject(
             &request.uid,
-            format!("Request rejected by policy {name}. The policy attempted to mutate the request, but it is currently configured to not allow mutations."),
+            format!(
+                "Request rejected by policy {name}. The policy attempted to mutate the request, but it is currently configured to not allow mutations."
+            ),
             None,
         );
     }

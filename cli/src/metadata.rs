@@ -99,14 +99,18 @@ const OPERATIONS: &[&str] = &["CREATE", "UPDATE", "DELETE", "CONNECT", "*"];
 impl Metadata {
     /// Reads and validates metadata.yml text; errors name the offending field.
     pub fn from_yaml(text: &str) -> Result<Self> {
-        let value: serde_yaml_ng::Value = serde_yaml_ng::from_str(text).map_err(|e| anyhow!("metadata is not valid YAML: {e}"))?;
+        let value: serde_yaml_ng::Value =
+            serde_yaml_ng::from_str(text).map_err(|e| anyhow!("metadata is not valid YAML: {e}"))?;
         let json = serde_json::to_value(&value).map_err(|e| anyhow!("metadata cannot be represented as JSON: {e}"))?;
         let Some(map) = json.as_object() else {
             bail!("metadata must be a mapping");
         };
         for key in map.keys() {
             if !KNOWN_KEYS.contains(&key.as_str()) {
-                bail!("metadata field `{key}` is unknown (known fields: {})", KNOWN_KEYS.join(", "));
+                bail!(
+                    "metadata field `{key}` is unknown (known fields: {})",
+                    KNOWN_KEYS.join(", ")
+                );
             }
         }
         if !map.contains_key("mutating") {
@@ -115,9 +119,8 @@ impl Metadata {
         if !map.contains_key("rules") {
             bail!("metadata field `rules` is required");
         }
-        let metadata: Metadata = serde_path_to_error::deserialize(json).map_err(|e| {
-            anyhow!("metadata field `{}`: {}", e.path(), e.inner())
-        })?;
+        let metadata: Metadata = serde_path_to_error::deserialize(json)
+            .map_err(|e| anyhow!("metadata field `{}`: {}", e.path(), e.inner()))?;
         metadata.validate()?;
         Ok(metadata)
     }
@@ -131,7 +134,10 @@ impl Metadata {
             );
         }
         if !["kubernetes", "raw"].contains(&self.policy_type.as_str()) {
-            bail!("metadata field `policyType` must be `kubernetes` or `raw`, not `{}`", self.policy_type);
+            bail!(
+                "metadata field `policyType` must be `kubernetes` or `raw`, not `{}`",
+                self.policy_type
+            );
         }
         if self.policy_type == "kubernetes" && self.rules.is_empty() {
             bail!("metadata field `rules` must hold at least one rule for a kubernetes policy");
@@ -158,10 +164,15 @@ impl Metadata {
                 bail!("metadata field `rules[{i}].resources`: if `*/*` is present, no other resource may be given");
             }
             if rule.resources.iter().any(|r| r == "*") && rule.resources.iter().any(|r| r != "*" && !r.contains('/')) {
-                bail!("metadata field `rules[{i}].resources`: if `*` is present, no other resource without a subresource may be given");
+                bail!(
+                    "metadata field `rules[{i}].resources`: if `*` is present, no other resource without a subresource may be given"
+                );
             }
             if let Some(op) = rule.operations.iter().find(|op| !OPERATIONS.contains(&op.as_str())) {
-                bail!("metadata field `rules[{i}].operations`: `{op}` is not one of {}", OPERATIONS.join(", "));
+                bail!(
+                    "metadata field `rules[{i}].operations`: `{op}` is not one of {}",
+                    OPERATIONS.join(", ")
+                );
             }
         }
         for (i, resource) in self.context_aware_resources.iter().enumerate() {
@@ -198,10 +209,10 @@ impl Metadata {
 pub fn custom_section<'a>(wasm: &'a [u8], name: &str) -> Result<Option<&'a [u8]>> {
     for payload in wasmparser::Parser::new(0).parse_all(wasm) {
         let payload = payload.map_err(|e| anyhow!("not a WebAssembly module: {e}"))?;
-        if let wasmparser::Payload::CustomSection(reader) = payload {
-            if reader.name() == name {
-                return Ok(Some(reader.data()));
-            }
+        if let wasmparser::Payload::CustomSection(reader) = payload
+            && reader.name() == name
+        {
+            return Ok(Some(reader.data()));
         }
     }
     Ok(None)
@@ -216,7 +227,8 @@ pub fn with_custom_section(wasm: &[u8], name: &str, data: &[u8]) -> Result<Vec<u
     let mut offset = 8;
     while offset < wasm.len() {
         let id = wasm[offset];
-        let (size, leb_len) = read_leb(&wasm[offset + 1..]).ok_or_else(|| anyhow!("truncated WebAssembly section header"))?;
+        let (size, leb_len) =
+            read_leb(&wasm[offset + 1..]).ok_or_else(|| anyhow!("truncated WebAssembly section header"))?;
         let body_start = offset + 1 + leb_len;
         let end = body_start
             .checked_add(size as usize)
