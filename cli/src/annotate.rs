@@ -2,8 +2,9 @@
 
 use crate::engine::{Capabilities, Engine, Limits, read_module};
 use crate::metadata::{self, Metadata};
+use crate::registry::{self, PolicyRef, Pulled, Registry, RegistryArgs};
 use anyhow::{Context, Result, anyhow, bail};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 /// Arguments of `syncguard annotate`, the same as `kwctl annotate`'s.
@@ -25,11 +26,13 @@ pub struct AnnotateArgs {
 /// Arguments of `syncguard inspect`.
 #[derive(clap::Args)]
 pub struct InspectArgs {
-    /// `human` or `json`.
+    /// `human` or `json` (the embedded metadata, the same for a file and a registry reference).
     #[arg(short = 'o', long, default_value = "human")]
     output: String,
-    /// The annotated module.
-    policy: PathBuf,
+    /// The annotated module: a file, or `registry://HOST/PATH:TAG`.
+    policy: String,
+    #[command(flatten)]
+    registry: RegistryArgs,
 }
 
 /// Annotates a module: validated metadata, protocol version asked from the module, usage.
@@ -48,7 +51,8 @@ pub fn annotate(args: AnnotateArgs) -> Result<ExitCode> {
     }
     let json = serde_json::to_vec(&metadata)?;
     let annotated = metadata::with_custom_section(&wasm, metadata::SECTION, &json)?;
-    std::fs::write(&args.output_path, annotated).with_context(|| format!("cannot write {}", args.output_path.display()))?;
+    std::fs::write(&args.output_path, annotated)
+        .with_context(|| format!("cannot write {}", args.output_path.display()))?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -60,26 +64,79 @@ fn protocol_version(wasm: &[u8]) -> Result<String> {
     let answer = instance
         .call("protocol_version", &[])
         .map_err(|e| anyhow!("the module did not answer protocol_version: {e}"))?;
-    let version: String =
-        serde_json::from_slice(&answer).map_err(|e| anyhow!("the module's protocol_version answer is not a JSON string: {e}"))?;
+    let version: String = serde_json::from_slice(&answer)
+        .map_err(|e| anyhow!("the module's protocol_version answer is not a JSON string: {e}"))?;
     if version != "v1" {
         bail!("the module speaks protocol {version:?}; Kubewarden needs \"v1\"");
     }
     Ok(version)
 }
 
-/// Prints the metadata embedded in a module.
+/// Prints the metadata embedded in a module, read from a file or pulled from a registry.
 pub fn inspect(args: InspectArgs) -> Result<ExitCode> {
-    let wasm = read_module(&args.policy)?;
-    let Some(metadata) = Metadata::from_wasm(&wasm)? else {
-        bail!("{} has no {} section: annotate it first", args.policy.display(), metadata::SECTION);
+    if !["human", "json"].contains(&args.output.as_str()) {
+        bail!("--output must be `human` or `json`, not `{}`", args.output);
+    }
+    let (wasm, artifact) = if args.policy.starts_with(registry::SCHEME) {
+        let policy = PolicyRef::parse(&args.policy)?;
+        let pulled = Registry::new(&args.registry)?.pull(&policy)?;
+        let artifact = artifact_summary(&policy, &pulled);
+        (pulled.wasm, Some(artifact))
+    } else {
+        (read_module(Path::new(&args.policy))?, None)
     };
-    match args.output.as_str() {
-        "json" => println!("{}", serde_json::to_string_pretty(&metadata)?),
-        "human" => print!("{}", human(&metadata)),
-        other => bail!("--output must be `human` or `json`, not `{other}`"),
+    let Some(metadata) = Metadata::from_wasm(&wasm)? else {
+        bail!(
+            "{} has no {} section: annotate it first",
+            args.policy,
+            metadata::SECTION
+        );
+    };
+    if args.output == "json" {
+        println!("{}", serde_json::to_string_pretty(&metadata)?);
+    } else {
+        print!("{}", human(&metadata));
+        if let Some(artifact) = artifact {
+            print!("{artifact}");
+        }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The OCI side of a pulled policy, for the human output.
+fn artifact_summary(policy: &PolicyRef, pulled: &Pulled) -> String {
+    use std::fmt::Write as _;
+    let mut out = String::new();
+    let manifest = &pulled.manifest;
+    let _ = writeln!(out, "\nOCI artifact");
+    let _ = writeln!(out, "reference:          {}", policy.immutable(&pulled.digest));
+    let _ = match &manifest.media_type {
+        Some(media_type) => writeln!(
+            out,
+            "manifest:           {media_type}, schemaVersion {}",
+            manifest.schema_version
+        ),
+        None => writeln!(out, "manifest:           schemaVersion {}", manifest.schema_version),
+    };
+    let _ = writeln!(
+        out,
+        "config:             {} ({} bytes)",
+        manifest.config.media_type, manifest.config.size
+    );
+    for layer in &manifest.layers {
+        let _ = writeln!(
+            out,
+            "layer:              {} ({} bytes, {})",
+            layer.media_type, layer.size, layer.digest
+        );
+    }
+    if let Some(annotations) = &manifest.annotations {
+        let _ = writeln!(out, "\nManifest annotations");
+        for (key, value) in annotations {
+            let _ = writeln!(out, "{key}: {value}");
+        }
+    }
+    out
 }
 
 fn human(metadata: &Metadata) -> String {
@@ -88,11 +145,27 @@ fn human(metadata: &Metadata) -> String {
     let annotation = |key: &str| metadata.annotation(key).unwrap_or("-").to_string();
     let _ = writeln!(out, "Details");
     let _ = writeln!(out, "title:              {}", annotation("io.kubewarden.policy.title"));
-    let _ = writeln!(out, "version:            {}", annotation("io.kubewarden.policy.version"));
-    let _ = writeln!(out, "description:        {}", annotation("io.kubewarden.policy.description"));
+    let _ = writeln!(
+        out,
+        "version:            {}",
+        annotation("io.kubewarden.policy.version")
+    );
+    let _ = writeln!(
+        out,
+        "description:        {}",
+        annotation("io.kubewarden.policy.description")
+    );
     let _ = writeln!(out, "source:             {}", annotation("io.kubewarden.policy.source"));
-    let _ = writeln!(out, "license:            {}", annotation("io.kubewarden.policy.license"));
-    let _ = writeln!(out, "protocol version:   {}", metadata.protocol_version.as_deref().unwrap_or("-"));
+    let _ = writeln!(
+        out,
+        "license:            {}",
+        annotation("io.kubewarden.policy.license")
+    );
+    let _ = writeln!(
+        out,
+        "protocol version:   {}",
+        metadata.protocol_version.as_deref().unwrap_or("-")
+    );
     let _ = writeln!(out, "execution mode:     {}", metadata.execution_mode);
     let _ = writeln!(out, "mutating:           {}", metadata.mutating);
     let _ = writeln!(out, "background audit:   {}", metadata.background_audit);
@@ -101,9 +174,21 @@ fn human(metadata: &Metadata) -> String {
         .iter()
         .map(|r| format!("{} {}", r.api_version, r.kind))
         .collect();
-    let _ = writeln!(out, "context aware:      {}", if resources.is_empty() { "no".to_string() } else { resources.join(", ") });
+    let _ = writeln!(
+        out,
+        "context aware:      {}",
+        if resources.is_empty() {
+            "no".to_string()
+        } else {
+            resources.join(", ")
+        }
+    );
     let _ = writeln!(out, "\nRules");
-    let _ = writeln!(out, "{}", serde_yaml_ng::to_string(&metadata.rules).unwrap_or_default().trim_end());
+    let _ = writeln!(
+        out,
+        "{}",
+        serde_yaml_ng::to_string(&metadata.rules).unwrap_or_default().trim_end()
+    );
     if let Some(annotations) = &metadata.annotations {
         let _ = writeln!(out, "\nAnnotations");
         for (key, value) in annotations {

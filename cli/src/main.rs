@@ -4,6 +4,7 @@ mod annotate;
 mod engine;
 mod evaluate;
 mod metadata;
+mod registry;
 
 use anyhow::{Context, Result, anyhow, bail};
 use clap::{Parser, Subcommand};
@@ -26,8 +27,12 @@ enum Command {
     Run(RunArgs),
     /// Embeds metadata.yml (and a README as usage) into a module, like `kwctl annotate`.
     Annotate(annotate::AnnotateArgs),
-    /// Shows the metadata embedded in a module.
+    /// Shows the metadata embedded in a module file or a policy in a registry, like `kwctl inspect`.
     Inspect(annotate::InspectArgs),
+    /// Pushes an annotated module to an OCI registry as kwctl does; prints the `@sha256:` reference.
+    Push(registry::PushArgs),
+    /// Pulls a policy module from an OCI registry.
+    Pull(registry::PullArgs),
 }
 
 /// Arguments of `syncguard run`, the same as `kwctl run`'s.
@@ -64,6 +69,8 @@ fn main() -> ExitCode {
         Command::Run(args) => run(args),
         Command::Annotate(args) => annotate::annotate(args),
         Command::Inspect(args) => annotate::inspect(args),
+        Command::Push(args) => registry::push(args),
+        Command::Pull(args) => registry::pull(args),
     };
     match result {
         Ok(code) => code,
@@ -82,9 +89,10 @@ fn load_settings(json: Option<&str>, path: Option<&Path>) -> Result<serde_json::
     let Some(path) = path else {
         return Ok(serde_json::json!({}));
     };
-    let text = std::fs::read_to_string(path).with_context(|| format!("cannot read settings file {}", path.display()))?;
-    let value: serde_yaml_ng::Value =
-        serde_yaml_ng::from_str(&text).map_err(|e| anyhow!("settings file {} is not YAML or JSON: {e}", path.display()))?;
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("cannot read settings file {}", path.display()))?;
+    let value: serde_yaml_ng::Value = serde_yaml_ng::from_str(&text)
+        .map_err(|e| anyhow!("settings file {} is not YAML or JSON: {e}", path.display()))?;
     let value = serde_json::to_value(value).map_err(|e| anyhow!("settings file {}: {e}", path.display()))?;
     Ok(if value.is_null() { serde_json::json!({}) } else { value })
 }
@@ -96,8 +104,11 @@ fn run(args: RunArgs) -> Result<ExitCode> {
     let request = evaluate::read_request(&request_text)?;
     let replay = match &args.replay_host_capabilities_interactions {
         Some(path) => {
-            let text = std::fs::read_to_string(path).with_context(|| format!("cannot read replay file {}", path.display()))?;
-            Some(Arc::new(syncguard::replay::Replay::parse(&text).map_err(|e| anyhow!("{}: {e}", path.display()))?))
+            let text =
+                std::fs::read_to_string(path).with_context(|| format!("cannot read replay file {}", path.display()))?;
+            Some(Arc::new(
+                syncguard::replay::Replay::parse(&text).map_err(|e| anyhow!("{}: {e}", path.display()))?,
+            ))
         }
         None => None,
     };
