@@ -1,10 +1,12 @@
 //! `syncguard`: runs syncguard's policy modules the way Kubewarden does, on a laptop or in CI.
 
 mod annotate;
+mod artifacthub;
 mod engine;
 mod evaluate;
 mod metadata;
 mod registry;
+mod scaffold;
 
 use anyhow::{Context, Result, anyhow, bail};
 use clap::{Parser, Subcommand};
@@ -33,6 +35,11 @@ enum Command {
     Push(registry::PushArgs),
     /// Pulls a policy module from an OCI registry.
     Pull(registry::PullArgs),
+    /// Writes a policy's artifacthub-pkg.yml from its metadata.yml, README.md and questions-ui.yml.
+    Artifacthub(artifacthub::ArtifactHubArgs),
+    /// Writes Kubernetes resources for a policy, like `kwctl scaffold`.
+    #[command(subcommand)]
+    Scaffold(scaffold::ScaffoldCommand),
 }
 
 /// Arguments of `syncguard run`, the same as `kwctl run`'s.
@@ -71,6 +78,8 @@ fn main() -> ExitCode {
         Command::Inspect(args) => annotate::inspect(args),
         Command::Push(args) => registry::push(args),
         Command::Pull(args) => registry::pull(args),
+        Command::Artifacthub(args) => artifacthub::artifacthub(args),
+        Command::Scaffold(command) => scaffold::scaffold(command),
     };
     match result {
         Ok(code) => code,
