@@ -10,14 +10,34 @@ SYNCGUARD  := target/host/syncguard
 POLICIES   := $(sort $(patsubst policies/%/Cargo.toml,%,$(wildcard policies/*/Cargo.toml)))
 MODULES    := $(foreach p,$(POLICIES),policies/$(p)/policy.wasm)
 ANNOTATED  := $(foreach p,$(POLICIES),policies/$(p)/annotated-policy.wasm)
+# Policies that ship (have a metadata.yml): what push, artifacthub and manifests cover.
+SHIPPED    := $(sort $(patsubst policies/%/metadata.yml,%,$(wildcard policies/*/metadata.yml)))
+# make push REGISTRY=host/path [INSECURE_REGISTRY=host:port]
+REGISTRY   ?=
+INSECURE_REGISTRY ?=
+PUSH_FLAGS := $(if $(INSECURE_REGISTRY),--insecure-registry $(INSECURE_REGISTRY))
+# The version annotation of a metadata.yml ($(1)), for tags.
+version_of = $$(sed -n 's/^[[:space:]]*io\.kubewarden\.policy\.version:[[:space:]]*//p' $(1) | tr -d "\"' ")
+SUDO       := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all setup build cli policies all-in-one annotate examples test unit e2e-tests lint bench fmt clean
+ifneq ($(filter push,$(MAKECMDGOALS)),)
+ifeq ($(REGISTRY),)
+$(error usage: make push REGISTRY=host/path [INSECURE_REGISTRY=host:port])
+endif
+endif
+
+.PHONY: all setup build cli policies all-in-one annotate examples test unit e2e-tests lint bench fmt clean \
+	push artifacthub manifests
 
 all: build
 
 ## setup: install what the build and the tests need (idempotent; no-ops when present)
 setup:
 	@rustup target list --installed 2>/dev/null | grep -qx $(TARGET) || rustup target add $(TARGET)
+	@# Debian's docker-registry: the real registry the push/pull tests run on 127.0.0.1.
+	@command -v docker-registry >/dev/null 2>&1 || [ -x /usr/bin/docker-registry ] || \
+	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y docker-registry || \
+	  { $(SUDO) apt-get update && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y docker-registry; }
 
 ## cli: the syncguard command (wasmtime host), built for speed
 cli:
@@ -37,6 +57,36 @@ annotate: cli policies
 
 ## build: the command, every module, and their annotated forms
 build: annotate
+
+## all-in-one: every check in one module, syncguard.wasm, and its annotated form annotated-syncguard.wasm
+all-in-one: setup cli
+	$(CARGO) build --locked --release --target $(TARGET) -p syncguard --features all-in-one
+	cp $(WASM_DIR)/syncguard.wasm syncguard.wasm
+	$(SYNCGUARD) annotate -m metadata.yml -u README.md -o annotated-syncguard.wasm syncguard.wasm
+
+## push: every policy to $(REGISTRY)/<name>:v<version>, the all-in-one to $(REGISTRY)/syncguard:v<version>
+push: build all-in-one
+	@for p in $(SHIPPED); do \
+	  v=$(call version_of,policies/$$p/metadata.yml); \
+	  $(SYNCGUARD) push $(PUSH_FLAGS) policies/$$p/annotated-policy.wasm registry://$(REGISTRY)/$$p:v$$v || exit 1; \
+	done
+	$(SYNCGUARD) push $(PUSH_FLAGS) annotated-syncguard.wasm registry://$(REGISTRY)/syncguard:v$(call version_of,metadata.yml)
+
+## artifacthub: regenerate every artifacthub-pkg.yml from metadata.yml, README.md and questions-ui.yml
+artifacthub: cli
+	@for p in $(SHIPPED); do \
+	  $(SYNCGUARD) artifacthub --metadata-path policies/$$p/metadata.yml --readme-path policies/$$p/README.md \
+	    --questions-path policies/$$p/questions-ui.yml --output policies/$$p/artifacthub-pkg.yml || exit 1; \
+	done
+	$(SYNCGUARD) artifacthub --metadata-path metadata.yml --readme-path README.md \
+	  $(if $(wildcard questions-ui.yml),--questions-path questions-ui.yml) --output artifacthub-pkg.yml
+
+## manifests: regenerate every policies/<name>/policy.yaml (ClusterAdmissionPolicy, default settings)
+manifests: cli
+	@for p in $(SHIPPED); do \
+	  $(SYNCGUARD) scaffold manifest --metadata-path policies/$$p/metadata.yml --type ClusterAdmissionPolicy \
+	    --allow-context-aware --output policies/$$p/policy.yaml || exit 1; \
+	done
 
 ## examples: the main job: build everything, then evaluate every bundled scenario through the built modules
 examples: build
