@@ -390,12 +390,19 @@ fn error_chain(error: &dyn std::error::Error) -> String {
 }
 
 fn registry_error(error: &OciDistributionError) -> String {
-    match error {
-        OciDistributionError::AuthenticationFailure(_) | OciDistributionError::UnauthorizedError { .. } => format!(
-            "{}; log in with `docker login` (syncguard reads the Docker config file's `auths`)",
+    let denied = match error {
+        OciDistributionError::AuthenticationFailure(_) | OciDistributionError::UnauthorizedError { .. } => true,
+        OciDistributionError::ServerError { code, .. } => *code == 401 || *code == 403,
+        _ => false,
+    };
+    if denied {
+        format!(
+            "{}; the registry refused the credentials (or their absence): log in with `docker login HOST` \
+             (syncguard reads the `auths` of $DOCKER_CONFIG/config.json or ~/.docker/config.json)",
             error_chain(error)
-        ),
-        _ => error_chain(error),
+        )
+    } else {
+        error_chain(error)
     }
 }
 
