@@ -302,3 +302,77 @@ fn push_refuses_an_unannotated_module() {
         "{stderr}"
     );
 }
+
+/// A registry with basic authentication: anonymous access is refused with a hint, and the
+/// credentials of the Docker config file (`$DOCKER_CONFIG/config.json`, `auths`) are used.
+#[test]
+fn credentials_come_from_the_docker_config_file() {
+    use base64::Engine as _;
+    let module = built(&format!("policies/{POLICY}/annotated-policy.wasm"));
+    let bytes = std::fs::read(&module).unwrap();
+    // user `syncguard`, password `syncguard-test-password` (bcrypt)
+    let registry = TestRegistry::start_with_htpasswd(&root().join("cli/tests/data/htpasswd"));
+    let addr = registry.addr.clone();
+    let destination = format!("registry://{addr}/syncguard/{POLICY}:v0.1.0");
+    let dir = common::TempDir::new("docker-config");
+    let push = |docker_config: &Path| {
+        common::syncguard()
+            .args([
+                "push".as_ref(),
+                module.as_os_str(),
+                destination.as_ref(),
+                "--insecure-registry".as_ref(),
+                addr.as_ref(),
+            ])
+            .env("DOCKER_CONFIG", docker_config)
+            .env("HOME", dir.path())
+            .output()
+            .unwrap()
+    };
+
+    // no config file: anonymous, refused
+    let output = push(&dir.path().join("none"));
+    let (_, stderr) = text(&output);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("401") && stderr.contains("docker login"), "{stderr}");
+
+    // wrong password: refused
+    let config = |user_pass: &str| {
+        let auth = base64::engine::general_purpose::STANDARD.encode(user_pass);
+        let path = dir.path().join(user_pass.replace(':', "-"));
+        std::fs::create_dir_all(&path).unwrap();
+        std::fs::write(
+            path.join("config.json"),
+            format!(r#"{{"auths":{{"{addr}":{{"auth":"{auth}"}}}}}}"#),
+        )
+        .unwrap();
+        path
+    };
+    let output = push(&config("syncguard:wrong"));
+    assert_eq!(output.status.code(), Some(1), "{}", text(&output).1);
+
+    // the right credentials: pushed, and pulled back with them
+    let good = config("syncguard:syncguard-test-password");
+    let output = push(&good);
+    assert!(
+        output.status.success(),
+        "{}\nregistry log:\n{}",
+        text(&output).1,
+        registry.log()
+    );
+    let pulled = dir.path().join("pulled.wasm");
+    let output = common::syncguard()
+        .args([
+            "pull".as_ref(),
+            destination.as_ref(),
+            "-o".as_ref(),
+            pulled.as_os_str(),
+            "--insecure-registry".as_ref(),
+            addr.as_ref(),
+        ])
+        .env("DOCKER_CONFIG", &good)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", text(&output).1);
+    assert!(std::fs::read(&pulled).unwrap() == bytes);
+}

@@ -116,6 +116,18 @@ pub struct TestRegistry {
 impl TestRegistry {
     /// Starts the registry with filesystem storage in a temp dir, and waits until it answers.
     pub fn start() -> TestRegistry {
+        TestRegistry::start_with("")
+    }
+
+    /// Starts a registry that requires basic authentication (users of `htpasswd`, bcrypt).
+    pub fn start_with_htpasswd(htpasswd: &Path) -> TestRegistry {
+        TestRegistry::start_with(&format!(
+            "auth:\n  htpasswd:\n    realm: syncguard-tests\n    path: {}\n",
+            htpasswd.display()
+        ))
+    }
+
+    fn start_with(extra_config: &str) -> TestRegistry {
         let program = ["/usr/bin/docker-registry", "/usr/sbin/docker-registry"]
             .into_iter()
             .map(PathBuf::from)
@@ -138,7 +150,7 @@ impl TestRegistry {
             &config,
             format!(
                 "version: 0.1\nlog:\n  level: warn\n  accesslog:\n    disabled: true\nstorage:\n  filesystem:\n    rootdirectory: {}\n  \
-                 delete:\n    enabled: true\nhttp:\n  addr: {addr}\n  secret: syncguard-tests\n",
+                 delete:\n    enabled: true\nhttp:\n  addr: {addr}\n  secret: syncguard-tests\n{extra_config}",
                 dir.path().join("data").display()
             ),
         )
@@ -155,7 +167,10 @@ impl TestRegistry {
         let mut registry = TestRegistry { child, addr, dir };
         let deadline = Instant::now() + Duration::from_secs(20);
         loop {
-            if http_get(&registry.addr, "/v2/", &[]).is_ok_and(|response| response.status == 200) {
+            // 401 is a live registry that wants credentials
+            if http_get(&registry.addr, "/v2/", &[])
+                .is_ok_and(|response| response.status == 200 || response.status == 401)
+            {
                 return registry;
             }
             if let Ok(Some(status)) = registry.child.try_wait() {
