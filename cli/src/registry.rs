@@ -216,14 +216,14 @@ impl Registry {
         }
         let hint = if transports.len() == 1 {
             format!(
-                " (for a registry served over plain HTTP, such as a local test registry, pass --insecure-registry {})",
+                " (a registry served over plain HTTP or with a certificate the system does not trust, such as a local test registry, needs --insecure-registry {})",
                 policy.registry()
             )
         } else {
             String::new()
         };
         bail!(
-            "cannot {what} {policy}: the registry {} is unreachable (tried {}){hint}",
+            "cannot {what} {policy}: the registry {} cannot be reached (tried {}){hint}",
             policy.registry(),
             failures.join("; ")
         )
