@@ -199,7 +199,7 @@ fn plain_http_needs_the_insecure_flag_even_on_localhost() {
     let (_, stderr) = text(&output);
     assert!(!output.status.success());
     assert!(
-        stderr.contains("unreachable") && stderr.contains("--insecure-registry"),
+        stderr.contains("cannot be reached") && stderr.contains("--insecure-registry"),
         "{stderr}"
     );
     // nothing reached the registry
@@ -227,7 +227,7 @@ fn unreachable_registry_is_a_clear_error() {
         let (_, stderr) = text(&output);
         assert_eq!(output.status.code(), Some(1), "{args:?}: {stderr}");
         assert!(
-            stderr.contains(&format!("the registry {addr} is unreachable")),
+            stderr.contains(&format!("the registry {addr} cannot be reached")),
             "{args:?}: {stderr}"
         );
         assert!(
@@ -373,6 +373,52 @@ fn credentials_come_from_the_docker_config_file() {
         .env("DOCKER_CONFIG", &good)
         .output()
         .unwrap();
+    assert!(output.status.success(), "{}", text(&output).1);
+    assert!(std::fs::read(&pulled).unwrap() == bytes);
+}
+
+/// A registry with a self-signed certificate: refused (certificate error) unless the user marks
+/// it insecure; then it is reached over HTTPS without verification (it serves no plain HTTP).
+#[test]
+fn self_signed_registry_needs_the_insecure_flag() {
+    let module = built(&format!("policies/{POLICY}/annotated-policy.wasm"));
+    let bytes = std::fs::read(&module).unwrap();
+    let data = root().join("cli/tests/data");
+    let registry = TestRegistry::start_with_tls(&data.join("registry-cert.pem"), &data.join("registry-key.pem"));
+    let addr = registry.addr.clone();
+    let destination = format!("registry://{addr}/syncguard/{POLICY}:v0.1.0");
+
+    let output = run(["push".as_ref(), module.as_os_str(), destination.as_ref()]);
+    let (_, stderr) = text(&output);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("certificate") && stderr.contains("--insecure-registry"),
+        "{stderr}"
+    );
+
+    let output = run([
+        "push".as_ref(),
+        module.as_os_str(),
+        destination.as_ref(),
+        "--insecure-registry".as_ref(),
+        "127.0.0.1".as_ref(),
+    ]);
+    assert!(
+        output.status.success(),
+        "{}\nregistry log:\n{}",
+        text(&output).1,
+        registry.log()
+    );
+    let dir = common::TempDir::new("tls");
+    let pulled = dir.path().join("pulled.wasm");
+    let output = run([
+        "pull".as_ref(),
+        destination.as_ref(),
+        "-o".as_ref(),
+        pulled.as_os_str(),
+        "--insecure-registry".as_ref(),
+        addr.as_ref(),
+    ]);
     assert!(output.status.success(), "{}", text(&output).1);
     assert!(std::fs::read(&pulled).unwrap() == bytes);
 }
