@@ -13,16 +13,34 @@ SYNCGUARD  := target/host/syncguard
 POLICIES   := $(sort $(patsubst policies/%/Cargo.toml,%,$(wildcard policies/*/Cargo.toml)))
 MODULES    := $(foreach p,$(POLICIES),policies/$(p)/policy.wasm)
 ANNOTATED  := $(foreach p,$(POLICIES),policies/$(p)/annotated-policy.wasm)
+# Policies that ship (have a metadata.yml): what push, artifacthub and manifests cover.
+SHIPPED    := $(sort $(patsubst policies/%/metadata.yml,%,$(wildcard policies/*/metadata.yml)))
+# make push REGISTRY=host/path [INSECURE_REGISTRY=host:port]
+REGISTRY   ?=
+INSECURE_REGISTRY ?=
+PUSH_FLAGS := $(if $(INSECURE_REGISTRY),--insecure-registry $(INSECURE_REGISTRY))
+# The version annotation of a metadata.yml ($(1)), for tags.
+version_of = $$(sed -n 's/^[[:space:]]*io\.kubewarden\.policy\.version:[[:space:]]*//p' $(1) | tr -d "\"' ")
 
-.PHONY: all setup build cli policies all-in-one annotate examples test unit e2e-tests lint bench fmt clean
+ifneq ($(filter push,$(MAKECMDGOALS)),)
+ifeq ($(REGISTRY),)
+$(error usage: make push REGISTRY=host/path [INSECURE_REGISTRY=host:port])
+endif
+endif
+
+.PHONY: all setup build cli policies all-in-one annotate examples test unit e2e-tests lint bench fmt clean \
+	push artifacthub manifests
 
 all: build
 
 ## setup: install what the build and the tests need (idempotent; no-ops when present)
 setup:
 	@rustup target list --installed 2>/dev/null | grep -qx $(TARGET) || rustup target add $(TARGET)
-	@command -v wasm-opt >/dev/null && command -v docker-registry >/dev/null || \
-	  { $(SUDO) apt-get update -q && $(SUDO) apt-get install -y -q binaryen docker-registry; }
+	@# Debian's binaryen (wasm-opt, the size pass) and docker-registry (the real registry the
+	@# push/pull tests run on 127.0.0.1), installed only when missing.
+	@command -v wasm-opt >/dev/null 2>&1 && command -v docker-registry >/dev/null 2>&1 || \
+	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -q binaryen docker-registry || \
+	  { $(SUDO) apt-get update -q && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -q binaryen docker-registry; }
 
 ## cli: the syncguard command (wasmtime host), built for speed
 cli:
@@ -51,6 +69,30 @@ annotate: cli policies all-in-one
 ## build: the command, every module, and their annotated forms
 build: annotate
 
+## push: every policy to $(REGISTRY)/<name>:v<version>, the all-in-one to $(REGISTRY)/syncguard:v<version>
+push: build
+	@for p in $(SHIPPED); do \
+	  v=$(call version_of,policies/$$p/metadata.yml); \
+	  $(SYNCGUARD) push $(PUSH_FLAGS) policies/$$p/annotated-policy.wasm registry://$(REGISTRY)/$$p:v$$v || exit 1; \
+	done
+	$(SYNCGUARD) push $(PUSH_FLAGS) annotated-syncguard.wasm registry://$(REGISTRY)/syncguard:v$(call version_of,metadata.yml)
+
+## artifacthub: regenerate every artifacthub-pkg.yml from metadata.yml, README.md and questions-ui.yml
+artifacthub: cli
+	@for p in $(SHIPPED); do \
+	  $(SYNCGUARD) artifacthub --metadata-path policies/$$p/metadata.yml --readme-path policies/$$p/README.md \
+	    --questions-path policies/$$p/questions-ui.yml --output policies/$$p/artifacthub-pkg.yml || exit 1; \
+	done
+	$(SYNCGUARD) artifacthub --metadata-path metadata.yml --readme-path README.md \
+	  $(if $(wildcard questions-ui.yml),--questions-path questions-ui.yml) --output artifacthub-pkg.yml
+
+## manifests: regenerate every policies/<name>/policy.yaml (ClusterAdmissionPolicy, default settings)
+manifests: cli
+	@for p in $(SHIPPED); do \
+	  $(SYNCGUARD) scaffold manifest --metadata-path policies/$$p/metadata.yml --type ClusterAdmissionPolicy \
+	    --allow-context-aware --output policies/$$p/policy.yaml || exit 1; \
+	done
+
 ## examples: the main job: build everything, then evaluate every bundled scenario through the built modules
 examples: build
 	$(CARGO) run --locked --quiet --profile host -p e2e-tests --bin scenarios
@@ -77,7 +119,7 @@ fmt:
 
 clean:
 	$(CARGO) clean
-	rm -f $(MODULES) $(ANNOTATED)
+	rm -f $(MODULES) $(ANNOTATED) syncguard.wasm annotated-syncguard.wasm bench/noop/policy.wasm
 
 ## bench: sizes, cold start and warm validate beside the floor (table, and target/bench.json)
 bench: build

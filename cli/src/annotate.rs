@@ -2,8 +2,9 @@
 
 use crate::engine::{Capabilities, Engine, Limits, read_module};
 use crate::metadata::{self, Metadata};
+use crate::registry::{self, PolicyRef, Pulled, Registry, RegistryArgs};
 use anyhow::{Context, Result, anyhow, bail};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 /// Arguments of `syncguard annotate`, the same as `kwctl annotate`'s.
@@ -25,11 +26,13 @@ pub struct AnnotateArgs {
 /// Arguments of `syncguard inspect`.
 #[derive(clap::Args)]
 pub struct InspectArgs {
-    /// `human` or `json`.
+    /// `human` or `json` (the embedded metadata, the same for a file and a registry reference).
     #[arg(short = 'o', long, default_value = "human")]
     output: String,
-    /// The annotated module.
-    policy: PathBuf,
+    /// The annotated module: a file, or `registry://HOST/PATH:TAG`.
+    policy: String,
+    #[command(flatten)]
+    registry: RegistryArgs,
 }
 
 /// Annotates a module: validated metadata, protocol version asked from the module, usage.
@@ -69,22 +72,71 @@ fn protocol_version(wasm: &[u8]) -> Result<String> {
     Ok(version)
 }
 
-/// Prints the metadata embedded in a module.
+/// Prints the metadata embedded in a module, read from a file or pulled from a registry.
 pub fn inspect(args: InspectArgs) -> Result<ExitCode> {
-    let wasm = read_module(&args.policy)?;
+    if !["human", "json"].contains(&args.output.as_str()) {
+        bail!("--output must be `human` or `json`, not `{}`", args.output);
+    }
+    let (wasm, artifact) = if args.policy.starts_with(registry::SCHEME) {
+        let policy = PolicyRef::parse(&args.policy)?;
+        let pulled = Registry::new(&args.registry)?.pull(&policy)?;
+        let artifact = artifact_summary(&policy, &pulled);
+        (pulled.wasm, Some(artifact))
+    } else {
+        (read_module(Path::new(&args.policy))?, None)
+    };
     let Some(metadata) = Metadata::from_wasm(&wasm)? else {
         bail!(
             "{} has no {} section: annotate it first",
-            args.policy.display(),
+            args.policy,
             metadata::SECTION
         );
     };
-    match args.output.as_str() {
-        "json" => crate::print_out(&format!("{}\n", serde_json::to_string_pretty(&metadata)?)),
-        "human" => crate::print_out(&human(&metadata)),
-        other => bail!("--output must be `human` or `json`, not `{other}`"),
+    if args.output == "json" {
+        crate::print_out(&format!("{}\n", serde_json::to_string_pretty(&metadata)?));
+    } else {
+        crate::print_out(&human(&metadata));
+        if let Some(artifact) = artifact {
+            crate::print_out(&artifact.to_string());
+        }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The OCI side of a pulled policy, for the human output.
+fn artifact_summary(policy: &PolicyRef, pulled: &Pulled) -> String {
+    use std::fmt::Write as _;
+    let mut out = String::new();
+    let manifest = &pulled.manifest;
+    let _ = writeln!(out, "\nOCI artifact");
+    let _ = writeln!(out, "reference:          {}", policy.immutable(&pulled.digest));
+    let _ = match &manifest.media_type {
+        Some(media_type) => writeln!(
+            out,
+            "manifest:           {media_type}, schemaVersion {}",
+            manifest.schema_version
+        ),
+        None => writeln!(out, "manifest:           schemaVersion {}", manifest.schema_version),
+    };
+    let _ = writeln!(
+        out,
+        "config:             {} ({} bytes)",
+        manifest.config.media_type, manifest.config.size
+    );
+    for layer in &manifest.layers {
+        let _ = writeln!(
+            out,
+            "layer:              {} ({} bytes, {})",
+            layer.media_type, layer.size, layer.digest
+        );
+    }
+    if let Some(annotations) = &manifest.annotations {
+        let _ = writeln!(out, "\nManifest annotations");
+        for (key, value) in annotations {
+            let _ = writeln!(out, "{key}: {value}");
+        }
+    }
+    out
 }
 
 fn human(metadata: &Metadata) -> String {

@@ -1,11 +1,14 @@
 //! `syncguard`: runs syncguard's policy modules the way Kubewarden does, on a laptop or in CI.
 
 mod annotate;
+mod artifacthub;
 mod bench;
 mod cache;
 mod engine;
 mod evaluate;
 mod metadata;
+mod registry;
+mod scaffold;
 
 use anyhow::{Context, Result, anyhow, bail};
 use clap::{Parser, Subcommand};
@@ -28,8 +31,17 @@ enum Command {
     Run(RunArgs),
     /// Embeds metadata.yml (and a README as usage) into a module, like `kwctl annotate`.
     Annotate(annotate::AnnotateArgs),
-    /// Shows the metadata embedded in a module.
+    /// Shows the metadata embedded in a module file or a policy in a registry, like `kwctl inspect`.
     Inspect(annotate::InspectArgs),
+    /// Pushes an annotated module to an OCI registry as kwctl does; prints the `@sha256:` reference.
+    Push(registry::PushArgs),
+    /// Pulls a policy module from an OCI registry.
+    Pull(registry::PullArgs),
+    /// Writes a policy's artifacthub-pkg.yml from its metadata.yml, README.md and questions-ui.yml.
+    Artifacthub(artifacthub::ArtifactHubArgs),
+    /// Writes Kubernetes resources for a policy, like `kwctl scaffold`.
+    #[command(subcommand)]
+    Scaffold(scaffold::ScaffoldCommand),
     /// Sends a payload verbatim to one waPC operation of a module and prints the raw answer
     /// (for testing a policy on input the API server would never send).
     Call(CallArgs),
@@ -93,6 +105,10 @@ fn main() -> ExitCode {
         Command::Inspect(args) => annotate::inspect(args),
         Command::Call(args) => call(args),
         Command::Bench(args) => bench::bench(args),
+        Command::Push(args) => registry::push(args),
+        Command::Pull(args) => registry::pull(args),
+        Command::Artifacthub(args) => artifacthub::artifacthub(args),
+        Command::Scaffold(command) => scaffold::scaffold(command),
     };
     match result {
         Ok(code) => code,
