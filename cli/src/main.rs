@@ -179,6 +179,7 @@ fn run(args: RunArgs) -> Result<ExitCode> {
     let instance = module.instantiate(engine::Capabilities {
         allow_context_aware: args.allow_context_aware,
         replay,
+        lookups: None,
     })?;
     if let Err(e) = evaluate::validate_settings(&instance, &settings) {
         eprintln!("Error: {e}");
