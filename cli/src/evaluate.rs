@@ -64,7 +64,6 @@ impl AdmissionResponse {
     }
 
     /// The decoded JSON Patch, if any.
-    #[allow(dead_code)]
     pub fn patch_ops(&self) -> Option<Value> {
         let bytes = base64::engine::general_purpose::STANDARD
             .decode(self.patch.as_ref()?)

@@ -6,6 +6,7 @@ mod cache;
 mod engine;
 mod evaluate;
 mod metadata;
+mod scan;
 
 use anyhow::{Context, Result, anyhow, bail};
 use clap::{Parser, Subcommand};
@@ -35,6 +36,8 @@ enum Command {
     Call(CallArgs),
     /// Measures module sizes, cold start and warm validate times beside the floor module.
     Bench(bench::BenchArgs),
+    /// Checks manifests (files, directories, `-` for stdin) with every matching policy.
+    Scan(scan::ScanArgs),
 }
 
 /// Arguments of `syncguard call`.
@@ -93,6 +96,7 @@ fn main() -> ExitCode {
         Command::Inspect(args) => annotate::inspect(args),
         Command::Call(args) => call(args),
         Command::Bench(args) => bench::bench(args),
+        Command::Scan(args) => return scan::scan(args),
     };
     match result {
         Ok(code) => code,
