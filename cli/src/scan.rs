@@ -28,7 +28,7 @@ use anyhow::{Result, anyhow, bail};
 use cluster::{DocumentScope, ObjectKey, OfflineCluster, Plurals};
 use input::{Document, InputError, Source};
 use serde_json::Value;
-use std::io::{IsTerminal, Write as _};
+use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -190,11 +190,7 @@ fn run(args: ScanArgs) -> Result<ExitCode> {
         Format::Json => report::json(&result, args.verbose),
         Format::Sarif => report::sarif(&result),
     };
-    let mut stdout = std::io::stdout().lock();
-    stdout
-        .write_all(output.as_bytes())
-        .and_then(|()| stdout.flush())
-        .map_err(|e| anyhow!("cannot write the report: {e}"))?;
+    crate::print_out(&output);
     if args.stats {
         let counts = result.counts();
         eprintln!(

@@ -2,8 +2,8 @@
 //! option): N manifests shaped like a rendered Helm chart per application, ten documents per
 //! file (ServiceAccount, ConfigMap, Deployment, Service, Ingress, HorizontalPodAutoscaler,
 //! PodDisruptionBudget, a post-install hook Job, a NetworkPolicy, and on every tenth
-//! application a CustomResourceDefinition instead of the NetworkPolicy), one folder per
-//! team of 20 applications. The content is deterministic and clean under the default
+//! application a CustomResourceDefinition of its own kind instead of the NetworkPolicy, and a
+//! Secret), one folder per team of 20 applications. The content is deterministic and clean under the default
 //! settings of every policy, so a scan of it measures evaluation, not reporting.
 
 use anyhow::{Result, anyhow, bail};
@@ -101,7 +101,7 @@ fn application(team: usize, app: usize, take: usize) -> String {
         ),
         if app.is_multiple_of(10) {
             format!(
-                "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: widgets.{crd_group}\n  labels:\n    app.kubernetes.io/managed-by: Helm\n  annotations:\n    meta.helm.sh/release-name: {name}\n    meta.helm.sh/release-namespace: {ns}\nspec:\n  group: {crd_group}\n  scope: Namespaced\n  names: {{kind: Widget, plural: widgets, singular: widget, listKind: WidgetList}}\n  versions:\n    - name: v1\n      served: true\n      storage: true\n      schema:\n        openAPIV3Schema:\n          type: object\n          properties:\n            spec:\n              type: object\n              properties:\n                size: {{type: integer, minimum: 1}}\n                color: {{type: string, enum: [red, green, blue]}}\n"
+                "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: widget{app:05}s.{crd_group}\n  labels:\n    app.kubernetes.io/managed-by: Helm\n  annotations:\n    meta.helm.sh/release-name: {name}\n    meta.helm.sh/release-namespace: {ns}\nspec:\n  group: {crd_group}\n  scope: Namespaced\n  names: {{kind: Widget{app:05}, plural: widget{app:05}s, singular: widget{app:05}, listKind: Widget{app:05}List}}\n  versions:\n    - name: v1\n      served: true\n      storage: true\n      schema:\n        openAPIV3Schema:\n          type: object\n          properties:\n            spec:\n              type: object\n              properties:\n                size: {{type: integer, minimum: 1}}\n                color: {{type: string, enum: [red, green, blue]}}\n"
             )
         } else {
             format!(
