@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-const ALL: &[&str] = &["crd-safe-upgrade", "hook-job-safety", "ownership-markers"];
+const BASE: &[&str] = &["crd-safe-upgrade", "hook-job-safety", "ownership-markers"];
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -130,7 +130,7 @@ fn v(file: &str, line: u64, policy: &str, verdict: &str) -> (String, u64, String
 
 #[test]
 fn clean_tree_exits_0() {
-    let run = scan_with(ALL, &["clean", "list"]);
+    let run = scan_with(BASE, &["clean", "list"]);
     assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
     assert_eq!(
         run.stdout,
@@ -141,7 +141,7 @@ fn clean_tree_exits_0() {
 
 #[test]
 fn verbose_lists_accepted_and_unmatched_documents() {
-    let run = scan_with(ALL, &["--verbose", "clean/app.yaml", "list"]);
+    let run = scan_with(BASE, &["--verbose", "clean/app.yaml", "list"]);
     assert_eq!(run.code, 0);
     let expected = "clean/app.yaml:3: ownership-markers: accepted\n\
                     clean/app.yaml:33: ownership-markers: accepted\n\
@@ -162,7 +162,7 @@ fn verbose_lists_accepted_and_unmatched_documents() {
 
 #[test]
 fn findings_in_text_with_lines_of_each_document() {
-    let run = scan_with(ALL, &["findings"]);
+    let run = scan_with(BASE, &["findings"]);
     assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
     let lines: Vec<&str> = run.stdout.lines().collect();
     assert_eq!(lines.len(), 5, "{}", run.stdout);
@@ -188,7 +188,7 @@ fn findings_in_text_with_lines_of_each_document() {
 
 #[test]
 fn colors_on_request() {
-    let run = scan_with(ALL, &["--color", "always", "findings/rendered.yaml"]);
+    let run = scan_with(BASE, &["--color", "always", "findings/rendered.yaml"]);
     assert!(
         run.stdout
             .contains("\x1b[1mfindings/rendered.yaml:47\x1b[0m: ownership-markers: \x1b[1;31mrejected\x1b[0m: "),
@@ -196,13 +196,13 @@ fn colors_on_request() {
         run.stdout
     );
     assert!(run.stdout.contains("\x1b[33mwarned\x1b[0m"));
-    let run = scan_with(ALL, &["--color", "never", "findings/rendered.yaml"]);
+    let run = scan_with(BASE, &["--color", "never", "findings/rendered.yaml"]);
     assert!(!run.stdout.contains('\x1b'));
 }
 
 #[test]
 fn json_report() {
-    let run = scan_with(ALL, &["--format", "json", "findings"]);
+    let run = scan_with(BASE, &["--format", "json", "findings"]);
     assert_eq!(run.code, 1);
     let report = json_of(&run);
     assert_eq!(report["schemaVersion"], 1);
@@ -263,13 +263,13 @@ fn json_report() {
             .contains("Fix: kubectl label clusterissuers.cert-manager.io letsencrypt-prod")
     );
     assert_eq!(report["errors"], serde_json::json!([]));
-    let verbose = json_of(&scan_with(ALL, &["--format", "json", "--verbose", "findings"]));
+    let verbose = json_of(&scan_with(BASE, &["--format", "json", "--verbose", "findings"]));
     assert_eq!(verbose["results"].as_array().unwrap().len(), 9);
 }
 
 #[test]
 fn output_is_deterministic() {
-    let dir = policies(ALL);
+    let dir = policies(BASE);
     let scan = |extra: &[&str]| {
         let mut args = vec!["--policies", dir.path().to_str().unwrap()];
         args.extend_from_slice(extra);
@@ -331,7 +331,7 @@ fn check_sarif(sarif: &Value) {
 
 #[test]
 fn sarif_report() {
-    let run = scan_with(ALL, &["--format", "sarif", "findings"]);
+    let run = scan_with(BASE, &["--format", "sarif", "findings"]);
     assert_eq!(run.code, 1);
     let sarif = json_of(&run);
     check_sarif(&sarif);
@@ -385,7 +385,7 @@ fn sarif_report() {
 #[test]
 fn stdin_and_multi_document_lines() {
     let text = std::fs::read_to_string(data().join("findings/rendered.yaml")).unwrap();
-    let dir = policies(ALL);
+    let dir = policies(BASE);
     let run = scan_in(&data(), &["--policies", dir.path().to_str().unwrap(), "-"], Some(&text));
     assert_eq!(run.code, 1);
     assert!(
@@ -420,7 +420,7 @@ fn stdin_and_multi_document_lines() {
 
 #[test]
 fn config_settings_and_disabling() {
-    let run = scan_with(ALL, &["--config", "config/ttl-reject.yaml", "findings/rendered.yaml"]);
+    let run = scan_with(BASE, &["--config", "config/ttl-reject.yaml", "findings/rendered.yaml"]);
     assert_eq!(run.code, 1);
     assert!(
         run.stdout
@@ -430,7 +430,7 @@ fn config_settings_and_disabling() {
     );
 
     let run = scan_with(
-        ALL,
+        BASE,
         &[
             "--config",
             "config/ttl-remove.yaml",
@@ -456,13 +456,13 @@ fn config_settings_and_disabling() {
         .map(|p| p["name"].as_str().unwrap())
         .collect();
     assert_eq!(names, vec!["crd-safe-upgrade", "hook-job-safety", "kind-group-clash"]);
-    let text = scan_with(ALL, &["--config", "config/ttl-remove.yaml", "findings/rendered.yaml"]);
+    let text = scan_with(BASE, &["--config", "config/ttl-remove.yaml", "findings/rendered.yaml"]);
     assert!(text.stdout.starts_with(
         "findings/rendered.yaml:19: hook-job-safety: mutated: admission would change the object: remove /spec/ttlSecondsAfterFinished\nfindings/rendered.yaml:19: hook-job-safety: warned: removed spec.ttlSecondsAfterFinished: 900"
     ), "{}", text.stdout);
 
     for config in ["config/allow-shirts.yaml", "config/clash-off.yaml"] {
-        let run = scan_with(ALL, &["--config", config, "findings/clash"]);
+        let run = scan_with(BASE, &["--config", config, "findings/clash"]);
         assert_eq!(run.code, 0, "{config}: {}", run.stdout);
         assert_eq!(
             run.stdout,
@@ -496,7 +496,7 @@ fn config_errors_exit_2_naming_the_key_or_policy() {
         ),
     ];
     for (config, message) in cases {
-        let run = scan_with(ALL, &["--config", config, "findings"]);
+        let run = scan_with(BASE, &["--config", config, "findings"]);
         assert_eq!(run.code, 2, "{config}");
         assert_eq!(run.stderr, message);
         assert_eq!(run.stdout, "");
@@ -519,7 +519,7 @@ fn bad_input_is_reported_per_file_and_the_scan_goes_on() {
     std::fs::write(dir.path().join("notes.txt"), "not a manifest, skipped by the walk").unwrap();
     std::fs::create_dir(dir.path().join(".git")).unwrap();
     std::fs::write(dir.path().join(".git/config.yaml"), "not: scanned").unwrap();
-    let mods = policies(ALL);
+    let mods = policies(BASE);
     let args = ["--policies", mods.path().to_str().unwrap(), ".", "missing.yaml"];
     let run = scan_in(dir.path(), &args, None);
     assert_eq!(run.code, 2, "{}{}", run.stdout, run.stderr);
@@ -572,20 +572,20 @@ fn bad_input_is_reported_per_file_and_the_scan_goes_on() {
 
 #[test]
 fn rejection_and_input_error_together_exit_2() {
-    let run = scan_with(ALL, &["findings", "bad/not-objects.yaml"]);
+    let run = scan_with(BASE, &["findings", "bad/not-objects.yaml"]);
     assert_eq!(run.code, 2);
     assert!(run.stdout.contains("ownership-markers: rejected"));
 }
 
 #[test]
 fn usage_errors_exit_2() {
-    let run = scan_with(ALL, &[]);
+    let run = scan_with(BASE, &[]);
     assert_eq!(run.code, 2);
     assert!(run.stderr.contains("nothing to scan"), "{}", run.stderr);
-    let run = scan_with(ALL, &["--format", "xml", "findings"]);
+    let run = scan_with(BASE, &["--format", "xml", "findings"]);
     assert_eq!(run.code, 2);
     assert!(run.stderr.contains("invalid value 'xml'"), "{}", run.stderr);
-    let run = scan_with(ALL, &["--jobs", "0", "findings"]);
+    let run = scan_with(BASE, &["--jobs", "0", "findings"]);
     assert_eq!(run.code, 2);
     let empty = TempDir::new();
     let run = scan_in(
@@ -632,7 +632,7 @@ fn embedded_modules_are_the_built_ones() {
 
 #[test]
 fn cluster_snapshot() {
-    let run = scan_with(ALL, &["--cluster-snapshot", "bad/broken.yaml", "clean"]);
+    let run = scan_with(BASE, &["--cluster-snapshot", "bad/broken.yaml", "clean"]);
     assert_eq!(run.code, 2);
     assert!(
         run.stderr
@@ -640,14 +640,14 @@ fn cluster_snapshot() {
         "{}",
         run.stderr
     );
-    let run = scan_with(ALL, &["--cluster-snapshot", "missing.yaml", "clean"]);
+    let run = scan_with(BASE, &["--cluster-snapshot", "missing.yaml", "clean"]);
     assert_eq!(run.code, 2);
     assert_eq!(
         run.stderr,
         "missing.yaml: error: cannot read the cluster snapshot: No such file or directory\n"
     );
     let run = scan_with(
-        ALL,
+        BASE,
         &[
             "--cluster-snapshot",
             "snapshot/cluster.yaml",
@@ -656,37 +656,42 @@ fn cluster_snapshot() {
     );
     assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
 
-    // The context-aware policies built in this tree, if any: each must see the snapshot.
-    let collision = root().join("policies/crd-kind-collision/annotated-policy.wasm");
-    if collision.is_file() {
-        let alone = scan_with(&["crd-kind-collision"], &["snapshot/stable-crd.yaml"]);
-        assert_eq!(
-            alone.code, 0,
-            "no other Shirt anywhere: {}{}",
-            alone.stdout, alone.stderr
-        );
-        let against = scan_with(
-            &["crd-kind-collision"],
-            &[
-                "--cluster-snapshot",
-                "snapshot/cluster.yaml",
-                "snapshot/stable-crd.yaml",
-            ],
-        );
-        assert_eq!(against.code, 1, "{}{}", against.stdout, against.stderr);
-        assert!(
-            against
-                .stdout
-                .contains("snapshot/stable-crd.yaml:2: crd-kind-collision: rejected: "),
-            "{}",
-            against.stdout
-        );
-        assert!(against.stdout.contains("beta.example.com"), "{}", against.stdout);
-    } else {
-        eprintln!(
-            "crd-kind-collision is not built here: the lookup path is covered by the unit tests of scan::cluster"
-        );
-    }
+    // crd-kind-collision, context-aware, asks for the cluster's CRDs: the snapshot and the
+    // scanned set answer, never the object under evaluation itself.
+    let alone = scan_with(&["crd-kind-collision"], &["snapshot/stable-crd.yaml"]);
+    assert_eq!(
+        alone.code, 0,
+        "no other Shirt anywhere: {}{}",
+        alone.stdout, alone.stderr
+    );
+    assert_eq!(
+        alone.stdout,
+        "1 file, 1 document, 1 evaluation: 0 rejected, 0 mutated, 0 warned, 1 accepted\n"
+    );
+    let against = scan_with(
+        &["crd-kind-collision"],
+        &[
+            "--cluster-snapshot",
+            "snapshot/cluster.yaml",
+            "snapshot/stable-crd.yaml",
+        ],
+    );
+    assert_eq!(against.code, 1, "{}{}", against.stdout, against.stderr);
+    assert!(
+        against.stdout.starts_with("snapshot/stable-crd.yaml:2: crd-kind-collision: rejected: CustomResourceDefinition shirts.stable.example.com serves kind Shirt (spec.names.kind) in group stable.example.com, but another API group already serves that kind: beta.example.com (CustomResourceDefinition shirts.beta.example.com)."),
+        "{}",
+        against.stdout
+    );
+    // Both CRDs scanned together: each sees the other through the scanned set.
+    let together = scan_with(&["crd-kind-collision"], &["--format", "json", "snapshot"]);
+    assert_eq!(together.code, 1);
+    assert_eq!(
+        verdicts(&json_of(&together)),
+        vec![
+            v("snapshot/cluster.yaml", 2, "crd-kind-collision", "rejected"),
+            v("snapshot/stable-crd.yaml", 2, "crd-kind-collision", "rejected"),
+        ]
+    );
 }
 
 #[test]
@@ -703,7 +708,7 @@ fn generated_bench_tree_is_clean() {
         run.stderr,
         format!("wrote 205 manifests in 21 files under {}\n", tree.display())
     );
-    let mods = policies(ALL);
+    let mods = policies(BASE);
     let run = scan_in(
         dir.path(),
         &["--policies", mods.path().to_str().unwrap(), "--stats", "tree"],
