@@ -14,7 +14,7 @@ POLICIES   := $(sort $(patsubst policies/%/Cargo.toml,%,$(wildcard policies/*/Ca
 MODULES    := $(foreach p,$(POLICIES),policies/$(p)/policy.wasm)
 ANNOTATED  := $(foreach p,$(POLICIES),policies/$(p)/annotated-policy.wasm)
 
-.PHONY: all setup build cli policies all-in-one annotate examples test unit e2e-tests lint bench fmt clean
+.PHONY: all setup build cli policies all-in-one annotate examples test unit e2e-tests lint bench bench-scan fmt clean
 
 all: build
 
@@ -29,9 +29,14 @@ cli:
 	$(CARGO) build --locked --profile host -p syncguard-cli
 
 ## policies: every policy module, size-tuned, copied to policies/<name>/policy.wasm
+## (replaced only when it changed: the command embeds policies/ and rebuilds when it changes)
 policies: setup
 	$(CARGO) build --locked --release --target $(TARGET) $(foreach p,$(POLICIES),-p $(p)) -p syncguard-noop
-	@for p in $(POLICIES); do $(WASM_OPT) $(WASM_DIR)/$$(echo $$p | tr - _).wasm -o policies/$$p/policy.wasm || exit 1; done
+	@mkdir -p target/modules
+	@for p in $(POLICIES); do \
+	  $(WASM_OPT) $(WASM_DIR)/$$(echo $$p | tr - _).wasm -o target/modules/$$p.wasm || exit 1; \
+	  cmp -s target/modules/$$p.wasm policies/$$p/policy.wasm || cp target/modules/$$p.wasm policies/$$p/policy.wasm; \
+	done
 	$(WASM_OPT) $(WASM_DIR)/syncguard_noop.wasm -o bench/noop/policy.wasm
 
 ## all-in-one: every check in one module, ./syncguard.wasm (built after the single policies:
@@ -42,14 +47,19 @@ all-in-one: policies
 
 ## annotate: embed metadata.yml and README.md in each module, as kwctl annotate does
 annotate: cli policies all-in-one
+	@mkdir -p target/modules
 	@for p in $(POLICIES); do \
 	  $(SYNCGUARD) annotate -m policies/$$p/metadata.yml -u policies/$$p/README.md \
-	    -o policies/$$p/annotated-policy.wasm policies/$$p/policy.wasm || exit 1; \
+	    -o target/modules/$$p.annotated.wasm policies/$$p/policy.wasm || exit 1; \
+	  cmp -s target/modules/$$p.annotated.wasm policies/$$p/annotated-policy.wasm || \
+	    cp target/modules/$$p.annotated.wasm policies/$$p/annotated-policy.wasm; \
 	done
 	$(SYNCGUARD) annotate -m metadata.yml -u README.md -o annotated-syncguard.wasm syncguard.wasm
 
-## build: the command, every module, and their annotated forms
+## build: every module and its annotated form, then the command again so that `syncguard scan`
+## embeds the annotated modules (cli/build.rs includes policies/*/annotated-policy.wasm)
 build: annotate
+	$(CARGO) build --locked --profile host -p syncguard-cli
 
 ## examples: the main job: build everything, then evaluate every bundled scenario through the built modules
 examples: build
@@ -68,6 +78,14 @@ lint:
 	$(CARGO) fmt --all --check
 	$(CARGO) clippy --locked --workspace --all-targets -- -D warnings
 	$(CARGO) clippy --locked --release --target $(TARGET) -p syncguard --features all-in-one -- -D warnings
+
+## bench-scan: `syncguard scan` throughput (documentsPerSecond, JSON on stderr) over a generated
+## tree of 10,000 manifests (target/bench-tree)
+bench-scan: build
+	$(SYNCGUARD) scan --generate-bench-tree target/bench-tree --count 10000
+	$(SYNCGUARD) scan --stats target/bench-tree >/dev/null
+
+bench: bench-scan
 
 ## test: everything CI checks
 test: build lint unit e2e-tests
