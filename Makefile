@@ -28,7 +28,11 @@ $(error usage: make push REGISTRY=host/path [INSECURE_REGISTRY=host:port])
 endif
 endif
 
-.PHONY: all setup build cli policies all-in-one annotate examples test unit e2e-tests lint bench fmt clean \
+# Scan throughput: a generated tree of 10,000 manifests, scanned with --stats (one JSON line).
+SCAN_BENCH  = $(SYNCGUARD) scan --generate-bench-tree target/bench-tree --count 10000 && \
+              $(SYNCGUARD) scan --stats target/bench-tree >/dev/null
+
+.PHONY: all setup build cli policies all-in-one annotate examples test unit e2e-tests lint bench bench-scan fmt clean \
 	push artifacthub manifests
 
 all: build
@@ -47,9 +51,14 @@ cli:
 	$(CARGO) build --locked --profile host -p syncguard-cli
 
 ## policies: every policy module, size-tuned, copied to policies/<name>/policy.wasm
+## (replaced only when it changed: the command embeds policies/ and rebuilds when it changes)
 policies: setup
 	$(CARGO) build --locked --release --target $(TARGET) $(foreach p,$(POLICIES),-p $(p)) -p syncguard-noop
-	@for p in $(POLICIES); do $(WASM_OPT) $(WASM_DIR)/$$(echo $$p | tr - _).wasm -o policies/$$p/policy.wasm || exit 1; done
+	@mkdir -p target/modules
+	@for p in $(POLICIES); do \
+	  $(WASM_OPT) $(WASM_DIR)/$$(echo $$p | tr - _).wasm -o target/modules/$$p.wasm || exit 1; \
+	  cmp -s target/modules/$$p.wasm policies/$$p/policy.wasm || cp target/modules/$$p.wasm policies/$$p/policy.wasm; \
+	done
 	$(WASM_OPT) $(WASM_DIR)/syncguard_noop.wasm -o bench/noop/policy.wasm
 
 ## all-in-one: every check in one module, ./syncguard.wasm (built after the single policies:
@@ -60,14 +69,19 @@ all-in-one: policies
 
 ## annotate: embed metadata.yml and README.md in each module, as kwctl annotate does
 annotate: cli policies all-in-one
+	@mkdir -p target/modules
 	@for p in $(POLICIES); do \
 	  $(SYNCGUARD) annotate -m policies/$$p/metadata.yml -u policies/$$p/README.md \
-	    -o policies/$$p/annotated-policy.wasm policies/$$p/policy.wasm || exit 1; \
+	    -o target/modules/$$p.annotated.wasm policies/$$p/policy.wasm || exit 1; \
+	  cmp -s target/modules/$$p.annotated.wasm policies/$$p/annotated-policy.wasm || \
+	    cp target/modules/$$p.annotated.wasm policies/$$p/annotated-policy.wasm; \
 	done
 	$(SYNCGUARD) annotate -m metadata.yml -u README.md -o annotated-syncguard.wasm syncguard.wasm
 
-## build: the command, every module, and their annotated forms
+## build: every module and its annotated form, then the command again so that `syncguard scan`
+## embeds the annotated modules (cli/build.rs includes policies/*/annotated-policy.wasm)
 build: annotate
+	$(CARGO) build --locked --profile host -p syncguard-cli
 
 ## push: every policy to $(REGISTRY)/<name>:v<version>, the all-in-one to $(REGISTRY)/syncguard:v<version>
 push: build
@@ -111,6 +125,11 @@ lint:
 	$(CARGO) clippy --locked --workspace --all-targets -- -D warnings
 	$(CARGO) clippy --locked --release --target $(TARGET) -p syncguard --features all-in-one -- -D warnings
 
+## bench-scan: `syncguard scan` throughput (documentsPerSecond, JSON on stderr) over a generated
+## tree of 10,000 manifests (target/bench-tree)
+bench-scan: build
+	$(SCAN_BENCH)
+
 ## test: everything CI checks
 test: build lint unit e2e-tests
 
@@ -121,6 +140,8 @@ clean:
 	$(CARGO) clean
 	rm -f $(MODULES) $(ANNOTATED) syncguard.wasm annotated-syncguard.wasm bench/noop/policy.wasm
 
-## bench: sizes, cold start and warm validate beside the floor (table, and target/bench.json)
+## bench: sizes, cold start and warm validate beside the floor (table, and target/bench.json),
+## then the scan throughput of bench-scan
 bench: build
 	$(SYNCGUARD) bench
+	$(SCAN_BENCH)

@@ -92,6 +92,7 @@ fn time_validate(module: &Module, fixture: &Fixture, iterations: usize) -> Resul
                 Some(text) => Some(Arc::new(Replay::parse(text).map_err(|e| anyhow!(e))?)),
                 None => None,
             },
+            lookups: None,
         })
     };
     let mut shared: Option<Instance> = None;

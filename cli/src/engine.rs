@@ -1,6 +1,7 @@
 //! Hosts policy modules the way Kubewarden's policy-evaluator does: wasmtime with a waPC host,
 //! WASI preview 1, epoch-based time limits, a memory cap, and the `kubewarden` host callbacks
-//! answered from a kwctl replay file.
+//! answered from a kwctl replay file or from any other [`Lookups`] (the offline cluster of
+//! `syncguard scan`).
 
 use crate::metadata::Metadata;
 use anyhow::{Context, Result, anyhow};
@@ -105,14 +106,29 @@ pub struct Module {
     deadline_ticks: u64,
 }
 
+/// Answers a policy's Kubernetes lookups (`kubewarden`/`kubernetes`/* host calls) once the
+/// host has checked them against the module's `contextAwareResources`.
+pub trait Lookups: Send + Sync {
+    /// The response payload (a List or an object as JSON), or the error the policy receives.
+    fn answer(&self, request: &HostRequest) -> Result<Vec<u8>, String>;
+}
+
+impl Lookups for Replay {
+    fn answer(&self, request: &HostRequest) -> Result<Vec<u8>, String> {
+        Replay::answer(self, request)
+    }
+}
+
 /// What the host allows a policy's callbacks to do.
 #[derive(Clone, Default)]
 pub struct Capabilities {
     /// `--allow-context-aware`: Kubernetes lookups allowed for the resources the module's
     /// metadata declares in `contextAwareResources`.
     pub allow_context_aware: bool,
-    /// Answers to Kubernetes lookups.
+    /// Answers to Kubernetes lookups from a kwctl replay file (takes precedence over `lookups`).
     pub replay: Option<Arc<Replay>>,
+    /// Answers to Kubernetes lookups when there is no replay file, e.g. an offline cluster.
+    pub lookups: Option<Arc<dyn Lookups>>,
 }
 
 /// One live instance of a module.
@@ -199,10 +215,13 @@ fn host_call(
             "access to {kind} in {api_version} is not allowed: it is not among the contextAwareResources of the policy's metadata"
         ));
     }
-    let replay = capabilities.replay.as_ref().ok_or_else(|| {
+    if let Some(replay) = &capabilities.replay {
+        return replay.answer(&request);
+    }
+    let lookups = capabilities.lookups.as_ref().ok_or_else(|| {
         format!("no cluster to ask for {kind} in {api_version}: pass --replay-host-capabilities-interactions FILE")
     })?;
-    replay.answer(&request)
+    lookups.answer(&request)
 }
 
 /// Reads a module file with a clear error.

@@ -64,7 +64,6 @@ impl AdmissionResponse {
     }
 
     /// The decoded JSON Patch, if any.
-    #[allow(dead_code)]
     pub fn patch_ops(&self) -> Option<Value> {
         let bytes = base64::engine::general_purpose::STANDARD
             .decode(self.patch.as_ref()?)
@@ -139,12 +138,16 @@ pub fn validate_settings(instance: &Instance, settings: &Value) -> Result<(), Ev
 
 /// The `validate` payload: the raw request and the settings, without re-encoding the request.
 pub fn payload(request: &RequestDoc, settings: &Value) -> String {
-    let settings_text = settings.to_string();
+    payload_with_settings_text(request, &settings.to_string())
+}
+
+/// [`payload`] with the settings already serialized as JSON.
+pub fn payload_with_settings_text(request: &RequestDoc, settings_text: &str) -> String {
     let mut payload = String::with_capacity(request.raw.len() + settings_text.len() + 32);
     payload.push_str("{\"request\":");
     payload.push_str(&request.raw);
     payload.push_str(",\"settings\":");
-    payload.push_str(&settings_text);
+    payload.push_str(settings_text);
     payload.push('}');
     payload
 }
@@ -156,7 +159,18 @@ pub fn validate(
     request: &RequestDoc,
     settings: &Value,
 ) -> AdmissionResponse {
-    let payload = payload(request, settings);
+    validate_with_settings_text(instance, metadata, request, &settings.to_string())
+}
+
+/// [`validate`] with the settings already serialized as JSON, for callers that evaluate many
+/// requests with the same settings.
+pub fn validate_with_settings_text(
+    instance: &Instance,
+    metadata: Option<&Metadata>,
+    request: &RequestDoc,
+    settings_text: &str,
+) -> AdmissionResponse {
+    let payload = payload_with_settings_text(request, settings_text);
     let answer = match instance.call("validate", payload.as_bytes()) {
         Ok(answer) => answer,
         Err(e) => return AdmissionResponse::reject(&request.uid, format!("internal server error: {e}"), Some(500)),

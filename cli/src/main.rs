@@ -9,6 +9,7 @@ mod evaluate;
 mod metadata;
 mod registry;
 mod scaffold;
+mod scan;
 
 use anyhow::{Context, Result, anyhow, bail};
 use clap::{Parser, Subcommand};
@@ -47,6 +48,8 @@ enum Command {
     Call(CallArgs),
     /// Measures module sizes, cold start and warm validate times beside the floor module.
     Bench(bench::BenchArgs),
+    /// Checks manifests (files, directories, `-` for stdin) with every matching policy.
+    Scan(scan::ScanArgs),
 }
 
 /// Arguments of `syncguard call`.
@@ -109,6 +112,7 @@ fn main() -> ExitCode {
         Command::Pull(args) => registry::pull(args),
         Command::Artifacthub(args) => artifacthub::artifacthub(args),
         Command::Scaffold(command) => scaffold::scaffold(command),
+        Command::Scan(args) => return scan::scan(args),
     };
     match result {
         Ok(code) => code,
@@ -195,6 +199,7 @@ fn run(args: RunArgs) -> Result<ExitCode> {
     let instance = module.instantiate(engine::Capabilities {
         allow_context_aware: args.allow_context_aware,
         replay,
+        lookups: None,
     })?;
     if let Err(e) = evaluate::validate_settings(&instance, &settings) {
         eprintln!("Error: {e}");

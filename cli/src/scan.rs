@@ -1,0 +1,910 @@
+//! `syncguard scan`: the policy modules over manifests, before they reach a cluster.
+//!
+//! Every Kubernetes object found in the given files, directories or standard input is
+//! evaluated as a CREATE AdmissionRequest against every policy whose metadata rules match
+//! its group, version and resource, through the same modules and the same engine as
+//! `syncguard run`, so the verdicts are the ones admission would give. One more check needs
+//! the documents together: [`clash`] (the `kind-group-clash` pseudo-policy).
+//!
+//! Speed: each module is compiled once per run. Each worker thread keeps one instance per
+//! policy and reuses it for every document it evaluates, one call at a time. That is safe
+//! because syncguard's modules keep no state between calls: the core has no `static` or
+//! thread-local state, and the only global of the waPC guest library is the table of
+//! operations filled by `wapc_init`. An instance whose call traps or times out is dropped and
+//! replaced by a fresh one.
+
+pub mod bench;
+pub mod clash;
+pub mod cluster;
+pub mod config;
+pub mod input;
+pub mod policies;
+pub mod report;
+
+use crate::engine::{Capabilities, Engine, Instance, Limits, Module};
+use crate::evaluate::{self, AdmissionResponse, EvalError, RequestDoc};
+use crate::metadata::Rule;
+use anyhow::{Result, anyhow, bail};
+use cluster::{DocumentScope, ObjectKey, OfflineCluster, Plurals};
+use input::{Document, InputError, Source};
+use serde_json::Value;
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+/// Exit code for usage and input errors.
+pub const EXIT_ERROR: u8 = 2;
+/// Exit code when a policy rejected a document.
+pub const EXIT_REJECTED: u8 = 1;
+
+/// Documents from which the progress bar is shown (when stderr is a terminal).
+const PROGRESS_THRESHOLD: usize = 500;
+
+/// Output formats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    /// `file:line: policy: verdict: message` lines and a summary.
+    Text,
+    /// One JSON document (schema in the README, `schemaVersion` 1).
+    Json,
+    /// SARIF 2.1.0, as GitHub code scanning takes it.
+    Sarif,
+}
+
+/// When to color text output.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ColorChoice {
+    /// When stdout is a terminal and `NO_COLOR` is unset or empty.
+    Auto,
+    /// Always.
+    Always,
+    /// Never.
+    Never,
+}
+
+/// Arguments of `syncguard scan`.
+#[derive(clap::Args)]
+pub struct ScanArgs {
+    /// Files, directories (searched recursively for .yaml, .yml and .json files) and `-` for
+    /// standard input.
+    paths: Vec<PathBuf>,
+    /// Folder of policy folders, each holding an annotated-policy.wasm (default: the modules
+    /// embedded in this binary).
+    #[arg(long, value_name = "DIR")]
+    policies: Option<PathBuf>,
+    /// YAML file choosing the policies that run and their settings.
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
+    /// Objects of the cluster for context-aware policies (`kubectl get -o yaml` output or
+    /// multi-document YAML); may be repeated.
+    #[arg(long, value_name = "FILE")]
+    cluster_snapshot: Vec<PathBuf>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    format: Format,
+    /// Also list accepted evaluations and documents no policy applies to.
+    #[arg(short, long)]
+    verbose: bool,
+    /// Colors in text output.
+    #[arg(long, value_enum, default_value_t = ColorChoice::Auto)]
+    color: ColorChoice,
+    /// Worker threads (default: the number of CPUs).
+    #[arg(short, long, value_name = "N")]
+    jobs: Option<usize>,
+    /// Evaluation time limit per call, in seconds.
+    #[arg(long, default_value_t = 2.0)]
+    timeout_seconds: f64,
+    /// Prints one JSON line of counts and throughput to stderr (for benchmarks).
+    #[arg(long, hide = true)]
+    stats: bool,
+    /// Writes a tree of generated manifests to DIR for benchmarks, then exits.
+    #[arg(long, hide = true, value_name = "DIR")]
+    generate_bench_tree: Option<PathBuf>,
+    /// How many manifests `--generate-bench-tree` writes.
+    #[arg(long, hide = true, default_value_t = 10_000)]
+    count: usize,
+}
+
+/// Runs `syncguard scan`: 0 clean, 1 on any rejection, 2 on usage or input errors.
+pub fn scan(args: ScanArgs) -> ExitCode {
+    match run(args) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("Error: {e:#}");
+            ExitCode::from(EXIT_ERROR)
+        }
+    }
+}
+
+fn run(args: ScanArgs) -> Result<ExitCode> {
+    if let Some(dir) = &args.generate_bench_tree {
+        let files = bench::generate(dir, args.count)?;
+        eprintln!(
+            "wrote {} manifests in {files} files under {}",
+            args.count,
+            dir.display()
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    if args.paths.is_empty() {
+        bail!(
+            "nothing to scan: name files or directories, or - for standard input (e.g. `helm template ... | syncguard scan -`)"
+        );
+    }
+    if !(args.timeout_seconds > 0.0 && args.timeout_seconds.is_finite()) {
+        bail!("--timeout-seconds must be a positive number");
+    }
+    let jobs = match args.jobs {
+        Some(0) => bail!("--jobs must be at least 1"),
+        Some(n) => n,
+        None => std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
+    };
+    let modules = match &args.policies {
+        Some(dir) => policies::from_dir(dir)?,
+        None => require_embedded(policies::embedded()?)?,
+    };
+    let config = match &args.config {
+        Some(path) => config::Config::load(path)?,
+        None => config::Config::default(),
+    };
+    let config_name = args
+        .config
+        .as_ref()
+        .map(|p| p.display().to_string())
+        .unwrap_or_default();
+    let limits = Limits {
+        timeout: Duration::from_secs_f64(args.timeout_seconds),
+        ..Limits::default()
+    };
+    let set = PolicySet::prepare(modules, &config, &config_name, limits)?;
+    let mut snapshot = Vec::new();
+    for path in &args.cluster_snapshot {
+        match cluster::read_snapshot(path) {
+            Ok(docs) => snapshot.extend(docs),
+            Err(errors) => {
+                for e in errors {
+                    eprintln!("{}", report::error_line(&e, &[], false));
+                }
+                return Ok(ExitCode::from(EXIT_ERROR));
+            }
+        }
+    }
+    let options = ScanOptions {
+        jobs,
+        progress: std::io::stderr().is_terminal(),
+    };
+    let started = Instant::now();
+    let result = scan_paths(&args.paths, &set, &snapshot, &options);
+    let seconds = started.elapsed().as_secs_f64();
+    let no_color = std::env::var_os("NO_COLOR");
+    let color = use_color(args.color, std::io::stdout().is_terminal(), no_color.as_deref());
+    let stderr_color = use_color(args.color, std::io::stderr().is_terminal(), no_color.as_deref());
+    for e in &result.errors {
+        eprintln!("{}", report::error_line(e, &result.sources, stderr_color));
+    }
+    let output = match args.format {
+        Format::Text => report::text(&result, args.verbose, color),
+        Format::Json => report::json(&result, args.verbose),
+        Format::Sarif => report::sarif(&result),
+    };
+    crate::print_out(&output);
+    if args.stats {
+        let counts = result.counts();
+        eprintln!(
+            "{}",
+            serde_json::json!({
+                "files": result.sources.len(),
+                "documents": result.documents.len(),
+                "evaluations": counts.evaluations,
+                "jobs": jobs,
+                "seconds": seconds,
+                "documentsPerSecond": if seconds > 0.0 { result.documents.len() as f64 / seconds } else { 0.0 },
+            })
+        );
+    }
+    Ok(ExitCode::from(result.exit_code()))
+}
+
+/// The embedded modules, or the error saying how to get some.
+fn require_embedded(modules: Vec<policies::PolicyModule>) -> Result<Vec<policies::PolicyModule>> {
+    if modules.is_empty() {
+        bail!(
+            "this syncguard binary embeds no policy modules (it was built before policies/*/annotated-policy.wasm existed): pass --policies DIR (a folder of <name>/annotated-policy.wasm), or rebuild with `make build`"
+        );
+    }
+    Ok(modules)
+}
+
+/// Whether to color: `always`, `never`, or with `auto` when the stream is a terminal and
+/// `NO_COLOR` is unset or empty (<https://no-color.org>).
+pub fn use_color(choice: ColorChoice, is_terminal: bool, no_color: Option<&std::ffi::OsStr>) -> bool {
+    match choice {
+        ColorChoice::Always => true,
+        ColorChoice::Never => false,
+        ColorChoice::Auto => is_terminal && no_color.is_none_or(|v| v.is_empty()),
+    }
+}
+
+/// Static facts about a policy for reports.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PolicyInfo {
+    /// Name (folder name, or `kind-group-clash`).
+    pub name: String,
+    /// `embedded`, the module path, or `built-in` for the pseudo-policy.
+    pub origin: String,
+    /// `io.kubewarden.policy.version`.
+    pub version: Option<String>,
+    /// `io.kubewarden.policy.description`.
+    pub description: Option<String>,
+    /// `io.kubewarden.policy.url`.
+    pub url: Option<String>,
+}
+
+/// A compiled policy ready to run, with its settings.
+pub struct ActivePolicy {
+    /// The compiled module.
+    pub module: Module,
+    /// Admission rules from its metadata.
+    pub rules: Vec<Rule>,
+    /// Settings as JSON text.
+    pub settings_text: String,
+}
+
+impl ActivePolicy {
+    /// Whether a CREATE of `resource` in `group`/`version` falls under the policy's rules.
+    pub fn matches(&self, group: &str, version: &str, resource: &str) -> bool {
+        self.rules
+            .iter()
+            .any(|rule| rule_matches(rule, group, version, resource, "CREATE"))
+    }
+}
+
+/// Whether a metadata rule covers a request, as the API server matches webhook rules (`*`
+/// in resources covers resources, not subresources; `*/*` covers both).
+pub fn rule_matches(rule: &Rule, group: &str, version: &str, resource: &str, operation: &str) -> bool {
+    let any = |list: &[String], value: &str| list.iter().any(|item| item == "*" || item == value);
+    any(&rule.api_groups, group)
+        && any(&rule.api_versions, version)
+        && rule.resources.iter().any(|r| r == "*" || r == "*/*" || r == resource)
+        && any(&rule.operations, operation)
+}
+
+/// The policies of a run: compiled, configured, settings checked.
+pub struct PolicySet {
+    _engine: Engine,
+    /// The module policies that run.
+    pub policies: Vec<ActivePolicy>,
+    /// Settings of `kind-group-clash`, `None` when disabled.
+    pub clash: Option<clash::Settings>,
+    /// Reporting facts: the module policies in order, then `kind-group-clash` if enabled.
+    pub infos: Vec<PolicyInfo>,
+}
+
+impl PolicySet {
+    /// Applies the config, compiles each enabled module once and checks its settings with the
+    /// module's own `validate_settings`.
+    pub fn prepare(
+        modules: Vec<policies::PolicyModule>,
+        config: &config::Config,
+        config_name: &str,
+        limits: Limits,
+    ) -> Result<PolicySet> {
+        let known: Vec<&str> = modules.iter().map(|m| m.name.as_str()).chain([clash::NAME]).collect();
+        for name in config.policies.keys() {
+            if !known.contains(&name.as_str()) {
+                bail!(
+                    "config file {config_name}: `policies.{name}`: there is no policy named {name} (known: {})",
+                    known.join(", ")
+                );
+            }
+        }
+        let engine = Engine::new(limits)?;
+        let mut policies = Vec::new();
+        let mut infos = Vec::new();
+        for module in modules {
+            let entry = config.policies.get(&module.name);
+            if entry.is_some_and(|e| !e.enabled) {
+                continue;
+            }
+            let settings = entry
+                .and_then(|e| e.settings.clone())
+                .filter(|s| !s.is_null())
+                .unwrap_or_else(|| Value::Object(Default::default()));
+            let compiled = engine
+                .compile(&module.wasm)
+                .map_err(|e| anyhow!("policy {} ({}): {e:#}", module.name, module.origin))?;
+            let instance = compiled
+                .instantiate(Capabilities::default())
+                .map_err(|e| anyhow!("policy {} ({}): {e:#}", module.name, module.origin))?;
+            match evaluate::validate_settings(&instance, &settings) {
+                Ok(()) => {}
+                Err(EvalError::InvalidSettings(message)) => {
+                    let place = if config_name.is_empty() {
+                        "default settings".to_string()
+                    } else {
+                        format!("settings in {config_name}")
+                    };
+                    bail!("policy {}: invalid {place}: {message}", module.name);
+                }
+                Err(EvalError::Other(e)) => bail!("policy {}: {e:#}", module.name),
+            }
+            let annotation = |key: &str| module.metadata.annotation(key).map(str::to_string);
+            infos.push(PolicyInfo {
+                name: module.name.clone(),
+                origin: module.origin.clone(),
+                version: annotation("io.kubewarden.policy.version"),
+                description: annotation("io.kubewarden.policy.description"),
+                url: annotation("io.kubewarden.policy.url"),
+            });
+            policies.push(ActivePolicy {
+                rules: module.metadata.rules.clone(),
+                module: compiled,
+                settings_text: settings.to_string(),
+            });
+        }
+        let clash_entry = config.policies.get(clash::NAME);
+        let clash = if clash_entry.is_some_and(|e| !e.enabled) {
+            None
+        } else {
+            let settings = clash::parse_settings(clash_entry.and_then(|e| e.settings.as_ref()))
+                .map_err(|message| anyhow!("policy {}: invalid settings in {config_name}: {message}", clash::NAME))?;
+            infos.push(PolicyInfo {
+                name: clash::NAME.to_string(),
+                origin: "built-in".to_string(),
+                version: Some(env!("CARGO_PKG_VERSION").to_string()),
+                description: Some(clash::DESCRIPTION.to_string()),
+                url: Some("https://github.com/syncguard/syncguard#syncguard-scan".to_string()),
+            });
+            Some(settings)
+        };
+        Ok(PolicySet {
+            _engine: engine,
+            policies,
+            clash,
+            infos,
+        })
+    }
+}
+
+/// How a scan runs.
+#[derive(Debug, Clone, Copy)]
+pub struct ScanOptions {
+    /// Worker threads.
+    pub jobs: usize,
+    /// Whether a progress bar may be drawn on stderr (large scans only).
+    pub progress: bool,
+}
+
+/// The verdict of one evaluation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Verdict {
+    /// Admission would refuse the object.
+    Rejected,
+    /// Admission would change the object (a mutating policy's patch).
+    Mutated,
+    /// Admission would accept the object with warnings.
+    Warned,
+    /// Admission would accept the object as it is.
+    Accepted,
+}
+
+impl Verdict {
+    /// The word used in every output format.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Rejected => "rejected",
+            Verdict::Mutated => "mutated",
+            Verdict::Warned => "warned",
+            Verdict::Accepted => "accepted",
+        }
+    }
+}
+
+/// One document evaluated by one policy.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Evaluation {
+    /// Index of the document.
+    pub document: usize,
+    /// Index of the policy in [`ScanReport::policies`].
+    pub policy: usize,
+    /// The verdict.
+    pub verdict: Verdict,
+    /// The rejection message.
+    pub message: Option<String>,
+    /// The rejection code.
+    pub code: Option<u16>,
+    /// Warnings, accepted or not.
+    pub warnings: Vec<String>,
+    /// The JSON Patch a mutation would apply.
+    pub patch: Option<Value>,
+    /// Other documents the finding involves.
+    pub related: Vec<usize>,
+}
+
+impl Evaluation {
+    fn from_response(document: usize, policy: usize, response: AdmissionResponse) -> Evaluation {
+        let patch = response.patch_ops();
+        let warnings = response.warnings.unwrap_or_default();
+        let (verdict, message, code) = if !response.allowed {
+            let status = response.status.unwrap_or(evaluate::Status {
+                message: None,
+                code: None,
+            });
+            (Verdict::Rejected, status.message, status.code)
+        } else if patch.is_some() {
+            (Verdict::Mutated, None, None)
+        } else if !warnings.is_empty() {
+            (Verdict::Warned, None, None)
+        } else {
+            (Verdict::Accepted, None, None)
+        };
+        Evaluation {
+            document,
+            policy,
+            verdict,
+            message,
+            code,
+            warnings,
+            patch,
+            related: Vec::new(),
+        }
+    }
+}
+
+/// Counts of a scan.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Counts {
+    /// Evaluations (documents times matching policies, plus clash findings).
+    pub evaluations: usize,
+    /// Rejected evaluations.
+    pub rejected: usize,
+    /// Mutated evaluations.
+    pub mutated: usize,
+    /// Evaluations accepted with warnings.
+    pub warned: usize,
+    /// Evaluations accepted as they are.
+    pub accepted: usize,
+}
+
+/// Everything a scan found.
+#[derive(Debug, Default)]
+pub struct ScanReport {
+    /// The files read, in order.
+    pub sources: Vec<Source>,
+    /// The objects found, in order.
+    pub documents: Vec<Document>,
+    /// Every evaluation, by document then policy.
+    pub evaluations: Vec<Evaluation>,
+    /// Input problems, in order.
+    pub errors: Vec<InputError>,
+    /// The policies that ran, in report order.
+    pub policies: Vec<PolicyInfo>,
+}
+
+impl ScanReport {
+    /// Counts by verdict.
+    pub fn counts(&self) -> Counts {
+        let mut counts = Counts {
+            evaluations: self.evaluations.len(),
+            ..Counts::default()
+        };
+        for e in &self.evaluations {
+            match e.verdict {
+                Verdict::Rejected => counts.rejected += 1,
+                Verdict::Mutated => counts.mutated += 1,
+                Verdict::Warned => counts.warned += 1,
+                Verdict::Accepted => counts.accepted += 1,
+            }
+        }
+        counts
+    }
+
+    /// 2 when the input had errors, else 1 when anything was rejected, else 0.
+    pub fn exit_code(&self) -> u8 {
+        if !self.errors.is_empty() {
+            EXIT_ERROR
+        } else if self.evaluations.iter().any(|e| e.verdict == Verdict::Rejected) {
+            EXIT_REJECTED
+        } else {
+            0
+        }
+    }
+}
+
+/// Scans `paths` (files, directories, `-`) with the policies of `set`, context-aware lookups
+/// answered from the scanned objects plus `snapshot`. The entry point for benchmarks too.
+pub fn scan_paths(paths: &[PathBuf], set: &PolicySet, snapshot: &[Document], options: &ScanOptions) -> ScanReport {
+    let (files, mut errors) = input::expand(paths);
+    let cwd = std::env::current_dir().ok();
+    let sources: Vec<Source> = files
+        .iter()
+        .map(|(display, input)| Source {
+            display: display.clone(),
+            uri: input::artifact_uri(input, cwd.as_deref()),
+        })
+        .collect();
+    let contents = read_all(&files, options.jobs);
+    let mut documents = Vec::new();
+    for file in contents {
+        documents.extend(file.documents);
+        errors.extend(file.errors);
+    }
+    let plurals = Plurals::new(snapshot.iter().chain(&documents));
+    let cluster = Arc::new(OfflineCluster::new(snapshot, &documents));
+    let mut evaluations = evaluate_all(&documents, &sources, set, &plurals, &cluster, options);
+    if let Some(settings) = &set.clash {
+        let clash_index = set.policies.len();
+        for found in clash::find(&documents, &sources, settings) {
+            evaluations.push(Evaluation {
+                document: found.document,
+                policy: clash_index,
+                verdict: Verdict::Rejected,
+                message: Some(found.message),
+                code: None,
+                warnings: Vec::new(),
+                patch: None,
+                related: found.related,
+            });
+        }
+    }
+    evaluations.sort_by_key(|e| (e.document, e.policy));
+    ScanReport {
+        sources,
+        documents,
+        evaluations,
+        errors,
+        policies: set.infos.clone(),
+    }
+}
+
+/// Reads and parses the files on `jobs` threads; the result is in file order.
+fn read_all(files: &[(String, input::Input)], jobs: usize) -> Vec<input::FileContents> {
+    let read_one = |index: usize| -> input::FileContents {
+        let (name, input) = &files[index];
+        let fail = |message: String| input::FileContents {
+            documents: Vec::new(),
+            errors: vec![InputError {
+                source: Some(index),
+                path: name.clone(),
+                line: None,
+                message,
+            }],
+        };
+        let bytes = match input::read(input) {
+            Ok(bytes) => bytes,
+            Err(message) => return fail(message),
+        };
+        match input::text_of(&bytes) {
+            Ok(text) => input::objects_of(index, name, text),
+            Err(message) => fail(message),
+        }
+    };
+    let next = AtomicUsize::new(0);
+    let mut results: Vec<(usize, input::FileContents)> = std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..jobs.clamp(1, files.len().max(1)))
+            .map(|_| {
+                scope.spawn(|| {
+                    let mut out = Vec::new();
+                    loop {
+                        let index = next.fetch_add(1, Ordering::Relaxed);
+                        if index >= files.len() {
+                            break;
+                        }
+                        out.push((index, read_one(index)));
+                    }
+                    out
+                })
+            })
+            .collect();
+        workers.into_iter().flat_map(|w| w.join().unwrap_or_default()).collect()
+    });
+    results.sort_by_key(|(i, _)| *i);
+    results.into_iter().map(|(_, c)| c).collect()
+}
+
+/// Evaluates every document on `options.jobs` threads, each with its own instances.
+fn evaluate_all(
+    documents: &[Document],
+    sources: &[Source],
+    set: &PolicySet,
+    plurals: &Plurals,
+    cluster: &Arc<OfflineCluster>,
+    options: &ScanOptions,
+) -> Vec<Evaluation> {
+    const CHUNK: usize = 16;
+    let total = documents.len();
+    let next = AtomicUsize::new(0);
+    let done = AtomicUsize::new(0);
+    let finished = AtomicBool::new(false);
+    let jobs = options.jobs.clamp(1, total.div_ceil(CHUNK).max(1));
+    std::thread::scope(|scope| {
+        let progress = (options.progress && total >= PROGRESS_THRESHOLD).then(|| {
+            scope.spawn(|| {
+                let mut bar = report::Progress::new(total);
+                while !finished.load(Ordering::Relaxed) {
+                    bar.draw(done.load(Ordering::Relaxed));
+                    std::thread::sleep(Duration::from_millis(100));
+                }
+                bar.clear();
+            })
+        });
+        let workers: Vec<_> = (0..jobs)
+            .map(|_| {
+                scope.spawn(|| {
+                    let mut worker = Worker::new(set, cluster.clone());
+                    let mut out = Vec::new();
+                    loop {
+                        let start = next.fetch_add(CHUNK, Ordering::Relaxed);
+                        if start >= total {
+                            break;
+                        }
+                        let end = (start + CHUNK).min(total);
+                        for (index, doc) in documents.iter().enumerate().take(end).skip(start) {
+                            worker.evaluate(index, doc, sources, plurals, &mut out);
+                            done.fetch_add(1, Ordering::Relaxed);
+                        }
+                    }
+                    out
+                })
+            })
+            .collect();
+        let evaluations: Vec<Evaluation> = workers.into_iter().flat_map(|w| w.join().unwrap_or_default()).collect();
+        finished.store(true, Ordering::Relaxed);
+        if let Some(progress) = progress {
+            let _ = progress.join();
+        }
+        evaluations
+    })
+}
+
+/// One thread's instances: one per policy, created on first use and reused.
+struct Worker<'a> {
+    set: &'a PolicySet,
+    cluster: Arc<OfflineCluster>,
+    instances: Vec<Option<(Instance, Arc<DocumentScope>)>>,
+}
+
+impl<'a> Worker<'a> {
+    fn new(set: &'a PolicySet, cluster: Arc<OfflineCluster>) -> Self {
+        Worker {
+            set,
+            cluster,
+            instances: (0..set.policies.len()).map(|_| None).collect(),
+        }
+    }
+
+    fn instance(&mut self, policy: usize) -> Result<&(Instance, Arc<DocumentScope>)> {
+        if self.instances[policy].is_none() {
+            let scope = Arc::new(DocumentScope::new(self.cluster.clone()));
+            let instance = self.set.policies[policy].module.instantiate(Capabilities {
+                allow_context_aware: true,
+                replay: None,
+                lookups: Some(scope.clone()),
+            })?;
+            self.instances[policy] = Some((instance, scope));
+        }
+        self.instances[policy]
+            .as_ref()
+            .ok_or_else(|| anyhow!("the policy instance is missing"))
+    }
+
+    fn evaluate(
+        &mut self,
+        index: usize,
+        doc: &Document,
+        sources: &[Source],
+        plurals: &Plurals,
+        out: &mut Vec<Evaluation>,
+    ) {
+        let set = self.set;
+        let resource = plurals.resource(&doc.group, &doc.version, &doc.kind);
+        let matching: Vec<usize> = (0..self.set.policies.len())
+            .filter(|&p| self.set.policies[p].matches(&doc.group, &doc.version, &resource))
+            .collect();
+        if matching.is_empty() {
+            return;
+        }
+        let source = sources.get(doc.source).map(|s| s.display.as_str()).unwrap_or("");
+        let uid = uid(source, doc.index, doc.item);
+        let request = RequestDoc {
+            raw: request_json(doc, &resource, &uid),
+            uid,
+        };
+        let key = ObjectKey::of(doc);
+        for policy in matching {
+            let response = match self.instance(policy) {
+                Ok((instance, scope)) => {
+                    scope.set_current(Some(key.clone()));
+                    let active = &set.policies[policy];
+                    evaluate::validate_with_settings_text(
+                        instance,
+                        active.module.metadata.as_ref(),
+                        &request,
+                        &active.settings_text,
+                    )
+                }
+                Err(e) => AdmissionResponse::reject(
+                    &request.uid,
+                    format!("internal server error: cannot instantiate the policy module: {e:#}"),
+                    Some(500),
+                ),
+            };
+            let failed = response.status.as_ref().is_some_and(|s| {
+                s.code == Some(500)
+                    && s.message
+                        .as_deref()
+                        .is_some_and(|m| m.starts_with("internal server error"))
+            });
+            if failed {
+                // A trap or a timeout may leave the instance broken: start the next call afresh.
+                self.instances[policy] = None;
+            }
+            out.push(Evaluation::from_response(index, policy, response));
+        }
+    }
+}
+
+/// A deterministic request uid from the document's place, shaped like a UUID.
+pub fn uid(source: &str, index: usize, item: Option<usize>) -> String {
+    let key = format!(
+        "{source}\u{0}{index}\u{0}{}",
+        item.map(|i| i.to_string()).unwrap_or_default()
+    );
+    let hash = |seed: u64| {
+        key.bytes()
+            .fold(seed, |h, b| (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3))
+    };
+    let (a, b) = (hash(0xcbf2_9ce4_8422_2325), hash(0x8422_2325_cbf2_9ce4));
+    format!(
+        "{:08x}-{:04x}-{:04x}-{:04x}-{:012x}",
+        a >> 32,
+        (a >> 16) & 0xffff,
+        a & 0xffff,
+        b >> 48,
+        b & 0xffff_ffff_ffff
+    )
+}
+
+/// The AdmissionRequest JSON of a document: a CREATE of the object as written, dry run, by
+/// user `syncguard-scan`.
+pub fn request_json(doc: &Document, resource: &str, uid: &str) -> String {
+    let gvk = serde_json::json!({"group": doc.group, "version": doc.version, "kind": doc.kind});
+    let gvr = serde_json::json!({"group": doc.group, "version": doc.version, "resource": resource});
+    let mut head = serde_json::json!({
+        "uid": uid,
+        "kind": gvk,
+        "resource": gvr,
+        "requestKind": gvk,
+        "requestResource": gvr,
+        "name": doc.name.clone().unwrap_or_default(),
+        "operation": "CREATE",
+        "userInfo": {"username": "syncguard-scan", "groups": ["system:authenticated"]},
+        "dryRun": true,
+        "options": {"apiVersion": "meta.k8s.io/v1", "kind": "CreateOptions"},
+    });
+    if let Some(namespace) = &doc.namespace {
+        head["namespace"] = Value::from(namespace.as_str());
+    }
+    let mut text = head.to_string();
+    text.pop();
+    text.push_str(",\"object\":");
+    text.push_str(&doc.object);
+    text.push('}');
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rule(groups: &[&str], resources: &[&str], ops: &[&str]) -> Rule {
+        let owned = |list: &[&str]| list.iter().map(|s| s.to_string()).collect();
+        Rule {
+            api_groups: owned(groups),
+            api_versions: owned(&["v1"]),
+            resources: owned(resources),
+            operations: owned(ops),
+        }
+    }
+
+    #[test]
+    fn rules_match_like_the_api_server() {
+        assert!(rule_matches(
+            &rule(&["batch"], &["jobs"], &["CREATE"]),
+            "batch",
+            "v1",
+            "jobs",
+            "CREATE"
+        ));
+        assert!(!rule_matches(
+            &rule(&["batch"], &["jobs"], &["UPDATE"]),
+            "batch",
+            "v1",
+            "jobs",
+            "CREATE"
+        ));
+        assert!(!rule_matches(
+            &rule(&["batch"], &["jobs"], &["CREATE"]),
+            "",
+            "v1",
+            "jobs",
+            "CREATE"
+        ));
+        assert!(rule_matches(
+            &rule(&["*"], &["*"], &["*"]),
+            "x.io",
+            "v1",
+            "things",
+            "CREATE"
+        ));
+        assert!(!rule_matches(
+            &rule(&["*"], &["jobs/status"], &["*"]),
+            "batch",
+            "v1",
+            "jobs",
+            "CREATE"
+        ));
+        assert!(!rule_matches(
+            &rule(&["*"], &["*"], &["*"]),
+            "x.io",
+            "v2",
+            "things",
+            "CREATE"
+        ));
+    }
+
+    #[test]
+    fn requests_are_creates_of_the_object() {
+        let contents = input::objects_of(
+            0,
+            "a.yaml",
+            "apiVersion: batch/v1\nkind: Job\nmetadata: {name: j, namespace: n}\n",
+        );
+        let doc = &contents.documents[0];
+        let request: Value = serde_json::from_str(&request_json(doc, "jobs", "u")).unwrap();
+        assert_eq!(request["operation"], "CREATE");
+        assert_eq!(
+            request["kind"],
+            serde_json::json!({"group": "batch", "version": "v1", "kind": "Job"})
+        );
+        assert_eq!(request["resource"]["resource"], "jobs");
+        assert_eq!(request["namespace"], "n");
+        assert_eq!(request["name"], "j");
+        assert_eq!(request["object"]["metadata"]["name"], "j");
+        assert!(request.get("oldObject").is_none());
+    }
+
+    #[test]
+    fn colors_follow_the_terminal_and_no_color() {
+        use std::ffi::OsStr;
+        assert!(use_color(ColorChoice::Auto, true, None));
+        assert!(use_color(ColorChoice::Auto, true, Some(OsStr::new(""))));
+        assert!(!use_color(ColorChoice::Auto, true, Some(OsStr::new("1"))));
+        assert!(!use_color(ColorChoice::Auto, false, None));
+        assert!(use_color(ColorChoice::Always, false, Some(OsStr::new("1"))));
+        assert!(!use_color(ColorChoice::Never, true, None));
+    }
+
+    #[test]
+    fn an_empty_binary_says_how_to_get_policies() {
+        let Err(err) = require_embedded(Vec::new()) else {
+            panic!("an empty list is refused")
+        };
+        let err = err.to_string();
+        assert!(
+            err.contains("embeds no policy modules") && err.contains("--policies DIR"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn uids_are_stable_and_distinct() {
+        assert_eq!(uid("a.yaml", 0, None), uid("a.yaml", 0, None));
+        assert_ne!(uid("a.yaml", 0, None), uid("a.yaml", 1, None));
+        assert_ne!(uid("a.yaml", 0, None), uid("a.yaml", 0, Some(0)));
+        assert_eq!(uid("a.yaml", 0, None).len(), 36);
+    }
+}

@@ -1,0 +1,847 @@
+//! Finding and reading the manifests of `syncguard scan`: paths walked in a stable order,
+//! multi-document YAML split at its document markers with line numbers kept, JSON streams,
+//! `kind: List` expanded, and every problem turned into a per-file error instead of a stop.
+
+use serde_json::Value;
+use std::io::Read;
+use std::path::{Component, Path, PathBuf};
+use std::sync::Arc;
+
+/// Extensions a directory walk picks up. Files named on the command line are read whatever
+/// their extension.
+pub const EXTENSIONS: &[&str] = &["yaml", "yml", "json"];
+
+/// Display name of standard input.
+pub const STDIN_NAME: &str = "<stdin>";
+
+/// A file (or standard input) the scan read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Source {
+    /// The path as shown to people: as given, joined with the walked names, `/`-separated.
+    pub display: String,
+    /// The path as a SARIF artifact URI: relative to the current directory when the file is
+    /// under it, else a `file://` URI; `stdin` for standard input.
+    pub uri: String,
+}
+
+/// One Kubernetes object found in the input.
+#[derive(Debug, Clone)]
+pub struct Document {
+    /// Index of its file in the scan's sources.
+    pub source: usize,
+    /// Line (1-based) where the document's content starts.
+    pub line: usize,
+    /// Index of the document in its file (0-based, counting only non-empty documents).
+    pub index: usize,
+    /// Index in the `items` of a `kind: List` document, when it came from one.
+    pub item: Option<usize>,
+    /// `apiVersion` as written.
+    pub api_version: String,
+    /// API group (empty for the core group).
+    pub group: String,
+    /// API version.
+    pub version: String,
+    /// Kind.
+    pub kind: String,
+    /// `metadata.name`, if set.
+    pub name: Option<String>,
+    /// `metadata.namespace`, if set.
+    pub namespace: Option<String>,
+    /// The object as compact JSON.
+    pub object: Arc<str>,
+    /// For a CustomResourceDefinition: its `spec.group`, `spec.names.kind` and `spec.names.plural`.
+    pub crd_names: Option<CrdNames>,
+}
+
+/// The names a CustomResourceDefinition gives its resource.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CrdNames {
+    /// `spec.group`.
+    pub group: String,
+    /// `spec.names.kind`.
+    pub kind: String,
+    /// `spec.names.plural`.
+    pub plural: String,
+}
+
+/// A problem with the input: a file that cannot be read, or a document that is not a
+/// Kubernetes object.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InputError {
+    /// Index of the file in the scan's sources, or `None` for a path that could not be read
+    /// at all (then `path` names it).
+    pub source: Option<usize>,
+    /// The path as given, for errors without a source.
+    pub path: String,
+    /// Line (1-based), when the problem has one.
+    pub line: Option<usize>,
+    /// What is wrong.
+    pub message: String,
+}
+
+/// What a path argument names.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Input {
+    /// A file.
+    File(PathBuf),
+    /// Standard input (`-`).
+    Stdin,
+}
+
+/// Expands the command line's paths into the files to read, in order: arguments in the order
+/// given, each directory walked recursively in byte order of names. A walk takes files ending
+/// in [`EXTENSIONS`], skips entries whose name starts with `.` (`.git`, `.github`) and does not
+/// follow symbolic links to directories (no loops). Paths that do not exist are errors.
+pub fn expand(paths: &[PathBuf]) -> (Vec<(String, Input)>, Vec<InputError>) {
+    let mut files = Vec::new();
+    let mut errors = Vec::new();
+    let mut stdin_seen = false;
+    for path in paths {
+        if path.as_os_str() == "-" {
+            if !stdin_seen {
+                files.push((STDIN_NAME.to_string(), Input::Stdin));
+                stdin_seen = true;
+            }
+            continue;
+        }
+        let display = display_path(path);
+        match std::fs::metadata(path) {
+            Ok(meta) if meta.is_dir() => walk(path, &display, &mut files, &mut errors),
+            Ok(_) => files.push((display, Input::File(path.clone()))),
+            Err(e) => errors.push(InputError {
+                source: None,
+                path: display,
+                line: None,
+                message: format!("cannot read: {}", io_reason(&e)),
+            }),
+        }
+    }
+    (files, errors)
+}
+
+fn walk(dir: &Path, display: &str, files: &mut Vec<(String, Input)>, errors: &mut Vec<InputError>) {
+    let entries = match std::fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(e) => {
+            errors.push(InputError {
+                source: None,
+                path: display.to_string(),
+                line: None,
+                message: format!("cannot read the directory: {}", io_reason(&e)),
+            });
+            return;
+        }
+    };
+    let mut names: Vec<(std::ffi::OsString, PathBuf)> = Vec::new();
+    for entry in entries {
+        match entry {
+            Ok(entry) => names.push((entry.file_name(), entry.path())),
+            Err(e) => errors.push(InputError {
+                source: None,
+                path: display.to_string(),
+                line: None,
+                message: format!("cannot list the directory: {}", io_reason(&e)),
+            }),
+        }
+    }
+    names.sort();
+    for (name, path) in names {
+        let name_text = name.to_string_lossy();
+        if name_text.starts_with('.') {
+            continue;
+        }
+        let child_display = if display == "." {
+            name_text.to_string()
+        } else if display.ends_with('/') {
+            format!("{display}{name_text}")
+        } else {
+            format!("{display}/{name_text}")
+        };
+        let link = std::fs::symlink_metadata(&path)
+            .map(|m| m.file_type().is_symlink())
+            .unwrap_or(false);
+        match std::fs::metadata(&path) {
+            Ok(meta) if meta.is_dir() => {
+                if !link {
+                    walk(&path, &child_display, files, errors);
+                }
+            }
+            Ok(_) => {
+                let wanted = path
+                    .extension()
+                    .and_then(|e| e.to_str())
+                    .is_some_and(|e| EXTENSIONS.iter().any(|x| x.eq_ignore_ascii_case(e)));
+                if wanted {
+                    files.push((child_display, Input::File(path)));
+                }
+            }
+            Err(e) => {
+                // A dangling link or an entry that vanished: only report it when it looks
+                // like a manifest.
+                let wanted = path
+                    .extension()
+                    .and_then(|e| e.to_str())
+                    .is_some_and(|e| EXTENSIONS.iter().any(|x| x.eq_ignore_ascii_case(e)));
+                if wanted {
+                    errors.push(InputError {
+                        source: None,
+                        path: child_display,
+                        line: None,
+                        message: format!("cannot read: {}", io_reason(&e)),
+                    });
+                }
+            }
+        }
+    }
+}
+
+/// The OS reason of an I/O error without Rust's ` (os error N)` suffix.
+pub fn io_reason(e: &std::io::Error) -> String {
+    let text = e.to_string();
+    match text.find(" (os error") {
+        Some(i) => text[..i].to_string(),
+        None => text,
+    }
+}
+
+/// A path as shown to people: `/`-separated, without a leading `./`.
+pub fn display_path(path: &Path) -> String {
+    let text = path.to_string_lossy().replace('\\', "/");
+    let mut rest = text.as_str();
+    while let Some(stripped) = rest.strip_prefix("./") {
+        rest = stripped.trim_start_matches('/');
+    }
+    if rest.is_empty() {
+        ".".to_string()
+    } else {
+        rest.to_string()
+    }
+}
+
+/// The SARIF artifact URI of a file: a relative, percent-encoded path when it is under the
+/// current directory, else an absolute `file://` URI.
+pub fn artifact_uri(input: &Input, cwd: Option<&Path>) -> String {
+    let path = match input {
+        Input::Stdin => return "stdin".to_string(),
+        Input::File(path) => path,
+    };
+    let absolute = if path.is_absolute() {
+        normalize(path)
+    } else if let Some(cwd) = cwd {
+        normalize(&cwd.join(path))
+    } else {
+        return encode_uri_path(&display_path(&normalize(path)));
+    };
+    if let Some(cwd) = cwd
+        && let Ok(relative) = absolute.strip_prefix(normalize(cwd))
+    {
+        return encode_uri_path(&display_path(relative));
+    }
+    format!(
+        "file://{}",
+        encode_uri_path(&absolute.to_string_lossy().replace('\\', "/"))
+    )
+}
+
+/// Removes `.` components and resolves `..` lexically.
+fn normalize(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for component in path.components() {
+        match component {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                if !out.pop() {
+                    out.push("..");
+                }
+            }
+            other => out.push(other.as_os_str()),
+        }
+    }
+    out
+}
+
+/// Percent-encodes everything but unreserved characters and `/`.
+fn encode_uri_path(path: &str) -> String {
+    let mut out = String::with_capacity(path.len());
+    for byte in path.bytes() {
+        if byte.is_ascii_alphanumeric() || matches!(byte, b'-' | b'.' | b'_' | b'~' | b'/') {
+            out.push(byte as char);
+        } else {
+            out.push_str(&format!("%{byte:02X}"));
+        }
+    }
+    out
+}
+
+/// Reads a file's bytes (standard input for [`Input::Stdin`]).
+pub fn read(input: &Input) -> Result<Vec<u8>, String> {
+    match input {
+        Input::Stdin => {
+            let mut bytes = Vec::new();
+            std::io::stdin()
+                .lock()
+                .read_to_end(&mut bytes)
+                .map_err(|e| format!("cannot read standard input: {}", io_reason(&e)))?;
+            Ok(bytes)
+        }
+        Input::File(path) => std::fs::read(path).map_err(|e| format!("cannot read: {}", io_reason(&e))),
+    }
+}
+
+/// A document of a file before it is checked as a Kubernetes object.
+#[derive(Debug)]
+pub struct RawDocument {
+    /// Line where its content starts.
+    pub line: usize,
+    /// The parsed value.
+    pub value: Value,
+}
+
+/// A parse failure with the line it happened on, when known.
+#[derive(Debug, PartialEq, Eq)]
+pub struct ParseError {
+    /// Line (1-based) in the file.
+    pub line: Option<usize>,
+    /// What is wrong.
+    pub message: String,
+}
+
+/// Turns a file's bytes into text: binary data (a NUL byte) and invalid UTF-8 are refused,
+/// a UTF-8 byte order mark is dropped.
+pub fn text_of(bytes: &[u8]) -> Result<&str, String> {
+    if bytes.iter().take(8192).any(|b| *b == 0) {
+        return Err("binary file (it holds NUL bytes), not YAML or JSON".to_string());
+    }
+    let text = std::str::from_utf8(bytes).map_err(|e| {
+        format!(
+            "not UTF-8 text (invalid byte at offset {}), so not YAML or JSON",
+            e.valid_up_to()
+        )
+    })?;
+    Ok(text.strip_prefix('\u{feff}').unwrap_or(text))
+}
+
+/// Whether text should be read as a JSON stream: `.json` files, and anything whose first
+/// non-blank character opens a JSON object or array.
+pub fn looks_like_json(name: &str, text: &str) -> bool {
+    name.to_ascii_lowercase().ends_with(".json") || text.trim_start().starts_with(['{', '['])
+}
+
+/// Parses a file's text into its non-empty documents. Documents that fail to parse are
+/// reported with their line and the others are still returned; a JSON stream stops at its
+/// first syntax error (nothing after it can be located reliably).
+pub fn parse(name: &str, text: &str) -> (Vec<RawDocument>, Vec<ParseError>) {
+    if looks_like_json(name, text) {
+        parse_json(text)
+    } else {
+        parse_yaml(text)
+    }
+}
+
+fn parse_json(text: &str) -> (Vec<RawDocument>, Vec<ParseError>) {
+    let mut docs = Vec::new();
+    let mut errors = Vec::new();
+    let lines = LineIndex::new(text);
+    let mut stream = serde_json::Deserializer::from_str(text).into_iter::<Value>();
+    let mut start = 0;
+    loop {
+        let offset = start + text[start..].len() - text[start..].trim_start().len();
+        match stream.next() {
+            None => break,
+            Some(Ok(value)) => {
+                docs.push(RawDocument {
+                    line: lines.line_of(offset),
+                    value,
+                });
+                start = stream.byte_offset();
+            }
+            Some(Err(e)) => {
+                errors.push(ParseError {
+                    line: (e.line() > 0).then_some(e.line()),
+                    message: format!("invalid JSON: {}", strip_json_location(&e.to_string())),
+                });
+                break;
+            }
+        }
+    }
+    (docs, errors)
+}
+
+/// serde_json appends ` at line L column C`; the line is reported separately.
+fn strip_json_location(message: &str) -> String {
+    match message.rfind(" at line ") {
+        Some(i) => message[..i].to_string(),
+        None => message.to_string(),
+    }
+}
+
+/// Line numbers of byte offsets.
+struct LineIndex {
+    starts: Vec<usize>,
+}
+
+impl LineIndex {
+    fn new(text: &str) -> Self {
+        let mut starts = vec![0];
+        starts.extend(text.match_indices('\n').map(|(i, _)| i + 1));
+        LineIndex { starts }
+    }
+
+    fn line_of(&self, offset: usize) -> usize {
+        match self.starts.binary_search(&offset) {
+            Ok(i) => i + 1,
+            Err(i) => i,
+        }
+    }
+}
+
+/// One document's text inside a YAML stream.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Chunk<'a> {
+    /// The text, markers included.
+    pub text: &'a str,
+    /// Line of the chunk's first line.
+    pub first_line: usize,
+    /// Line of the document's first content, `None` for an empty document.
+    pub content_line: Option<usize>,
+}
+
+/// Splits a YAML stream into documents at `---` and `...` lines. Per the YAML spec a
+/// document marker at the start of a line ends any scalar, so this matches what a YAML
+/// parser sees, and each document keeps its line numbers. Directives (`%YAML`) stay with the
+/// document that follows them.
+pub fn split_yaml(text: &str) -> Vec<Chunk<'_>> {
+    struct Span {
+        start: usize,
+        end: usize,
+        first_line: usize,
+        content_line: Option<usize>,
+        directive: bool,
+    }
+    let mut spans: Vec<Span> = Vec::new();
+    let mut current = Span {
+        start: 0,
+        end: 0,
+        first_line: 1,
+        content_line: None,
+        directive: false,
+    };
+    let mut offset = 0;
+    for (i, raw_line) in text.split_inclusive('\n').enumerate() {
+        let line_no = i + 1;
+        let line = raw_line.trim_end_matches(['\n', '\r']);
+        if is_marker(line, "---") {
+            current.end = offset;
+            spans.push(current);
+            let rest = line[3..].trim();
+            current = Span {
+                start: offset,
+                end: offset,
+                first_line: line_no,
+                content_line: (!rest.is_empty() && !rest.starts_with('#')).then_some(line_no),
+                directive: false,
+            };
+        } else if is_marker(line, "...") {
+            current.end = offset;
+            spans.push(current);
+            current = Span {
+                start: offset + raw_line.len(),
+                end: offset + raw_line.len(),
+                first_line: line_no + 1,
+                content_line: None,
+                directive: false,
+            };
+        } else if line.starts_with('%') && current.content_line.is_none() {
+            current.directive = true;
+        } else if current.content_line.is_none() {
+            let trimmed = line.trim();
+            if !trimmed.is_empty() && !trimmed.starts_with('#') {
+                current.content_line = Some(line_no);
+            }
+        }
+        offset += raw_line.len();
+    }
+    current.end = text.len();
+    spans.push(current);
+    // A span holding only directives belongs to the document its `---` starts.
+    let mut merged: Vec<Span> = Vec::new();
+    let mut carry: Option<(usize, usize)> = None;
+    for mut span in spans {
+        if let Some((start, first_line)) = carry.take() {
+            span.start = start;
+            span.first_line = first_line;
+        }
+        if span.directive && span.content_line.is_none() {
+            carry = Some((span.start, span.first_line));
+            continue;
+        }
+        merged.push(span);
+    }
+    merged
+        .into_iter()
+        .filter(|s| s.end > s.start || s.content_line.is_some())
+        .map(|s| Chunk {
+            text: &text[s.start..s.end],
+            first_line: s.first_line,
+            content_line: s.content_line,
+        })
+        .collect()
+}
+
+fn is_marker(line: &str, marker: &str) -> bool {
+    line.starts_with(marker) && matches!(line.as_bytes().get(3), None | Some(b' ' | b'\t'))
+}
+
+fn parse_yaml(text: &str) -> (Vec<RawDocument>, Vec<ParseError>) {
+    let mut docs = Vec::new();
+    let mut errors = Vec::new();
+    for chunk in split_yaml(text) {
+        let Some(content_line) = chunk.content_line else {
+            continue;
+        };
+        let parsed = serde_yaml_ng::from_str::<serde_yaml_ng::Value>(chunk.text).and_then(|mut value| {
+            value.apply_merge()?;
+            Ok(value)
+        });
+        let value = match parsed {
+            Ok(value) => value,
+            Err(e) => {
+                let offset = chunk.first_line - 1;
+                errors.push(ParseError {
+                    line: Some(e.location().map(|l| l.line() + offset).unwrap_or(content_line)),
+                    message: format!("invalid YAML: {}", shift_yaml_lines(&e.to_string(), offset)),
+                });
+                continue;
+            }
+        };
+        if value.is_null() {
+            continue;
+        }
+        match serde_json::to_value(&value) {
+            Ok(value) => docs.push(RawDocument {
+                line: content_line,
+                value,
+            }),
+            Err(e) => errors.push(ParseError {
+                line: Some(content_line),
+                message: format!("the document cannot be represented as JSON: {e}"),
+            }),
+        }
+    }
+    (docs, errors)
+}
+
+/// Rewrites the `line N` mentions of a YAML error from chunk lines to file lines.
+fn shift_yaml_lines(message: &str, offset: usize) -> String {
+    let mut out = String::with_capacity(message.len());
+    let mut rest = message;
+    while let Some(i) = rest.find("line ") {
+        out.push_str(&rest[..i + 5]);
+        rest = &rest[i + 5..];
+        let digits = rest.len() - rest.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+        match rest[..digits].parse::<usize>() {
+            Ok(n) => out.push_str(&(n + offset).to_string()),
+            Err(_) => out.push_str(&rest[..digits]),
+        }
+        rest = &rest[digits..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// What a document names: the request fields `syncguard scan` needs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ObjectInfo {
+    /// `apiVersion`.
+    pub api_version: String,
+    /// Group part of `apiVersion`.
+    pub group: String,
+    /// Version part of `apiVersion`.
+    pub version: String,
+    /// `kind`.
+    pub kind: String,
+    /// `metadata.name`.
+    pub name: Option<String>,
+    /// `metadata.namespace`.
+    pub namespace: Option<String>,
+}
+
+fn type_name(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "a list",
+        Value::Object(_) => "a mapping",
+    }
+}
+
+/// Checks that a document is a Kubernetes object and reads its identity.
+pub fn object_info(value: &Value) -> Result<ObjectInfo, String> {
+    let Value::Object(map) = value else {
+        return Err(format!(
+            "the document is {}, not a Kubernetes object (a mapping with apiVersion and kind)",
+            type_name(value)
+        ));
+    };
+    let api_version = match map.get("apiVersion") {
+        Some(Value::String(s)) if !s.is_empty() => s.clone(),
+        Some(Value::String(_)) | None => {
+            return Err("the object has no apiVersion, so it is not a Kubernetes object".to_string());
+        }
+        Some(other) => return Err(format!("apiVersion is {}, not a string", type_name(other))),
+    };
+    let kind = match map.get("kind") {
+        Some(Value::String(s)) if !s.is_empty() => s.clone(),
+        Some(Value::String(_)) | None => {
+            return Err("the object has no kind, so it is not a Kubernetes object".to_string());
+        }
+        Some(other) => return Err(format!("kind is {}, not a string", type_name(other))),
+    };
+    let (group, version) = match api_version.split_once('/') {
+        None => (String::new(), api_version.clone()),
+        Some((group, version)) if !group.is_empty() && !version.is_empty() && !version.contains('/') => {
+            (group.to_string(), version.to_string())
+        }
+        Some(_) => {
+            return Err(format!(
+                "apiVersion `{api_version}` is not of the form GROUP/VERSION or VERSION"
+            ));
+        }
+    };
+    let (name, namespace) = match map.get("metadata") {
+        None | Some(Value::Null) => (None, None),
+        Some(Value::Object(metadata)) => {
+            let field = |key: &str| -> Result<Option<String>, String> {
+                match metadata.get(key) {
+                    None | Some(Value::Null) => Ok(None),
+                    Some(Value::String(s)) if s.is_empty() => Ok(None),
+                    Some(Value::String(s)) => Ok(Some(s.clone())),
+                    Some(other) => Err(format!("metadata.{key} is {}, not a string", type_name(other))),
+                }
+            };
+            (field("name")?, field("namespace")?)
+        }
+        Some(other) => return Err(format!("metadata is {}, not a mapping", type_name(other))),
+    };
+    Ok(ObjectInfo {
+        api_version,
+        group,
+        version,
+        kind,
+        name,
+        namespace,
+    })
+}
+
+/// The names of a CustomResourceDefinition (any `apiextensions.k8s.io` version).
+pub fn crd_names(info: &ObjectInfo, value: &Value) -> Option<CrdNames> {
+    if info.group != "apiextensions.k8s.io" || info.kind != "CustomResourceDefinition" {
+        return None;
+    }
+    let spec = value.get("spec")?;
+    let names = spec.get("names")?;
+    let text = |v: Option<&Value>| v.and_then(Value::as_str).filter(|s| !s.is_empty()).map(str::to_string);
+    Some(CrdNames {
+        group: text(spec.get("group"))?,
+        kind: text(names.get("kind"))?,
+        plural: text(names.get("plural"))?,
+    })
+}
+
+/// Whether a document is a `v1` `List` whose items are to be read one by one (what
+/// `kubectl get -o yaml` prints).
+pub fn list_items(value: &Value) -> Option<&Vec<Value>> {
+    let map = value.as_object()?;
+    if map.get("kind")?.as_str()? != "List" || map.get("apiVersion")?.as_str()? != "v1" {
+        return None;
+    }
+    match map.get("items") {
+        Some(Value::Array(items)) => Some(items),
+        _ => None,
+    }
+}
+
+/// The documents and errors of one file.
+#[derive(Debug, Default)]
+pub struct FileContents {
+    /// Kubernetes objects, in order.
+    pub documents: Vec<Document>,
+    /// Problems, in order.
+    pub errors: Vec<InputError>,
+}
+
+/// Reads one file's objects: parse, expand Lists, check every document.
+pub fn objects_of(source: usize, name: &str, text: &str) -> FileContents {
+    let (raw, parse_errors) = parse(name, text);
+    let mut out = FileContents::default();
+    let error = |line: Option<usize>, message: String| InputError {
+        source: Some(source),
+        path: name.to_string(),
+        line,
+        message,
+    };
+    for e in parse_errors {
+        out.errors.push(error(e.line, e.message));
+    }
+    for (index, doc) in raw.into_iter().enumerate() {
+        let entries: Vec<(Option<usize>, &Value)> = match list_items(&doc.value) {
+            Some(items) => items.iter().enumerate().map(|(i, v)| (Some(i), v)).collect(),
+            None => vec![(None, &doc.value)],
+        };
+        for (item, value) in entries {
+            match object_info(value) {
+                Ok(info) => {
+                    let crd_names = crd_names(&info, value);
+                    out.documents.push(Document {
+                        source,
+                        line: doc.line,
+                        index,
+                        item,
+                        api_version: info.api_version,
+                        group: info.group,
+                        version: info.version,
+                        kind: info.kind,
+                        name: info.name,
+                        namespace: info.namespace,
+                        object: Arc::from(value.to_string()),
+                        crd_names,
+                    });
+                }
+                Err(message) => {
+                    let message = match item {
+                        Some(i) => format!("items[{i}] of the List: {message}"),
+                        None => message,
+                    };
+                    out.errors.push(error(Some(doc.line), message));
+                }
+            }
+        }
+    }
+    out.errors.sort_by_key(|e| e.line);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn split_keeps_line_numbers() {
+        let text = "# leading comment\napiVersion: v1\nkind: A\n---\n# Source: x\n\nkind: B\n--- {kind: C}\n...\n---\n";
+        let chunks = split_yaml(text);
+        let lines: Vec<Option<usize>> = chunks.iter().map(|c| c.content_line).collect();
+        assert_eq!(lines, vec![Some(2), Some(7), Some(8), None]);
+        assert_eq!(chunks[1].first_line, 4);
+        assert!(chunks[2].text.starts_with("--- {kind: C}"));
+    }
+
+    #[test]
+    fn markers_need_a_separator() {
+        let chunks = split_yaml("a: 1\n----\nb: |\n  ---x\n---\tc\n");
+        assert_eq!(chunks.len(), 2);
+        assert_eq!(chunks[1].content_line, Some(5));
+    }
+
+    #[test]
+    fn directives_stay_with_their_document() {
+        let chunks = split_yaml("%YAML 1.2\n---\nkind: A\n...\n%YAML 1.2\n---\nkind: B\n");
+        assert_eq!(chunks.len(), 2);
+        assert!(chunks[0].text.starts_with("%YAML"));
+        assert!(chunks[1].text.starts_with("%YAML"));
+        assert_eq!(chunks[1].content_line, Some(7));
+        let (docs, errors) = parse_yaml("%YAML 1.2\n---\nkind: A\n...\n%YAML 1.2\n---\nkind: B\n");
+        assert!(errors.is_empty(), "{errors:?}");
+        assert_eq!(docs.len(), 2);
+    }
+
+    #[test]
+    fn yaml_errors_carry_file_lines() {
+        let text = "kind: A\n---\nkind: B\n  bad: [\n---\nkind: C\n";
+        let (docs, errors) = parse_yaml(text);
+        assert_eq!(docs.len(), 2);
+        assert_eq!(errors.len(), 1);
+        let line = errors[0].line.unwrap();
+        assert!((3..=5).contains(&line), "{errors:?}");
+        assert!(errors[0].message.contains(&format!("line {line}")), "{errors:?}");
+    }
+
+    #[test]
+    fn json_stream_lines() {
+        let text = "\n{\"kind\": \"A\"}\n\n  {\"kind\":\n \"B\"}\n{bad";
+        let (docs, errors) = parse_json(text);
+        assert_eq!(docs.iter().map(|d| d.line).collect::<Vec<_>>(), vec![2, 4]);
+        assert_eq!(errors.len(), 1);
+        assert_eq!(errors[0].line, Some(6));
+        assert!(!errors[0].message.contains("at line"), "{errors:?}");
+    }
+
+    #[test]
+    fn object_checks() {
+        let info =
+            object_info(&serde_json::json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "x"}}))
+                .unwrap();
+        assert_eq!(
+            (info.group.as_str(), info.version.as_str(), info.name.as_deref()),
+            ("apps", "v1", Some("x"))
+        );
+        assert!(
+            object_info(&serde_json::json!("text"))
+                .unwrap_err()
+                .contains("is a string")
+        );
+        assert!(
+            object_info(&serde_json::json!({"kind": "A"}))
+                .unwrap_err()
+                .contains("no apiVersion")
+        );
+        assert!(
+            object_info(&serde_json::json!({"apiVersion": "a/b/c", "kind": "A"}))
+                .unwrap_err()
+                .contains("GROUP/VERSION")
+        );
+        assert!(
+            object_info(&serde_json::json!({"apiVersion": "v1", "kind": "A", "metadata": {"name": 3}}))
+                .unwrap_err()
+                .contains("metadata.name")
+        );
+    }
+
+    #[test]
+    fn lists_are_expanded() {
+        let text =
+            "apiVersion: v1\nkind: List\nitems:\n- {apiVersion: v1, kind: ConfigMap, metadata: {name: a}}\n- 3\n";
+        let contents = objects_of(0, "l.yaml", text);
+        assert_eq!(contents.documents.len(), 1);
+        assert_eq!(contents.documents[0].item, Some(0));
+        assert_eq!(contents.errors.len(), 1);
+        assert!(contents.errors[0].message.starts_with("items[1] of the List"));
+    }
+
+    #[test]
+    fn binary_and_utf8() {
+        assert!(text_of(b"a\0b").unwrap_err().contains("binary"));
+        assert!(text_of(b"a: \xff").unwrap_err().contains("UTF-8"));
+        assert_eq!(text_of("\u{feff}a: 1".as_bytes()).unwrap(), "a: 1");
+    }
+
+    #[test]
+    fn uris() {
+        let cwd = Path::new("/repo");
+        assert_eq!(
+            artifact_uri(&Input::File("./a b/c.yaml".into()), Some(cwd)),
+            "a%20b/c.yaml"
+        );
+        assert_eq!(
+            artifact_uri(&Input::File("/repo/x/../y.yaml".into()), Some(cwd)),
+            "y.yaml"
+        );
+        assert_eq!(
+            artifact_uri(&Input::File("/elsewhere/y.yaml".into()), Some(cwd)),
+            "file:///elsewhere/y.yaml"
+        );
+        assert_eq!(artifact_uri(&Input::Stdin, Some(cwd)), "stdin");
+        assert_eq!(display_path(Path::new("./manifests/")), "manifests/");
+    }
+}

@@ -1,0 +1,405 @@
+//! The outputs of `syncguard scan`: text for people, JSON for scripts, SARIF 2.1.0 for
+//! GitHub code scanning, and the progress bar.
+
+use crate::scan::input::{Document, InputError, Source};
+use crate::scan::{Evaluation, ScanReport, Verdict};
+use serde_json::{Value, json};
+use std::fmt::Write as _;
+use std::io::Write as _;
+
+const RESET: &str = "\x1b[0m";
+const BOLD: &str = "\x1b[1m";
+const DIM: &str = "\x1b[2m";
+const RED: &str = "\x1b[1;31m";
+const YELLOW: &str = "\x1b[33m";
+const CYAN: &str = "\x1b[36m";
+const GREEN: &str = "\x1b[32m";
+
+fn paint(text: &str, style: &str, color: bool) -> String {
+    if color {
+        format!("{style}{text}{RESET}")
+    } else {
+        text.to_string()
+    }
+}
+
+fn verdict_style(verdict: Verdict) -> &'static str {
+    match verdict {
+        Verdict::Rejected => RED,
+        Verdict::Mutated => CYAN,
+        Verdict::Warned => YELLOW,
+        Verdict::Accepted => GREEN,
+    }
+}
+
+/// `file:line` of a document, with `items[i]` for objects read from a List.
+pub fn location(doc: &Document, sources: &[Source]) -> String {
+    let file = sources.get(doc.source).map(|s| s.display.as_str()).unwrap_or("?");
+    match doc.item {
+        Some(i) => format!("{file}:{} items[{i}]", doc.line),
+        None => format!("{file}:{}", doc.line),
+    }
+}
+
+/// `file:line: error: message` for an input problem.
+pub fn error_line(error: &InputError, sources: &[Source], color: bool) -> String {
+    let file = error
+        .source
+        .and_then(|i| sources.get(i))
+        .map(|s| s.display.as_str())
+        .unwrap_or(error.path.as_str());
+    let place = match error.line {
+        Some(line) => format!("{file}:{line}"),
+        None => file.to_string(),
+    };
+    format!(
+        "{}: {}: {}",
+        paint(&place, BOLD, color),
+        paint("error", RED, color),
+        error.message
+    )
+}
+
+/// A JSON Patch as `op path` pairs.
+pub fn describe_patch(patch: &Value) -> String {
+    let ops: Vec<String> = patch
+        .as_array()
+        .map(|ops| {
+            ops.iter()
+                .map(|op| {
+                    format!(
+                        "{} {}",
+                        op.get("op").and_then(Value::as_str).unwrap_or("?"),
+                        op.get("path").and_then(Value::as_str).unwrap_or("?")
+                    )
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    format!("admission would change the object: {}", ops.join(", "))
+}
+
+/// The lines of one evaluation: `(verdict, message)` pairs.
+fn findings(e: &Evaluation) -> Vec<(Verdict, String)> {
+    let mut out = Vec::new();
+    match e.verdict {
+        Verdict::Rejected => out.push((
+            Verdict::Rejected,
+            e.message.clone().unwrap_or_else(|| "(no message)".into()),
+        )),
+        Verdict::Mutated => out.push((
+            Verdict::Mutated,
+            e.patch.as_ref().map(describe_patch).unwrap_or_default(),
+        )),
+        Verdict::Warned | Verdict::Accepted => {}
+    }
+    out.extend(e.warnings.iter().map(|w| (Verdict::Warned, w.clone())));
+    out
+}
+
+/// Text output: one `file:line: policy: verdict: message` line per rejection, mutation and
+/// warning (accepted evaluations and documents no policy applies to with `verbose`), then a
+/// summary line.
+pub fn text(report: &ScanReport, verbose: bool, color: bool) -> String {
+    let mut out = String::new();
+    let mut evaluations = report.evaluations.iter().peekable();
+    for (index, doc) in report.documents.iter().enumerate() {
+        let place = paint(&location(doc, &report.sources), BOLD, color);
+        let mut any = false;
+        while let Some(e) = evaluations.next_if(|e| e.document == index) {
+            any = true;
+            let policy = report.policies.get(e.policy).map(|p| p.name.as_str()).unwrap_or("?");
+            if e.verdict == Verdict::Accepted && e.warnings.is_empty() {
+                if verbose {
+                    let _ = writeln!(out, "{place}: {policy}: {}", paint("accepted", GREEN, color));
+                }
+                continue;
+            }
+            for (verdict, message) in findings(e) {
+                let _ = writeln!(
+                    out,
+                    "{place}: {policy}: {}: {message}",
+                    paint(verdict.as_str(), verdict_style(verdict), color)
+                );
+            }
+        }
+        if !any && verbose {
+            let what = paint(
+                &format!("no policy applies to {} {}", doc.api_version, doc.kind),
+                DIM,
+                color,
+            );
+            let _ = writeln!(out, "{place}: {what}");
+        }
+    }
+    let counts = report.counts();
+    let mut summary = format!(
+        "{} {}, {} {}, {} {}: {} rejected, {} mutated, {} warned, {} accepted",
+        report.sources.len(),
+        plural(report.sources.len(), "file", "files"),
+        report.documents.len(),
+        plural(report.documents.len(), "document", "documents"),
+        counts.evaluations,
+        plural(counts.evaluations, "evaluation", "evaluations"),
+        counts.rejected,
+        counts.mutated,
+        counts.warned,
+        counts.accepted,
+    );
+    if !report.errors.is_empty() {
+        let _ = write!(
+            summary,
+            "; {} input {} (on stderr)",
+            report.errors.len(),
+            plural(report.errors.len(), "error", "errors")
+        );
+    }
+    let _ = writeln!(out, "{}", paint(&summary, BOLD, color));
+    out
+}
+
+fn plural<'a>(n: usize, one: &'a str, many: &'a str) -> &'a str {
+    if n == 1 { one } else { many }
+}
+
+fn doc_place(doc: &Document, sources: &[Source]) -> Value {
+    json!({
+        "file": sources.get(doc.source).map(|s| s.display.as_str()).unwrap_or(""),
+        "line": doc.line,
+    })
+}
+
+/// JSON output, `schemaVersion` 1 (documented in the README). Accepted evaluations are
+/// listed only with `verbose`; the summary always counts them.
+pub fn json(report: &ScanReport, verbose: bool) -> String {
+    let counts = report.counts();
+    let results: Vec<Value> = report
+        .evaluations
+        .iter()
+        .filter(|e| verbose || e.verdict != Verdict::Accepted || !e.warnings.is_empty())
+        .map(|e| {
+            let doc = &report.documents[e.document];
+            json!({
+                "file": report.sources.get(doc.source).map(|s| s.display.as_str()).unwrap_or(""),
+                "line": doc.line,
+                "document": doc.index,
+                "item": doc.item,
+                "apiVersion": doc.api_version,
+                "kind": doc.kind,
+                "namespace": doc.namespace,
+                "name": doc.name,
+                "policy": report.policies.get(e.policy).map(|p| p.name.as_str()).unwrap_or(""),
+                "verdict": e.verdict.as_str(),
+                "message": e.message,
+                "code": e.code,
+                "warnings": e.warnings,
+                "patch": e.patch,
+                "related": e.related.iter().map(|&r| doc_place(&report.documents[r], &report.sources)).collect::<Vec<_>>(),
+            })
+        })
+        .collect();
+    let errors: Vec<Value> = report
+        .errors
+        .iter()
+        .map(|e| {
+            json!({
+                "file": e.source.and_then(|i| report.sources.get(i)).map(|s| s.display.as_str()).unwrap_or(e.path.as_str()),
+                "line": e.line,
+                "message": e.message,
+            })
+        })
+        .collect();
+    let value = json!({
+        "schemaVersion": 1,
+        "tool": {"name": "syncguard", "version": env!("CARGO_PKG_VERSION")},
+        "policies": report.policies.iter().map(|p| json!({
+            "name": p.name,
+            "origin": p.origin,
+            "version": p.version,
+        })).collect::<Vec<_>>(),
+        "summary": {
+            "files": report.sources.len(),
+            "documents": report.documents.len(),
+            "evaluations": counts.evaluations,
+            "rejected": counts.rejected,
+            "mutated": counts.mutated,
+            "warned": counts.warned,
+            "accepted": counts.accepted,
+            "errors": report.errors.len(),
+        },
+        "results": results,
+        "errors": errors,
+    });
+    let mut text = serde_json::to_string_pretty(&value).unwrap_or_default();
+    text.push('\n');
+    text
+}
+
+fn physical_location(uri: &str, line: usize) -> Value {
+    let mut artifact = json!({"uri": uri});
+    if !uri.contains(':') && uri != "stdin" {
+        artifact["uriBaseId"] = json!("%SRCROOT%");
+    }
+    json!({
+        "physicalLocation": {
+            "artifactLocation": artifact,
+            "region": {"startLine": line.max(1)},
+        }
+    })
+}
+
+/// SARIF 2.1.0 output as GitHub code scanning takes it: a rule per policy that ran, a result
+/// per rejection (`error`), mutation and warning (`warning`), each located at the document's
+/// first line; input errors as tool execution notifications.
+pub fn sarif(report: &ScanReport) -> String {
+    let rules: Vec<Value> = report
+        .policies
+        .iter()
+        .map(|p| {
+            let description = p
+                .description
+                .clone()
+                .unwrap_or_else(|| format!("syncguard policy {}", p.name));
+            let mut rule = json!({
+                "id": p.name,
+                "name": p.name,
+                "shortDescription": {"text": description},
+                "fullDescription": {"text": description},
+                "defaultConfiguration": {"level": "error"},
+                "properties": {"tags": ["kubernetes", "gitops", "syncguard"]},
+            });
+            if let Some(url) = &p.url {
+                rule["helpUri"] = json!(url);
+                rule["help"] = json!({"text": format!("{description}. Documentation: {url}")});
+            }
+            rule
+        })
+        .collect();
+    let mut results = Vec::new();
+    for e in &report.evaluations {
+        let doc = &report.documents[e.document];
+        let Some(source) = report.sources.get(doc.source) else {
+            continue;
+        };
+        let policy = report.policies.get(e.policy).map(|p| p.name.as_str()).unwrap_or("");
+        for (verdict, message) in findings(e) {
+            let level = if verdict == Verdict::Rejected {
+                "error"
+            } else {
+                "warning"
+            };
+            let object = match (&doc.namespace, &doc.name) {
+                (Some(ns), Some(name)) => format!("{} {ns}/{name}", doc.kind),
+                (None, Some(name)) => format!("{} {name}", doc.kind),
+                _ => doc.kind.clone(),
+            };
+            let mut result = json!({
+                "ruleId": policy,
+                "ruleIndex": e.policy,
+                "level": level,
+                "message": {"text": format!("{object} ({}): {message}", verdict.as_str())},
+                "locations": [physical_location(&source.uri, doc.line)],
+            });
+            if !e.related.is_empty() {
+                let related: Vec<Value> = e
+                    .related
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(i, &r)| {
+                        let other = &report.documents[r];
+                        let uri = &report.sources.get(other.source)?.uri;
+                        let mut place = physical_location(uri, other.line);
+                        place["id"] = json!(i + 1);
+                        place["message"] = json!({"text": format!("{} {}", other.api_version, other.kind)});
+                        Some(place)
+                    })
+                    .collect();
+                result["relatedLocations"] = json!(related);
+            }
+            results.push(result);
+        }
+    }
+    let notifications: Vec<Value> = report
+        .errors
+        .iter()
+        .map(|e| {
+            let source = e.source.and_then(|i| report.sources.get(i));
+            let uri = source.map(|s| s.uri.clone()).unwrap_or_else(|| e.path.clone());
+            let mut note = json!({
+                "level": "error",
+                "message": {"text": e.message},
+                "locations": [physical_location(&uri, e.line.unwrap_or(1))],
+            });
+            if e.line.is_none() {
+                note["locations"][0]["physicalLocation"]
+                    .as_object_mut()
+                    .map(|p| p.remove("region"));
+            }
+            note
+        })
+        .collect();
+    let value = json!({
+        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
+        "version": "2.1.0",
+        "runs": [{
+            "tool": {
+                "driver": {
+                    "name": "syncguard",
+                    "version": env!("CARGO_PKG_VERSION"),
+                    "semanticVersion": env!("CARGO_PKG_VERSION"),
+                    "informationUri": "https://github.com/syncguard/syncguard",
+                    "rules": rules,
+                }
+            },
+            "invocations": [{
+                "executionSuccessful": report.errors.is_empty(),
+                "toolExecutionNotifications": notifications,
+            }],
+            "results": results,
+        }],
+    });
+    let mut text = serde_json::to_string_pretty(&value).unwrap_or_default();
+    text.push('\n');
+    text
+}
+
+/// A one-line progress bar on stderr.
+pub struct Progress {
+    total: usize,
+    last: Option<usize>,
+}
+
+impl Progress {
+    /// A bar for `total` documents.
+    pub fn new(total: usize) -> Progress {
+        Progress { total, last: None }
+    }
+
+    /// Redraws the bar when the count changed.
+    pub fn draw(&mut self, done: usize) {
+        if self.last == Some(done) {
+            return;
+        }
+        self.last = Some(done);
+        const WIDTH: usize = 30;
+        let filled = (done * WIDTH).checked_div(self.total).unwrap_or(WIDTH).min(WIDTH);
+        let mut stderr = std::io::stderr().lock();
+        let _ = write!(
+            stderr,
+            "\r[{}{}] {done}/{} documents",
+            "#".repeat(filled),
+            " ".repeat(WIDTH - filled),
+            self.total
+        );
+        let _ = stderr.flush();
+    }
+
+    /// Erases the bar.
+    pub fn clear(&mut self) {
+        if self.last.is_some() {
+            let mut stderr = std::io::stderr().lock();
+            let _ = write!(stderr, "\r\x1b[2K");
+            let _ = stderr.flush();
+        }
+    }
+}

@@ -1,0 +1,727 @@
+//! `syncguard scan` end to end: the built binary over the fixture trees of
+//! `cli/tests/data/scan/` with the built, annotated policy modules (`make build` first).
+//!
+//! Most tests pass `--policies` with a temporary folder holding only the modules they are
+//! about, so policies added later do not change their expectations.
+
+use serde_json::Value;
+use std::collections::BTreeSet;
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+const BASE: &[&str] = &["crd-safe-upgrade", "hook-job-safety", "ownership-markers"];
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("cli sits in the repository")
+        .to_path_buf()
+}
+
+fn data() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/scan")
+}
+
+fn module(name: &str) -> PathBuf {
+    let path = root().join("policies").join(name).join("annotated-policy.wasm");
+    assert!(path.is_file(), "{} is missing: run `make build` first", path.display());
+    path
+}
+
+/// A temporary folder, removed when dropped.
+struct TempDir(PathBuf);
+
+impl TempDir {
+    fn new() -> TempDir {
+        static COUNT: AtomicUsize = AtomicUsize::new(0);
+        let path = std::env::temp_dir().join(format!(
+            "syncguard-scan-test-{}-{}",
+            std::process::id(),
+            COUNT.fetch_add(1, Ordering::Relaxed)
+        ));
+        let _ = std::fs::remove_dir_all(&path);
+        std::fs::create_dir_all(&path).unwrap();
+        TempDir(path)
+    }
+
+    fn path(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// A `--policies` folder with the annotated modules of `names`.
+fn policies(names: &[&str]) -> TempDir {
+    let dir = TempDir::new();
+    for name in names {
+        std::fs::create_dir_all(dir.path().join(name)).unwrap();
+        std::fs::copy(module(name), dir.path().join(name).join("annotated-policy.wasm")).unwrap();
+    }
+    dir
+}
+
+struct Run {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+fn scan_in(cwd: &Path, args: &[&str], stdin: Option<&str>) -> Run {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_syncguard"));
+    command
+        .arg("scan")
+        .args(args)
+        .current_dir(cwd)
+        .env_remove("NO_COLOR")
+        .stdin(if stdin.is_some() { Stdio::piped() } else { Stdio::null() })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = command.spawn().expect("the syncguard binary runs");
+    if let Some(text) = stdin {
+        child.stdin.take().unwrap().write_all(text.as_bytes()).unwrap();
+    }
+    let output = child.wait_with_output().unwrap();
+    Run {
+        code: output.status.code().unwrap_or(-1),
+        stdout: String::from_utf8(output.stdout).unwrap(),
+        stderr: String::from_utf8(output.stderr).unwrap(),
+    }
+}
+
+/// Scans in the fixture folder with the modules of `names`.
+fn scan_with(names: &[&str], args: &[&str]) -> Run {
+    let dir = policies(names);
+    let mut all = vec!["--policies", dir.path().to_str().unwrap()];
+    all.extend_from_slice(args);
+    scan_in(&data(), &all, None)
+}
+
+fn json_of(run: &Run) -> Value {
+    serde_json::from_str(&run.stdout).unwrap_or_else(|e| panic!("not JSON ({e}): {}\n{}", run.stdout, run.stderr))
+}
+
+/// `(file, line, policy, verdict)` of every JSON result.
+fn verdicts(report: &Value) -> Vec<(String, u64, String, String)> {
+    report["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r["file"].as_str().unwrap().to_string(),
+                r["line"].as_u64().unwrap(),
+                r["policy"].as_str().unwrap().to_string(),
+                r["verdict"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+fn v(file: &str, line: u64, policy: &str, verdict: &str) -> (String, u64, String, String) {
+    (file.into(), line, policy.into(), verdict.into())
+}
+
+#[test]
+fn clean_tree_exits_0() {
+    let run = scan_with(BASE, &["clean", "list"]);
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    assert_eq!(
+        run.stdout,
+        "3 files, 6 documents, 8 evaluations: 0 rejected, 0 mutated, 0 warned, 8 accepted\n"
+    );
+    assert_eq!(run.stderr, "");
+}
+
+#[test]
+fn verbose_lists_accepted_and_unmatched_documents() {
+    let run = scan_with(BASE, &["--verbose", "clean/app.yaml", "list"]);
+    assert_eq!(run.code, 0);
+    let expected = "clean/app.yaml:3: ownership-markers: accepted\n\
+                    clean/app.yaml:33: ownership-markers: accepted\n\
+                    clean/app.yaml:53: hook-job-safety: accepted\n\
+                    clean/app.yaml:53: ownership-markers: accepted\n\
+                    list/configmaps.json:1 items[0]: ownership-markers: accepted\n\
+                    list/configmaps.json:1 items[1]: ownership-markers: accepted\n\
+                    2 files, 5 documents, 6 evaluations: 0 rejected, 0 mutated, 0 warned, 6 accepted\n";
+    assert_eq!(run.stdout, expected);
+    let run = scan_with(&["hook-job-safety"], &["-v", "list"]);
+    assert_eq!(
+        run.stdout,
+        "list/configmaps.json:1 items[0]: no policy applies to v1 ConfigMap\n\
+         list/configmaps.json:1 items[1]: no policy applies to v1 ConfigMap\n\
+         1 file, 2 documents, 0 evaluations: 0 rejected, 0 mutated, 0 warned, 0 accepted\n"
+    );
+}
+
+#[test]
+fn findings_in_text_with_lines_of_each_document() {
+    let run = scan_with(BASE, &["findings"]);
+    assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
+    let lines: Vec<&str> = run.stdout.lines().collect();
+    assert_eq!(lines.len(), 5, "{}", run.stdout);
+    assert!(lines[0].starts_with(
+        "findings/clash/beta.yaml:9: kind-group-clash: rejected: Shirt \"shirt\" in namespace \"default\" is defined in 2 API groups: beta.example.com/v1 at findings/clash/beta.yaml:9, stable.example.com/v1 at findings/clash/stable.yaml:2. Helm before 3.17.1"
+    ));
+    assert!(lines[1].starts_with("findings/clash/stable.yaml:2: kind-group-clash: rejected: Shirt \"shirt\""));
+    assert!(lines[1].contains(
+        "beta.example.com/v1 at findings/clash/beta.yaml:9, stable.example.com/v1 at findings/clash/stable.yaml:2"
+    ));
+    assert!(lines[2].starts_with(
+        "findings/rendered.yaml:19: hook-job-safety: warned: hook Job kyverno/kyverno-clean-reports (helm.sh/hook: post-upgrade, which ArgoCD runs as a PostSync hook) sets spec.ttlSecondsAfterFinished: 900."
+    ));
+    assert!(lines[3].starts_with(
+        "findings/rendered.yaml:47: ownership-markers: rejected: clusterissuers.cert-manager.io letsencrypt-prod carries Helm release metadata but metadata.labels[app.kubernetes.io/managed-by] is missing or wrong"
+    ));
+    assert_eq!(
+        lines[4],
+        "3 files, 6 documents, 9 evaluations: 3 rejected, 0 mutated, 1 warned, 5 accepted"
+    );
+    assert!(!run.stdout.contains('\x1b'), "no colors when stdout is not a terminal");
+}
+
+#[test]
+fn colors_on_request() {
+    let run = scan_with(BASE, &["--color", "always", "findings/rendered.yaml"]);
+    assert!(
+        run.stdout
+            .contains("\x1b[1mfindings/rendered.yaml:47\x1b[0m: ownership-markers: \x1b[1;31mrejected\x1b[0m: "),
+        "{}",
+        run.stdout
+    );
+    assert!(run.stdout.contains("\x1b[33mwarned\x1b[0m"));
+    let run = scan_with(BASE, &["--color", "never", "findings/rendered.yaml"]);
+    assert!(!run.stdout.contains('\x1b'));
+}
+
+#[test]
+fn json_report() {
+    let run = scan_with(BASE, &["--format", "json", "findings"]);
+    assert_eq!(run.code, 1);
+    let report = json_of(&run);
+    assert_eq!(report["schemaVersion"], 1);
+    assert_eq!(report["tool"]["name"], "syncguard");
+    let names: Vec<&str> = report["policies"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        vec![
+            "crd-safe-upgrade",
+            "hook-job-safety",
+            "ownership-markers",
+            "kind-group-clash"
+        ]
+    );
+    assert_eq!(report["policies"][3]["origin"], "built-in");
+    assert_eq!(
+        report["summary"],
+        serde_json::json!({"files": 3, "documents": 6, "evaluations": 9, "rejected": 3, "mutated": 0, "warned": 1, "accepted": 5, "errors": 0})
+    );
+    assert_eq!(
+        verdicts(&report),
+        vec![
+            v("findings/clash/beta.yaml", 9, "kind-group-clash", "rejected"),
+            v("findings/clash/stable.yaml", 2, "kind-group-clash", "rejected"),
+            v("findings/rendered.yaml", 19, "hook-job-safety", "warned"),
+            v("findings/rendered.yaml", 47, "ownership-markers", "rejected"),
+        ]
+    );
+    let clash = &report["results"][0];
+    assert_eq!(
+        clash["related"],
+        serde_json::json!([{"file": "findings/clash/stable.yaml", "line": 2}])
+    );
+    assert_eq!(
+        (
+            clash["kind"].as_str(),
+            clash["name"].as_str(),
+            clash["namespace"].as_str()
+        ),
+        (Some("Shirt"), Some("shirt"), Some("default"))
+    );
+    assert_eq!(clash["apiVersion"], "beta.example.com/v1");
+    assert_eq!(clash["document"], 1);
+    let warned = &report["results"][2];
+    assert_eq!(warned["message"], Value::Null);
+    assert_eq!(warned["warnings"].as_array().unwrap().len(), 1);
+    let rejected = &report["results"][3];
+    assert_eq!(rejected["namespace"], Value::Null);
+    assert!(
+        rejected["message"]
+            .as_str()
+            .unwrap()
+            .contains("Fix: kubectl label clusterissuers.cert-manager.io letsencrypt-prod")
+    );
+    assert_eq!(report["errors"], serde_json::json!([]));
+    let verbose = json_of(&scan_with(BASE, &["--format", "json", "--verbose", "findings"]));
+    assert_eq!(verbose["results"].as_array().unwrap().len(), 9);
+}
+
+#[test]
+fn output_is_deterministic() {
+    let dir = policies(BASE);
+    let scan = |extra: &[&str]| {
+        let mut args = vec!["--policies", dir.path().to_str().unwrap()];
+        args.extend_from_slice(extra);
+        args.extend_from_slice(&["findings", "clean", "list"]);
+        scan_in(&data(), &args, None).stdout
+    };
+    let one = scan(&["--format", "json", "--verbose", "--jobs", "1"]);
+    assert_eq!(one, scan(&["--format", "json", "--verbose", "--jobs", "2"]));
+    assert_eq!(one, scan(&["--format", "json", "--verbose", "--jobs", "3"]));
+    assert_eq!(
+        scan(&["--format", "sarif", "--jobs", "1"]),
+        scan(&["--format", "sarif", "--jobs", "2"])
+    );
+}
+
+/// The SARIF 2.1.0 properties GitHub code scanning relies on.
+fn check_sarif(sarif: &Value) {
+    assert_eq!(sarif["version"], "2.1.0");
+    assert!(sarif["$schema"].as_str().unwrap().ends_with("sarif-2.1.0.json"));
+    let runs = sarif["runs"].as_array().expect("runs is a list");
+    assert_eq!(runs.len(), 1);
+    let driver = &runs[0]["tool"]["driver"];
+    assert_eq!(driver["name"], "syncguard");
+    assert!(driver["version"].is_string());
+    let rules = driver["rules"].as_array().expect("rules is a list");
+    let ids: Vec<&str> = rules.iter().map(|r| r["id"].as_str().expect("rule id")).collect();
+    assert_eq!(
+        ids.iter().collect::<BTreeSet<_>>().len(),
+        ids.len(),
+        "rule ids are unique"
+    );
+    for rule in rules {
+        assert!(!rule["shortDescription"]["text"].as_str().unwrap().is_empty());
+    }
+    let check_location = |location: &Value| {
+        let physical = &location["physicalLocation"];
+        let uri = physical["artifactLocation"]["uri"].as_str().expect("uri");
+        assert!(
+            !uri.starts_with('/') && !uri.contains("://") && !uri.contains('\\'),
+            "relative uri: {uri}"
+        );
+        assert!(physical["region"]["startLine"].as_u64().expect("startLine") >= 1);
+    };
+    for result in runs[0]["results"].as_array().expect("results is a list") {
+        let rule_id = result["ruleId"].as_str().expect("ruleId");
+        assert!(ids.contains(&rule_id), "{rule_id}");
+        let index = result["ruleIndex"].as_u64().expect("ruleIndex") as usize;
+        assert_eq!(ids[index], rule_id);
+        assert!(["error", "warning", "note"].contains(&result["level"].as_str().unwrap()));
+        assert!(!result["message"]["text"].as_str().unwrap().is_empty());
+        let locations = result["locations"].as_array().unwrap();
+        assert!(!locations.is_empty());
+        locations.iter().for_each(check_location);
+        if let Some(related) = result.get("relatedLocations") {
+            related.as_array().unwrap().iter().for_each(check_location);
+        }
+    }
+}
+
+#[test]
+fn sarif_report() {
+    let run = scan_with(BASE, &["--format", "sarif", "findings"]);
+    assert_eq!(run.code, 1);
+    let sarif = json_of(&run);
+    check_sarif(&sarif);
+    let run0 = &sarif["runs"][0];
+    let ids: Vec<&str> = run0["tool"]["driver"]["rules"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        ids,
+        vec![
+            "crd-safe-upgrade",
+            "hook-job-safety",
+            "ownership-markers",
+            "kind-group-clash"
+        ]
+    );
+    let results: Vec<(String, String, String, u64)> = run0["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            let place = &r["locations"][0]["physicalLocation"];
+            (
+                r["ruleId"].as_str().unwrap().to_string(),
+                r["level"].as_str().unwrap().to_string(),
+                place["artifactLocation"]["uri"].as_str().unwrap().to_string(),
+                place["region"]["startLine"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    let expected = [
+        ("kind-group-clash", "error", "findings/clash/beta.yaml", 9),
+        ("kind-group-clash", "error", "findings/clash/stable.yaml", 2),
+        ("hook-job-safety", "warning", "findings/rendered.yaml", 19),
+        ("ownership-markers", "error", "findings/rendered.yaml", 47),
+    ];
+    let expected: Vec<(String, String, String, u64)> = expected
+        .iter()
+        .map(|(a, b, c, d)| (a.to_string(), b.to_string(), c.to_string(), *d))
+        .collect();
+    assert_eq!(results, expected);
+    let related = &run0["results"][0]["relatedLocations"][0]["physicalLocation"];
+    assert_eq!(related["artifactLocation"]["uri"], "findings/clash/stable.yaml");
+    assert_eq!(related["region"]["startLine"], 2);
+    assert_eq!(run0["invocations"][0]["executionSuccessful"], true);
+}
+
+#[test]
+fn stdin_and_multi_document_lines() {
+    let text = std::fs::read_to_string(data().join("findings/rendered.yaml")).unwrap();
+    let dir = policies(BASE);
+    let run = scan_in(&data(), &["--policies", dir.path().to_str().unwrap(), "-"], Some(&text));
+    assert_eq!(run.code, 1);
+    assert!(
+        run.stdout.contains("<stdin>:19: hook-job-safety: warned: "),
+        "{}",
+        run.stdout
+    );
+    assert!(run.stdout.contains("<stdin>:47: ownership-markers: rejected: "));
+    let run = scan_in(
+        &data(),
+        &["--policies", dir.path().to_str().unwrap(), "--format", "sarif", "-"],
+        Some(&text),
+    );
+    let sarif = json_of(&run);
+    assert_eq!(
+        sarif["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"],
+        "stdin"
+    );
+    // A JSON stream on stdin, as `kubectl get -o json` pipelines print it.
+    let stream = "{\"apiVersion\": \"v1\", \"kind\": \"ConfigMap\",\n \"metadata\": {\"name\": \"a\"}}\n\n{\"apiVersion\": \"v1\",\n \"kind\": \"ConfigMap\", \"metadata\": {\"name\": \"b\"}}\n";
+    let run = scan_in(
+        &data(),
+        &["--policies", dir.path().to_str().unwrap(), "-v", "-"],
+        Some(stream),
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(
+        run.stdout,
+        "<stdin>:1: ownership-markers: accepted\n<stdin>:4: ownership-markers: accepted\n1 file, 2 documents, 2 evaluations: 0 rejected, 0 mutated, 0 warned, 2 accepted\n"
+    );
+}
+
+#[test]
+fn config_settings_and_disabling() {
+    let run = scan_with(BASE, &["--config", "config/ttl-reject.yaml", "findings/rendered.yaml"]);
+    assert_eq!(run.code, 1);
+    assert!(
+        run.stdout
+            .contains("findings/rendered.yaml:19: hook-job-safety: rejected: hook Job kyverno/kyverno-clean-reports"),
+        "{}",
+        run.stdout
+    );
+
+    let run = scan_with(
+        BASE,
+        &[
+            "--config",
+            "config/ttl-remove.yaml",
+            "--format",
+            "json",
+            "findings/rendered.yaml",
+        ],
+    );
+    assert_eq!(run.code, 0, "{}", run.stdout);
+    let report = json_of(&run);
+    assert_eq!(
+        verdicts(&report),
+        vec![v("findings/rendered.yaml", 19, "hook-job-safety", "mutated")]
+    );
+    assert_eq!(
+        report["results"][0]["patch"],
+        serde_json::json!([{"op": "remove", "path": "/spec/ttlSecondsAfterFinished"}])
+    );
+    let names: Vec<&str> = report["policies"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, vec!["crd-safe-upgrade", "hook-job-safety", "kind-group-clash"]);
+    let text = scan_with(BASE, &["--config", "config/ttl-remove.yaml", "findings/rendered.yaml"]);
+    assert!(text.stdout.starts_with(
+        "findings/rendered.yaml:19: hook-job-safety: mutated: admission would change the object: remove /spec/ttlSecondsAfterFinished\nfindings/rendered.yaml:19: hook-job-safety: warned: removed spec.ttlSecondsAfterFinished: 900"
+    ), "{}", text.stdout);
+
+    for config in ["config/allow-shirts.yaml", "config/clash-off.yaml"] {
+        let run = scan_with(BASE, &["--config", config, "findings/clash"]);
+        assert_eq!(run.code, 0, "{config}: {}", run.stdout);
+        assert_eq!(
+            run.stdout,
+            "2 files, 3 documents, 3 evaluations: 0 rejected, 0 mutated, 0 warned, 3 accepted\n"
+        );
+    }
+}
+
+#[test]
+fn config_errors_exit_2_naming_the_key_or_policy() {
+    let cases = [
+        (
+            "config/unknown-key.yaml",
+            "Error: config file config/unknown-key.yaml: `policies.hook-job-safety.enable`: unknown field `enable`, expected `enabled` or `settings`\n",
+        ),
+        (
+            "config/unknown-policy.yaml",
+            "Error: config file config/unknown-policy.yaml: `policies.hook-jobs-safety`: there is no policy named hook-jobs-safety (known: crd-safe-upgrade, hook-job-safety, ownership-markers, kind-group-clash)\n",
+        ),
+        (
+            "config/invalid-settings.yaml",
+            "Error: policy hook-job-safety: invalid settings in config/invalid-settings.yaml: `ttlAction`: unknown variant `delete`, expected one of `warn`, `reject`, `remove`\n",
+        ),
+        (
+            "config/invalid-clash-settings.yaml",
+            "Error: policy kind-group-clash: invalid settings in config/invalid-clash-settings.yaml: `allowedKind`: unknown field `allowedKind`, expected `allowedKinds` or `allowedGroupSets`\n",
+        ),
+        (
+            "config/missing.yaml",
+            "Error: cannot read config file config/missing.yaml: No such file or directory\n",
+        ),
+    ];
+    for (config, message) in cases {
+        let run = scan_with(BASE, &["--config", config, "findings"]);
+        assert_eq!(run.code, 2, "{config}");
+        assert_eq!(run.stderr, message);
+        assert_eq!(run.stdout, "");
+    }
+}
+
+#[test]
+fn bad_input_is_reported_per_file_and_the_scan_goes_on() {
+    let dir = TempDir::new();
+    for name in ["broken.yaml", "not-objects.yaml"] {
+        std::fs::copy(data().join("bad").join(name), dir.path().join(name)).unwrap();
+    }
+    std::fs::write(dir.path().join("binary.yaml"), b"apiVersion: v1\n\0\x01\x02kind").unwrap();
+    std::fs::write(
+        dir.path().join("latin1.yaml"),
+        b"apiVersion: v1\nkind: ConfigMap\ndata: {a: caf\xe9}\n",
+    )
+    .unwrap();
+    std::os::unix::fs::symlink(dir.path().join("gone.yaml"), dir.path().join("dangling.yaml")).unwrap();
+    std::fs::write(dir.path().join("notes.txt"), "not a manifest, skipped by the walk").unwrap();
+    std::fs::create_dir(dir.path().join(".git")).unwrap();
+    std::fs::write(dir.path().join(".git/config.yaml"), "not: scanned").unwrap();
+    let mods = policies(BASE);
+    let args = ["--policies", mods.path().to_str().unwrap(), ".", "missing.yaml"];
+    let run = scan_in(dir.path(), &args, None);
+    assert_eq!(run.code, 2, "{}{}", run.stdout, run.stderr);
+    assert_eq!(
+        run.stderr,
+        "dangling.yaml: error: cannot read: No such file or directory\n\
+         missing.yaml: error: cannot read: No such file or directory\n\
+         binary.yaml: error: binary file (it holds NUL bytes), not YAML or JSON\n\
+         broken.yaml:11: error: invalid YAML: did not find expected ',' or ']' at line 11 column 1, while parsing a flow sequence at line 10 column 11\n\
+         latin1.yaml: error: not UTF-8 text (invalid byte at offset 44), so not YAML or JSON\n\
+         not-objects.yaml:1: error: the document is a string, not a Kubernetes object (a mapping with apiVersion and kind)\n\
+         not-objects.yaml:3: error: the document is a list, not a Kubernetes object (a mapping with apiVersion and kind)\n\
+         not-objects.yaml:6: error: the object has no apiVersion, so it is not a Kubernetes object\n"
+    );
+    assert_eq!(
+        run.stdout,
+        "4 files, 3 documents, 3 evaluations: 0 rejected, 0 mutated, 0 warned, 3 accepted; 8 input errors (on stderr)\n"
+    );
+    let run = scan_in(dir.path(), &[&args[..], &["--format", "json", "-v"]].concat(), None);
+    assert_eq!(run.code, 2);
+    let report = json_of(&run);
+    assert_eq!(report["summary"]["errors"], 8);
+    assert_eq!(
+        report["errors"][3],
+        serde_json::json!({"file": "broken.yaml", "line": 11, "message": "invalid YAML: did not find expected ',' or ']' at line 11 column 1, while parsing a flow sequence at line 10 column 11"})
+    );
+    assert_eq!(
+        report["errors"][0],
+        serde_json::json!({"file": "dangling.yaml", "line": null, "message": "cannot read: No such file or directory"})
+    );
+    assert_eq!(
+        verdicts(&report),
+        vec![
+            v("broken.yaml", 1, "ownership-markers", "accepted"),
+            v("broken.yaml", 12, "ownership-markers", "accepted"),
+            v("not-objects.yaml", 9, "ownership-markers", "accepted"),
+        ]
+    );
+    let run = scan_in(dir.path(), &[&args[..], &["--format", "sarif"]].concat(), None);
+    let sarif = json_of(&run);
+    check_sarif(&sarif);
+    let invocation = &sarif["runs"][0]["invocations"][0];
+    assert_eq!(invocation["executionSuccessful"], false);
+    assert_eq!(invocation["toolExecutionNotifications"].as_array().unwrap().len(), 8);
+    assert_eq!(
+        invocation["toolExecutionNotifications"][3]["locations"][0]["physicalLocation"]["region"]["startLine"],
+        11
+    );
+}
+
+#[test]
+fn rejection_and_input_error_together_exit_2() {
+    let run = scan_with(BASE, &["findings", "bad/not-objects.yaml"]);
+    assert_eq!(run.code, 2);
+    assert!(run.stdout.contains("ownership-markers: rejected"));
+}
+
+#[test]
+fn usage_errors_exit_2() {
+    let run = scan_with(BASE, &[]);
+    assert_eq!(run.code, 2);
+    assert!(run.stderr.contains("nothing to scan"), "{}", run.stderr);
+    let run = scan_with(BASE, &["--format", "xml", "findings"]);
+    assert_eq!(run.code, 2);
+    assert!(run.stderr.contains("invalid value 'xml'"), "{}", run.stderr);
+    let run = scan_with(BASE, &["--jobs", "0", "findings"]);
+    assert_eq!(run.code, 2);
+    let empty = TempDir::new();
+    let run = scan_in(
+        &data(),
+        &["--policies", empty.path().to_str().unwrap(), "findings"],
+        None,
+    );
+    assert_eq!(run.code, 2);
+    assert!(
+        run.stderr.contains("no policy folder holds an annotated-policy.wasm"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn embedded_modules_are_the_built_ones() {
+    let mut built: Vec<String> = std::fs::read_dir(root().join("policies"))
+        .unwrap()
+        .flatten()
+        .filter(|e| e.path().join("annotated-policy.wasm").is_file())
+        .map(|e| e.file_name().to_string_lossy().to_string())
+        .collect();
+    built.sort();
+    assert!(
+        !built.is_empty(),
+        "no policies/*/annotated-policy.wasm: run `make build` first"
+    );
+    let run = scan_in(&data(), &["--format", "json", "clean"], None);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let report = json_of(&run);
+    let embedded: Vec<String> = report["policies"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| p["origin"] == "embedded")
+        .map(|p| p["name"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(
+        embedded, built,
+        "the binary embeds the modules that exist when it is built"
+    );
+}
+
+#[test]
+fn cluster_snapshot() {
+    let run = scan_with(BASE, &["--cluster-snapshot", "bad/broken.yaml", "clean"]);
+    assert_eq!(run.code, 2);
+    assert!(
+        run.stderr
+            .starts_with("bad/broken.yaml:11: error: cluster snapshot: invalid YAML"),
+        "{}",
+        run.stderr
+    );
+    let run = scan_with(BASE, &["--cluster-snapshot", "missing.yaml", "clean"]);
+    assert_eq!(run.code, 2);
+    assert_eq!(
+        run.stderr,
+        "missing.yaml: error: cannot read the cluster snapshot: No such file or directory\n"
+    );
+    let run = scan_with(
+        BASE,
+        &[
+            "--cluster-snapshot",
+            "snapshot/cluster.yaml",
+            "snapshot/stable-crd.yaml",
+        ],
+    );
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+
+    // crd-kind-collision, context-aware, asks for the cluster's CRDs: the snapshot and the
+    // scanned set answer, never the object under evaluation itself.
+    let alone = scan_with(&["crd-kind-collision"], &["snapshot/stable-crd.yaml"]);
+    assert_eq!(
+        alone.code, 0,
+        "no other Shirt anywhere: {}{}",
+        alone.stdout, alone.stderr
+    );
+    assert_eq!(
+        alone.stdout,
+        "1 file, 1 document, 1 evaluation: 0 rejected, 0 mutated, 0 warned, 1 accepted\n"
+    );
+    let against = scan_with(
+        &["crd-kind-collision"],
+        &[
+            "--cluster-snapshot",
+            "snapshot/cluster.yaml",
+            "snapshot/stable-crd.yaml",
+        ],
+    );
+    assert_eq!(against.code, 1, "{}{}", against.stdout, against.stderr);
+    assert!(
+        against.stdout.starts_with("snapshot/stable-crd.yaml:2: crd-kind-collision: rejected: CustomResourceDefinition shirts.stable.example.com serves kind Shirt (spec.names.kind) in group stable.example.com, but another API group already serves that kind: beta.example.com (CustomResourceDefinition shirts.beta.example.com)."),
+        "{}",
+        against.stdout
+    );
+    // Both CRDs scanned together: each sees the other through the scanned set.
+    let together = scan_with(&["crd-kind-collision"], &["--format", "json", "snapshot"]);
+    assert_eq!(together.code, 1);
+    assert_eq!(
+        verdicts(&json_of(&together)),
+        vec![
+            v("snapshot/cluster.yaml", 2, "crd-kind-collision", "rejected"),
+            v("snapshot/stable-crd.yaml", 2, "crd-kind-collision", "rejected"),
+        ]
+    );
+}
+
+#[test]
+fn generated_bench_tree_is_clean() {
+    let dir = TempDir::new();
+    let tree = dir.path().join("tree");
+    let run = scan_in(
+        dir.path(),
+        &["--generate-bench-tree", tree.to_str().unwrap(), "--count", "205"],
+        None,
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(
+        run.stderr,
+        format!("wrote 205 manifests in 21 files under {}\n", tree.display())
+    );
+    let mods = policies(BASE);
+    let run = scan_in(
+        dir.path(),
+        &["--policies", mods.path().to_str().unwrap(), "--stats", "tree"],
+        None,
+    );
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    assert!(
+        run.stdout
+            .starts_with("21 files, 205 documents, 227 evaluations: 0 rejected, 0 mutated, 0 warned, 227 accepted"),
+        "{}",
+        run.stdout
+    );
+    let stats: Value = serde_json::from_str(run.stderr.trim()).unwrap();
+    assert_eq!(stats["documents"], 205);
+    assert!(stats["documentsPerSecond"].as_f64().unwrap() > 0.0);
+}
