@@ -16,7 +16,7 @@ use crate::checks::{
 use crate::cluster::Cluster;
 use crate::rules::{Rule, any_matches};
 use serde::Deserialize;
-use serde::de::{DeserializeOwned, Deserializer, Error as _};
+use serde::de::{Deserializer, Error as _};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
@@ -37,30 +37,32 @@ impl<C: Check> Default for Section<C> {
     }
 }
 
-impl<'de, C: Check> Deserialize<'de> for Section<C>
-where
-    C::Settings: DeserializeOwned,
-{
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let mut map = Map::<String, Value>::deserialize(deserializer)?;
-        let enabled = match map.remove("enabled") {
-            None => true,
-            Some(Value::Bool(enabled)) => enabled,
-            Some(other) => {
-                return Err(D::Error::custom(format!(
-                    "`enabled` must be true or false, not {other}"
-                )));
+impl<C: Check> Section<C> {
+    /// Reads a section: an object (or `null`) holding `enabled` and the check's settings.
+    fn read(key: &str, value: Value) -> Result<Self, String> {
+        let mut map = match value {
+            Value::Null => Map::new(),
+            Value::Object(map) => map,
+            other => {
+                return Err(format!(
+                    "`{key}`: must be an object of {} settings, not {other}",
+                    C::NAME
+                ));
             }
         };
+        let enabled = match map.remove("enabled") {
+            None | Some(Value::Null) => true,
+            Some(Value::Bool(enabled)) => enabled,
+            Some(other) => return Err(format!("`{key}.enabled` must be true or false, not {other}")),
+        };
         let text = Value::Object(map).to_string();
-        let settings = check::parse_settings::<C>(Some(&text)).map_err(D::Error::custom)?;
+        let settings = check::parse_settings::<C>(Some(&text)).map_err(|e| format!("`{key}`: {e}"))?;
         Ok(Section { enabled, settings })
     }
 }
 
 /// Settings of the all-in-one policy.
-#[derive(Default, Deserialize)]
-#[serde(default, deny_unknown_fields, rename_all = "camelCase")]
+#[derive(Default)]
 pub struct Settings {
     /// crd-schema-fields.
     pub crd_schema_fields: Section<CrdSchemaFields>,
@@ -72,6 +74,39 @@ pub struct Settings {
     pub ownership_markers: Section<OwnershipMarkers>,
     /// hook-job-safety.
     pub hook_job_safety: Section<HookJobSafety>,
+}
+
+/// The settings sections, in the order the checks run.
+const SECTIONS: [&str; 5] = [
+    CrdSchemaFields::SETTINGS_KEY,
+    CrdSafeUpgrade::SETTINGS_KEY,
+    CrdKindCollision::SETTINGS_KEY,
+    OwnershipMarkers::SETTINGS_KEY,
+    HookJobSafety::SETTINGS_KEY,
+];
+
+impl<'de> Deserialize<'de> for Settings {
+    // Read by hand rather than derived: each section is handed to its check's own settings
+    // parser, so its errors read exactly as the single policy's, behind the section's name.
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let map = Map::<String, Value>::deserialize(deserializer)?;
+        let mut settings = Settings::default();
+        for (key, value) in map {
+            let result = match key.as_str() {
+                CrdSchemaFields::SETTINGS_KEY => Section::read(&key, value).map(|s| settings.crd_schema_fields = s),
+                CrdSafeUpgrade::SETTINGS_KEY => Section::read(&key, value).map(|s| settings.crd_safe_upgrade = s),
+                CrdKindCollision::SETTINGS_KEY => Section::read(&key, value).map(|s| settings.crd_kind_collision = s),
+                OwnershipMarkers::SETTINGS_KEY => Section::read(&key, value).map(|s| settings.ownership_markers = s),
+                HookJobSafety::SETTINGS_KEY => Section::read(&key, value).map(|s| settings.hook_job_safety = s),
+                _ => Err(format!(
+                    "unknown field `{key}`, expected one of {}",
+                    SECTIONS.map(|s| format!("`{s}`")).join(", ")
+                )),
+            };
+            result.map_err(D::Error::custom)?;
+        }
+        Ok(settings)
+    }
 }
 
 /// Every check in one policy.

@@ -46,7 +46,7 @@ use crate::admission::{Request, Verdict};
 use crate::check::Check;
 use crate::cluster::Cluster;
 use crate::rules::Rule;
-use crate::settings::Action;
+use crate::settings::{self, Action};
 use serde::{Deserialize, Deserializer};
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -118,19 +118,35 @@ fn action<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Action, D::Error
 }
 
 /// Reads a string that must be one of `names` and gives the value at the same position
-/// (serde's derived enums only say "expected value" when given a boolean or a number).
+/// (serde's derived enums only say "expected value" when given a boolean or a number). The
+/// choice is made inside the visitor so serde_json places the error at the value, where
+/// [`settings::error_path`] finds its key.
 fn one_of<'de, D: Deserializer<'de>, T: Copy>(
     deserializer: D,
     names: &'static [&'static str],
     values: &[T],
 ) -> Result<T, D::Error> {
-    let value = String::deserialize(deserializer)?;
-    names
-        .iter()
-        .zip(values)
-        .find(|(name, _)| **name == value)
-        .map(|(_, choice)| *choice)
-        .ok_or_else(|| serde::de::Error::unknown_variant(&value, names))
+    struct OneOf<'v, T> {
+        names: &'static [&'static str],
+        values: &'v [T],
+    }
+    impl<'de, T: Copy> serde::de::Visitor<'de> for OneOf<'_, T> {
+        type Value = T;
+
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("a string")
+        }
+
+        fn visit_str<E: serde::de::Error>(self, value: &str) -> Result<T, E> {
+            self.names
+                .iter()
+                .zip(self.values)
+                .find(|(name, _)| **name == value)
+                .map(|(_, choice)| *choice)
+                .ok_or_else(|| E::unknown_variant(value, self.names))
+        }
+    }
+    deserializer.deserialize_str(OneOf { names, values })
 }
 
 /// The hook-job-safety check.
@@ -173,19 +189,17 @@ impl Check for HookJobSafety {
 /// Reads the object as a Job; the error names the field that does not fit, in the API server's
 /// path form.
 fn read_job(text: &str) -> Result<Job, String> {
-    let mut deserializer = serde_json::Deserializer::from_str(text);
-    serde_path_to_error::deserialize(&mut deserializer).map_err(|e| {
-        let path = e.path().to_string();
-        let inner = e.into_inner().to_string();
-        let inner = inner.split(" at line ").next().unwrap_or_default();
-        let at = if path.is_empty() || path == "." {
+    serde_json::from_str(text).map_err(|e| {
+        let path = settings::error_path(text, &e);
+        let at = if path.is_empty() {
             String::new()
         } else {
             format!(" at {path}")
         };
         format!(
-            "cannot read the Job{at}: {inner}; a batch/v1 Job must match its schema (the API \
-             server would not decode this one either)"
+            "cannot read the Job{at}: {}; a batch/v1 Job must match its schema (the API server \
+             would not decode this one either)",
+            settings::error_message(&e)
         )
     })
 }

@@ -361,7 +361,7 @@ struct Target {
 impl Target {
     fn new(request: &Request<'_>, meta: &Meta) -> Self {
         let resource = match (request.resource.resource.as_str(), request.resource.group.as_str()) {
-            ("", _) if !meta.kind.is_empty() => meta.kind.to_lowercase(),
+            ("", _) if !meta.kind.is_empty() => meta.kind.to_ascii_lowercase(),
             ("", _) => "<resource>".to_string(),
             (resource, "") => resource.to_string(),
             (resource, group) => format!("{resource}.{group}"),
