@@ -1,12 +1,17 @@
 //! Cluster facts for context-aware checks, answered by Kubewarden's host callbacks in a
 //! cluster, by a replay file under kwctl or `syncguard run`, and by the scanned set offline.
 
+use serde::Deserialize;
 use serde_json::Value;
+use serde_json::value::RawValue;
+
+/// Objects as the cluster answered them: JSON text, read by each check into its own view.
+pub type Items = Vec<Box<RawValue>>;
 
 /// Read access to the cluster's objects.
 pub trait Cluster {
     /// Every object of `kind` in `api_version`, across namespaces (`list_resources_all`).
-    fn list_all(&self, api_version: &str, kind: &str) -> Result<Vec<Value>, String>;
+    fn list_all(&self, api_version: &str, kind: &str) -> Result<Items, String>;
 }
 
 /// A cluster that answers nothing: for checks that are not context-aware.
@@ -14,7 +19,7 @@ pub trait Cluster {
 pub struct NoCluster;
 
 impl Cluster for NoCluster {
-    fn list_all(&self, api_version: &str, kind: &str) -> Result<Vec<Value>, String> {
+    fn list_all(&self, api_version: &str, kind: &str) -> Result<Items, String> {
         Err(format!(
             "no cluster lookups are available here (asked for {kind} in {api_version})"
         ))
@@ -29,13 +34,13 @@ pub struct StaticCluster {
 }
 
 impl Cluster for StaticCluster {
-    fn list_all(&self, api_version: &str, kind: &str) -> Result<Vec<Value>, String> {
-        Ok(self
+    fn list_all(&self, api_version: &str, kind: &str) -> Result<Items, String> {
+        let matching: Vec<&Value> = self
             .objects
             .iter()
             .filter(|o| o["apiVersion"] == api_version && o["kind"] == kind)
-            .cloned()
-            .collect())
+            .collect();
+        Ok(to_items(matching))
     }
 }
 
@@ -50,12 +55,21 @@ pub fn list_all_request(api_version: &str, kind: &str) -> Value {
     })
 }
 
-/// Extracts the `items` of a Kubernetes List response.
-pub fn list_items(body: &[u8]) -> Result<Vec<Value>, String> {
-    let list: Value = serde_json::from_slice(body).map_err(|e| format!("the cluster's answer is not JSON: {e}"))?;
-    match list.get("items") {
-        Some(Value::Array(items)) => Ok(items.clone()),
-        Some(Value::Null) | None => Ok(Vec::new()),
-        Some(_) => Err("the cluster's answer has an `items` that is not a list".to_string()),
+/// Objects as [`Items`].
+pub fn to_items<'a>(objects: impl IntoIterator<Item = &'a Value>) -> Items {
+    objects
+        .into_iter()
+        .filter_map(|o| RawValue::from_string(o.to_string()).ok())
+        .collect()
+}
+
+/// Extracts the `items` of a Kubernetes List response, each as its JSON text.
+pub fn list_items(body: &[u8]) -> Result<Items, String> {
+    #[derive(Deserialize)]
+    struct List<'a> {
+        #[serde(borrow, default)]
+        items: Option<Vec<&'a RawValue>>,
     }
+    let list: List = serde_json::from_slice(body).map_err(|e| format!("the cluster's answer is not a List: {e}"))?;
+    Ok(list.items.unwrap_or_default().into_iter().map(ToOwned::to_owned).collect())
 }

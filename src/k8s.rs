@@ -1,5 +1,8 @@
-//! Minimal typed views of the Kubernetes objects the checks read. Only the fields a check
-//! uses are declared; everything else is skipped without building a tree.
+//! Minimal typed views of the Kubernetes objects the checks read, shared by every check so a
+//! module that holds several checks holds one reader per object. Only the fields some check
+//! uses are declared; everything else is skipped without building a tree. Like the API server's
+//! decoder, every view reads JSON `null` as absent (raw manifests carry `annotations: null` or
+//! `status: {storedVersions: null}`), and a wrong type is an error.
 
 use serde::{Deserialize, Deserializer};
 use std::collections::BTreeMap;
@@ -11,6 +14,16 @@ pub fn null_as_default<'de, D: Deserializer<'de>, T: Default + Deserialize<'de>>
     Ok(Option::<T>::deserialize(deserializer)?.unwrap_or_default())
 }
 
+/// Reads a string map in which `null` (the map or a value) is empty, as the API server does.
+pub fn string_map<'de, D: Deserializer<'de>>(deserializer: D) -> Result<BTreeMap<String, String>, D::Error> {
+    let map = Option::<BTreeMap<String, Option<String>>>::deserialize(deserializer)?;
+    Ok(map
+        .unwrap_or_default()
+        .into_iter()
+        .map(|(key, value)| (key, value.unwrap_or_default()))
+        .collect())
+}
+
 /// The parts of `metadata` the checks read.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(default, rename_all = "camelCase")]
@@ -18,14 +31,17 @@ pub struct ObjectMeta {
     /// Object name.
     #[serde(deserialize_with = "null_as_default")]
     pub name: String,
+    /// Prefix the API server completes into a name when `name` is empty.
+    #[serde(deserialize_with = "null_as_default")]
+    pub generate_name: String,
     /// Namespace, empty for cluster-scoped objects.
     #[serde(deserialize_with = "null_as_default")]
     pub namespace: String,
     /// Labels.
-    #[serde(deserialize_with = "null_as_default")]
+    #[serde(deserialize_with = "string_map")]
     pub labels: BTreeMap<String, String>,
     /// Annotations.
-    #[serde(deserialize_with = "null_as_default")]
+    #[serde(deserialize_with = "string_map")]
     pub annotations: BTreeMap<String, String>,
     /// Finalizers.
     #[serde(deserialize_with = "null_as_default")]
@@ -111,8 +127,10 @@ pub struct CrdVersion {
     #[serde(deserialize_with = "null_as_default")]
     pub name: String,
     /// Whether it is served.
+    #[serde(deserialize_with = "null_as_default")]
     pub served: bool,
     /// Whether it is the storage version.
+    #[serde(deserialize_with = "null_as_default")]
     pub storage: bool,
 }
 
@@ -126,8 +144,69 @@ pub struct CrdStatus {
 }
 
 impl Crd {
-    /// The version marked `storage: true`, if any.
-    pub fn storage_version(&self) -> Option<&str> {
-        self.spec.versions.iter().find(|v| v.storage).map(|v| v.name.as_str())
+    /// The `spec.versions` entry named `name`, with its index.
+    pub fn version(&self, name: &str) -> Option<(usize, &CrdVersion)> {
+        self.spec.versions.iter().enumerate().find(|(_, v)| v.name == name)
     }
+
+    /// The version marked `storage: true`, with its index.
+    pub fn storage(&self) -> Option<(usize, &str)> {
+        self.spec
+            .versions
+            .iter()
+            .enumerate()
+            .find(|(_, v)| v.storage)
+            .map(|(i, v)| (i, v.name.as_str()))
+    }
+
+    /// The value of annotation `key`, if set.
+    pub fn annotation(&self, key: &str) -> Option<&str> {
+        self.metadata.annotations.get(key).map(String::as_str)
+    }
+}
+
+/// A batch/v1 Job, as far as the checks read it.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct Job {
+    /// `metadata`.
+    #[serde(deserialize_with = "null_as_default")]
+    pub metadata: ObjectMeta,
+    /// `spec`.
+    #[serde(deserialize_with = "null_as_default")]
+    pub spec: JobSpec,
+    /// `status`.
+    #[serde(deserialize_with = "null_as_default")]
+    pub status: JobStatus,
+}
+
+/// `spec` of a Job.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct JobSpec {
+    /// Seconds after the Job finishes before the TTL controller deletes it.
+    pub ttl_seconds_after_finished: Option<i64>,
+}
+
+/// `status` of a Job.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct JobStatus {
+    /// Conditions such as `Complete` and `Failed`.
+    #[serde(deserialize_with = "null_as_default")]
+    pub conditions: Vec<JobCondition>,
+}
+
+/// One entry of a Job's `status.conditions`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct JobCondition {
+    /// Condition type, e.g. `Complete`.
+    #[serde(rename = "type", deserialize_with = "null_as_default")]
+    pub kind: String,
+    /// `True`, `False` or `Unknown`.
+    #[serde(deserialize_with = "null_as_default")]
+    pub status: String,
+    /// When the condition last changed.
+    pub last_transition_time: Option<String>,
 }

@@ -121,7 +121,7 @@ impl Replay {
 }
 
 impl Cluster for Replay {
-    fn list_all(&self, api_version: &str, kind: &str) -> Result<Vec<Value>, String> {
+    fn list_all(&self, api_version: &str, kind: &str) -> Result<cluster::Items, String> {
         let Value::Object(fields) = cluster::list_all_request(api_version, kind) else {
             unreachable!("list_all_request builds an object")
         };

@@ -503,7 +503,7 @@ fn list_crds(cluster: &dyn Cluster) -> Result<Vec<Crd>, String> {
         .iter()
         .enumerate()
         .map(|(i, item)| {
-            Crd::deserialize(item)
+            serde_json::from_str::<Crd>(item.get())
                 .map_err(|e| format!("item {i} of the list is not a readable CustomResourceDefinition: {e}"))
         })
         .collect()
@@ -598,20 +598,20 @@ mod tests {
     /// A cluster that counts its lookups and answers from a fixed list.
     struct Counting {
         calls: Cell<usize>,
-        answer: Result<Vec<Value>, String>,
+        answer: Result<crate::cluster::Items, String>,
     }
 
     impl Counting {
         fn new(answer: Result<Vec<Value>, String>) -> Self {
             Counting {
                 calls: Cell::new(0),
-                answer,
+                answer: answer.map(|objects| crate::cluster::to_items(&objects)),
             }
         }
     }
 
     impl Cluster for Counting {
-        fn list_all(&self, api_version: &str, kind: &str) -> Result<Vec<Value>, String> {
+        fn list_all(&self, api_version: &str, kind: &str) -> Result<crate::cluster::Items, String> {
             assert_eq!((api_version, kind), (CRD_API_VERSION, CRD_KIND));
             self.calls.set(self.calls.get() + 1);
             self.answer.clone()

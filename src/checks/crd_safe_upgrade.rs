@@ -44,7 +44,8 @@ use crate::check::Check;
 use crate::cluster::Cluster;
 use crate::rules::{CRD_RULE, Rule};
 use crate::text::{closest, join_and, quote};
-use serde::{Deserialize, Deserializer};
+use crate::k8s::Crd;
+use serde::Deserialize;
 use std::collections::BTreeMap;
 
 /// Default of `versionAnnotations`: Gateway API's bundle version annotation.
@@ -112,7 +113,7 @@ impl Check for CrdSafeUpgrade {
             return Verdict::accept();
         }
         match request.operation.as_str() {
-            "CREATE" => match read(request.object_as::<CrdView>(), "object") {
+            "CREATE" => match read(request.object_as::<Crd>(), "object") {
                 Ok(crd) => {
                     let name = name_of(&crd, request);
                     judge(&name, audit(&name, &crd), settings)
@@ -120,11 +121,11 @@ impl Check for CrdSafeUpgrade {
                 Err(verdict) => verdict,
             },
             "UPDATE" => {
-                let new = match read(request.object_as::<CrdView>(), "object") {
+                let new = match read(request.object_as::<Crd>(), "object") {
                     Ok(crd) => crd,
                     Err(verdict) => return verdict,
                 };
-                let old = match read(request.old_object_as::<CrdView>(), "oldObject") {
+                let old = match read(request.old_object_as::<Crd>(), "oldObject") {
                     Ok(crd) => crd,
                     Err(verdict) => return verdict,
                 };
@@ -192,81 +193,7 @@ fn check_settings(settings: &Settings) -> Result<(), String> {
     Ok(())
 }
 
-// ---------------------------------------------------------------------------------------------
-// The view of a CRD this check reads. Unlike `k8s::Crd` it reads `null` as empty, because raw
-// manifests (offline runs) carry `status: {storedVersions: null}`.
-
-fn nullable<'de, D: Deserializer<'de>, T: Deserialize<'de> + Default>(de: D) -> Result<T, D::Error> {
-    Option::<T>::deserialize(de).map(Option::unwrap_or_default)
-}
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(default)]
-struct CrdView {
-    #[serde(deserialize_with = "nullable")]
-    metadata: MetaView,
-    #[serde(deserialize_with = "nullable")]
-    spec: SpecView,
-    #[serde(deserialize_with = "nullable")]
-    status: StatusView,
-}
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(default)]
-struct MetaView {
-    #[serde(deserialize_with = "nullable")]
-    name: String,
-    #[serde(deserialize_with = "nullable")]
-    annotations: BTreeMap<String, String>,
-}
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(default)]
-struct SpecView {
-    #[serde(deserialize_with = "nullable")]
-    versions: Vec<VersionView>,
-}
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(default)]
-struct VersionView {
-    #[serde(deserialize_with = "nullable")]
-    name: String,
-    #[serde(deserialize_with = "nullable")]
-    served: bool,
-    #[serde(deserialize_with = "nullable")]
-    storage: bool,
-}
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(default, rename_all = "camelCase")]
-struct StatusView {
-    #[serde(deserialize_with = "nullable")]
-    stored_versions: Vec<String>,
-}
-
-impl CrdView {
-    /// The `spec.versions` entry named `name`, with its index.
-    fn version(&self, name: &str) -> Option<(usize, &VersionView)> {
-        self.spec.versions.iter().enumerate().find(|(_, v)| v.name == name)
-    }
-
-    /// The `storage: true` version, with its index.
-    fn storage(&self) -> Option<(usize, &str)> {
-        self.spec
-            .versions
-            .iter()
-            .enumerate()
-            .find(|(_, v)| v.storage)
-            .map(|(i, v)| (i, v.name.as_str()))
-    }
-
-    fn annotation(&self, key: &str) -> Option<&str> {
-        self.metadata.annotations.get(key).map(String::as_str)
-    }
-}
-
-fn read(parsed: Result<Option<CrdView>, String>, what: &str) -> Result<CrdView, Verdict> {
+fn read(parsed: Result<Option<Crd>, String>, what: &str) -> Result<Crd, Verdict> {
     match parsed {
         Ok(Some(crd)) => Ok(crd),
         Ok(None) => Err(Verdict::reject_with_code(
@@ -282,7 +209,7 @@ fn read(parsed: Result<Option<CrdView>, String>, what: &str) -> Result<CrdView, 
     }
 }
 
-fn name_of(crd: &CrdView, request: &Request<'_>) -> String {
+fn name_of(crd: &Crd, request: &Request<'_>) -> String {
     if !crd.metadata.name.is_empty() {
         return crd.metadata.name.clone();
     }
@@ -369,7 +296,7 @@ fn api_server_errors(entries: &[(usize, &str)]) -> String {
     format!("`{}`", errors.join(", "))
 }
 
-fn version_names(crd: &CrdView) -> String {
+fn version_names(crd: &Crd) -> String {
     let names: Vec<String> = crd.spec.versions.iter().map(|v| v.name.clone()).collect();
     if names.is_empty() {
         "no versions".to_string()
@@ -383,7 +310,7 @@ const NO_STORAGE: &str = "<storage version>";
 // ---------------------------------------------------------------------------------------------
 // UPDATE.
 
-fn update(name: &str, old: &CrdView, new: &CrdView, settings: &Settings) -> Vec<Finding> {
+fn update(name: &str, old: &Crd, new: &Crd, settings: &Settings) -> Vec<Finding> {
     let mut findings = Vec::new();
     findings.extend(stored_versions(name, old, new));
     for key in &settings.version_annotations {
@@ -398,7 +325,7 @@ fn update(name: &str, old: &CrdView, new: &CrdView, settings: &Settings) -> Vec<
 }
 
 /// Check 1: every stored version must stay in `spec.versions`.
-fn stored_versions(name: &str, old: &CrdView, new: &CrdView) -> Option<Finding> {
+fn stored_versions(name: &str, old: &Crd, new: &Crd) -> Option<Finding> {
     let missing: Vec<(usize, &str)> = old
         .status
         .stored_versions
@@ -511,7 +438,7 @@ fn channel(key: &str, channels: &[String], old: Option<&str>, new: Option<&str>)
 }
 
 /// Warning 4: the storage version changes (and the previous one stays listed).
-fn storage_change(name: &str, old: &CrdView, new: &CrdView) -> Option<Finding> {
+fn storage_change(name: &str, old: &Crd, new: &Crd) -> Option<Finding> {
     let (_, before) = old.storage()?;
     let (index, after) = new.storage()?;
     if before == after || new.version(before).is_none() {
@@ -524,7 +451,7 @@ fn storage_change(name: &str, old: &CrdView, new: &CrdView) -> Option<Finding> {
 }
 
 /// Warning 5: a stored version that was served stops being served.
-fn stops_being_served(name: &str, old: &CrdView, new: &CrdView) -> Vec<Finding> {
+fn stops_being_served(name: &str, old: &Crd, new: &Crd) -> Vec<Finding> {
     let storage = new.storage().map(|(_, v)| v).unwrap_or(NO_STORAGE);
     old.status
         .stored_versions
@@ -546,7 +473,7 @@ fn stops_being_served(name: &str, old: &CrdView, new: &CrdView) -> Vec<Finding> 
 // ---------------------------------------------------------------------------------------------
 // CREATE: the audit scanner's view of an existing CRD.
 
-fn audit(name: &str, crd: &CrdView) -> Vec<Finding> {
+fn audit(name: &str, crd: &Crd) -> Vec<Finding> {
     let stored = &crd.status.stored_versions;
     if stored.is_empty() {
         return Vec::new();

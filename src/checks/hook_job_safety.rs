@@ -46,6 +46,7 @@ use crate::admission::{Request, Verdict};
 use crate::check::Check;
 use crate::cluster::Cluster;
 use crate::rules::Rule;
+use crate::k8s::{Job, ObjectMeta};
 use crate::settings::{self, Action};
 use serde::{Deserialize, Deserializer};
 use serde_json::Value;
@@ -276,7 +277,7 @@ struct Target {
 }
 
 impl Target {
-    fn of(meta: &Meta, request: &Request<'_>) -> Target {
+    fn of(meta: &ObjectMeta, request: &Request<'_>) -> Target {
         let or_request = |own: &str, from_request: &Option<String>| {
             if own.is_empty() {
                 from_request.clone().unwrap_or_default()
@@ -510,83 +511,6 @@ fn shell_word(word: &str) -> String {
     } else {
         format!("'{}'", word.replace('\'', r"'\''"))
     }
-}
-
-/// Reads a field where JSON `null` means absent, as the API server's decoder reads it.
-fn nullable<'de, D, T>(deserializer: D) -> Result<T, D::Error>
-where
-    D: Deserializer<'de>,
-    T: Deserialize<'de> + Default,
-{
-    Option::<T>::deserialize(deserializer).map(Option::unwrap_or_default)
-}
-
-/// Reads a string map whose `null` values are empty strings.
-fn nullable_string_map<'de, D>(deserializer: D) -> Result<BTreeMap<String, String>, D::Error>
-where
-    D: Deserializer<'de>,
-{
-    let map: Option<BTreeMap<String, Option<String>>> = Option::deserialize(deserializer)?;
-    Ok(map
-        .unwrap_or_default()
-        .into_iter()
-        .map(|(k, v)| (k, v.unwrap_or_default()))
-        .collect())
-}
-
-/// A Job, as far as this check reads it.
-#[derive(Debug, Default, Deserialize)]
-#[serde(default)]
-struct Job {
-    #[serde(deserialize_with = "nullable")]
-    metadata: Meta,
-    #[serde(deserialize_with = "nullable")]
-    spec: JobSpec,
-    #[serde(deserialize_with = "nullable")]
-    status: JobStatus,
-}
-
-/// The parts of a Job's `metadata` this check reads.
-#[derive(Debug, Default, Deserialize)]
-#[serde(default, rename_all = "camelCase")]
-struct Meta {
-    #[serde(deserialize_with = "nullable")]
-    name: String,
-    #[serde(deserialize_with = "nullable")]
-    generate_name: String,
-    #[serde(deserialize_with = "nullable")]
-    namespace: String,
-    #[serde(deserialize_with = "nullable_string_map")]
-    annotations: BTreeMap<String, String>,
-    #[serde(deserialize_with = "nullable")]
-    finalizers: Vec<String>,
-    deletion_timestamp: Option<String>,
-}
-
-/// The parts of a Job's `spec` this check reads.
-#[derive(Debug, Default, Deserialize)]
-#[serde(default, rename_all = "camelCase")]
-struct JobSpec {
-    ttl_seconds_after_finished: Option<i64>,
-}
-
-/// The parts of a Job's `status` this check reads.
-#[derive(Debug, Default, Deserialize)]
-#[serde(default)]
-struct JobStatus {
-    #[serde(deserialize_with = "nullable")]
-    conditions: Vec<JobCondition>,
-}
-
-/// One entry of `status.conditions`.
-#[derive(Debug, Default, Deserialize)]
-#[serde(default, rename_all = "camelCase")]
-struct JobCondition {
-    #[serde(rename = "type", deserialize_with = "nullable")]
-    kind: String,
-    #[serde(deserialize_with = "nullable")]
-    status: String,
-    last_transition_time: Option<String>,
 }
 
 #[cfg(test)]

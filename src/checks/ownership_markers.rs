@@ -53,6 +53,7 @@ use crate::admission::{Request, Verdict};
 use crate::check::Check;
 use crate::cluster::Cluster;
 use crate::rules::Rule;
+use crate::k8s::Object;
 use crate::settings::Action;
 use serde::Deserialize;
 use serde_json::{Map, Value};
@@ -252,39 +253,6 @@ pub fn may_hold_markers(text: &str, settings: &Settings) -> bool {
         || text.contains("\\/")
 }
 
-/// A string map that reads `null` (the map or a value) as empty, as Kubernetes does.
-#[derive(Debug, Default, Deserialize)]
-#[serde(transparent)]
-struct NullableMap(Option<BTreeMap<String, Option<String>>>);
-
-impl NullableMap {
-    fn into_map(self) -> BTreeMap<String, String> {
-        self.0
-            .unwrap_or_default()
-            .into_iter()
-            .map(|(k, v)| (k, v.unwrap_or_default()))
-            .collect()
-    }
-}
-
-/// The part of metadata the check reads, tolerant of `null` as Kubernetes is.
-#[derive(Debug, Default, Deserialize)]
-#[serde(default)]
-struct RawMeta {
-    name: Option<String>,
-    namespace: Option<String>,
-    labels: NullableMap,
-    annotations: NullableMap,
-}
-
-/// An object of which only `kind` and `metadata` are read.
-#[derive(Debug, Default, Deserialize)]
-#[serde(default)]
-struct RawObject {
-    kind: Option<String>,
-    metadata: Option<RawMeta>,
-}
-
 /// The metadata of one object as the checks use it.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 struct Meta {
@@ -329,20 +297,19 @@ fn read_meta(text: &str, what: &str) -> Result<Option<Meta>, String> {
     if text.is_empty() || text == "null" {
         return Ok(None);
     }
-    let raw: RawObject = serde_json::from_str(text).map_err(|e| {
+    let raw: Object = serde_json::from_str(text).map_err(|e| {
         format!(
             "cannot read the metadata of the request's {what} (Kubernetes requires \
              metadata.labels and metadata.annotations to map strings to strings; quote \
              numbers and booleans in the manifest): {e}"
         )
     })?;
-    let metadata = raw.metadata.unwrap_or_default();
     Ok(Some(Meta {
-        kind: raw.kind.unwrap_or_default(),
-        name: metadata.name.unwrap_or_default(),
-        namespace: metadata.namespace.unwrap_or_default(),
-        labels: metadata.labels.into_map(),
-        annotations: metadata.annotations.into_map(),
+        kind: raw.kind,
+        name: raw.metadata.name,
+        namespace: raw.metadata.namespace,
+        labels: raw.metadata.labels,
+        annotations: raw.metadata.annotations,
     }))
 }
 
