@@ -71,5 +71,10 @@ pub fn list_items(body: &[u8]) -> Result<Items, String> {
         items: Option<Vec<&'a RawValue>>,
     }
     let list: List = serde_json::from_slice(body).map_err(|e| format!("the cluster's answer is not a List: {e}"))?;
-    Ok(list.items.unwrap_or_default().into_iter().map(ToOwned::to_owned).collect())
+    Ok(list
+        .items
+        .unwrap_or_default()
+        .into_iter()
+        .map(ToOwned::to_owned)
+        .collect())
 }

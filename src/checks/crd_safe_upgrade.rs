@@ -42,9 +42,9 @@
 use crate::admission::{Request, Verdict};
 use crate::check::Check;
 use crate::cluster::Cluster;
+use crate::k8s::Crd;
 use crate::rules::{CRD_RULE, Rule};
 use crate::text::{closest, join_and, quote};
-use crate::k8s::Crd;
 use serde::Deserialize;
 use std::collections::BTreeMap;
 

@@ -64,6 +64,7 @@ use crate::settings::RejectOrWarn;
 use crate::text::{edit_distance, quote};
 use serde::Deserialize;
 use serde::de::{DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::fmt;
 
@@ -182,7 +183,7 @@ fn display_name(name: &str) -> &str {
 
 /// The manifest of the last-applied annotation, if there is one to check; `Err` is the
 /// warning to give when it cannot be checked.
-fn last_applied(object: &Node, name: &str) -> Result<Option<Node>, String> {
+fn last_applied<'a>(object: &'a Node<'_>, name: &str) -> Result<Option<Node<'a>>, String> {
     let Some(annotation) = object.at(&["metadata", "annotations", LAST_APPLIED]) else {
         return Ok(None);
     };
@@ -318,24 +319,26 @@ fn verdict(name: &str, findings: &[(Finding, Seen)], settings: &Settings) -> Ver
 // ---------------------------------------------------------------------------------------------
 // Reading: a depth-limited tree that keeps keys in document order.
 
-/// A JSON value as far as the walk needs it. Objects keep their keys in document order.
+/// A JSON value as far as the walk needs it. Objects keep their keys in document order. Keys
+/// and strings borrow from the JSON text unless they hold escapes, so the descriptions that make
+/// up most of a large CRD are never copied.
 #[derive(Debug, Clone, PartialEq)]
-enum Node {
+enum Node<'j> {
     /// `null`, a boolean or a number.
     Scalar,
     /// A string.
-    Str(String),
+    Str(Cow<'j, str>),
     /// An array.
-    Array(Vec<Node>),
+    Array(Vec<Node<'j>>),
     /// An object, keys in document order (duplicates kept).
-    Object(Vec<(String, Node)>),
+    Object(Vec<(Cow<'j, str>, Node<'j>)>),
     /// A container nested deeper than [`MAX_DEPTH`]; its content was skipped unread.
     TooDeep,
 }
 
-impl Node {
+impl<'j> Node<'j> {
     /// The value of `key` (the last one, as the API server's decoder keeps the last duplicate).
-    fn get(&self, key: &str) -> Option<&Node> {
+    fn get(&self, key: &str) -> Option<&Node<'j>> {
         match self {
             Node::Object(entries) => entries.iter().rev().find(|(k, _)| k == key).map(|(_, v)| v),
             _ => None,
@@ -343,7 +346,7 @@ impl Node {
     }
 
     /// The value at a path of object keys.
-    fn at(&self, keys: &[&str]) -> Option<&Node> {
+    fn at(&self, keys: &[&str]) -> Option<&Node<'j>> {
         keys.iter().try_fold(self, |node, key| node.get(key))
     }
 
@@ -356,7 +359,7 @@ impl Node {
 }
 
 /// Parses JSON text into a [`Node`] tree cut off at [`MAX_DEPTH`].
-fn parse_node(text: &str) -> Result<Node, serde_json::Error> {
+fn parse_node(text: &str) -> Result<Node<'_>, serde_json::Error> {
     let mut de = serde_json::Deserializer::from_str(text);
     let node = NodeSeed { level: 1 }.deserialize(&mut de)?;
     de.end()?;
@@ -369,53 +372,57 @@ struct NodeSeed {
 }
 
 impl<'de> DeserializeSeed<'de> for NodeSeed {
-    type Value = Node;
+    type Value = Node<'de>;
 
-    fn deserialize<D: serde::Deserializer<'de>>(self, deserializer: D) -> Result<Node, D::Error> {
+    fn deserialize<D: serde::Deserializer<'de>>(self, deserializer: D) -> Result<Node<'de>, D::Error> {
         deserializer.deserialize_any(self)
     }
 }
 
 impl<'de> Visitor<'de> for NodeSeed {
-    type Value = Node;
+    type Value = Node<'de>;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("a JSON value")
     }
 
-    fn visit_bool<E>(self, _: bool) -> Result<Node, E> {
+    fn visit_bool<E>(self, _: bool) -> Result<Node<'de>, E> {
         Ok(Node::Scalar)
     }
 
-    fn visit_i64<E>(self, _: i64) -> Result<Node, E> {
+    fn visit_i64<E>(self, _: i64) -> Result<Node<'de>, E> {
         Ok(Node::Scalar)
     }
 
-    fn visit_u64<E>(self, _: u64) -> Result<Node, E> {
+    fn visit_u64<E>(self, _: u64) -> Result<Node<'de>, E> {
         Ok(Node::Scalar)
     }
 
-    fn visit_f64<E>(self, _: f64) -> Result<Node, E> {
+    fn visit_f64<E>(self, _: f64) -> Result<Node<'de>, E> {
         Ok(Node::Scalar)
     }
 
-    fn visit_unit<E>(self) -> Result<Node, E> {
+    fn visit_unit<E>(self) -> Result<Node<'de>, E> {
         Ok(Node::Scalar)
     }
 
-    fn visit_none<E>(self) -> Result<Node, E> {
+    fn visit_none<E>(self) -> Result<Node<'de>, E> {
         Ok(Node::Scalar)
     }
 
-    fn visit_str<E>(self, value: &str) -> Result<Node, E> {
-        Ok(Node::Str(value.to_owned()))
+    fn visit_borrowed_str<E>(self, value: &'de str) -> Result<Node<'de>, E> {
+        Ok(Node::Str(Cow::Borrowed(value)))
     }
 
-    fn visit_string<E>(self, value: String) -> Result<Node, E> {
-        Ok(Node::Str(value))
+    fn visit_str<E>(self, value: &str) -> Result<Node<'de>, E> {
+        Ok(Node::Str(Cow::Owned(value.to_owned())))
     }
 
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Node, A::Error> {
+    fn visit_string<E>(self, value: String) -> Result<Node<'de>, E> {
+        Ok(Node::Str(Cow::Owned(value)))
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Node<'de>, A::Error> {
         if self.level > MAX_DEPTH {
             // serde_json skips an ignored value with a loop, not recursion.
             while seq.next_element::<IgnoredAny>()?.is_some() {}
@@ -428,17 +435,44 @@ impl<'de> Visitor<'de> for NodeSeed {
         Ok(Node::Array(items))
     }
 
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Node, A::Error> {
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Node<'de>, A::Error> {
         if self.level > MAX_DEPTH {
             while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
             return Ok(Node::TooDeep);
         }
         let mut entries = Vec::new();
-        while let Some(key) = map.next_key::<String>()? {
+        while let Some(key) = map.next_key_seed(KeySeed)? {
             let value = map.next_value_seed(NodeSeed { level: self.level + 1 })?;
             entries.push((key, value));
         }
         Ok(Node::Object(entries))
+    }
+}
+
+/// Reads an object key, borrowing it from the JSON text when it holds no escapes.
+struct KeySeed;
+
+impl<'de> DeserializeSeed<'de> for KeySeed {
+    type Value = Cow<'de, str>;
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, deserializer: D) -> Result<Cow<'de, str>, D::Error> {
+        deserializer.deserialize_str(self)
+    }
+}
+
+impl<'de> Visitor<'de> for KeySeed {
+    type Value = Cow<'de, str>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("an object key")
+    }
+
+    fn visit_borrowed_str<E>(self, value: &'de str) -> Result<Cow<'de, str>, E> {
+        Ok(Cow::Borrowed(value))
+    }
+
+    fn visit_str<E>(self, value: &str) -> Result<Cow<'de, str>, E> {
+        Ok(Cow::Owned(value.to_owned()))
     }
 }
 
@@ -463,7 +497,7 @@ fn walk(root: &Node, allowed_keys: &[String]) -> Vec<Finding> {
 /// ends in the walker's path.
 #[derive(Clone, Copy)]
 struct ArrayContext<'a> {
-    node: &'a Node,
+    node: &'a Node<'a>,
     name_start: usize,
     path_len: usize,
 }
@@ -601,7 +635,7 @@ impl Walker<'_> {
         };
         for (key, value) in entries {
             let mark = self.push_key(key);
-            match key.as_str() {
+            match key.as_ref() {
                 "properties" | "patternProperties" => self.schema_map(value, enclosing),
                 "definitions" => self.schema_map(value, None),
                 "dependencies" => {
@@ -632,7 +666,7 @@ impl Walker<'_> {
                 }
                 _ if schema_type.field(key).is_some() => {}
                 _ if self.allowed_keys.iter().any(|k| k == key) => {}
-                _ if PATCH_KEYS.contains(&key.as_str()) => {
+                _ if PATCH_KEYS.contains(&key.as_ref()) => {
                     let text = self.patch_remedy(node, here, enclosing);
                     self.report(text);
                 }

@@ -45,8 +45,8 @@
 use crate::admission::{Request, Verdict};
 use crate::check::Check;
 use crate::cluster::Cluster;
-use crate::rules::Rule;
 use crate::k8s::{Job, ObjectMeta};
+use crate::rules::Rule;
 use crate::settings::{self, Action};
 use serde::{Deserialize, Deserializer};
 use serde_json::Value;

@@ -52,8 +52,8 @@
 use crate::admission::{Request, Verdict};
 use crate::check::Check;
 use crate::cluster::Cluster;
-use crate::rules::Rule;
 use crate::k8s::Object;
+use crate::rules::Rule;
 use crate::settings::Action;
 use serde::Deserialize;
 use serde_json::{Map, Value};
