@@ -200,3 +200,53 @@ impl Check for AllInOne {
         combined
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn refused(settings: &str) -> String {
+        match check::parse_settings::<AllInOne>(Some(settings)) {
+            Ok(_) => panic!("accepted {settings}"),
+            Err(e) => e,
+        }
+    }
+
+    #[test]
+    fn sections_default_to_enabled_with_the_checks_defaults() {
+        for raw in [
+            None,
+            Some("{}"),
+            Some(r#"{"crdSchemaFields": null, "hookJobSafety": {}}"#),
+        ] {
+            let settings = check::parse_settings::<AllInOne>(raw).unwrap();
+            assert!(settings.crd_schema_fields.enabled && settings.hook_job_safety.enabled);
+            assert_eq!(settings.crd_schema_fields.settings.max_findings, 20);
+        }
+        let settings = check::parse_settings::<AllInOne>(Some(r#"{"ownershipMarkers": {"enabled": false}}"#)).unwrap();
+        assert!(!settings.ownership_markers.enabled);
+        assert!(settings.crd_kind_collision.enabled);
+    }
+
+    #[test]
+    fn errors_name_the_section() {
+        assert!(
+            refused(r#"{"crdSchemaField": {}}"#)
+                .starts_with("unknown field `crdSchemaField`, expected one of `crdSchemaFields`,"),
+            "{}",
+            refused(r#"{"crdSchemaField": {}}"#)
+        );
+        assert_eq!(
+            refused(r#"{"hookJobSafety": {"enabled": "yes"}}"#),
+            "`hookJobSafety.enabled` must be true or false, not \"yes\""
+        );
+        assert_eq!(
+            refused(r#"{"crdSafeUpgrade": [1]}"#),
+            "`crdSafeUpgrade`: must be an object of crd-safe-upgrade settings, not [1]"
+        );
+        assert_eq!(
+            refused(r#"{"crdSchemaFields": {"maxFindings": "3"}}"#),
+            "`crdSchemaFields`: `maxFindings`: invalid type: string \"3\", expected u32"
+        );
+    }
+}
