@@ -53,13 +53,14 @@ cli:
 ## policies: every policy module, size-tuned, copied to policies/<name>/policy.wasm
 ## (replaced only when it changed: the command embeds policies/ and rebuilds when it changes)
 policies: setup
-	$(CARGO) build --locked --release --target $(TARGET) $(foreach p,$(POLICIES),-p $(p)) -p syncguard-noop
+	$(CARGO) build --locked --release --target $(TARGET) $(foreach p,$(POLICIES),-p $(p)) -p syncguard-noop -p syncguard-read-floor
 	@mkdir -p target/modules
 	@for p in $(POLICIES); do \
 	  $(WASM_OPT) $(WASM_DIR)/$$(echo $$p | tr - _).wasm -o target/modules/$$p.wasm || exit 1; \
 	  cmp -s target/modules/$$p.wasm policies/$$p/policy.wasm || cp target/modules/$$p.wasm policies/$$p/policy.wasm; \
 	done
-	$(WASM_OPT) $(WASM_DIR)/syncguard_noop.wasm -o bench/noop/policy.wasm
+	$(WASM_OPT) $(WASM_DIR)/syncguard_noop.wasm -o bench/noop/policy.wasm bench/read-floor/policy.wasm
+	$(WASM_OPT) $(WASM_DIR)/syncguard_read_floor.wasm -o bench/read-floor/policy.wasm
 
 ## all-in-one: every check in one module, ./syncguard.wasm (built after the single policies:
 ## they share target/ and only this build enables the all-in-one entry point)
@@ -138,7 +139,7 @@ fmt:
 
 clean:
 	$(CARGO) clean
-	rm -f $(MODULES) $(ANNOTATED) syncguard.wasm annotated-syncguard.wasm bench/noop/policy.wasm
+	rm -f $(MODULES) $(ANNOTATED) syncguard.wasm annotated-syncguard.wasm bench/noop/policy.wasm bench/read-floor/policy.wasm
 
 ## bench: sizes, cold start and warm validate beside the floor (table, and target/bench.json),
 ## then the scan throughput of bench-scan
