@@ -59,7 +59,7 @@ policies: setup
 	  $(WASM_OPT) $(WASM_DIR)/$$(echo $$p | tr - _).wasm -o target/modules/$$p.wasm || exit 1; \
 	  cmp -s target/modules/$$p.wasm policies/$$p/policy.wasm || cp target/modules/$$p.wasm policies/$$p/policy.wasm; \
 	done
-	$(WASM_OPT) $(WASM_DIR)/syncguard_noop.wasm -o bench/noop/policy.wasm bench/read-floor/policy.wasm
+	$(WASM_OPT) $(WASM_DIR)/syncguard_noop.wasm -o bench/noop/policy.wasm
 	$(WASM_OPT) $(WASM_DIR)/syncguard_read_floor.wasm -o bench/read-floor/policy.wasm
 
 ## all-in-one: every check in one module, ./syncguard.wasm (built after the single policies:
