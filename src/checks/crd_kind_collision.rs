@@ -420,6 +420,18 @@ fn builtin_findings(group: &str, kind: &str, own: &[OwnName<'_>], settings: &Set
         if resource.subresource || resource.plural.is_empty() {
             continue;
         }
+        let same_kind = resource.kind == kind;
+        let kind_clash = same_kind && !kind_allowed;
+        // Two resources of an allowed kind may share the names that come with it.
+        let names_exempt = same_kind && kind_allowed;
+        let name_clash = !names_exempt
+            && own
+                .iter()
+                .any(|name| name.value == resource.plural || is_lowercase_of(name.value, resource.kind));
+        // Most built-in resources share nothing with the CRD: skip them before building labels.
+        if !kind_clash && !name_clash {
+            continue;
+        }
         if resource.group == group || settings.allowed_pair(group, resource.group) {
             continue;
         }
@@ -429,8 +441,7 @@ fn builtin_findings(group: &str, kind: &str, own: &[OwnName<'_>], settings: &Set
             format!("{}.{}", resource.plural, resource.group)
         };
         let label = format!("built-in {qualified}");
-        let same_kind = resource.kind == kind;
-        if same_kind && !kind_allowed {
+        if kind_clash {
             findings
                 .kind
                 .entry(resource.group.to_string())
@@ -440,9 +451,7 @@ fn builtin_findings(group: &str, kind: &str, own: &[OwnName<'_>], settings: &Set
                     label: label.clone(),
                 });
         }
-        // Two resources of an allowed kind may share the names that come with it.
-        let names_exempt = same_kind && kind_allowed;
-        if !own.is_empty() && !names_exempt {
+        if name_clash {
             let singular = resource.kind.to_ascii_lowercase();
             findings.clash_names(
                 own,
@@ -452,6 +461,12 @@ fn builtin_findings(group: &str, kind: &str, own: &[OwnName<'_>], settings: &Set
             );
         }
     }
+}
+
+/// Whether `name` is `kind` in lowercase (a built-in resource's singular name), compared
+/// exactly and without allocating.
+fn is_lowercase_of(name: &str, kind: &str) -> bool {
+    name.len() == kind.len() && name.bytes().zip(kind.bytes()).all(|(n, k)| n == k.to_ascii_lowercase())
 }
 
 /// Collisions with one CRD listed from the cluster.
