@@ -141,8 +141,7 @@ clean:
 	$(CARGO) clean
 	rm -f $(MODULES) $(ANNOTATED) syncguard.wasm annotated-syncguard.wasm bench/noop/policy.wasm bench/read-floor/policy.wasm
 
-## bench: sizes, cold start and warm validate beside the floor (table, and target/bench.json),
-## then the scan throughput of bench-scan
+## bench: one run, one table (and target/bench.json): sizes, cold start, warm validate beside
+## the floors, scan throughput over 10,000 generated manifests, and the goals
 bench: build
 	$(SYNCGUARD) bench
-	$(SCAN_BENCH)

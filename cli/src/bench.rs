@@ -1,6 +1,7 @@
 //! `syncguard bench`: the figures behind the project's performance goals, measured side by
 //! side in one run: module size, cold start (wasmtime compile, no cache), and warm `validate`
-//! time (median and p95) on every fixture, beside the no-op floor module on the same payload.
+//! time (median and p95) on every fixture, beside the no-op floor module on the same payload,
+//! and `syncguard scan` throughput over a generated tree of manifests.
 
 use crate::engine::{Capabilities, Engine, Instance, Limits, Module};
 use crate::evaluate;
@@ -33,12 +34,22 @@ pub struct BenchArgs {
     /// Where to write the results as JSON.
     #[arg(long, default_value = "target/bench.json")]
     json_out: PathBuf,
+    /// Where the scan throughput's generated tree of manifests goes (replaced on each run).
+    #[arg(long, default_value = "target/bench-tree")]
+    scan_tree: PathBuf,
+    /// Manifests in that tree; 0 skips the scan throughput.
+    #[arg(long, default_value_t = SCAN_MANIFESTS)]
+    scan_manifests: usize,
 }
 
 /// Goal: every single-check module at most this many bytes.
 const SIZE_GOAL: u64 = 128 * 1024;
 /// Goal: warm validate on the Prometheus CRD at most this multiple of the floor.
 const FLOOR_RATIO_GOAL: f64 = 1.1;
+/// Manifests in the scan throughput's tree.
+const SCAN_MANIFESTS: usize = 10_000;
+/// Goal: `syncguard scan` of that tree at least this many manifests per second.
+const SCAN_RATE_GOAL: f64 = 2_000.0;
 
 #[derive(Serialize)]
 struct ModuleFigures {
@@ -60,9 +71,22 @@ struct FixtureFigures {
     ratio_to_read_floor: f64,
 }
 
+/// `syncguard scan` over the generated tree, with every policy module at its defaults.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ScanFigures {
+    files: usize,
+    documents: usize,
+    evaluations: usize,
+    jobs: usize,
+    seconds: f64,
+    documents_per_second: f64,
+}
+
 #[derive(Serialize)]
 struct Report {
     modules: Vec<ModuleFigures>,
+    scan: Option<ScanFigures>,
     goals: Vec<Goal>,
 }
 
@@ -186,6 +210,7 @@ pub fn bench(args: BenchArgs) -> Result<std::process::ExitCode> {
     policies.sort();
     let mut report = Report {
         modules: Vec::new(),
+        scan: None,
         goals: Vec::new(),
     };
     let mut all_fixtures = Vec::new();
@@ -255,6 +280,13 @@ pub fn bench(args: BenchArgs) -> Result<std::process::ExitCode> {
             .modules
             .push(measure("syncguard (all-in-one)", &args.all_in_one, &all_fixtures)?);
     }
+    if args.scan_manifests > 0 {
+        report.scan = Some(scan_throughput(
+            &args.policies_dir,
+            &args.scan_tree,
+            args.scan_manifests,
+        )?);
+    }
     goals(&mut report, policies.len());
     print_table(&report);
     if let Some(dir) = args.json_out.parent() {
@@ -263,6 +295,34 @@ pub fn bench(args: BenchArgs) -> Result<std::process::ExitCode> {
     std::fs::write(&args.json_out, serde_json::to_string_pretty(&report)?)?;
     println!("\nwritten to {}", args.json_out.display());
     Ok(std::process::ExitCode::SUCCESS)
+}
+
+/// Generates the benchmark tree and scans it once with every module of `policies_dir` (its
+/// annotated modules, default settings), on as many threads as there are CPUs.
+fn scan_throughput(policies_dir: &Path, tree: &Path, manifests: usize) -> Result<ScanFigures> {
+    use crate::scan::{self, PolicySet, ScanOptions};
+    let files = scan::bench::generate(tree, manifests)?;
+    let modules = scan::policies::from_dir(policies_dir)?;
+    let set = PolicySet::prepare(modules, &scan::config::Config::default(), "", Limits::default())?;
+    let options = ScanOptions {
+        jobs: std::thread::available_parallelism().map_or(1, |n| n.get()),
+        progress: false,
+    };
+    let start = Instant::now();
+    let result = scan::scan_paths(&[tree.to_path_buf()], &set, &[], &options);
+    let seconds = start.elapsed().as_secs_f64();
+    if let Some(error) = result.errors.first() {
+        return Err(anyhow!("scanning {}: {}", tree.display(), error.message));
+    }
+    let documents = result.documents.len();
+    Ok(ScanFigures {
+        files,
+        documents,
+        evaluations: result.counts().evaluations,
+        jobs: options.jobs,
+        seconds,
+        documents_per_second: documents as f64 / seconds.max(1e-9),
+    })
 }
 
 fn goals(report: &mut Report, singles: usize) {
@@ -301,6 +361,23 @@ fn goals(report: &mut Report, singles: usize) {
             });
         }
     }
+    scan_goal(report);
+}
+
+fn scan_goal(report: &mut Report) {
+    if let Some(scan) = &report.scan {
+        report.goals.push(Goal {
+            goal: format!(
+                "scan of {} manifests at {SCAN_RATE_GOAL:.0} manifests per second or more",
+                scan.documents
+            ),
+            measured: format!(
+                "{:.0} per second ({} documents, {} evaluations, {:.2} s, {} jobs)",
+                scan.documents_per_second, scan.documents, scan.evaluations, scan.seconds, scan.jobs
+            ),
+            met: scan.documents_per_second >= SCAN_RATE_GOAL,
+        });
+    }
 }
 
 fn print_table(report: &Report) {
@@ -330,6 +407,12 @@ fn print_table(report: &Report) {
                 f.ratio_to_read_floor
             );
         }
+    }
+    if let Some(scan) = &report.scan {
+        println!(
+            "\nsyncguard scan: {} documents in {} files, {} evaluations on {} jobs: {:.2} s, {:.0} documents per second",
+            scan.documents, scan.files, scan.evaluations, scan.jobs, scan.seconds, scan.documents_per_second
+        );
     }
     println!("\nGoals");
     for g in &report.goals {
