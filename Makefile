@@ -33,7 +33,7 @@ SCAN_BENCH  = $(SYNCGUARD) scan --generate-bench-tree target/bench-tree --count 
               $(SYNCGUARD) scan --stats target/bench-tree >/dev/null
 
 .PHONY: all setup build cli policies all-in-one annotate examples test unit e2e-tests lint bench bench-scan fmt clean \
-	push artifacthub manifests
+	push artifacthub manifests fuzz
 
 all: build
 
@@ -123,6 +123,7 @@ e2e-tests: build
 ## lint: formatting and clippy, warnings are errors
 lint:
 	$(CARGO) fmt --all --check
+	$(CARGO) fmt --manifest-path fuzz/Cargo.toml --check
 	$(CARGO) clippy --locked --workspace --all-targets -- -D warnings
 	$(CARGO) clippy --locked --release --target $(TARGET) -p syncguard --features all-in-one -- -D warnings
 
@@ -136,6 +137,7 @@ test: build lint unit e2e-tests
 
 fmt:
 	$(CARGO) fmt --all
+	$(CARGO) fmt --manifest-path fuzz/Cargo.toml
 
 clean:
 	$(CARGO) clean
@@ -145,3 +147,27 @@ clean:
 ## the floors, scan throughput over 10,000 generated manifests, and the goals
 bench: build
 	$(SYNCGUARD) bench
+
+## fuzz: every cargo-fuzz target (fuzz/) for FUZZ_SECONDS each, seeded from the fixtures. Inputs
+## that break an invariant are copied to fuzz/regressions/<target>/ (replayed by the tests) and
+## the run fails. Installs cargo-fuzz when missing; runs on a stable toolchain without a
+## sanitizer (RUSTC_BOOTSTRAP allows the coverage flags libFuzzer needs).
+## make fuzz [FUZZ_SECONDS=60] [FUZZ_TARGETS="crd-schema-fields ..."] [FUZZ_MAX_LEN=65536]
+FUZZ_SECONDS ?= 60
+FUZZ_MAX_LEN ?= 65536
+FUZZ_TARGETS ?= crd-schema-fields crd-safe-upgrade crd-kind-collision ownership-markers hook-job-safety all-in-one
+fuzz:
+	@command -v cargo-fuzz >/dev/null 2>&1 || $(CARGO) install cargo-fuzz --locked
+	$(CARGO) run --locked --quiet --profile host -p e2e-tests --bin fuzz-seeds -- target/fuzz/seeds $(FUZZ_MAX_LEN)
+	@failed=; for t in $(FUZZ_TARGETS); do \
+	  mkdir -p fuzz/corpus/$$t fuzz/artifacts/$$t; \
+	  echo "== fuzz $$t for $(FUZZ_SECONDS)s"; \
+	  RUSTC_BOOTSTRAP=1 $(CARGO) fuzz run --sanitizer none $$t $(CURDIR)/fuzz/corpus/$$t $(CURDIR)/target/fuzz/seeds/$$t -- \
+	    -max_total_time=$(FUZZ_SECONDS) -max_len=$(FUZZ_MAX_LEN) -timeout=10 -rss_limit_mb=4096 \
+	    -artifact_prefix=$(CURDIR)/fuzz/artifacts/$$t/ || failed="$$failed $$t"; \
+	  for f in fuzz/artifacts/$$t/crash-* fuzz/artifacts/$$t/timeout-* fuzz/artifacts/$$t/oom-*; do \
+	    [ -f "$$f" ] || continue; mkdir -p fuzz/regressions/$$t; cp "$$f" fuzz/regressions/$$t/; \
+	    echo "   kept $$f as fuzz/regressions/$$t/$$(basename $$f)"; \
+	  done; \
+	done; \
+	if [ -n "$$failed" ]; then echo "fuzz: invariants broken in:$$failed (inputs under fuzz/regressions/)"; exit 1; fi

@@ -10,6 +10,8 @@ pub mod all_in_one;
 pub mod check;
 pub mod checks;
 pub mod cluster;
+#[cfg(any(test, feature = "testing"))]
+pub mod fuzz;
 pub mod generated;
 pub mod k8s;
 #[cfg(not(target_arch = "wasm32"))]

@@ -95,6 +95,19 @@ impl Replay {
         })
     }
 
+    /// Every object the recorded answers list (answers that are not a List are skipped).
+    pub fn listed_objects(&self) -> Vec<Value> {
+        self.exchanges
+            .iter()
+            .filter_map(|(_, response)| match response {
+                HostResponse::Success(body) => cluster::list_items(body).ok(),
+                HostResponse::Error(_) => None,
+            })
+            .flatten()
+            .filter_map(|item| serde_json::from_str(item.get()).ok())
+            .collect()
+    }
+
     /// Answers the next request, which must equal the next recorded one.
     pub fn answer(&self, request: &HostRequest) -> Result<Vec<u8>, String> {
         let mut next = self.next.lock().unwrap_or_else(|e| e.into_inner());

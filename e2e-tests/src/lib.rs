@@ -187,3 +187,58 @@ pub fn check_case(engine: &Engine, policy: &str, module: &Path, case: &Case) -> 
         (None, Ok(outcome)) => testing::compare(&case.expect, &outcome).map(|()| outcome),
     }
 }
+
+/// A scratch directory under the system's temp dir, removed when dropped.
+pub struct Scratch(PathBuf);
+
+impl Scratch {
+    /// Creates `syncguard-<name>-<pid>`.
+    pub fn new(name: &str) -> Scratch {
+        let dir = std::env::temp_dir().join(format!("syncguard-{name}-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("create scratch dir");
+        Scratch(dir)
+    }
+
+    /// Writes `bytes` to the file `name` in the directory and returns its path.
+    pub fn write(&self, name: &str, bytes: &[u8]) -> PathBuf {
+        let path = self.0.join(name);
+        std::fs::write(&path, bytes).expect("write scratch file");
+        path
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Sends each payload file to `operation` of `module`, each in a fresh instance, with
+/// `syncguard call`; one answer per payload: the guest's bytes, or `Err` when the guest trapped
+/// or failed.
+pub fn call_module(module: &Path, operation: &str, payloads: &[PathBuf]) -> Vec<Result<Vec<u8>, String>> {
+    let mut command = Command::new(&Engine::syncguard().program);
+    command.args(["call", "--operation", operation]);
+    for payload in payloads {
+        command.arg("--payload-path").arg(payload);
+    }
+    let output = command.arg(module).output().expect("start syncguard call");
+    let answers: Vec<Result<Vec<u8>, String>> = output
+        .stdout
+        .split(|b| *b == b'\n')
+        .filter(|line| !line.is_empty())
+        .map(|line| match line.strip_prefix(b"ERROR: ") {
+            Some(error) => Err(String::from_utf8_lossy(error).into_owned()),
+            None => Ok(line.to_vec()),
+        })
+        .collect();
+    assert_eq!(
+        answers.len(),
+        payloads.len(),
+        "syncguard call answered {} of {} payloads: {}",
+        answers.len(),
+        payloads.len(),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    answers
+}

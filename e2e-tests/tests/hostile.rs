@@ -2,10 +2,9 @@
 //! would show as code 500), and every input gets the outcome documented in the README's
 //! "Hostile input" table.
 
-use e2e_tests::{Engine, annotated_module, policies, root};
+use e2e_tests::{Scratch, annotated_module, call_module, policies, root};
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 /// Every module under test: the single policies and the all-in-one.
 fn modules() -> Vec<(String, PathBuf)> {
@@ -56,54 +55,19 @@ fn base_request(policy: &str) -> Value {
     })
 }
 
-struct Scratch(PathBuf);
-
-impl Scratch {
-    fn new(name: &str) -> Scratch {
-        let dir = std::env::temp_dir().join(format!("syncguard-{name}-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).expect("create scratch dir");
-        Scratch(dir)
-    }
-
-    fn write(&self, name: &str, bytes: &[u8]) -> PathBuf {
-        let path = self.0.join(name);
-        std::fs::write(&path, bytes).expect("write scratch file");
-        path
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-/// Sends each payload to `operation` in a fresh instance with `syncguard call`; one answer per
-/// payload: the guest's JSON, or `Err` when the guest trapped or failed.
+/// Sends each payload to `operation` in a fresh instance; the guest's JSON, or `Err` when the
+/// guest trapped or failed.
 fn call(module: &Path, operation: &str, payloads: &[PathBuf]) -> Vec<Result<Value, String>> {
-    let mut command = Command::new(&Engine::syncguard().program);
-    command.args(["call", "--operation", operation]);
-    for payload in payloads {
-        command.arg("--payload-path").arg(payload);
-    }
-    let output = command.arg(module).output().expect("start syncguard call");
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let answers: Vec<Result<Value, String>> = stdout
-        .lines()
-        .map(|line| match line.strip_prefix("ERROR: ") {
-            Some(error) => Err(error.to_string()),
-            None => serde_json::from_str(line).map_err(|e| format!("answer is not JSON ({e}): {line}")),
+    call_module(module, operation, payloads)
+        .into_iter()
+        .map(|answer| {
+            answer.and_then(|bytes| {
+                serde_json::from_slice(&bytes).map_err(|e| {
+                    format!("answer is not JSON ({e}): {}", String::from_utf8_lossy(&bytes))
+                })
+            })
         })
-        .collect();
-    assert_eq!(
-        answers.len(),
-        payloads.len(),
-        "syncguard call answered {} of {} payloads: {}",
-        answers.len(),
-        payloads.len(),
-        String::from_utf8_lossy(&output.stderr)
-    );
-    answers
+        .collect()
 }
 
 fn nested(levels: usize) -> String {
