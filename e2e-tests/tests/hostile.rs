@@ -62,9 +62,8 @@ fn call(module: &Path, operation: &str, payloads: &[PathBuf]) -> Vec<Result<Valu
         .into_iter()
         .map(|answer| {
             answer.and_then(|bytes| {
-                serde_json::from_slice(&bytes).map_err(|e| {
-                    format!("answer is not JSON ({e}): {}", String::from_utf8_lossy(&bytes))
-                })
+                serde_json::from_slice(&bytes)
+                    .map_err(|e| format!("answer is not JSON ({e}): {}", String::from_utf8_lossy(&bytes)))
             })
         })
         .collect()
