@@ -160,7 +160,7 @@ fuzz:
 	@command -v cargo-fuzz >/dev/null 2>&1 || $(CARGO) install cargo-fuzz --locked
 	$(CARGO) run --locked --quiet --profile host -p e2e-tests --bin fuzz-seeds -- target/fuzz/seeds $(FUZZ_MAX_LEN)
 	@failed=; for t in $(FUZZ_TARGETS); do \
-	  mkdir -p fuzz/corpus/$$t fuzz/artifacts/$$t; \
+	  mkdir -p fuzz/corpus/$$t fuzz/artifacts/$$t; rm -f fuzz/artifacts/$$t/*; \
 	  echo "== fuzz $$t for $(FUZZ_SECONDS)s"; \
 	  RUSTC_BOOTSTRAP=1 $(CARGO) fuzz run --sanitizer none $$t $(CURDIR)/fuzz/corpus/$$t $(CURDIR)/target/fuzz/seeds/$$t -- \
 	    -max_total_time=$(FUZZ_SECONDS) -max_len=$(FUZZ_MAX_LEN) -timeout=10 -rss_limit_mb=4096 \
