@@ -120,11 +120,13 @@ unit:
 e2e-tests: build
 	$(CARGO) test --locked --profile host -p e2e-tests -p syncguard-cli
 
-## lint: formatting and clippy, warnings are errors
+## lint: formatting and clippy (the fuzz targets' too), warnings are errors
 lint:
 	$(CARGO) fmt --all --check
 	$(CARGO) fmt --manifest-path fuzz/Cargo.toml --check
 	$(CARGO) clippy --locked --workspace --all-targets -- -D warnings
+	@# The fuzz targets are their own workspace: checked here so they never rot between fuzz runs.
+	$(CARGO) clippy --locked --manifest-path fuzz/Cargo.toml --all-targets -- -D warnings
 	$(CARGO) clippy --locked --release --target $(TARGET) -p syncguard --features all-in-one -- -D warnings
 
 ## bench-scan: `syncguard scan` throughput (documentsPerSecond, JSON on stderr) over a generated
