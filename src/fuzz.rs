@@ -333,8 +333,21 @@ pub fn structured_input(operation: &str, parts: [Option<&Value>; 4]) -> Vec<u8> 
     bytes
 }
 
-/// Seed inputs for `target` from the fixtures of its policy (every policy's for `all-in-one`):
-/// each case as a raw payload, as a structured input, and its settings alone. Inputs over
+/// The all-in-one settings section of a single-check policy.
+fn settings_key(policy: &str) -> &'static str {
+    use crate::checks::{crd_kind_collision, crd_safe_upgrade, crd_schema_fields, hook_job_safety, ownership_markers};
+    match policy {
+        "crd-schema-fields" => crd_schema_fields::CrdSchemaFields::SETTINGS_KEY,
+        "crd-safe-upgrade" => crd_safe_upgrade::CrdSafeUpgrade::SETTINGS_KEY,
+        "crd-kind-collision" => crd_kind_collision::CrdKindCollision::SETTINGS_KEY,
+        "ownership-markers" => ownership_markers::OwnershipMarkers::SETTINGS_KEY,
+        _ => hook_job_safety::HookJobSafety::SETTINGS_KEY,
+    }
+}
+
+/// Seed inputs for `target` from the fixtures of its policy (every policy's for `all-in-one`,
+/// settings moved into the check's section): each case as a raw payload, as a structured input,
+/// and its settings alone. Inputs over
 /// `max_len` bytes are left out.
 pub fn seeds(target: &str, max_len: usize) -> Vec<Vec<u8>> {
     let policies: Vec<&str> = match target {
@@ -345,7 +358,11 @@ pub fn seeds(target: &str, max_len: usize) -> Vec<Vec<u8>> {
     for policy in policies {
         let dir = crate::testing::test_data(policy);
         for case in crate::testing::load(policy).cases {
-            let settings = case.settings.clone().unwrap_or_else(|| json!({}));
+            let mut settings = case.settings.clone().unwrap_or_else(|| json!({}));
+            if target == "all-in-one" {
+                // The all-in-one reads each check's settings from that check's section.
+                settings = json!({ settings_key(policy): settings });
+            }
             let mut raw = vec![RAW_SETTINGS];
             raw.extend_from_slice(settings.to_string().as_bytes());
             seeds.push(raw);

@@ -1,8 +1,9 @@
 //! Every input under `fuzz/regressions/<target>/` (inputs a fuzzer once broke a check with),
 //! replayed through the built module of its target with the invariants of `syncguard::fuzz`:
-//! an answer (no trap), well-formed, never code 500, identical in a fresh instance, mutations
-//! that settle. The built modules run without host capabilities, so context-aware lookups fail
-//! here; the core's own test replays the same inputs natively with their cluster objects.
+//! an answer (no trap), well-formed, no code 500 but a documented lookup failure, identical in a
+//! fresh instance, mutations that settle. The built modules run without host capabilities, so
+//! context-aware lookups fail here; the core's own test replays the same inputs natively with
+//! their cluster objects.
 
 use e2e_tests::{Scratch, annotated_module, call_module, root};
 use std::cell::Cell;
