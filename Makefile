@@ -157,7 +157,7 @@ bench: build
 ## make fuzz [FUZZ_SECONDS=60] [FUZZ_TARGETS="crd-schema-fields ..."] [FUZZ_MAX_LEN=65536]
 FUZZ_SECONDS ?= 60
 FUZZ_MAX_LEN ?= 65536
-FUZZ_TARGETS ?= crd-schema-fields crd-safe-upgrade crd-kind-collision ownership-markers hook-job-safety all-in-one
+FUZZ_TARGETS ?= $(sort $(basename $(notdir $(wildcard fuzz/fuzz_targets/*.rs))))
 fuzz:
 	@command -v cargo-fuzz >/dev/null 2>&1 || $(CARGO) install cargo-fuzz --locked
 	$(CARGO) run --locked --quiet --profile host -p e2e-tests --bin fuzz-seeds -- target/fuzz/seeds $(FUZZ_MAX_LEN)

@@ -37,6 +37,9 @@ pub trait Check {
     fn validate(request: &crate::admission::Request<'_>, settings: &Self::Settings, cluster: &dyn Cluster) -> Verdict;
 }
 
+/// What a `validate` rejection says when the settings in its payload do not validate.
+pub const INVALID_SETTINGS: &str = "invalid settings";
+
 /// Parses and checks a check's settings from raw JSON (absent or `null` means defaults).
 pub fn parse_settings<C: Check>(raw: Option<&str>) -> Result<C::Settings, String> {
     let parsed: C::Settings = settings::parse(raw)?;
@@ -64,7 +67,7 @@ pub fn decide<C: Check>(payload: &[u8], cluster: &dyn Cluster) -> Verdict {
     let settings = match parse_settings::<C>(request.settings.map(|raw| raw.get())) {
         Ok(settings) => settings,
         Err(message) => {
-            return Verdict::reject_with_code(format!("{}: invalid settings: {message}", C::NAME), 400);
+            return Verdict::reject_with_code(format!("{}: {INVALID_SETTINGS}: {message}", C::NAME), 400);
         }
     };
     C::validate(&request.request, &settings, cluster)

@@ -202,10 +202,6 @@ pub fn check_call(call: &Call, evaluate: &mut Evaluate<'_>) -> Result<(), String
     }
 }
 
-/// What a context-aware check's rejection says when it could not read the cluster and fails
-/// closed: the one documented code-500 outcome (crd-kind-collision's `onLookupFailure`).
-const LOOKUP_FAILURE_MARK: &str = "(onLookupFailure: reject)";
-
 /// Reads a `validate` answer and checks it is a proper decision.
 fn validation_response(answer: &[u8]) -> Result<ValidationResponse, String> {
     let response = check::decode_response(answer)
@@ -213,7 +209,7 @@ fn validation_response(answer: &[u8]) -> Result<ValidationResponse, String> {
     let lookup_failure = response
         .message
         .as_deref()
-        .is_some_and(|m| m.contains(LOOKUP_FAILURE_MARK));
+        .is_some_and(|m| m.contains(crate::checks::crd_kind_collision::LOOKUP_FAILURE_MARK));
     if response.code == Some(500) && !lookup_failure {
         return Err(format!("internal error: {}", String::from_utf8_lossy(answer)));
     }
@@ -253,7 +249,7 @@ fn check_settings_answer(payload: &[u8], answer: &[u8], evaluate: &mut Evaluate<
     let request = format!("{{\"request\":{{\"uid\":\"fuzz\",\"operation\":\"CONNECT\"}},\"settings\":{settings}}}");
     let response = validation_response(&evaluate(Operation::Validate, request.as_bytes())?)?;
     match response.message {
-        Some(message) if !response.accepted && message.contains("invalid settings") => Err(format!(
+        Some(message) if !response.accepted && message.contains(check::INVALID_SETTINGS) => Err(format!(
             "validate_settings accepted settings that validate refuses: {message}"
         )),
         _ => Ok(()),
@@ -279,43 +275,60 @@ fn check_mutation_settles(payload: &[u8], mutated: &Value, evaluate: &mut Evalua
     }
 }
 
-/// The fuzz targets: each name (a policy's, or `all-in-one`) with its check's admission rules.
-pub const TARGETS: &[&str] = &[
-    "crd-schema-fields",
-    "crd-safe-upgrade",
-    "crd-kind-collision",
-    "ownership-markers",
-    "hook-job-safety",
-    "all-in-one",
-];
-
-/// Decodes fuzz input for `target` (one of [`TARGETS`]), or `None` for an unknown target.
-pub fn decode_for(target: &str, data: &[u8]) -> Option<Call> {
-    use crate::checks::{crd_kind_collision, crd_safe_upgrade, crd_schema_fields, hook_job_safety, ownership_markers};
-    let rules = match target {
-        "crd-schema-fields" => crd_schema_fields::CrdSchemaFields::RULES,
-        "crd-safe-upgrade" => crd_safe_upgrade::CrdSafeUpgrade::RULES,
-        "crd-kind-collision" => crd_kind_collision::CrdKindCollision::RULES,
-        "ownership-markers" => ownership_markers::OwnershipMarkers::RULES,
-        "hook-job-safety" => hook_job_safety::HookJobSafety::RULES,
-        "all-in-one" => crate::all_in_one::RULES,
-        _ => return None,
-    };
-    Some(decode(rules, data))
+/// One fuzz target: the check it exercises.
+#[derive(Debug, Clone, Copy)]
+pub struct Target {
+    /// The target's name: the policy's, or `all-in-one`.
+    pub name: &'static str,
+    /// The check's admission rules, which shape structured requests.
+    pub rules: &'static [Rule],
+    /// The check's section of the all-in-one settings (empty for the all-in-one itself).
+    pub settings_key: &'static str,
+    /// Checks a decoded call with the check, natively.
+    pub check: fn(&Call) -> Result<(), String>,
 }
 
-/// Checks fuzz input for `target` natively, as its cargo-fuzz target does.
-pub fn check_target(target: &str, data: &[u8]) -> Result<(), String> {
-    use crate::checks::{crd_kind_collision, crd_safe_upgrade, crd_schema_fields, hook_job_safety, ownership_markers};
-    let call = decode_for(target, data).ok_or_else(|| format!("unknown fuzz target {target}"))?;
-    match target {
-        "crd-schema-fields" => check_native::<crd_schema_fields::CrdSchemaFields>(&call),
-        "crd-safe-upgrade" => check_native::<crd_safe_upgrade::CrdSafeUpgrade>(&call),
-        "crd-kind-collision" => check_native::<crd_kind_collision::CrdKindCollision>(&call),
-        "ownership-markers" => check_native::<ownership_markers::OwnershipMarkers>(&call),
-        "hook-job-safety" => check_native::<hook_job_safety::HookJobSafety>(&call),
-        _ => check_native::<crate::all_in_one::AllInOne>(&call),
+const fn target<C: Check>(name: &'static str) -> Target {
+    Target {
+        name,
+        rules: C::RULES,
+        settings_key: C::SETTINGS_KEY,
+        check: check_native::<C>,
     }
+}
+
+/// The fuzz targets: one per check, then the all-in-one policy.
+pub const TARGETS: &[Target] = {
+    use crate::checks::{crd_kind_collision, crd_safe_upgrade, crd_schema_fields, hook_job_safety, ownership_markers};
+    &[
+        target::<crd_schema_fields::CrdSchemaFields>(crd_schema_fields::CrdSchemaFields::NAME),
+        target::<crd_safe_upgrade::CrdSafeUpgrade>(crd_safe_upgrade::CrdSafeUpgrade::NAME),
+        target::<crd_kind_collision::CrdKindCollision>(crd_kind_collision::CrdKindCollision::NAME),
+        target::<ownership_markers::OwnershipMarkers>(ownership_markers::OwnershipMarkers::NAME),
+        target::<hook_job_safety::HookJobSafety>(hook_job_safety::HookJobSafety::NAME),
+        target::<crate::all_in_one::AllInOne>(ALL_IN_ONE),
+    ]
+};
+
+/// The all-in-one policy's target name.
+pub const ALL_IN_ONE: &str = "all-in-one";
+
+impl Target {
+    /// The target called `name`.
+    pub fn named(name: &str) -> Option<&'static Target> {
+        TARGETS.iter().find(|t| t.name == name)
+    }
+
+    /// Turns fuzz input into this target's call.
+    pub fn decode(&self, data: &[u8]) -> Call {
+        decode(self.rules, data)
+    }
+}
+
+/// Checks fuzz input for the target called `name` natively, as its cargo-fuzz target does.
+pub fn check_target(name: &str, data: &[u8]) -> Result<(), String> {
+    let target = Target::named(name).ok_or_else(|| format!("unknown fuzz target {name}"))?;
+    (target.check)(&target.decode(data))
 }
 
 /// Encodes a structured input (the inverse of [`decode`] for mode [`STRUCTURED`]).
@@ -333,35 +346,24 @@ pub fn structured_input(operation: &str, parts: [Option<&Value>; 4]) -> Vec<u8> 
     bytes
 }
 
-/// The all-in-one settings section of a single-check policy.
-fn settings_key(policy: &str) -> &'static str {
-    use crate::checks::{crd_kind_collision, crd_safe_upgrade, crd_schema_fields, hook_job_safety, ownership_markers};
-    match policy {
-        "crd-schema-fields" => crd_schema_fields::CrdSchemaFields::SETTINGS_KEY,
-        "crd-safe-upgrade" => crd_safe_upgrade::CrdSafeUpgrade::SETTINGS_KEY,
-        "crd-kind-collision" => crd_kind_collision::CrdKindCollision::SETTINGS_KEY,
-        "ownership-markers" => ownership_markers::OwnershipMarkers::SETTINGS_KEY,
-        _ => hook_job_safety::HookJobSafety::SETTINGS_KEY,
-    }
-}
-
-/// Seed inputs for `target` from the fixtures of its policy (every policy's for `all-in-one`,
+/// Seed inputs for `target` from the fixtures of its policy (every policy's for the all-in-one,
 /// settings moved into the check's section): each case as a raw payload, as a structured input,
-/// and its settings alone. Inputs over
-/// `max_len` bytes are left out.
-pub fn seeds(target: &str, max_len: usize) -> Vec<Vec<u8>> {
-    let policies: Vec<&str> = match target {
-        "all-in-one" => TARGETS.iter().copied().filter(|t| *t != "all-in-one").collect(),
-        policy => vec![policy],
+/// and its settings alone. Inputs over `max_len` bytes are left out.
+pub fn seeds(target: &Target, max_len: usize) -> Vec<Vec<u8>> {
+    let checks: Vec<&Target> = if target.name == ALL_IN_ONE {
+        TARGETS.iter().filter(|t| t.name != ALL_IN_ONE).collect()
+    } else {
+        vec![target]
     };
     let mut seeds = Vec::new();
-    for policy in policies {
+    for check in checks {
+        let policy = check.name;
         let dir = crate::testing::test_data(policy);
         for case in crate::testing::load(policy).cases {
             let mut settings = case.settings.clone().unwrap_or_else(|| json!({}));
-            if target == "all-in-one" {
+            if target.name == ALL_IN_ONE {
                 // The all-in-one reads each check's settings from that check's section.
-                settings = json!({ settings_key(policy): settings });
+                settings = json!({ check.settings_key: settings });
             }
             let mut raw = vec![RAW_SETTINGS];
             raw.extend_from_slice(settings.to_string().as_bytes());
@@ -394,11 +396,11 @@ pub fn seeds(target: &str, max_len: usize) -> Vec<Vec<u8>> {
     seeds
 }
 
-/// The regression inputs of `target` under `fuzz/regressions/<target>/`, with their names.
-pub fn regressions(target: &str) -> Vec<(String, Vec<u8>)> {
+/// The regression inputs of `target` under `fuzz/regressions/<name>/`, with their file names.
+pub fn regressions(target: &Target) -> Vec<(String, Vec<u8>)> {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("fuzz/regressions")
-        .join(target);
+        .join(target.name);
     let mut inputs: Vec<(String, Vec<u8>)> = std::fs::read_dir(&dir)
         .into_iter()
         .flatten()
@@ -476,10 +478,12 @@ mod tests {
             let seeds = seeds(target, usize::MAX);
             assert!(
                 seeds.iter().any(|s| s[0] == STRUCTURED),
-                "{target} has no structured seed"
+                "{} has no structured seed",
+                target.name
             );
             for seed in &seeds {
-                check_target(target, seed).unwrap_or_else(|e| panic!("{target}: a seed breaks an invariant: {e}"));
+                check_target(target.name, seed)
+                    .unwrap_or_else(|e| panic!("{}: a seed breaks an invariant: {e}", target.name));
             }
         }
     }
@@ -491,7 +495,8 @@ mod tests {
         let mut replayed = 0;
         for target in TARGETS {
             for (name, bytes) in regressions(target) {
-                check_target(target, &bytes).unwrap_or_else(|e| panic!("fuzz/regressions/{target}/{name}: {e}"));
+                check_target(target.name, &bytes)
+                    .unwrap_or_else(|e| panic!("fuzz/regressions/{}/{name}: {e}", target.name));
                 replayed += 1;
             }
         }

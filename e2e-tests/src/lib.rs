@@ -171,6 +171,13 @@ pub fn annotated_module(policy: &str) -> PathBuf {
     path
 }
 
+/// The annotated all-in-one module, as `make build` leaves it.
+pub fn all_in_one_module() -> PathBuf {
+    let path = root().join("annotated-syncguard.wasm");
+    assert!(path.is_file(), "{} is missing: run `make build` first", path.display());
+    path
+}
+
 /// Checks one case's engine result against its expectation.
 pub fn check_case(engine: &Engine, policy: &str, module: &Path, case: &Case) -> Result<Outcome, String> {
     let result = engine.run_case(policy, module, case);

@@ -5,41 +5,31 @@
 //! context-aware lookups fail here; the core's own test replays the same inputs natively with
 //! their cluster objects.
 
-use e2e_tests::{Scratch, annotated_module, call_module, root};
-use std::cell::Cell;
-use std::path::PathBuf;
+use e2e_tests::{Scratch, all_in_one_module, annotated_module, call_module};
 use syncguard::fuzz;
-
-/// The built module a fuzz target exercises.
-fn module(target: &str) -> PathBuf {
-    if target == "all-in-one" {
-        let path = root().join("annotated-syncguard.wasm");
-        assert!(path.is_file(), "{} is missing: run `make build` first", path.display());
-        path
-    } else {
-        annotated_module(target)
-    }
-}
 
 #[test]
 fn fuzz_regressions_replay_through_the_built_modules() {
     let scratch = Scratch::new("fuzz-regressions");
-    let written = Cell::new(0usize);
+    let mut written = 0;
     let mut failures = Vec::new();
     let mut replayed = 0;
     for target in fuzz::TARGETS {
-        let module = module(target);
+        let module = if target.name == fuzz::ALL_IN_ONE {
+            all_in_one_module()
+        } else {
+            annotated_module(target.name)
+        };
         for (name, bytes) in fuzz::regressions(target) {
-            let call = fuzz::decode_for(target, &bytes).expect("a known target");
             let mut evaluate = |operation: fuzz::Operation, payload: &[u8]| {
-                written.set(written.get() + 1);
-                let path = scratch.write(&format!("payload-{}", written.get()), payload);
+                written += 1;
+                let path = scratch.write(&format!("payload-{written}"), payload);
                 call_module(&module, operation.name(), &[path])
                     .pop()
                     .expect("one answer")
             };
-            if let Err(broken) = fuzz::check_call(&call, &mut evaluate) {
-                failures.push(format!("fuzz/regressions/{target}/{name}: {broken}"));
+            if let Err(broken) = fuzz::check_call(&target.decode(&bytes), &mut evaluate) {
+                failures.push(format!("fuzz/regressions/{}/{name}: {broken}", target.name));
             }
             replayed += 1;
         }

@@ -2,7 +2,7 @@
 //! would show as code 500), and every input gets the outcome documented in the README's
 //! "Hostile input" table.
 
-use e2e_tests::{Scratch, annotated_module, call_module, policies, root};
+use e2e_tests::{Scratch, all_in_one_module, annotated_module, call_module, policies};
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 
@@ -12,9 +12,7 @@ fn modules() -> Vec<(String, PathBuf)> {
         .into_iter()
         .map(|p| (p.clone(), annotated_module(&p)))
         .collect();
-    let all = root().join("annotated-syncguard.wasm");
-    assert!(all.is_file(), "{} is missing: run `make build` first", all.display());
-    modules.push(("syncguard".into(), all));
+    modules.push(("syncguard".into(), all_in_one_module()));
     modules
 }
 

@@ -5,7 +5,9 @@
 //! - the all-in-one module, with only that check enabled, gives the same verdict, message,
 //!   warnings and patch, each message and warning prefixed with the check's name.
 
-use e2e_tests::{Engine, annotated_module, check_case, parallel_map, parse_response, policies, root};
+use e2e_tests::{
+    Engine, all_in_one_module, annotated_module, check_case, parallel_map, parse_response, policies, root,
+};
 use serde_json::{Value, json};
 use syncguard::testing::{self, Case};
 
@@ -131,12 +133,7 @@ fn evaluate(engine: &Engine, all_in_one: &std::path::Path, job: &Job) -> Vec<Str
 #[test]
 fn every_fixture_of_every_policy() {
     let engine = Engine::from_env();
-    let all_in_one = root().join("annotated-syncguard.wasm");
-    assert!(
-        all_in_one.is_file(),
-        "{} is missing: run `make build` first",
-        all_in_one.display()
-    );
+    let all_in_one = all_in_one_module();
     let jobs: Vec<Job> = policies()
         .into_iter()
         .flat_map(|policy| {

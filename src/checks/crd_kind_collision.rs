@@ -55,6 +55,10 @@ use crate::text::{join_and, quote};
 use serde::Deserialize;
 use std::collections::{BTreeMap, BTreeSet};
 
+/// Part of every rejection for a failed cluster lookup under `onLookupFailure: reject`: the one
+/// outcome with code 500 (the fuzz invariants recognise it by this text).
+pub const LOOKUP_FAILURE_MARK: &str = "(onLookupFailure: reject)";
+
 /// API version of the CRDs the check lists.
 const CRD_API_VERSION: &str = "apiextensions.k8s.io/v1";
 /// Kind the check lists.
@@ -393,7 +397,7 @@ fn evaluate(crd: &Crd, request_name: &str, settings: &Settings, cluster: &dyn Cl
                     code = Some(500);
                 }
                 rejections.push(format!(
-                    "cannot check CustomResourceDefinition {name} against the cluster's other CustomResourceDefinitions: listing {CRD_KIND} in {CRD_API_VERSION} failed: {error}. The policy rejects what it cannot check (onLookupFailure: reject). Fix: let the policy list CustomResourceDefinitions (its metadata.yml declares them in contextAwareResources; the policy-server's service account needs RBAC permission to list customresourcedefinitions.apiextensions.k8s.io; kwctl needs --allow-context-aware), or set {{\"onLookupFailure\":\"accept\"}} to accept with a warning instead."
+                    "cannot check CustomResourceDefinition {name} against the cluster's other CustomResourceDefinitions: listing {CRD_KIND} in {CRD_API_VERSION} failed: {error}. The policy rejects what it cannot check {LOOKUP_FAILURE_MARK}. Fix: let the policy list CustomResourceDefinitions (its metadata.yml declares them in contextAwareResources; the policy-server's service account needs RBAC permission to list customresourcedefinitions.apiextensions.k8s.io; kwctl needs --allow-context-aware), or set {{\"onLookupFailure\":\"accept\"}} to accept with a warning instead."
                 ));
             }
             OnLookupFailure::Accept => warnings.push(format!(

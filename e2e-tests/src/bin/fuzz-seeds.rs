@@ -21,7 +21,7 @@ fn main() -> ExitCode {
         }
     };
     for target in fuzz::TARGETS {
-        let target_dir = dir.join(target);
+        let target_dir = dir.join(target.name);
         if let Err(e) = std::fs::create_dir_all(&target_dir) {
             eprintln!("fuzz-seeds: {}: {e}", target_dir.display());
             return ExitCode::FAILURE;
@@ -34,7 +34,7 @@ fn main() -> ExitCode {
                 return ExitCode::FAILURE;
             }
         }
-        println!("{target}: {} seeds in {}", seeds.len(), target_dir.display());
+        println!("{}: {} seeds in {}", target.name, seeds.len(), target_dir.display());
     }
     ExitCode::SUCCESS
 }
