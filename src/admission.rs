@@ -1,17 +1,16 @@
 //! The admission model: what a policy receives from Kubewarden and what it answers.
 //!
-//! The request keeps `object` and `oldObject` as raw JSON so a check that does not apply to a
-//! request never builds a tree for them (serde only scans past them).
+//! The request keeps `object` and `oldObject` as unread [`Json`] so a check that does not
+//! apply to a request never reads them; the answer is written by hand, field for field as
+//! Kubewarden's SDK serializes it.
 
-use serde::de::DeserializeOwned;
+use crate::json::{self, Error, FromJson, Json};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use serde_json::value::RawValue;
 use std::collections::BTreeMap;
 
 /// Group, version and kind of the object in a request.
-#[derive(Debug, Clone, Default, Deserialize, PartialEq, Eq)]
-#[serde(default)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct GroupVersionKind {
     /// API group; empty for the core group.
     pub group: String,
@@ -21,9 +20,24 @@ pub struct GroupVersionKind {
     pub kind: String,
 }
 
+impl<'a> FromJson<'a> for GroupVersionKind {
+    fn from_json(value: Json<'a>) -> Result<Self, Error> {
+        let mut gvk = GroupVersionKind::default();
+        value.read_members("struct GroupVersionKind", &["group", "version", "kind"], false, |i, v| {
+            let text = v.read()?;
+            match i {
+                0 => gvk.group = text,
+                1 => gvk.version = text,
+                _ => gvk.kind = text,
+            }
+            Ok(())
+        })?;
+        Ok(gvk)
+    }
+}
+
 /// Group, version and resource (plural) addressed by a request.
-#[derive(Debug, Clone, Default, Deserialize, PartialEq, Eq)]
-#[serde(default)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct GroupVersionResource {
     /// API group; empty for the core group.
     pub group: String,
@@ -33,9 +47,29 @@ pub struct GroupVersionResource {
     pub resource: String,
 }
 
+impl<'a> FromJson<'a> for GroupVersionResource {
+    fn from_json(value: Json<'a>) -> Result<Self, Error> {
+        let mut gvr = GroupVersionResource::default();
+        value.read_members(
+            "struct GroupVersionResource",
+            &["group", "version", "resource"],
+            false,
+            |i, v| {
+                let text = v.read()?;
+                match i {
+                    0 => gvr.group = text,
+                    1 => gvr.version = text,
+                    _ => gvr.resource = text,
+                }
+                Ok(())
+            },
+        )?;
+        Ok(gvr)
+    }
+}
+
 /// A Kubernetes AdmissionRequest as Kubewarden hands it to a policy.
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, Default)]
 pub struct Request<'a> {
     /// Request uid, echoed in the response by the host.
     pub uid: String,
@@ -51,46 +85,99 @@ pub struct Request<'a> {
     pub namespace: Option<String>,
     /// `CREATE`, `UPDATE`, `DELETE` or `CONNECT`.
     pub operation: String,
-    /// The new object, kept raw.
-    #[serde(borrow)]
-    pub object: Option<&'a RawValue>,
-    /// The existing object on UPDATE and DELETE, kept raw.
-    #[serde(borrow)]
-    pub old_object: Option<&'a RawValue>,
+    /// The new object, unread; `None` when absent or `null`.
+    pub object: Option<Json<'a>>,
+    /// The existing object on UPDATE and DELETE, unread; `None` when absent or `null`.
+    pub old_object: Option<Json<'a>>,
     /// Whether the request is a dry run.
     pub dry_run: Option<bool>,
 }
 
-/// The payload of the waPC `validate` operation.
-#[derive(Debug, Deserialize)]
-pub struct ValidationRequest<'a> {
-    /// The admission request.
-    #[serde(borrow)]
-    pub request: Request<'a>,
-    /// The policy settings, `{}` or absent when none.
-    #[serde(borrow, default)]
-    pub settings: Option<&'a RawValue>,
+/// Members of an AdmissionRequest that policies read.
+const REQUEST_FIELDS: &[&str] = &[
+    "uid",
+    "kind",
+    "resource",
+    "subResource",
+    "name",
+    "namespace",
+    "operation",
+    "object",
+    "oldObject",
+    "dryRun",
+];
+
+impl<'a> FromJson<'a> for Request<'a> {
+    fn from_json(value: Json<'a>) -> Result<Self, Error> {
+        let mut request = Request::default();
+        value.read_members("struct Request", REQUEST_FIELDS, false, |i, v| {
+            match i {
+                0 => request.uid = v.read()?,
+                1 => request.kind = v.read()?,
+                2 => request.resource = v.read()?,
+                3 => request.sub_resource = v.read()?,
+                4 => request.name = v.read()?,
+                5 => request.namespace = v.read()?,
+                6 => request.operation = v.read()?,
+                7 => request.object = v.read()?,
+                8 => request.old_object = v.read()?,
+                _ => request.dry_run = v.read()?,
+            }
+            Ok(())
+        })?;
+        Ok(request)
+    }
 }
 
-impl Request<'_> {
-    /// The object parsed as `T`; `Ok(None)` when the request carries no object (or `null`).
-    pub fn object_as<T: DeserializeOwned>(&self) -> Result<Option<T>, String> {
-        parse_raw(self.object, "object")
+/// The payload of the waPC `validate` operation.
+#[derive(Debug)]
+pub struct ValidationRequest<'a> {
+    /// The admission request.
+    pub request: Request<'a>,
+    /// The policy settings, `{}` or absent when none.
+    pub settings: Option<Json<'a>>,
+}
+
+impl<'a> FromJson<'a> for ValidationRequest<'a> {
+    fn from_json(value: Json<'a>) -> Result<Self, Error> {
+        if value.is_null() {
+            return Err(value.invalid_type("struct ValidationRequest"));
+        }
+        let mut request = None;
+        let mut settings = None;
+        value.read_members("struct ValidationRequest", &["request", "settings"], false, |i, v| {
+            match i {
+                0 => request = Some(v.read()?),
+                _ => settings = v.read()?,
+            }
+            Ok(())
+        })?;
+        match request {
+            Some(request) => Ok(ValidationRequest { request, settings }),
+            None => Err(value.error("missing field `request`")),
+        }
+    }
+}
+
+impl<'a> Request<'a> {
+    /// The object read as `T`; `Ok(None)` when the request carries no object (or `null`).
+    pub fn object_as<T: FromJson<'a>>(&self) -> Result<Option<T>, String> {
+        read_object(self.object, "object")
     }
 
-    /// The old object parsed as `T`; `Ok(None)` when the request carries none.
-    pub fn old_object_as<T: DeserializeOwned>(&self) -> Result<Option<T>, String> {
-        parse_raw(self.old_object, "oldObject")
+    /// The old object read as `T`; `Ok(None)` when the request carries none.
+    pub fn old_object_as<T: FromJson<'a>>(&self) -> Result<Option<T>, String> {
+        read_object(self.old_object, "oldObject")
     }
 
     /// The raw JSON text of the object, or `""` when there is none.
-    pub fn object_text(&self) -> &str {
-        self.object.map(|raw| raw.get()).unwrap_or("")
+    pub fn object_text(&self) -> &'a str {
+        self.object.map(|value| value.text()).unwrap_or("")
     }
 
     /// The raw JSON text of the old object, or `""` when there is none.
-    pub fn old_object_text(&self) -> &str {
-        self.old_object.map(|raw| raw.get()).unwrap_or("")
+    pub fn old_object_text(&self) -> &'a str {
+        self.old_object.map(|value| value.text()).unwrap_or("")
     }
 
     /// True for `CREATE`.
@@ -104,13 +191,13 @@ impl Request<'_> {
     }
 }
 
-fn parse_raw<T: DeserializeOwned>(raw: Option<&RawValue>, what: &str) -> Result<Option<T>, String> {
-    match raw {
+fn read_object<'a, T: FromJson<'a>>(value: Option<Json<'a>>, what: &str) -> Result<Option<T>, String> {
+    match value {
         None => Ok(None),
-        Some(raw) if raw.get() == "null" => Ok(None),
-        Some(raw) => serde_json::from_str(raw.get())
+        Some(value) => value
+            .read()
             .map(Some)
-            .map_err(|e| format!("cannot read the request's {what}: {e}")),
+            .map_err(|e| format!("cannot read the request's {what}: {}", e.located(value.text()))),
     }
 }
 
@@ -127,8 +214,8 @@ pub struct Verdict {
     pub warnings: Vec<String>,
     /// Audit annotations, sorted by key.
     pub audit_annotations: BTreeMap<String, String>,
-    /// The object as the check would change it (mutating checks only).
-    pub mutated_object: Option<Value>,
+    /// The object as the check would change it, as JSON text (mutating checks only).
+    pub mutated_object: Option<String>,
 }
 
 impl Verdict {
@@ -175,23 +262,69 @@ impl Verdict {
         self
     }
 
-    /// Sets the mutated object.
-    pub fn mutate(mut self, object: Value) -> Self {
+    /// Sets the mutated object (its JSON text).
+    pub fn mutate(mut self, object: String) -> Self {
         self.mutated_object = Some(object);
         self
     }
 
-    /// The wire form Kubewarden expects from `validate`.
-    pub fn into_response(self) -> ValidationResponse {
-        ValidationResponse {
-            accepted: self.accepted,
-            message: self.message,
-            code: self.code,
-            mutated_object: self.mutated_object,
-            audit_annotations: (!self.audit_annotations.is_empty()).then_some(self.audit_annotations),
-            warnings: (!self.warnings.is_empty()).then_some(self.warnings),
+    /// The wire form Kubewarden expects from `validate`, as JSON: the fields of the SDK's
+    /// `ValidationResponse` in its order, absent ones as `null`, annotations sorted by key.
+    pub fn to_json(&self) -> String {
+        let mut out = String::from("{\"accepted\":");
+        out.push_str(if self.accepted { "true" } else { "false" });
+        out.push_str(",\"message\":");
+        write_optional_string(&mut out, self.message.as_deref());
+        out.push_str(",\"code\":");
+        match self.code {
+            Some(code) => out.push_str(&code.to_string()),
+            None => out.push_str("null"),
         }
+        out.push_str(",\"mutated_object\":");
+        out.push_str(self.mutated_object.as_deref().unwrap_or("null"));
+        out.push_str(",\"audit_annotations\":");
+        if self.audit_annotations.is_empty() {
+            out.push_str("null");
+        } else {
+            for (i, (key, value)) in self.audit_annotations.iter().enumerate() {
+                out.push(if i == 0 { '{' } else { ',' });
+                json::write_string(&mut out, key);
+                out.push(':');
+                json::write_string(&mut out, value);
+            }
+            out.push('}');
+        }
+        out.push_str(",\"warnings\":");
+        if self.warnings.is_empty() {
+            out.push_str("null");
+        } else {
+            for (i, warning) in self.warnings.iter().enumerate() {
+                out.push(if i == 0 { '[' } else { ',' });
+                json::write_string(&mut out, warning);
+            }
+            out.push(']');
+        }
+        out.push('}');
+        out
     }
+}
+
+/// Writes `text` as a JSON string, or `null`.
+fn write_optional_string(out: &mut String, text: Option<&str>) {
+    match text {
+        Some(text) => json::write_string(out, text),
+        None => out.push_str("null"),
+    }
+}
+
+/// The answer of the waPC `validate_settings` operation as JSON.
+pub fn settings_response_json(result: &Result<(), String>) -> String {
+    let mut out = String::from("{\"valid\":");
+    out.push_str(if result.is_ok() { "true" } else { "false" });
+    out.push_str(",\"message\":");
+    write_optional_string(&mut out, result.as_ref().err().map(String::as_str));
+    out.push('}');
+    out
 }
 
 /// The answer of the waPC `validate` operation, as Kubewarden's SDK defines it, but with

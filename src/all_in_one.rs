@@ -17,7 +17,7 @@ use crate::cluster::Cluster;
 use crate::rules::{Rule, any_matches};
 use serde::Deserialize;
 use serde::de::{Deserializer, Error as _};
-use serde_json::value::RawValue;
+use crate::json;
 use serde_json::{Map, Value};
 
 /// One check's section of the all-in-one settings: `enabled` plus the check's settings.
@@ -123,7 +123,7 @@ pub const RULES: &[Rule] = &[
 fn step<C: Check>(
     section: &Section<C>,
     request: &Request<'_>,
-    mutated: &mut Option<Box<RawValue>>,
+    mutated: &mut Option<String>,
     cluster: &dyn Cluster,
     combined: &mut Verdict,
 ) {
@@ -131,7 +131,9 @@ fn step<C: Check>(
         return;
     }
     let mut current = request.clone();
-    if let Some(object) = mutated.as_deref() {
+    // A mutation is JSON text written by a check, so it parses; if it did not, the next check
+    // would see the request's own object.
+    if let Some(object) = mutated.as_deref().and_then(|text| json::parse(text).ok()) {
         current.object = Some(object);
     }
     let verdict = C::validate(&current, &section.settings, cluster);
@@ -147,10 +149,8 @@ fn step<C: Check>(
     }
     combined.warnings.extend(verdict.warnings.into_iter().map(prefix));
     combined.audit_annotations.extend(verdict.audit_annotations);
-    if let (true, Some(object)) = (verdict.accepted, verdict.mutated_object)
-        && let Ok(raw) = RawValue::from_string(object.to_string())
-    {
-        *mutated = Some(raw);
+    if let (true, Some(object)) = (verdict.accepted, verdict.mutated_object) {
+        *mutated = Some(object);
     }
 }
 
@@ -192,10 +192,8 @@ impl Check for AllInOne {
             &mut combined,
         );
         step(&settings.hook_job_safety, request, &mut mutated, cluster, &mut combined);
-        if let (true, Some(object)) = (combined.accepted, mutated)
-            && let Ok(value) = serde_json::from_str(object.get())
-        {
-            combined.mutated_object = Some(value);
+        if combined.accepted {
+            combined.mutated_object = mutated;
         }
         combined
     }

@@ -3,8 +3,9 @@
 //! [`handle_validate`] and [`handle_validate_settings`] are what the waPC operations of a
 //! policy do; they are plain functions over bytes so they are tested natively too.
 
-use crate::admission::{SettingsValidationResponse, ValidationRequest, ValidationResponse, Verdict};
+use crate::admission::{self, ValidationRequest, ValidationResponse, Verdict};
 use crate::cluster::Cluster;
+use crate::json;
 use crate::rules::Rule;
 use crate::settings;
 use serde::de::DeserializeOwned;
@@ -55,7 +56,7 @@ pub fn parse_settings<C: Check>(raw: Option<&str>) -> Result<C::Settings, String
 /// - settings that do not validate are rejected with code 400 (the engine normally refuses
 ///   them before any request is sent).
 pub fn handle_validate<C: Check>(payload: &[u8], cluster: &dyn Cluster) -> Vec<u8> {
-    encode(&decide::<C>(payload, cluster).into_response())
+    decide::<C>(payload, cluster).to_json().into_bytes()
 }
 
 /// Decides a raw `validate` payload with check `C` (see [`handle_validate`]).
@@ -64,7 +65,7 @@ pub fn decide<C: Check>(payload: &[u8], cluster: &dyn Cluster) -> Verdict {
         Ok(request) => request,
         Err(verdict) => return verdict,
     };
-    let settings = match parse_settings::<C>(request.settings.map(|raw| raw.get())) {
+    let settings = match parse_settings::<C>(request.settings.map(|raw| raw.text())) {
         Ok(settings) => settings,
         Err(message) => {
             return Verdict::reject_with_code(format!("{}: {INVALID_SETTINGS}: {message}", C::NAME), 400);
@@ -91,8 +92,14 @@ pub fn read_request(payload: &[u8]) -> Result<ValidationRequest<'_>, Verdict> {
             400,
         )
     })?;
-    serde_json::from_str(text)
-        .map_err(|e| Verdict::reject_with_code(format!("syncguard: cannot read the admission request: {e}"), 400))
+    json::parse(text)
+        .and_then(|root| root.read())
+        .map_err(|e| {
+            Verdict::reject_with_code(
+                format!("syncguard: cannot read the admission request: {}", e.located(text)),
+                400,
+            )
+        })
 }
 
 /// Runs the `validate_settings` operation of check `C` on a waPC payload (the bare settings).
@@ -100,23 +107,7 @@ pub fn handle_validate_settings<C: Check>(payload: &[u8]) -> Vec<u8> {
     let result = std::str::from_utf8(payload)
         .map_err(|e| format!("settings are not valid UTF-8: {e}"))
         .and_then(|text| parse_settings::<C>(Some(text)).map(|_| ()));
-    encode(&match result {
-        Ok(()) => SettingsValidationResponse {
-            valid: true,
-            message: None,
-        },
-        Err(message) => SettingsValidationResponse {
-            valid: false,
-            message: Some(message),
-        },
-    })
-}
-
-fn encode<T: serde::Serialize>(value: &T) -> Vec<u8> {
-    // Serializing these plain structs cannot fail: no maps with non-string keys, no floats.
-    serde_json::to_vec(value).unwrap_or_else(|_| {
-        b"{\"accepted\":false,\"message\":\"syncguard: internal encoding error\",\"code\":500}".to_vec()
-    })
+    admission::settings_response_json(&result).into_bytes()
 }
 
 /// Parses a response produced by [`handle_validate`] (for tests and the all-in-one module).

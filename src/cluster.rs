@@ -1,12 +1,11 @@
 //! Cluster facts for context-aware checks, answered by Kubewarden's host callbacks in a
 //! cluster, by a replay file under kwctl or `syncguard run`, and by the scanned set offline.
 
-use serde::Deserialize;
+use crate::json;
 use serde_json::Value;
-use serde_json::value::RawValue;
 
 /// Objects as the cluster answered them: JSON text, read by each check into its own view.
-pub type Items = Vec<Box<RawValue>>;
+pub type Items = Vec<String>;
 
 /// Read access to the cluster's objects.
 pub trait Cluster {
@@ -59,22 +58,22 @@ pub fn list_all_request(api_version: &str, kind: &str) -> Value {
 pub fn to_items<'a>(objects: impl IntoIterator<Item = &'a Value>) -> Items {
     objects
         .into_iter()
-        .filter_map(|o| RawValue::from_string(o.to_string()).ok())
+        .map(|o| o.to_string())
         .collect()
 }
 
 /// Extracts the `items` of a Kubernetes List response, each as its JSON text.
 pub fn list_items(body: &[u8]) -> Result<Items, String> {
-    #[derive(Deserialize)]
-    struct List<'a> {
-        #[serde(borrow, default)]
-        items: Option<Vec<&'a RawValue>>,
-    }
-    let list: List = serde_json::from_slice(body).map_err(|e| format!("the cluster's answer is not a List: {e}"))?;
-    Ok(list
-        .items
-        .unwrap_or_default()
-        .into_iter()
-        .map(ToOwned::to_owned)
-        .collect())
+    let not_a_list = |e: String| format!("the cluster's answer is not a List: {e}");
+    let text = std::str::from_utf8(body).map_err(|e| not_a_list(e.to_string()))?;
+    let root = json::parse(text).map_err(|e| not_a_list(e.located(text)))?;
+    let mut items = Vec::new();
+    root.read_members("struct List", &["items"], false, |_, value| {
+        if !value.is_null() {
+            items = value.read::<Vec<json::Json>>()?.iter().map(|item| item.text().to_string()).collect();
+        }
+        Ok(())
+    })
+    .map_err(|e| not_a_list(e.located(text)))?;
+    Ok(items)
 }

@@ -727,12 +727,6 @@ impl<'a, T: FromJson<'a>> FromJson<'a> for BTreeMap<String, T> {
     }
 }
 
-/// Reads `value` as `T`, taking `null` as `T`'s default (as the API server reads lists, maps
-/// and nested objects).
-pub fn or_default<'a, T: FromJson<'a> + Default>(value: Json<'a>) -> Result<T, Error> {
-    if value.is_null() { Ok(T::default()) } else { T::from_json(value) }
-}
-
 /// Writes `text` as a JSON string literal.
 pub fn write_string(out: &mut String, text: &str) {
     out.push('"');

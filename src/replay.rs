@@ -104,7 +104,7 @@ impl Replay {
                 HostResponse::Error(_) => None,
             })
             .flatten()
-            .filter_map(|item| serde_json::from_str(item.get()).ok())
+            .filter_map(|item| serde_json::from_str(&item).ok())
             .collect()
     }
 

@@ -48,6 +48,7 @@ use crate::admission::{Request, Verdict};
 use crate::check::Check;
 use crate::cluster::Cluster;
 use crate::generated::BUILTIN_RESOURCES;
+use crate::json;
 use crate::k8s::Crd;
 use crate::rules::{self, CRD_RULE, Rule};
 use crate::settings::{Action, RejectOrWarn};
@@ -522,8 +523,14 @@ fn list_crds(cluster: &dyn Cluster) -> Result<Vec<Crd>, String> {
         .iter()
         .enumerate()
         .map(|(i, item)| {
-            serde_json::from_str::<Crd>(item.get())
-                .map_err(|e| format!("item {i} of the list is not a readable CustomResourceDefinition: {e}"))
+            json::parse(item)
+                .and_then(|root| root.read::<Crd>())
+                .map_err(|e| {
+                    format!(
+                        "item {i} of the list is not a readable CustomResourceDefinition: {}",
+                        e.located(item)
+                    )
+                })
         })
         .collect()
 }

@@ -45,9 +45,10 @@
 use crate::admission::{Request, Verdict};
 use crate::check::Check;
 use crate::cluster::Cluster;
+use crate::json;
 use crate::k8s::{Job, ObjectMeta};
 use crate::rules::Rule;
-use crate::settings::{self, Action};
+use crate::settings::Action;
 use serde::{Deserialize, Deserializer};
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -190,17 +191,16 @@ impl Check for HookJobSafety {
 /// Reads the object as a Job; the error names the field that does not fit, in the API server's
 /// path form.
 fn read_job(text: &str) -> Result<Job, String> {
-    serde_json::from_str(text).map_err(|e| {
-        let path = settings::error_path(text, &e);
-        let at = if path.is_empty() {
+    json::parse(text).and_then(|root| root.read()).map_err(|e| {
+        let at = if e.path.is_empty() {
             String::new()
         } else {
-            format!(" at {path}")
+            format!(" at {}", e.path)
         };
         format!(
             "cannot read the Job{at}: {}; a batch/v1 Job must match its schema (the API server \
              would not decode this one either)",
-            settings::error_message(&e)
+            e.message
         )
     })
 }
@@ -254,7 +254,7 @@ fn decide_hook(job: &Job, hook: &Hook, target: &Target, settings: &Settings, tex
     match removal.and_then(|notice| Some((notice, without_ttl(text)?))) {
         Some((notice, mutated)) => Verdict::accept()
             .with_warnings(std::iter::once(notice).chain(warnings))
-            .mutate(mutated),
+            .mutate(mutated.to_string()),
         None => Verdict::accept().with_warnings(warnings),
     }
 }
@@ -670,7 +670,7 @@ mod tests {
         );
         let first = run("CREATE", object, json!({"ttlAction": "remove"}));
         assert!(first.accepted);
-        let mutated = first.mutated_object.unwrap();
+        let mutated: Value = serde_json::from_str(&first.mutated_object.unwrap()).unwrap();
         assert_eq!(mutated["spec"], json!({"backoffLimit": 2}));
         let second = run("CREATE", mutated, json!({"ttlAction": "remove"}));
         assert!(second.accepted);

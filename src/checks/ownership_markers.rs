@@ -52,6 +52,7 @@
 use crate::admission::{Request, Verdict};
 use crate::check::Check;
 use crate::cluster::Cluster;
+use crate::json;
 use crate::k8s::Object;
 use crate::rules::Rule;
 use crate::settings::Action;
@@ -297,7 +298,8 @@ fn read_meta(text: &str, what: &str) -> Result<Option<Meta>, String> {
     if text.is_empty() || text == "null" {
         return Ok(None);
     }
-    let raw: Object = serde_json::from_str(text).map_err(|e| {
+    let raw: Object = json::parse(text).and_then(|root| root.read()).map_err(|e| {
+        let e = e.located(text);
         format!(
             "cannot read the metadata of the request's {what} (Kubernetes requires \
              metadata.labels and metadata.annotations to map strings to strings; quote \
@@ -461,7 +463,7 @@ fn evaluate(request: &Request<'_>, settings: &Settings) -> Verdict {
     let verdict = Verdict::accept().with_warnings(warnings);
     match adoption {
         Some((id, hash)) => match mutated_object(text, &id, &hash) {
-            Ok(object) => verdict.mutate(object),
+            Ok(object) => verdict.mutate(object.to_string()),
             Err(message) => Verdict::reject_with_code(message, 400),
         },
         None => verdict,
