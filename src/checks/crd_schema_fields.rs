@@ -46,14 +46,14 @@
 //!
 //! # Hostile input
 //! The object (and the annotation) is read into a tree that stops at [`MAX_DEPTH`] levels of
-//! JSON nesting: a deeper value is skipped by serde_json's iterative skipper, never recursed
-//! into, and where the walk reaches such a cut-off value it reports a finding ("nesting deeper
-//! than 100 levels; not checked beyond"). Every recursion here (reading, walking, dropping the
-//! tree) is therefore bounded by [`MAX_DEPTH`], whatever the input; serde_json's own limit of
-//! 128 levels is never reached. The schema depth is bounded by the same limit: each nested
-//! schema is at least one JSON level deeper than its parent (two through `properties`), so a
-//! schema nested about 47 properties deep under `openAPIV3Schema` is the deepest checked. The
-//! deepest real CRDs nest about 27 JSON levels (the Prometheus operator's).
+//! JSON nesting: a deeper value is skipped by the JSON reader's iterative skipper, never
+//! recursed into, and where the walk reaches such a cut-off value it reports a finding
+//! ("nesting deeper than 100 levels; not checked beyond"). Every recursion here (reading,
+//! walking, dropping the tree) is therefore bounded by [`MAX_DEPTH`], whatever the input. The
+//! schema depth is bounded by the same limit: each nested schema is at least one JSON level
+//! deeper than its parent (two through `properties`), so a schema nested about 47 properties
+//! deep under `openAPIV3Schema` is the deepest checked. The deepest real CRDs nest about 27
+//! JSON levels (the Prometheus operator's).
 
 use crate::admission::{Request, Verdict};
 use crate::check::Check;
@@ -62,11 +62,10 @@ use crate::generated::{Field, ObjectType, Shape, object_type};
 use crate::rules::{CRD_RULE, Rule};
 use crate::settings::RejectOrWarn;
 use crate::text::{edit_distance, quote};
+use crate::json::{self, Json, Kind};
 use serde::Deserialize;
-use serde::de::{DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use std::borrow::Cow;
 use std::collections::BTreeMap;
-use std::fmt;
 
 /// The annotation in which client-side apply records the manifest it applied last.
 pub const LAST_APPLIED: &str = "kubectl.kubernetes.io/last-applied-configuration";
@@ -359,120 +358,23 @@ impl<'j> Node<'j> {
 }
 
 /// Parses JSON text into a [`Node`] tree cut off at [`MAX_DEPTH`].
-fn parse_node(text: &str) -> Result<Node<'_>, serde_json::Error> {
-    let mut de = serde_json::Deserializer::from_str(text);
-    let node = NodeSeed { level: 1 }.deserialize(&mut de)?;
-    de.end()?;
-    Ok(node)
+fn parse_node(text: &str) -> Result<Node<'_>, String> {
+    json::parse(text).map(|root| node(root, 1)).map_err(|e| e.located(text))
 }
 
-/// Reads the value at nesting `level` (the root is level 1).
-struct NodeSeed {
-    level: usize,
-}
-
-impl<'de> DeserializeSeed<'de> for NodeSeed {
-    type Value = Node<'de>;
-
-    fn deserialize<D: serde::Deserializer<'de>>(self, deserializer: D) -> Result<Node<'de>, D::Error> {
-        deserializer.deserialize_any(self)
-    }
-}
-
-impl<'de> Visitor<'de> for NodeSeed {
-    type Value = Node<'de>;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("a JSON value")
-    }
-
-    fn visit_bool<E>(self, _: bool) -> Result<Node<'de>, E> {
-        Ok(Node::Scalar)
-    }
-
-    fn visit_i64<E>(self, _: i64) -> Result<Node<'de>, E> {
-        Ok(Node::Scalar)
-    }
-
-    fn visit_u64<E>(self, _: u64) -> Result<Node<'de>, E> {
-        Ok(Node::Scalar)
-    }
-
-    fn visit_f64<E>(self, _: f64) -> Result<Node<'de>, E> {
-        Ok(Node::Scalar)
-    }
-
-    fn visit_unit<E>(self) -> Result<Node<'de>, E> {
-        Ok(Node::Scalar)
-    }
-
-    fn visit_none<E>(self) -> Result<Node<'de>, E> {
-        Ok(Node::Scalar)
-    }
-
-    fn visit_borrowed_str<E>(self, value: &'de str) -> Result<Node<'de>, E> {
-        Ok(Node::Str(Cow::Borrowed(value)))
-    }
-
-    fn visit_str<E>(self, value: &str) -> Result<Node<'de>, E> {
-        Ok(Node::Str(Cow::Owned(value.to_owned())))
-    }
-
-    fn visit_string<E>(self, value: String) -> Result<Node<'de>, E> {
-        Ok(Node::Str(Cow::Owned(value)))
-    }
-
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Node<'de>, A::Error> {
-        if self.level > MAX_DEPTH {
-            // serde_json skips an ignored value with a loop, not recursion.
-            while seq.next_element::<IgnoredAny>()?.is_some() {}
-            return Ok(Node::TooDeep);
-        }
-        let mut items = Vec::new();
-        while let Some(item) = seq.next_element_seed(NodeSeed { level: self.level + 1 })? {
-            items.push(item);
-        }
-        Ok(Node::Array(items))
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Node<'de>, A::Error> {
-        if self.level > MAX_DEPTH {
-            while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
-            return Ok(Node::TooDeep);
-        }
-        let mut entries = Vec::new();
-        while let Some(key) = map.next_key_seed(KeySeed)? {
-            let value = map.next_value_seed(NodeSeed { level: self.level + 1 })?;
-            entries.push((key, value));
-        }
-        Ok(Node::Object(entries))
-    }
-}
-
-/// Reads an object key, borrowing it from the JSON text when it holds no escapes.
-struct KeySeed;
-
-impl<'de> DeserializeSeed<'de> for KeySeed {
-    type Value = Cow<'de, str>;
-
-    fn deserialize<D: serde::Deserializer<'de>>(self, deserializer: D) -> Result<Cow<'de, str>, D::Error> {
-        deserializer.deserialize_str(self)
-    }
-}
-
-impl<'de> Visitor<'de> for KeySeed {
-    type Value = Cow<'de, str>;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("an object key")
-    }
-
-    fn visit_borrowed_str<E>(self, value: &'de str) -> Result<Cow<'de, str>, E> {
-        Ok(Cow::Borrowed(value))
-    }
-
-    fn visit_str<E>(self, value: &str) -> Result<Cow<'de, str>, E> {
-        Ok(Cow::Owned(value.to_owned()))
+/// The tree of a checked value at nesting `level` (the root is level 1).
+fn node(value: Json<'_>, level: usize) -> Node<'_> {
+    match value.kind() {
+        Kind::Array | Kind::Object if level > MAX_DEPTH => Node::TooDeep,
+        Kind::Array => Node::Array(value.elements().map(|item| node(item, level + 1)).collect()),
+        Kind::Object => Node::Object(
+            value
+                .members()
+                .map(|(key, member)| (key, node(member, level + 1)))
+                .collect(),
+        ),
+        Kind::String => Node::Str(value.as_str().unwrap_or_default()),
+        Kind::Null | Kind::Bool | Kind::Number => Node::Scalar,
     }
 }
 
