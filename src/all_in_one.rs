@@ -15,10 +15,7 @@ use crate::checks::{
 };
 use crate::cluster::Cluster;
 use crate::rules::{Rule, any_matches};
-use serde::Deserialize;
-use serde::de::{Deserializer, Error as _};
-use crate::json;
-use serde_json::{Map, Value};
+use crate::json::{self, FromJson, Json, Kind};
 
 /// One check's section of the all-in-one settings: `enabled` plus the check's settings.
 pub struct Section<C: Check> {
@@ -39,24 +36,35 @@ impl<C: Check> Default for Section<C> {
 
 impl<C: Check> Section<C> {
     /// Reads a section: an object (or `null`) holding `enabled` and the check's settings.
-    fn read(key: &str, value: Value) -> Result<Self, String> {
-        let mut map = match value {
-            Value::Null => Map::new(),
-            Value::Object(map) => map,
-            other => {
-                return Err(format!(
-                    "`{key}`: must be an object of {} settings, not {other}",
-                    C::NAME
-                ));
+    fn read(key: &str, value: Json<'_>) -> Result<Self, String> {
+        if !matches!(value.kind(), Kind::Object | Kind::Null) {
+            return Err(format!(
+                "`{key}`: must be an object of {} settings, not {}",
+                C::NAME,
+                value.text()
+            ));
+        }
+        let mut enabled = true;
+        // The section without `enabled`: the check's own settings, read by its own parser.
+        let mut own = String::from("{");
+        for (name, member) in value.members() {
+            if name == "enabled" {
+                match member.kind() {
+                    Kind::Null => {}
+                    Kind::Bool => enabled = member.text() == "true",
+                    _ => return Err(format!("`{key}.enabled` must be true or false, not {}", member.text())),
+                }
+                continue;
             }
-        };
-        let enabled = match map.remove("enabled") {
-            None | Some(Value::Null) => true,
-            Some(Value::Bool(enabled)) => enabled,
-            Some(other) => return Err(format!("`{key}.enabled` must be true or false, not {other}")),
-        };
-        let text = Value::Object(map).to_string();
-        let settings = check::parse_settings::<C>(Some(&text)).map_err(|e| format!("`{key}`: {e}"))?;
+            if own.len() > 1 {
+                own.push(',');
+            }
+            json::write_string(&mut own, &name);
+            own.push(':');
+            own.push_str(member.text());
+        }
+        own.push('}');
+        let settings = check::parse_settings::<C>(Some(&own)).map_err(|e| format!("`{key}`: {e}"))?;
         Ok(Section { enabled, settings })
     }
 }
@@ -85,25 +93,24 @@ const SECTIONS: [&str; 5] = [
     HookJobSafety::SETTINGS_KEY,
 ];
 
-impl<'de> Deserialize<'de> for Settings {
-    // Read by hand rather than derived: each section is handed to its check's own settings
-    // parser, so its errors read exactly as the single policy's, behind the section's name.
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let map = Map::<String, Value>::deserialize(deserializer)?;
+impl<'a> FromJson<'a> for Settings {
+    // Read by hand: each section is handed to its check's own settings parser, so its errors
+    // read exactly as the single policy's, behind the section's name.
+    fn from_json(value: Json<'a>) -> Result<Self, json::Error> {
+        if value.kind() != Kind::Object {
+            return Err(value.invalid_type("a map"));
+        }
         let mut settings = Settings::default();
-        for (key, value) in map {
-            let result = match key.as_str() {
-                CrdSchemaFields::SETTINGS_KEY => Section::read(&key, value).map(|s| settings.crd_schema_fields = s),
-                CrdSafeUpgrade::SETTINGS_KEY => Section::read(&key, value).map(|s| settings.crd_safe_upgrade = s),
-                CrdKindCollision::SETTINGS_KEY => Section::read(&key, value).map(|s| settings.crd_kind_collision = s),
-                OwnershipMarkers::SETTINGS_KEY => Section::read(&key, value).map(|s| settings.ownership_markers = s),
-                HookJobSafety::SETTINGS_KEY => Section::read(&key, value).map(|s| settings.hook_job_safety = s),
-                _ => Err(format!(
-                    "unknown field `{key}`, expected one of {}",
-                    SECTIONS.map(|s| format!("`{s}`")).join(", ")
-                )),
+        for (key, section) in value.members() {
+            let result = match key.as_ref() {
+                CrdSchemaFields::SETTINGS_KEY => Section::read(&key, section).map(|s| settings.crd_schema_fields = s),
+                CrdSafeUpgrade::SETTINGS_KEY => Section::read(&key, section).map(|s| settings.crd_safe_upgrade = s),
+                CrdKindCollision::SETTINGS_KEY => Section::read(&key, section).map(|s| settings.crd_kind_collision = s),
+                OwnershipMarkers::SETTINGS_KEY => Section::read(&key, section).map(|s| settings.ownership_markers = s),
+                HookJobSafety::SETTINGS_KEY => Section::read(&key, section).map(|s| settings.hook_job_safety = s),
+                _ => Err(json::unknown_field(&key, &SECTIONS)),
             };
-            result.map_err(D::Error::custom)?;
+            result.map_err(|message| section.error(message))?;
         }
         Ok(settings)
     }

@@ -8,7 +8,7 @@ use crate::cluster::Cluster;
 use crate::json;
 use crate::rules::Rule;
 use crate::settings;
-use serde::de::DeserializeOwned;
+use crate::json::FromJson;
 
 /// Largest `validate` payload a policy reads (request plus settings). Kubernetes caps a request
 /// body at 3 MiB and an object in etcd at 1.5 MiB; anything larger is refused unread.
@@ -17,7 +17,7 @@ pub const MAX_PAYLOAD_BYTES: usize = 16 * 1024 * 1024;
 /// One syncguard check: its name, its admission rules, its settings and its decision.
 pub trait Check {
     /// The check's settings; `Default` gives every documented default.
-    type Settings: DeserializeOwned + Default;
+    type Settings: for<'a> FromJson<'a> + Default;
 
     /// Policy name, e.g. `crd-schema-fields`.
     const NAME: &'static str;

@@ -78,6 +78,13 @@ impl Error {
         self
     }
 
+    /// Byte offset in `document` (the text given to [`parse`]) of the character the error
+    /// stopped on; `None` when the error does not point into `document`.
+    pub fn offset(&self, document: &str) -> Option<usize> {
+        let past = self.end.checked_sub(document.as_ptr() as usize)?;
+        (past <= document.len()).then(|| past.saturating_sub(1))
+    }
+
     /// `line L column C` of the error in `document` (the text given to [`parse`]), as
     /// serde_json counts them; `None` when the error does not point into `document`.
     pub fn line_column(&self, document: &str) -> Option<(usize, usize)> {
@@ -554,7 +561,7 @@ impl<'a> Json<'a> {
         for (key, value) in self.members() {
             let Some(index) = names.iter().position(|name| *name == key) else {
                 if strict {
-                    return Err(value.error(unknown_field(&key, names)));
+                    return Err(value.error(unknown_field(&key, names)).in_key(&key));
                 }
                 continue;
             };
@@ -565,6 +572,16 @@ impl<'a> Json<'a> {
         }
         Ok(())
     }
+}
+
+/// Reads a string that must be one of `names` and gives the value at the same position.
+pub fn one_of<T: Copy>(value: Json<'_>, names: &[&str], values: &[T]) -> Result<T, Error> {
+    let text = value.as_str()?;
+    names
+        .iter()
+        .position(|name| *name == text)
+        .map(|i| values[i])
+        .ok_or_else(|| value.error(unknown_variant(&text, names)))
 }
 
 /// serde's message for an unknown field among `names`.
@@ -764,8 +781,8 @@ mod tests {
 
     /// serde_json's error for `text` read as `T`, without its position.
     fn serde_message<T: serde::de::DeserializeOwned>(text: &str) -> String {
-        let error = serde_json::from_str::<T>(text).err().expect("serde_json accepts it");
-        crate::settings::error_message(&error)
+        let error = serde_json::from_str::<T>(text).err().expect("serde_json accepts it").to_string();
+        error.split(" at line ").next().unwrap_or_default().to_string()
     }
 
     #[test]

@@ -1,16 +1,16 @@
 //! Strict settings parsing shared by every check.
 //!
-//! Settings structs use `#[serde(default, deny_unknown_fields, rename_all = "camelCase")]`;
-//! [`parse`] adds the path of the offending key to every error (`` `allowedKeys[1]`: invalid
-//! type ... ``), so a wrong type or an unknown key is reported by name. The path is found by
-//! re-reading the settings text up to where serde_json stopped, which costs a few hundred
-//! bytes of code instead of a second, path-tracking instance of every settings deserializer.
+//! Each check reads its settings with [`crate::json::FromJson`], refusing unknown keys
+//! (`Json::read_members` with `strict`) and starting from the settings' `Default`, so absent
+//! keys keep their documented defaults. [`parse`] adds the path of the offending key to every
+//! error (`` `allowedKeys[1]`: invalid type ... ``), so a wrong type or an unknown key is
+//! reported by name; for a syntax error the path is found by re-reading the settings text up to
+//! where the reader stopped.
 
-use serde::de::DeserializeOwned;
-use serde_json::error::Category;
+use crate::json::{self, FromJson, Json};
 
 /// Parses settings from raw JSON; absent, empty or `null` means all defaults.
-pub fn parse<T: DeserializeOwned + Default>(raw: Option<&str>) -> Result<T, String> {
+pub fn parse<T: for<'a> FromJson<'a> + Default>(raw: Option<&str>) -> Result<T, String> {
     let text = match raw.map(str::trim) {
         None | Some("") | Some("null") => return Ok(T::default()),
         Some(text) => text,
@@ -18,49 +18,21 @@ pub fn parse<T: DeserializeOwned + Default>(raw: Option<&str>) -> Result<T, Stri
     if !text.starts_with('{') {
         return Err("settings must be a JSON object".to_string());
     }
-    serde_json::from_str(text).map_err(|e| describe_error(text, &e))
+    let root = json::parse(text).map_err(|mut e| {
+        e.path = e.offset(text).map(|end| path_at(text.as_bytes(), end)).unwrap_or_default();
+        e.with_path()
+    })?;
+    root.read::<T>().map_err(|e| e.with_path())
 }
 
-/// A serde_json error on `text` as `` `path`: message ``, without serde_json's position suffix.
-pub fn describe_error(text: &str, error: &serde_json::Error) -> String {
-    let path = error_path(text, error);
-    let message = error_message(error);
-    if path.is_empty() {
-        message
-    } else {
-        format!("`{path}`: {message}")
-    }
-}
-
-/// serde_json's message for `error`, without its ` at line L column C` suffix.
-pub fn error_message(error: &serde_json::Error) -> String {
-    let mut message = error.to_string();
-    if let Some(i) = message.find(" at line ") {
-        message.truncate(i);
-    }
-    message
-}
-
-/// The JSON path (`a.b[2].c`) in `text` of the value serde_json was reading when it failed
-/// with `error`; empty for the document itself.
-pub fn error_path(text: &str, error: &serde_json::Error) -> String {
-    // serde_json's position is just past the token it stopped on; for a syntax error that token
-    // is the offending character itself, which belongs to no key.
-    let mut end = line_offset(text, error.line()).saturating_add(error.column());
-    if error.classify() == Category::Syntax {
-        end = end.saturating_sub(1);
-    }
-    path_at(text.as_bytes(), end.min(text.len()))
-}
-
-/// Byte offset of the start of 1-based `line` in `text`.
-fn line_offset(text: &str, line: usize) -> usize {
-    if line <= 1 {
-        return 0;
-    }
-    text.match_indices('\n')
-        .nth(line - 2)
-        .map_or(text.len(), |(i, _)| i + 1)
+/// Reads a settings object: `set(field index, value)` for each key, unknown keys refused.
+pub fn read_fields<'a>(
+    value: Json<'a>,
+    settings: &str,
+    fields: &[&str],
+    set: impl FnMut(usize, Json<'a>) -> Result<(), json::Error>,
+) -> Result<(), json::Error> {
+    value.read_members(settings, fields, true, set)
 }
 
 /// One open JSON container while scanning for a path.
@@ -123,8 +95,7 @@ fn path_at(text: &[u8], end: usize) -> String {
 }
 
 /// What to do with a finding: the common three-way setting of syncguard checks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Action {
     /// Reject the request.
     Reject,
@@ -134,9 +105,15 @@ pub enum Action {
     Ignore,
 }
 
+impl<'a> FromJson<'a> for Action {
+    fn from_json(value: Json<'a>) -> Result<Self, json::Error> {
+        let values = [Action::Reject, Action::Warn, Action::Ignore];
+        json::one_of(value, &["reject", "warn", "ignore"], &values)
+    }
+}
+
 /// Reject or warn: for findings that cannot be ignored.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RejectOrWarn {
     /// Reject the request.
     Reject,
@@ -144,15 +121,58 @@ pub enum RejectOrWarn {
     Warn,
 }
 
+impl<'a> FromJson<'a> for RejectOrWarn {
+    fn from_json(value: Json<'a>) -> Result<Self, json::Error> {
+        json::one_of(value, &["reject", "warn"], &[RejectOrWarn::Reject, RejectOrWarn::Warn])
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    #[derive(Debug, Default, serde::Deserialize)]
-    #[serde(default, deny_unknown_fields, rename_all = "camelCase")]
+    #[derive(Debug, Default)]
     struct Example {
         max_findings: u32,
         allowed_keys: Vec<String>,
+        releases: Vec<Release>,
+        enabled: bool,
+    }
+
+    impl<'a> FromJson<'a> for Example {
+        fn from_json(value: Json<'a>) -> Result<Self, json::Error> {
+            let mut example = Example::default();
+            let fields = ["maxFindings", "allowedKeys", "releases", "enabled"];
+            read_fields(value, "struct Example", &fields, |i, v| {
+                match i {
+                    0 => example.max_findings = v.read()?,
+                    1 => example.allowed_keys = v.read()?,
+                    2 => example.releases = v.read()?,
+                    _ => example.enabled = v.read()?,
+                }
+                Ok(())
+            })?;
+            Ok(example)
+        }
+    }
+
+    #[derive(Debug, Default)]
+    struct Release {
+        set_id: String,
+    }
+
+    impl<'a> FromJson<'a> for Release {
+        fn from_json(value: Json<'a>) -> Result<Self, json::Error> {
+            let mut set_id = None;
+            read_fields(value, "struct Release", &["setId"], |_, v| {
+                set_id = Some(v.read()?);
+                Ok(())
+            })?;
+            match set_id {
+                Some(set_id) => Ok(Release { set_id }),
+                None => Err(value.error("missing field `setId`")),
+            }
+        }
     }
 
     #[test]
@@ -179,18 +199,6 @@ mod tests {
 
     #[test]
     fn path_of_unknown_and_missing_fields_and_syntax_errors() {
-        #[derive(Debug, Default, serde::Deserialize)]
-        #[serde(default, deny_unknown_fields, rename_all = "camelCase")]
-        struct Outer {
-            releases: Vec<Inner>,
-            enabled: bool,
-        }
-        #[derive(Debug, Default, serde::Deserialize)]
-        #[serde(deny_unknown_fields, rename_all = "camelCase")]
-        struct Inner {
-            #[allow(dead_code)]
-            set_id: String,
-        }
         let cases = [
             (
                 r#"{"releases": [{"setId": "a"}, {"setID": "b"}]}"#,
@@ -210,9 +218,12 @@ mod tests {
             (r#"{"releases": [{"setId": "a"}]} x"#, "trailing characters"),
         ];
         for (text, expected) in cases {
-            let err = parse::<Outer>(Some(text)).unwrap_err();
+            let err = parse::<Example>(Some(text)).unwrap_err();
             assert!(err.starts_with(expected), "{text}: {err}");
         }
+        let parsed = parse::<Example>(Some(r#"{"releases": [{"setId": "a"}], "enabled": true}"#)).unwrap();
+        assert_eq!(parsed.releases[0].set_id, "a");
+        assert!(parsed.enabled);
     }
 
     #[test]
@@ -221,5 +232,16 @@ mod tests {
             parse::<Example>(Some("[1]")).unwrap_err(),
             "settings must be a JSON object"
         );
+    }
+
+    #[test]
+    fn actions_name_their_choices() {
+        let read = |text: &str| json::parse(text).unwrap().read::<Action>().map_err(|e| e.message);
+        assert_eq!(read("\"ignore\""), Ok(Action::Ignore));
+        assert_eq!(
+            read("\"Reject\""),
+            Err("unknown variant `Reject`, expected one of `reject`, `warn`, `ignore`".to_string())
+        );
+        assert_eq!(read("true"), Err("invalid type: boolean `true`, expected a string".to_string()));
     }
 }

@@ -48,12 +48,11 @@ use crate::admission::{Request, Verdict};
 use crate::check::Check;
 use crate::cluster::Cluster;
 use crate::generated::BUILTIN_RESOURCES;
-use crate::json;
+use crate::json::{self, FromJson, Json, Kind};
 use crate::k8s::Crd;
 use crate::rules::{self, CRD_RULE, Rule};
-use crate::settings::{Action, RejectOrWarn};
+use crate::settings::{self, Action, RejectOrWarn};
 use crate::text::{join_and, quote};
-use serde::Deserialize;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Part of every rejection for a failed cluster lookup under `onLookupFailure: reject`: the one
@@ -68,8 +67,7 @@ const CRD_KIND: &str = "CustomResourceDefinition";
 const CORE: &str = "core";
 
 /// What to do when the cluster's CRDs cannot be listed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum OnLookupFailure {
     /// Reject the request: what cannot be checked is not admitted (fail closed).
     #[default]
@@ -78,9 +76,15 @@ pub enum OnLookupFailure {
     Accept,
 }
 
+impl<'a> FromJson<'a> for OnLookupFailure {
+    fn from_json(value: Json<'a>) -> Result<Self, json::Error> {
+        let values = [OnLookupFailure::Reject, OnLookupFailure::Accept];
+        json::one_of(value, &["reject", "accept"], &values)
+    }
+}
+
 /// Settings of the crd-kind-collision check.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(default, deny_unknown_fields, rename_all = "camelCase")]
+#[derive(Debug, Clone)]
 pub struct Settings {
     /// A kind that a built-in resource of another group has: `reject` (default) or `warn`.
     pub builtin_collisions: RejectOrWarn,
@@ -113,6 +117,32 @@ impl Default for Settings {
     }
 }
 
+impl<'a> FromJson<'a> for Settings {
+    fn from_json(value: Json<'a>) -> Result<Self, json::Error> {
+        let mut settings = Settings::default();
+        let fields = [
+            "builtinCollisions",
+            "crdCollisions",
+            "nameCollisions",
+            "allowedGroupSets",
+            "allowedKinds",
+            "onLookupFailure",
+        ];
+        settings::read_fields(value, "struct Settings", &fields, |i, v| {
+            match i {
+                0 => settings.builtin_collisions = v.read()?,
+                1 => settings.crd_collisions = v.read()?,
+                2 => settings.name_collisions = v.read()?,
+                3 => settings.allowed_group_sets = v.read()?,
+                4 => settings.allowed_kinds = v.read()?,
+                _ => settings.on_lookup_failure = v.read()?,
+            }
+            Ok(())
+        })?;
+        Ok(settings)
+    }
+}
+
 impl Settings {
     /// Whether `a` and `b` (real group names, `""` for core) appear together in a group set.
     fn allowed_pair(&self, a: &str, b: &str) -> bool {
@@ -133,29 +163,16 @@ impl Settings {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct GroupSet(pub Vec<String>);
 
-impl<'de> Deserialize<'de> for GroupSet {
-    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct Visitor;
-        impl<'de> serde::de::Visitor<'de> for Visitor {
-            type Value = GroupSet;
-
-            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                f.write_str("a list of API groups, or one string of groups separated by commas")
-            }
-
-            fn visit_str<E: serde::de::Error>(self, text: &str) -> Result<GroupSet, E> {
+impl<'a> FromJson<'a> for GroupSet {
+    fn from_json(value: Json<'a>) -> Result<Self, json::Error> {
+        match value.kind() {
+            Kind::String => {
+                let text = value.as_str()?;
                 Ok(GroupSet(text.split(',').map(|g| g.trim().to_string()).collect()))
             }
-
-            fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<GroupSet, A::Error> {
-                let mut groups = Vec::new();
-                while let Some(group) = seq.next_element::<String>()? {
-                    groups.push(group);
-                }
-                Ok(GroupSet(groups))
-            }
+            Kind::Array => value.read().map(GroupSet),
+            _ => Err(value.invalid_type("a list of API groups, or one string of groups separated by commas")),
         }
-        deserializer.deserialize_any(Visitor)
     }
 }
 

@@ -45,7 +45,8 @@ use crate::cluster::Cluster;
 use crate::k8s::Crd;
 use crate::rules::{CRD_RULE, Rule};
 use crate::text::{closest, join_and, quote};
-use serde::Deserialize;
+use crate::json::{self, FromJson, Json};
+use crate::settings;
 use std::collections::BTreeMap;
 
 /// Default of `versionAnnotations`: Gateway API's bundle version annotation.
@@ -58,8 +59,7 @@ pub const GATEWAY_CHANNEL: &str = "gateway.networking.k8s.io/channel";
 pub const CHECK_NAMES: [&str; 4] = ["storedVersions", "downgrade", "channel", "pendingMigration"];
 
 /// Settings of the crd-safe-upgrade check.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-#[serde(default, deny_unknown_fields, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Settings {
     /// Annotation keys whose values are semantic versions that must not go down on UPDATE.
     /// Default: `["gateway.networking.k8s.io/bundle-version"]`; `[]` turns the check off.
@@ -83,6 +83,22 @@ impl Default for Settings {
             )]),
             warn_only: Vec::new(),
         }
+    }
+}
+
+impl<'a> FromJson<'a> for Settings {
+    fn from_json(value: Json<'a>) -> Result<Self, json::Error> {
+        let mut settings = Settings::default();
+        let fields = ["versionAnnotations", "channelAnnotations", "warnOnly"];
+        settings::read_fields(value, "struct Settings", &fields, |i, v| {
+            match i {
+                0 => settings.version_annotations = v.read()?,
+                1 => settings.channel_annotations = v.read()?,
+                _ => settings.warn_only = v.read()?,
+            }
+            Ok(())
+        })?;
+        Ok(settings)
     }
 }
 

@@ -62,8 +62,8 @@ use crate::generated::{Field, ObjectType, Shape, object_type};
 use crate::rules::{CRD_RULE, Rule};
 use crate::settings::RejectOrWarn;
 use crate::text::{edit_distance, quote};
-use crate::json::{self, Json, Kind};
-use serde::Deserialize;
+use crate::json::{self, FromJson, Json, Kind};
+use crate::settings;
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 
@@ -80,8 +80,7 @@ pub const MAX_DEPTH: usize = 100;
 const PATCH_KEYS: [&str; 2] = ["x-kubernetes-patch-strategy", "x-kubernetes-patch-merge-key"];
 
 /// Settings of the crd-schema-fields check.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(default, deny_unknown_fields, rename_all = "camelCase")]
+#[derive(Debug, Clone)]
 pub struct Settings {
     /// `reject` (default) rejects a CRD with findings; `warn` accepts it with warnings.
     pub action: RejectOrWarn,
@@ -101,6 +100,23 @@ impl Default for Settings {
             check_last_applied: true,
             max_findings: 20,
         }
+    }
+}
+
+impl<'a> FromJson<'a> for Settings {
+    fn from_json(value: Json<'a>) -> Result<Self, json::Error> {
+        let mut settings = Settings::default();
+        let fields = ["action", "allowedKeys", "checkLastApplied", "maxFindings"];
+        settings::read_fields(value, "struct Settings", &fields, |i, v| {
+            match i {
+                0 => settings.action = v.read()?,
+                1 => settings.allowed_keys = v.read()?,
+                2 => settings.check_last_applied = v.read()?,
+                _ => settings.max_findings = v.read()?,
+            }
+            Ok(())
+        })?;
+        Ok(settings)
     }
 }
 

@@ -45,11 +45,10 @@
 use crate::admission::{Request, Verdict};
 use crate::check::Check;
 use crate::cluster::Cluster;
-use crate::json;
+use crate::json::{self, FromJson, Json};
 use crate::k8s::{Job, ObjectMeta};
 use crate::rules::Rule;
-use crate::settings::Action;
-use serde::{Deserialize, Deserializer};
+use crate::settings::{self, Action};
 use serde_json::Value;
 use std::collections::BTreeMap;
 
@@ -85,15 +84,13 @@ pub enum TtlAction {
 }
 
 /// Settings of the hook-job-safety check.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(default, deny_unknown_fields, rename_all = "camelCase")]
+#[derive(Debug, Clone)]
 pub struct Settings {
     /// What to do with a hook Job that sets `spec.ttlSecondsAfterFinished`: `warn` (default),
     /// `reject` or `remove`.
     pub ttl_action: TtlAction,
     /// What to do with a hook Job without a hook delete policy: `warn` (default), `reject` or
     /// `ignore`.
-    #[serde(deserialize_with = "action")]
     pub delete_policy: Action,
 }
 
@@ -106,49 +103,25 @@ impl Default for Settings {
     }
 }
 
-impl<'de> Deserialize<'de> for TtlAction {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+impl<'a> FromJson<'a> for TtlAction {
+    fn from_json(value: Json<'a>) -> Result<Self, json::Error> {
         let values = [TtlAction::Warn, TtlAction::Reject, TtlAction::Remove];
-        one_of(deserializer, &["warn", "reject", "remove"], &values)
+        json::one_of(value, &["warn", "reject", "remove"], &values)
     }
 }
 
-/// Reads an [`Action`], naming the expected type when the value is not a string.
-fn action<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Action, D::Error> {
-    let values = [Action::Reject, Action::Warn, Action::Ignore];
-    one_of(deserializer, &["reject", "warn", "ignore"], &values)
-}
-
-/// Reads a string that must be one of `names` and gives the value at the same position
-/// (serde's derived enums only say "expected value" when given a boolean or a number). The
-/// choice is made inside the visitor so serde_json places the error at the value, where
-/// [`settings::error_path`] finds its key.
-fn one_of<'de, D: Deserializer<'de>, T: Copy>(
-    deserializer: D,
-    names: &'static [&'static str],
-    values: &[T],
-) -> Result<T, D::Error> {
-    struct OneOf<'v, T> {
-        names: &'static [&'static str],
-        values: &'v [T],
+impl<'a> FromJson<'a> for Settings {
+    fn from_json(value: Json<'a>) -> Result<Self, json::Error> {
+        let mut settings = Settings::default();
+        settings::read_fields(value, "struct Settings", &["ttlAction", "deletePolicy"], |i, v| {
+            match i {
+                0 => settings.ttl_action = v.read()?,
+                _ => settings.delete_policy = v.read()?,
+            }
+            Ok(())
+        })?;
+        Ok(settings)
     }
-    impl<'de, T: Copy> serde::de::Visitor<'de> for OneOf<'_, T> {
-        type Value = T;
-
-        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-            f.write_str("a string")
-        }
-
-        fn visit_str<E: serde::de::Error>(self, value: &str) -> Result<T, E> {
-            self.names
-                .iter()
-                .zip(self.values)
-                .find(|(name, _)| **name == value)
-                .map(|(_, choice)| *choice)
-                .ok_or_else(|| E::unknown_variant(value, self.names))
-        }
-    }
-    deserializer.deserialize_str(OneOf { names, values })
 }
 
 /// The hook-job-safety check.

@@ -52,11 +52,10 @@
 use crate::admission::{Request, Verdict};
 use crate::check::Check;
 use crate::cluster::Cluster;
-use crate::json;
+use crate::json::{self, FromJson, Json};
 use crate::k8s::Object;
 use crate::rules::Rule;
-use crate::settings::Action;
-use serde::Deserialize;
+use crate::settings::{self, Action};
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 
@@ -95,8 +94,7 @@ pub const ALL_RESOURCES_RULE: Rule = Rule {
 };
 
 /// One Helm release whose objects Fleet should own.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FleetRelease {
     /// Value of `meta.helm.sh/release-name` (required, non-empty).
     pub release_name: String,
@@ -107,9 +105,26 @@ pub struct FleetRelease {
     pub set_id: String,
 }
 
+impl<'a> FromJson<'a> for FleetRelease {
+    fn from_json(value: Json<'a>) -> Result<Self, json::Error> {
+        const FIELDS: [&str; 3] = ["releaseName", "releaseNamespace", "setId"];
+        let mut read: [Option<String>; 3] = Default::default();
+        settings::read_fields(value, "struct FleetRelease", &FIELDS, |i, v| {
+            read[i] = Some(v.read()?);
+            Ok(())
+        })?;
+        let missing = |i: usize| value.error(format!("missing field `{}`", FIELDS[i]));
+        let [release_name, release_namespace, set_id] = read;
+        Ok(FleetRelease {
+            release_name: release_name.ok_or_else(|| missing(0))?,
+            release_namespace: release_namespace.ok_or_else(|| missing(1))?,
+            set_id: set_id.ok_or_else(|| missing(2))?,
+        })
+    }
+}
+
 /// Settings of the ownership-markers check.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-#[serde(default, deny_unknown_fields, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Settings {
     /// Helm releases whose objects get Fleet's markers when they lack them. Default: empty
     /// (the check never mutates).
@@ -131,6 +146,23 @@ impl Default for Settings {
             helm_completeness: Action::Reject,
             exempt_namespaces: Vec::new(),
         }
+    }
+}
+
+impl<'a> FromJson<'a> for Settings {
+    fn from_json(value: Json<'a>) -> Result<Self, json::Error> {
+        let mut settings = Settings::default();
+        let fields = ["fleetReleases", "ownershipChange", "helmCompleteness", "exemptNamespaces"];
+        settings::read_fields(value, "struct Settings", &fields, |i, v| {
+            match i {
+                0 => settings.fleet_releases = v.read()?,
+                1 => settings.ownership_change = v.read()?,
+                2 => settings.helm_completeness = v.read()?,
+                _ => settings.exempt_namespaces = v.read()?,
+            }
+            Ok(())
+        })?;
+        Ok(settings)
     }
 }
 
