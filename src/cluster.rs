@@ -43,15 +43,14 @@ impl Cluster for StaticCluster {
     }
 }
 
-/// The payload of Kubewarden's `kubernetes/list_resources_all` host call.
-pub fn list_all_request(api_version: &str, kind: &str) -> Value {
-    serde_json::json!({
-        "api_version": api_version,
-        "kind": kind,
-        "label_selector": null,
-        "field_selector": null,
-        "field_masks": null,
-    })
+/// The payload of Kubewarden's `kubernetes/list_resources_all` host call, as JSON text (keys
+/// sorted, no selectors).
+pub fn list_all_request(api_version: &str, kind: &str) -> String {
+    format!(
+        "{{\"api_version\":{},\"field_masks\":null,\"field_selector\":null,\"kind\":{},\"label_selector\":null}}",
+        json::quoted(api_version),
+        json::quoted(kind)
+    )
 }
 
 /// Objects as [`Items`].

@@ -24,8 +24,8 @@ struct HostCluster;
 
 impl Cluster for HostCluster {
     fn list_all(&self, api_version: &str, kind: &str) -> Result<cluster::Items, String> {
-        let body = serde_json::to_vec(&cluster::list_all_request(api_version, kind)).map_err(|e| e.to_string())?;
-        let answer = wapc_guest::host_call("kubewarden", "kubernetes", "list_resources_all", &body).map_err(|e| {
+        let body = cluster::list_all_request(api_version, kind);
+        let answer = wapc_guest::host_call("kubewarden", "kubernetes", "list_resources_all", body.as_bytes()).map_err(|e| {
             let message = e.to_string();
             message.strip_prefix("Host error: ").unwrap_or(&message).to_string()
         })?;

@@ -744,6 +744,35 @@ impl<'a, T: FromJson<'a>> FromJson<'a> for BTreeMap<String, T> {
     }
 }
 
+/// An object's text with member `key` set to the JSON text `new` (in the place of its first
+/// occurrence, or last when absent) or, when `new` is `None`, removed; other members keep their
+/// text. `None` for `object` stands for `{}`. Mutating checks edit objects this way rather than
+/// building a tree of the whole object.
+pub fn with_member(object: Option<Json<'_>>, key: &str, new: Option<&str>) -> String {
+    let mut out = String::from("{");
+    let mut pending = new;
+    let push = |out: &mut String, name: &str, value: &str| {
+        if out.len() > 1 {
+            out.push(',');
+        }
+        write_string(out, name);
+        out.push(':');
+        out.push_str(value);
+    };
+    for (name, value) in object.iter().flat_map(Json::members) {
+        if name != key {
+            push(&mut out, &name, value.text());
+        } else if let Some(new) = pending.take() {
+            push(&mut out, key, new);
+        }
+    }
+    if let Some(new) = pending {
+        push(&mut out, key, new);
+    }
+    out.push('}');
+    out
+}
+
 /// Writes `text` as a JSON string literal.
 pub fn write_string(out: &mut String, text: &str) {
     out.push('"');
@@ -947,6 +976,16 @@ mod tests {
         assert!(null.read_members("struct X", &["a"], false, |_, _| Ok(())).is_ok());
         let error = null.read_members("struct X", &["a"], true, |_, _| Ok(())).unwrap_err();
         assert_eq!(error.message, "invalid type: null, expected struct X");
+    }
+
+    #[test]
+    fn members_are_set_and_removed_in_place() {
+        let object = parse(r#"{"a": 1, "b": {"c": [2]}, "a": 3, "d\u0022": null}"#).unwrap();
+        assert_eq!(with_member(Some(object), "a", Some("true")), r#"{"a":true,"b":{"c": [2]},"d\"":null}"#);
+        assert_eq!(with_member(Some(object), "a", None), r#"{"b":{"c": [2]},"d\"":null}"#);
+        assert_eq!(with_member(Some(object), "e", Some("[]")), r#"{"a":1,"b":{"c": [2]},"a":3,"d\"":null,"e":[]}"#);
+        assert_eq!(with_member(None, "e", Some("\"x\"")), r#"{"e":"x"}"#);
+        assert_eq!(with_member(None, "e", None), "{}");
     }
 
     #[test]

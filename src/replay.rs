@@ -135,8 +135,8 @@ impl Replay {
 
 impl Cluster for Replay {
     fn list_all(&self, api_version: &str, kind: &str) -> Result<cluster::Items, String> {
-        let Value::Object(fields) = cluster::list_all_request(api_version, kind) else {
-            unreachable!("list_all_request builds an object")
+        let Ok(Value::Object(fields)) = serde_json::from_str(&cluster::list_all_request(api_version, kind)) else {
+            unreachable!("list_all_request writes an object")
         };
         let request = HostRequest {
             tag: "KubernetesListResourceAll".into(),

@@ -574,7 +574,8 @@ fn kind_action(findings: &Findings, settings: &Settings) -> Option<RejectOrWarn>
 fn allowance(group: &str, others: impl IntoIterator<Item = String>) -> String {
     let mut set: BTreeSet<String> = others.into_iter().collect();
     set.insert(group_label(group).to_string());
-    serde_json::json!({ "allowedGroupSets": [set] }).to_string()
+    let groups: Vec<String> = set.iter().map(|group| json::quoted(group)).collect();
+    format!("{{\"allowedGroupSets\":[[{}]]}}", groups.join(","))
 }
 
 fn kind_message(name: &str, group: &str, kind: &str, findings: &Findings) -> String {
@@ -588,7 +589,7 @@ fn kind_message(name: &str, group: &str, kind: &str, findings: &Findings) -> Str
         .collect();
     let groups = findings.kind.keys().map(|g| group_label(g).to_string());
     let by_groups = allowance(group, groups);
-    let by_kind = serde_json::json!({ "allowedKinds": [kind] }).to_string();
+    let by_kind = format!("{{\"allowedKinds\":[{}]}}", json::quoted(kind));
     let noun = if servers.len() == 1 {
         "another API group"
     } else {

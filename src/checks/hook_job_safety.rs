@@ -49,7 +49,6 @@ use crate::json::{self, FromJson, Json};
 use crate::k8s::{Job, ObjectMeta};
 use crate::rules::Rule;
 use crate::settings::{self, Action};
-use serde_json::Value;
 use std::collections::BTreeMap;
 
 /// The rule of this check: `batch/v1` Jobs, CREATE and UPDATE.
@@ -227,19 +226,18 @@ fn decide_hook(job: &Job, hook: &Hook, target: &Target, settings: &Settings, tex
     match removal.and_then(|notice| Some((notice, without_ttl(text)?))) {
         Some((notice, mutated)) => Verdict::accept()
             .with_warnings(std::iter::once(notice).chain(warnings))
-            .mutate(mutated.to_string()),
+            .mutate(mutated),
         None => Verdict::accept().with_warnings(warnings),
     }
 }
 
 /// The object with `spec.ttlSecondsAfterFinished` removed; `None` if it has no such field.
-fn without_ttl(text: &str) -> Option<Value> {
-    let mut object: Value = serde_json::from_str(text).ok()?;
-    object
-        .get_mut("spec")?
-        .as_object_mut()?
-        .remove("ttlSecondsAfterFinished")?;
-    Some(object)
+fn without_ttl(text: &str) -> Option<String> {
+    let object = json::parse(text).ok()?;
+    let spec = object.get("spec")?;
+    spec.get("ttlSecondsAfterFinished")?;
+    let spec = json::with_member(Some(spec), "ttlSecondsAfterFinished", None);
+    Some(json::with_member(Some(object), "spec", Some(&spec)))
 }
 
 /// Name and namespace of the Job, as messages and commands show them.
@@ -446,10 +444,11 @@ fn stuck_message(job: &Job, target: &Target, deleted_at: &str) -> Option<String>
         )
     } else {
         let path = format!("/metadata/finalizers/{finalizer_index}");
-        let ops = serde_json::json!([
-            {"op": "test", "path": path, "value": HOOK_FINALIZER},
-            {"op": "remove", "path": path},
-        ]);
+        let path = json::quoted(&path);
+        let ops = format!(
+            "[{{\"op\":\"test\",\"path\":{path},\"value\":{}}},{{\"op\":\"remove\",\"path\":{path}}}]",
+            json::quoted(HOOK_FINALIZER)
+        );
         format!(
             "kubectl patch job {name} -n {namespace} --type=json -p '{ops}' (this removes only \
              ArgoCD's finalizer and keeps {}; `--type=merge -p \
@@ -491,7 +490,7 @@ mod tests {
     use super::*;
     use crate::check::{decide, parse_settings};
     use crate::cluster::NoCluster;
-    use serde_json::json;
+    use serde_json::{Value, json};
 
     fn run(operation: &str, object: Value, settings: Value) -> Verdict {
         let payload = json!({

@@ -52,11 +52,10 @@
 use crate::admission::{Request, Verdict};
 use crate::check::Check;
 use crate::cluster::Cluster;
-use crate::json::{self, FromJson, Json};
+use crate::json::{self, FromJson, Json, Kind};
 use crate::k8s::Object;
 use crate::rules::Rule;
 use crate::settings::{self, Action};
-use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 
 /// Annotation naming the Fleet (wrangler) object set an object belongs to.
@@ -495,7 +494,7 @@ fn evaluate(request: &Request<'_>, settings: &Settings) -> Verdict {
     let verdict = Verdict::accept().with_warnings(warnings);
     match adoption {
         Some((id, hash)) => match mutated_object(text, &id, &hash) {
-            Ok(object) => verdict.mutate(object.to_string()),
+            Ok(object) => verdict.mutate(object),
             Err(message) => Verdict::reject_with_code(message, 400),
         },
         None => verdict,
@@ -530,30 +529,31 @@ fn adoption(meta: &Meta, settings: &Settings) -> Option<(String, String)> {
     Some((release.set_id.clone(), objectset_hash(&annotations)))
 }
 
-/// The object with the adoption markers added, parsed in full only here.
-fn mutated_object(text: &str, id: &str, hash: &str) -> Result<Value, String> {
-    let mut object: Value = serde_json::from_str(text).map_err(|e| format!("cannot read the request's object: {e}"))?;
-    let metadata = object
-        .as_object_mut()
-        .map(|o| o.entry("metadata").or_insert_with(|| Value::Object(Map::new())))
-        .ok_or("the request's object is not a JSON object")?;
-    if metadata.is_null() {
-        *metadata = Value::Object(Map::new());
+/// The object with the adoption markers added: `metadata.annotations` and `metadata.labels`
+/// are rewritten (created when absent or `null`), every other member keeps its text.
+fn mutated_object(text: &str, id: &str, hash: &str) -> Result<String, String> {
+    let object = json::parse(text).map_err(|e| format!("cannot read the request's object: {}", e.located(text)))?;
+    if object.kind() != Kind::Object {
+        return Err("the request's object is not a JSON object".to_string());
     }
-    let metadata = metadata
-        .as_object_mut()
-        .ok_or("the request's object.metadata is not an object")?;
+    fn present(value: Option<Json<'_>>) -> Option<Json<'_>> {
+        value.filter(|v| !v.is_null())
+    }
+    let metadata = present(object.get("metadata"));
+    if metadata.is_some_and(|m| m.kind() != Kind::Object) {
+        return Err("the request's object.metadata is not an object".to_string());
+    }
+    let mut metadata_text = metadata.map_or_else(|| "{}".to_string(), |m| m.text().to_string());
     for (field, key, value) in [("annotations", FLEET_ID, id), ("labels", FLEET_HASH, hash)] {
-        let map = metadata.entry(field).or_insert_with(|| Value::Object(Map::new()));
-        if map.is_null() {
-            *map = Value::Object(Map::new());
+        let metadata = json::parse(&metadata_text).map_err(|e| e.message)?;
+        let map = present(metadata.get(field));
+        if map.is_some_and(|m| m.kind() != Kind::Object) {
+            return Err(format!("the request's object.metadata.{field} is not an object"));
         }
-        let map = map
-            .as_object_mut()
-            .ok_or_else(|| format!("the request's object.metadata.{field} is not an object"))?;
-        map.insert(key.to_string(), Value::String(value.to_string()));
+        let map = json::with_member(map, key, Some(&json::quoted(value)));
+        metadata_text = json::with_member(Some(metadata), field, Some(&map));
     }
-    Ok(object)
+    Ok(json::with_member(Some(object), "metadata", Some(&metadata_text)))
 }
 
 fn annotation_path(key: &str) -> String {
@@ -932,11 +932,18 @@ mod tests {
 
     #[test]
     fn mutation_creates_missing_maps() {
-        let object = mutated_object(r#"{"kind":"X","metadata":{"annotations":null}}"#, "id", "h").unwrap();
+        let mutated = |text: &str| -> serde_json::Value {
+            serde_json::from_str(&mutated_object(text, "id", "h").unwrap()).unwrap()
+        };
+        let object = mutated(r#"{"kind":"X","metadata":{"annotations":null,"name":"n"}}"#);
         assert_eq!(object["metadata"]["annotations"][FLEET_ID], "id");
         assert_eq!(object["metadata"]["labels"][FLEET_HASH], "h");
-        let object = mutated_object(r#"{"kind":"X"}"#, "id", "h").unwrap();
+        assert_eq!(object["metadata"]["name"], "n");
+        assert_eq!(object["kind"], "X");
+        let object = mutated(r#"{"kind":"X"}"#);
         assert_eq!(object["metadata"]["labels"][FLEET_HASH], "h");
+        let object = mutated(r#"{"metadata":{"labels":{"a":"b","objectset.rio.cattle.io/hash":"old"}}}"#);
+        assert_eq!(object["metadata"]["labels"], serde_json::json!({"a": "b", FLEET_HASH: "h"}));
         assert!(mutated_object(r#"{"metadata":{"labels":[]}}"#, "id", "h").is_err());
         assert!(mutated_object("[]", "id", "h").is_err());
     }
