@@ -456,7 +456,7 @@ impl<'a> Json<'a> {
         let found = match self.kind() {
             Kind::Null => "null".to_string(),
             Kind::Bool => format!("boolean `{}`", self.text),
-            Kind::String => format!("string {:?}", self.string()),
+            Kind::String => format!("string {}", quoted(&self.string())),
             Kind::Array => "sequence".to_string(),
             Kind::Object => "map".to_string(),
             Kind::Number if self.text.contains(['.', 'e', 'E']) => format!("floating point `{}`", self.text),
@@ -551,6 +551,17 @@ impl<'a> Json<'a> {
         names: &[&str],
         strict: bool,
         mut each: impl FnMut(usize, Json<'a>) -> Result<(), Error>,
+    ) -> Result<(), Error> {
+        // One instance of the loop for every view and settings type: only `each` differs.
+        self.read_members_dyn(expected, names, strict, &mut each)
+    }
+
+    fn read_members_dyn(
+        self,
+        expected: &str,
+        names: &[&str],
+        strict: bool,
+        each: &mut dyn FnMut(usize, Json<'a>) -> Result<(), Error>,
     ) -> Result<(), Error> {
         match self.kind() {
             Kind::Object => {}
@@ -734,13 +745,14 @@ impl<'a, T: FromJson<'a>> FromJson<'a> for BTreeMap<String, T> {
         if value.kind() != Kind::Object {
             return Err(value.invalid_type("a map"));
         }
-        value
-            .members()
-            .map(|(key, member)| match T::from_json(member) {
-                Ok(read) => Ok((key.into_owned(), read)),
-                Err(e) => Err(e.in_key(&key)),
-            })
-            .collect()
+        // Inserted one by one rather than collected: collecting sorts, and a sort is kilobytes of
+        // code per element type in a module.
+        let mut map = BTreeMap::new();
+        for (key, member) in value.members() {
+            let read = T::from_json(member).map_err(|e| e.in_key(&key))?;
+            map.insert(key.into_owned(), read);
+        }
+        Ok(map)
     }
 }
 

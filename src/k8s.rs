@@ -4,17 +4,23 @@
 //! view reads JSON `null` as absent (raw manifests carry `annotations: null` or
 //! `status: {storedVersions: null}`), and a wrong type is an error.
 
-use crate::json::{Error, FromJson, Json};
+use crate::json::{Error, FromJson, Json, Kind};
 use std::collections::BTreeMap;
 
 /// Reads a string map in which `null` (the map or a value) is empty, as the API server does.
 pub fn string_map(value: Json<'_>) -> Result<BTreeMap<String, String>, Error> {
-    let map: Option<BTreeMap<String, Option<String>>> = value.read()?;
-    Ok(map
-        .unwrap_or_default()
-        .into_iter()
-        .map(|(key, value)| (key, value.unwrap_or_default()))
-        .collect())
+    let mut map = BTreeMap::new();
+    if value.is_null() {
+        return Ok(map);
+    }
+    if value.kind() != Kind::Object {
+        return Err(value.invalid_type("a map"));
+    }
+    for (key, member) in value.members() {
+        let text: Option<String> = member.read().map_err(|e| e.in_key(&key))?;
+        map.insert(key.into_owned(), text.unwrap_or_default());
+    }
+    Ok(map)
 }
 
 /// The parts of `metadata` the checks read.

@@ -47,7 +47,7 @@ pub fn join_and(items: &[String]) -> String {
 
 /// A JSON string literal for embedding a value in a message.
 pub fn quote(value: &str) -> String {
-    serde_json::to_string(value).unwrap_or_else(|_| format!("\"{value}\""))
+    crate::json::quoted(value)
 }
 
 #[cfg(test)]

@@ -572,7 +572,10 @@ fn kind_action(findings: &Findings, settings: &Settings) -> Option<RejectOrWarn>
 
 /// The settings that would allow `group` to share with `others`, as JSON.
 fn allowance(group: &str, others: impl IntoIterator<Item = String>) -> String {
-    let mut set: BTreeSet<String> = others.into_iter().collect();
+    let mut set = BTreeSet::new();
+    for other in others {
+        set.insert(other);
+    }
     set.insert(group_label(group).to_string());
     let groups: Vec<String> = set.iter().map(|group| json::quoted(group)).collect();
     format!("{{\"allowedGroupSets\":[[{}]]}}", groups.join(","))
