@@ -126,7 +126,8 @@ pub const RULES: &[Rule] = &[
     crate::checks::hook_job_safety::JOB_RULE,
 ];
 
-/// Runs check `C` if enabled and matching, folding its verdict into `combined`.
+/// Runs check `C` if enabled and matching, folding its verdict into `combined`. Only the call
+/// is generic; the rest is shared by the five checks.
 fn step<C: Check>(
     section: &Section<C>,
     request: &Request<'_>,
@@ -137,14 +138,24 @@ fn step<C: Check>(
     if !section.enabled || !any_matches(C::RULES, request) {
         return;
     }
+    let verdict = C::validate(&with_mutation(request, mutated.as_deref()), &section.settings, cluster);
+    fold(C::NAME, verdict, mutated, combined);
+}
+
+/// The request as the next check sees it: with the object as the checks before it changed it.
+fn with_mutation<'b>(request: &Request<'b>, mutated: Option<&'b str>) -> Request<'b> {
     let mut current = request.clone();
     // A mutation is JSON text written by a check, so it parses; if it did not, the next check
     // would see the request's own object.
-    if let Some(object) = mutated.as_deref().and_then(|text| json::parse(text).ok()) {
+    if let Some(object) = mutated.and_then(|text| json::parse(text).ok()) {
         current.object = Some(object);
     }
-    let verdict = C::validate(&current, &section.settings, cluster);
-    let prefix = |text: String| format!("{}: {text}", C::NAME);
+    current
+}
+
+/// Folds the verdict of check `name` into `combined` and keeps its mutation, if accepted.
+fn fold(name: &str, verdict: Verdict, mutated: &mut Option<String>, combined: &mut Verdict) {
+    let prefix = |text: String| format!("{name}: {text}");
     if !verdict.accepted {
         combined.accepted = false;
         let message = prefix(verdict.message.unwrap_or_default());

@@ -38,6 +38,10 @@ pub trait Check {
     fn validate(request: &crate::admission::Request<'_>, settings: &Self::Settings, cluster: &dyn Cluster) -> Verdict;
 }
 
+/// The answer of the waPC `protocol_version` operation: the JSON string `"v1"`, the waPC
+/// protocol Kubewarden's policy-server speaks to policies built with its SDK.
+pub const PROTOCOL_VERSION_ANSWER: &[u8] = br#""v1""#;
+
 /// What a `validate` rejection says when the settings in its payload do not validate.
 pub const INVALID_SETTINGS: &str = "invalid settings";
 

@@ -146,8 +146,7 @@ fn resource_for(rules: &[Rule], object: Option<&Value>) -> (String, String, Stri
         let resource = rule.resources.iter().find(|r| **r != "*" && !r.contains('/'))?;
         let group = rule.api_groups.iter().find(|g| **g != "*")?;
         let version = rule.api_versions.iter().find(|v| **v != "*")?;
-        let kind = crate::generated::BUILTIN_RESOURCES
-            .iter()
+        let kind = crate::generated::builtin_resources()
             .find(|r| r.group == *group && r.plural == *resource)?
             .kind;
         Some(((*group).into(), (*version).into(), kind.into(), (*resource).into()))

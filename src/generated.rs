@@ -66,14 +66,39 @@ pub fn object_type(name: &str) -> Option<&'static ObjectType> {
         .map(|i| &OBJECT_TYPES[i])
 }
 
+/// Every built-in resource, sorted by kind, group and version.
+pub fn builtin_resources() -> impl Iterator<Item = BuiltinResource> {
+    BUILTIN_TABLE.lines().map(|line| {
+        let mut fields = line.split(' ');
+        let mut next = || fields.next().unwrap_or("");
+        BuiltinResource {
+            group: next(),
+            version: next(),
+            kind: next(),
+            plural: next(),
+            subresource: next() == "1",
+        }
+    })
+}
+
 /// Built-in resources whose kind is `kind`.
-pub fn builtin_kinds(kind: &str) -> impl Iterator<Item = &'static BuiltinResource> + '_ {
-    BUILTIN_RESOURCES.iter().filter(move |r| r.kind == kind)
+pub fn builtin_kinds(kind: &str) -> impl Iterator<Item = BuiltinResource> + '_ {
+    builtin_resources().filter(move |r| r.kind == kind)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn builtin_table_lines_are_complete() {
+        assert!(builtin_resources().count() > 50);
+        for line in BUILTIN_TABLE.lines() {
+            assert_eq!(line.split(' ').count(), 5, "{line}");
+            assert!(line.ends_with(" 0") || line.ends_with(" 1"), "{line}");
+        }
+        assert!(builtin_resources().all(|r| !r.kind.is_empty() && !r.version.is_empty()));
+    }
 
     #[test]
     fn builtin_table_covers_core_and_groups() {

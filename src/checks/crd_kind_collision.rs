@@ -12,7 +12,7 @@
 //!
 //! What is checked, on CREATE and UPDATE of a CRD (background audit included):
 //! - **built-in kinds**: `spec.names.kind` equals the kind of a built-in resource of another
-//!   group, from [`BUILTIN_RESOURCES`] (generated from k8s-openapi; kinds served only as a
+//!   group, from [`builtin_resources`] (generated from k8s-openapi; kinds served only as a
 //!   subresource, such as `Scale`, and discovery documents such as `APIGroup` are not resources
 //!   and do not count);
 //! - **CRD kinds**: `spec.names.kind` equals the kind of a CRD of another `spec.group` listed
@@ -47,7 +47,7 @@
 use crate::admission::{Request, Verdict};
 use crate::check::Check;
 use crate::cluster::Cluster;
-use crate::generated::BUILTIN_RESOURCES;
+use crate::generated::builtin_resources;
 use crate::json::{self, FromJson, Json, Kind};
 use crate::k8s::Crd;
 use crate::rules::{self, CRD_RULE, Rule};
@@ -437,7 +437,7 @@ fn evaluate(crd: &Crd, request_name: &str, settings: &Settings, cluster: &dyn Cl
 /// Collisions with the built-in resources of other groups.
 fn builtin_findings(group: &str, kind: &str, own: &[OwnName<'_>], settings: &Settings, findings: &mut Findings) {
     let kind_allowed = settings.allowed_kind(kind);
-    for resource in BUILTIN_RESOURCES {
+    for resource in builtin_resources() {
         // Subresource kinds and discovery documents have no endpoint of their own.
         if resource.subresource || resource.plural.is_empty() {
             continue;
