@@ -23,15 +23,20 @@ pub struct GroupVersionKind {
 impl<'a> FromJson<'a> for GroupVersionKind {
     fn from_json(value: Json<'a>) -> Result<Self, Error> {
         let mut gvk = GroupVersionKind::default();
-        value.read_members("struct GroupVersionKind", &["group", "version", "kind"], false, |i, v| {
-            let text = v.read()?;
-            match i {
-                0 => gvk.group = text,
-                1 => gvk.version = text,
-                _ => gvk.kind = text,
-            }
-            Ok(())
-        })?;
+        value.read_members(
+            "struct GroupVersionKind",
+            &["group", "version", "kind"],
+            false,
+            |i, v| {
+                let text = v.read()?;
+                match i {
+                    0 => gvk.group = text,
+                    1 => gvk.version = text,
+                    _ => gvk.kind = text,
+                }
+                Ok(())
+            },
+        )?;
         Ok(gvk)
     }
 }

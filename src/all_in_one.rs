@@ -14,8 +14,8 @@ use crate::checks::{
     hook_job_safety::HookJobSafety, ownership_markers::OwnershipMarkers,
 };
 use crate::cluster::Cluster;
-use crate::rules::{Rule, any_matches};
 use crate::json::{self, FromJson, Json, Kind};
+use crate::rules::{Rule, any_matches};
 
 /// One check's section of the all-in-one settings: `enabled` plus the check's settings.
 pub struct Section<C: Check> {

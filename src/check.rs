@@ -6,9 +6,9 @@
 use crate::admission::{self, ValidationRequest, ValidationResponse, Verdict};
 use crate::cluster::Cluster;
 use crate::json;
+use crate::json::FromJson;
 use crate::rules::Rule;
 use crate::settings;
-use crate::json::FromJson;
 
 /// Largest `validate` payload a policy reads (request plus settings). Kubernetes caps a request
 /// body at 3 MiB and an object in etcd at 1.5 MiB; anything larger is refused unread.
@@ -96,14 +96,12 @@ pub fn read_request(payload: &[u8]) -> Result<ValidationRequest<'_>, Verdict> {
             400,
         )
     })?;
-    json::parse(text)
-        .and_then(|root| root.read())
-        .map_err(|e| {
-            Verdict::reject_with_code(
-                format!("syncguard: cannot read the admission request: {}", e.located(text)),
-                400,
-            )
-        })
+    json::parse(text).and_then(|root| root.read()).map_err(|e| {
+        Verdict::reject_with_code(
+            format!("syncguard: cannot read the admission request: {}", e.located(text)),
+            400,
+        )
+    })
 }
 
 /// Runs the `validate_settings` operation of check `C` on a waPC payload (the bare settings).

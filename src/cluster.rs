@@ -55,10 +55,7 @@ pub fn list_all_request(api_version: &str, kind: &str) -> String {
 
 /// Objects as [`Items`].
 pub fn to_items<'a>(objects: impl IntoIterator<Item = &'a Value>) -> Items {
-    objects
-        .into_iter()
-        .map(|o| o.to_string())
-        .collect()
+    objects.into_iter().map(|o| o.to_string()).collect()
 }
 
 /// Extracts the `items` of a Kubernetes List response, each as its JSON text.
@@ -69,7 +66,11 @@ pub fn list_items(body: &[u8]) -> Result<Items, String> {
     let mut items = Vec::new();
     root.read_members("struct List", &["items"], false, |_, value| {
         if !value.is_null() {
-            items = value.read::<Vec<json::Json>>()?.iter().map(|item| item.text().to_string()).collect();
+            items = value
+                .read::<Vec<json::Json>>()?
+                .iter()
+                .map(|item| item.text().to_string())
+                .collect();
         }
         Ok(())
     })

@@ -32,10 +32,11 @@ struct HostCluster;
 impl Cluster for HostCluster {
     fn list_all(&self, api_version: &str, kind: &str) -> Result<cluster::Items, String> {
         let body = cluster::list_all_request(api_version, kind);
-        let answer = wapc_guest::host_call("kubewarden", "kubernetes", "list_resources_all", body.as_bytes()).map_err(|e| {
-            let message = e.to_string();
-            message.strip_prefix("Host error: ").unwrap_or(&message).to_string()
-        })?;
+        let answer =
+            wapc_guest::host_call("kubewarden", "kubernetes", "list_resources_all", body.as_bytes()).map_err(|e| {
+                let message = e.to_string();
+                message.strip_prefix("Host error: ").unwrap_or(&message).to_string()
+            })?;
         cluster::list_items(&answer)
     }
 }

@@ -122,7 +122,9 @@ pub fn parse(text: &str) -> Result<Json<'_>, Error> {
     if rest < bytes.len() {
         return Err(Error::at("trailing characters", bytes[rest..].as_ptr().wrapping_add(1)));
     }
-    Ok(Json { text: &text[start..end] })
+    Ok(Json {
+        text: &text[start..end],
+    })
 }
 
 fn skip_space(bytes: &[u8], mut i: usize) -> usize {
@@ -284,7 +286,11 @@ fn check_number(bytes: &[u8], mut i: usize) -> Result<usize, Error> {
 
 /// The error for a number cut short at `i` (no digit after `.` or the exponent).
 fn number_end(bytes: &[u8], i: usize) -> Error {
-    let message = if i >= bytes.len() { "EOF while parsing a value" } else { "invalid number" };
+    let message = if i >= bytes.len() {
+        "EOF while parsing a value"
+    } else {
+        "invalid number"
+    };
     syntax(bytes, i, message)
 }
 
@@ -392,7 +398,12 @@ fn unescape(inner: &str) -> Cow<'_, str> {
         return Cow::Borrowed(inner);
     }
     let bytes = inner.as_bytes();
-    let hex = |i: usize| inner.get(i..i + 4).and_then(|h| u32::from_str_radix(h, 16).ok()).unwrap_or(0xFFFD);
+    let hex = |i: usize| {
+        inner
+            .get(i..i + 4)
+            .and_then(|h| u32::from_str_radix(h, 16).ok())
+            .unwrap_or(0xFFFD)
+    };
     let mut out = String::with_capacity(inner.len());
     let mut plain = 0;
     let mut i = 0;
@@ -520,7 +531,11 @@ impl<'a> Json<'a> {
 
     /// The members of an object, in document order (none for other types).
     pub fn members(&self) -> Members<'a> {
-        let at = if self.kind() == Kind::Object { 1 } else { self.text.len() };
+        let at = if self.kind() == Kind::Object {
+            1
+        } else {
+            self.text.len()
+        };
         Members { text: self.text, at }
     }
 
@@ -640,9 +655,15 @@ impl<'a> Iterator for Members<'a> {
         let key = unescape(&self.text[i + 1..key_end - 1]);
         i = skip_space(bytes, skip_space(bytes, key_end) + 1);
         let end = skip_value(bytes, i);
-        let value = Json { text: &self.text[i..end] };
+        let value = Json {
+            text: &self.text[i..end],
+        };
         let next = skip_space(bytes, end);
-        self.at = if bytes.get(next) == Some(&b',') { next + 1 } else { bytes.len() };
+        self.at = if bytes.get(next) == Some(&b',') {
+            next + 1
+        } else {
+            bytes.len()
+        };
         Some((key, value))
     }
 }
@@ -666,8 +687,14 @@ impl<'a> Iterator for Elements<'a> {
         }
         let end = skip_value(bytes, i);
         let next = skip_space(bytes, end);
-        self.at = if bytes.get(next) == Some(&b',') { next + 1 } else { bytes.len() };
-        Some(Json { text: &self.text[i..end] })
+        self.at = if bytes.get(next) == Some(&b',') {
+            next + 1
+        } else {
+            bytes.len()
+        };
+        Some(Json {
+            text: &self.text[i..end],
+        })
     }
 }
 
@@ -723,7 +750,11 @@ impl<'a> FromJson<'a> for u16 {
 
 impl<'a, T: FromJson<'a>> FromJson<'a> for Option<T> {
     fn from_json(value: Json<'a>) -> Result<Self, Error> {
-        if value.is_null() { Ok(None) } else { T::from_json(value).map(Some) }
+        if value.is_null() {
+            Ok(None)
+        } else {
+            T::from_json(value).map(Some)
+        }
     }
 }
 
@@ -822,7 +853,10 @@ mod tests {
 
     /// serde_json's error for `text` read as `T`, without its position.
     fn serde_message<T: serde::de::DeserializeOwned>(text: &str) -> String {
-        let error = serde_json::from_str::<T>(text).err().expect("serde_json accepts it").to_string();
+        let error = serde_json::from_str::<T>(text)
+            .err()
+            .expect("serde_json accepts it")
+            .to_string();
         error.split(" at line ").next().unwrap_or_default().to_string()
     }
 
@@ -955,11 +989,21 @@ mod tests {
             }
         }
         let root = parse(text).unwrap();
-        let error = root.get("a").unwrap().elements().nth(1).unwrap().read::<B>().unwrap_err();
+        let error = root
+            .get("a")
+            .unwrap()
+            .elements()
+            .nth(1)
+            .unwrap()
+            .read::<B>()
+            .unwrap_err();
         assert_eq!(error.path, "b");
         let error = error.in_index(1).in_key("a");
         assert_eq!(error.path, "a[1].b");
-        assert_eq!(error.with_path(), "`a[1].b`: invalid type: integer `3`, expected a string");
+        assert_eq!(
+            error.with_path(),
+            "`a[1].b`: invalid type: integer `3`, expected a string"
+        );
         #[derive(Debug, Deserialize)]
         #[allow(dead_code)]
         struct Theirs {
@@ -981,9 +1025,14 @@ mod tests {
         assert_eq!(strict.unwrap_err().message, "unknown field `c`, expected `a` or `b`");
         assert!(root.read_members("struct X", &["a", "b"], false, |_, _| Ok(())).is_ok());
         let repeated = parse(r#"{"a": 1, "a": 2}"#).unwrap();
-        let error = repeated.read_members("struct X", &["a"], false, |_, _| Ok(())).unwrap_err();
+        let error = repeated
+            .read_members("struct X", &["a"], false, |_, _| Ok(()))
+            .unwrap_err();
         assert_eq!(error.message, "duplicate field `a`");
-        assert_eq!(unknown_variant("x", &["a", "b", "c"]), "unknown variant `x`, expected one of `a`, `b`, `c`");
+        assert_eq!(
+            unknown_variant("x", &["a", "b", "c"]),
+            "unknown variant `x`, expected one of `a`, `b`, `c`"
+        );
         let null = parse("null").unwrap();
         assert!(null.read_members("struct X", &["a"], false, |_, _| Ok(())).is_ok());
         let error = null.read_members("struct X", &["a"], true, |_, _| Ok(())).unwrap_err();
@@ -993,9 +1042,15 @@ mod tests {
     #[test]
     fn members_are_set_and_removed_in_place() {
         let object = parse(r#"{"a": 1, "b": {"c": [2]}, "a": 3, "d\u0022": null}"#).unwrap();
-        assert_eq!(with_member(Some(object), "a", Some("true")), r#"{"a":true,"b":{"c": [2]},"d\"":null}"#);
+        assert_eq!(
+            with_member(Some(object), "a", Some("true")),
+            r#"{"a":true,"b":{"c": [2]},"d\"":null}"#
+        );
         assert_eq!(with_member(Some(object), "a", None), r#"{"b":{"c": [2]},"d\"":null}"#);
-        assert_eq!(with_member(Some(object), "e", Some("[]")), r#"{"a":1,"b":{"c": [2]},"a":3,"d\"":null,"e":[]}"#);
+        assert_eq!(
+            with_member(Some(object), "e", Some("[]")),
+            r#"{"a":1,"b":{"c": [2]},"a":3,"d\"":null,"e":[]}"#
+        );
         assert_eq!(with_member(None, "e", Some("\"x\"")), r#"{"e":"x"}"#);
         assert_eq!(with_member(None, "e", None), "{}");
     }

@@ -242,15 +242,20 @@ impl<'a> FromJson<'a> for Crd {
 impl<'a> FromJson<'a> for CrdSpec {
     fn from_json(value: Json<'a>) -> Result<Self, Error> {
         let mut spec = CrdSpec::default();
-        read_view(value, "struct CrdSpec", &["group", "names", "scope", "versions"], |i, v| {
-            match i {
-                0 => spec.group = v.read()?,
-                1 => spec.names = v.read()?,
-                2 => spec.scope = v.read()?,
-                _ => spec.versions = v.read()?,
-            }
-            Ok(())
-        })?;
+        read_view(
+            value,
+            "struct CrdSpec",
+            &["group", "names", "scope", "versions"],
+            |i, v| {
+                match i {
+                    0 => spec.group = v.read()?,
+                    1 => spec.names = v.read()?,
+                    2 => spec.scope = v.read()?,
+                    _ => spec.versions = v.read()?,
+                }
+                Ok(())
+            },
+        )?;
         Ok(spec)
     }
 }

@@ -19,7 +19,10 @@ pub fn parse<T: for<'a> FromJson<'a> + Default>(raw: Option<&str>) -> Result<T, 
         return Err("settings must be a JSON object".to_string());
     }
     let root = json::parse(text).map_err(|mut e| {
-        e.path = e.offset(text).map(|end| path_at(text.as_bytes(), end)).unwrap_or_default();
+        e.path = e
+            .offset(text)
+            .map(|end| path_at(text.as_bytes(), end))
+            .unwrap_or_default();
         e.with_path()
     })?;
     root.read::<T>().map_err(|e| e.with_path())
@@ -242,6 +245,9 @@ mod tests {
             read("\"Reject\""),
             Err("unknown variant `Reject`, expected one of `reject`, `warn`, `ignore`".to_string())
         );
-        assert_eq!(read("true"), Err("invalid type: boolean `true`, expected a string".to_string()));
+        assert_eq!(
+            read("true"),
+            Err("invalid type: boolean `true`, expected a string".to_string())
+        );
     }
 }

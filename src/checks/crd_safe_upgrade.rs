@@ -42,11 +42,11 @@
 use crate::admission::{Request, Verdict};
 use crate::check::Check;
 use crate::cluster::Cluster;
+use crate::json::{self, FromJson, Json};
 use crate::k8s::Crd;
 use crate::rules::{CRD_RULE, Rule};
-use crate::text::{closest, join_and, quote};
-use crate::json::{self, FromJson, Json};
 use crate::settings;
+use crate::text::{closest, join_and, quote};
 use std::collections::BTreeMap;
 
 /// Default of `versionAnnotations`: Gateway API's bundle version annotation.

@@ -59,11 +59,11 @@ use crate::admission::{Request, Verdict};
 use crate::check::Check;
 use crate::cluster::Cluster;
 use crate::generated::{Field, ObjectType, Shape, object_type};
+use crate::json::{self, FromJson, Json, Kind};
 use crate::rules::{CRD_RULE, Rule};
+use crate::settings;
 use crate::settings::RejectOrWarn;
 use crate::text::{edit_distance, quote};
-use crate::json::{self, FromJson, Json, Kind};
-use crate::settings;
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 

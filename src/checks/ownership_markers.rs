@@ -151,7 +151,12 @@ impl Default for Settings {
 impl<'a> FromJson<'a> for Settings {
     fn from_json(value: Json<'a>) -> Result<Self, json::Error> {
         let mut settings = Settings::default();
-        let fields = ["fleetReleases", "ownershipChange", "helmCompleteness", "exemptNamespaces"];
+        let fields = [
+            "fleetReleases",
+            "ownershipChange",
+            "helmCompleteness",
+            "exemptNamespaces",
+        ];
         settings::read_fields(value, "struct Settings", &fields, |i, v| {
             match i {
                 0 => settings.fleet_releases = v.read()?,
@@ -943,7 +948,10 @@ mod tests {
         let object = mutated(r#"{"kind":"X"}"#);
         assert_eq!(object["metadata"]["labels"][FLEET_HASH], "h");
         let object = mutated(r#"{"metadata":{"labels":{"a":"b","objectset.rio.cattle.io/hash":"old"}}}"#);
-        assert_eq!(object["metadata"]["labels"], serde_json::json!({"a": "b", FLEET_HASH: "h"}));
+        assert_eq!(
+            object["metadata"]["labels"],
+            serde_json::json!({"a": "b", FLEET_HASH: "h"})
+        );
         assert!(mutated_object(r#"{"metadata":{"labels":[]}}"#, "id", "h").is_err());
         assert!(mutated_object("[]", "id", "h").is_err());
     }
