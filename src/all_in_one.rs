@@ -138,17 +138,18 @@ fn step<C: Check>(
     if !section.enabled || !any_matches(C::RULES, request) {
         return;
     }
-    let verdict = C::validate(&with_mutation(request, mutated.as_deref()), &section.settings, cluster);
+    // A mutation is JSON text written by a check, so it parses; if it did not, the next check
+    // would see the request's own object.
+    let document = mutated.as_deref().and_then(|text| json::parse(text).ok());
+    let verdict = C::validate(&with_object(request, document.as_ref()), &section.settings, cluster);
     fold(C::NAME, verdict, mutated, combined);
 }
 
 /// The request as the next check sees it: with the object as the checks before it changed it.
-fn with_mutation<'b>(request: &Request<'b>, mutated: Option<&'b str>) -> Request<'b> {
+fn with_object<'b>(request: &Request<'b>, mutated: Option<&'b json::Document<'_>>) -> Request<'b> {
     let mut current = request.clone();
-    // A mutation is JSON text written by a check, so it parses; if it did not, the next check
-    // would see the request's own object.
-    if let Some(object) = mutated.and_then(|text| json::parse(text).ok()) {
-        current.object = Some(object);
+    if let Some(document) = mutated {
+        current.object = Some(document.root());
     }
     current
 }

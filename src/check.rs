@@ -65,7 +65,11 @@ pub fn handle_validate<C: Check>(payload: &[u8], cluster: &dyn Cluster) -> Vec<u
 
 /// Decides a raw `validate` payload with check `C` (see [`handle_validate`]).
 pub fn decide<C: Check>(payload: &[u8], cluster: &dyn Cluster) -> Verdict {
-    let request = match read_request(payload) {
+    let document = match read_payload(payload) {
+        Ok(document) => document,
+        Err(verdict) => return verdict,
+    };
+    let request = match read_request(&document) {
         Ok(request) => request,
         Err(verdict) => return verdict,
     };
@@ -78,8 +82,9 @@ pub fn decide<C: Check>(payload: &[u8], cluster: &dyn Cluster) -> Verdict {
     C::validate(&request.request, &settings, cluster)
 }
 
-/// Reads a `validate` payload, or gives the rejection documented in [`handle_validate`].
-pub fn read_request(payload: &[u8]) -> Result<ValidationRequest<'_>, Verdict> {
+/// Checks a `validate` payload as one JSON document, or gives the rejection documented in
+/// [`handle_validate`].
+pub fn read_payload(payload: &[u8]) -> Result<json::Document<'_>, Verdict> {
     if payload.len() > MAX_PAYLOAD_BYTES {
         return Err(Verdict::reject_with_code(
             format!(
@@ -96,12 +101,20 @@ pub fn read_request(payload: &[u8]) -> Result<ValidationRequest<'_>, Verdict> {
             400,
         )
     })?;
-    json::parse(text).and_then(|root| root.read()).map_err(|e| {
-        Verdict::reject_with_code(
-            format!("syncguard: cannot read the admission request: {}", e.located(text)),
-            400,
-        )
-    })
+    json::parse(text).map_err(|e| unreadable(&e, text))
+}
+
+/// Reads the validation request in a checked payload, or gives the rejection documented in
+/// [`handle_validate`].
+pub fn read_request<'d>(document: &'d json::Document<'_>) -> Result<ValidationRequest<'d>, Verdict> {
+    document.root().read().map_err(|e| unreadable(&e, document.text()))
+}
+
+fn unreadable(error: &json::Error, text: &str) -> Verdict {
+    Verdict::reject_with_code(
+        format!("syncguard: cannot read the admission request: {}", error.located(text)),
+        400,
+    )
 }
 
 /// Runs the `validate_settings` operation of check `C` on a waPC payload (the bare settings).

@@ -62,7 +62,8 @@ pub fn to_items<'a>(objects: impl IntoIterator<Item = &'a Value>) -> Items {
 pub fn list_items(body: &[u8]) -> Result<Items, String> {
     let not_a_list = |e: String| format!("the cluster's answer is not a List: {e}");
     let text = std::str::from_utf8(body).map_err(|e| not_a_list(e.to_string()))?;
-    let root = json::parse(text).map_err(|e| not_a_list(e.located(text)))?;
+    let document = json::parse(text).map_err(|e| not_a_list(e.located(text)))?;
+    let root = document.root();
     let mut items = Vec::new();
     root.read_members("struct List", &["items"], false, |_, value| {
         if !value.is_null() {

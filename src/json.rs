@@ -1,9 +1,11 @@
 //! The one JSON reader of the policy modules: a borrowed, lazy view of a checked document.
 //!
 //! [`parse`] checks a whole document once, without recursion (so no input depth can exhaust
-//! the stack), and hands back its root as a [`Json`]: a slice of the text. Reading a field
-//! scans the object's members and skips the values it passes, so nothing is copied or built
-//! that a check does not ask for. Views declare how they are read with [`FromJson`]; errors
+//! the stack), and records where each of its arrays and objects ends. Its root is a [`Json`]:
+//! a slice of the text. Reading a field scans the object's members and steps over the values it
+//! passes (a container in one lookup, using the recorded ends), so nothing is copied or built
+//! that a check does not ask for, and reading nested views costs about one pass over the text
+//! they cover, whatever the depth. Views declare how they are read with [`FromJson`]; errors
 //! name the path of the value that does not fit and use serde_json's wording (`invalid type:
 //! string "x", expected a boolean`), which the policies document as their messages.
 //!
@@ -14,9 +16,42 @@ use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 /// A value inside a document checked by [`parse`]: its text, without surrounding whitespace.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy)]
 pub struct Json<'a> {
     text: &'a str,
+    index: &'a Index,
+}
+
+/// Where the arrays and objects of a checked document end.
+#[derive(Debug, Default)]
+struct Index {
+    /// Address of the document's first byte.
+    base: usize,
+    /// Start and end offsets (end exclusive) of every array and object, sorted by start.
+    ends: Vec<(u32, u32)>,
+}
+
+/// A document checked by [`parse`].
+#[derive(Debug)]
+pub struct Document<'t> {
+    text: &'t str,
+    root: (usize, usize),
+    index: Index,
+}
+
+impl<'t> Document<'t> {
+    /// The document's text.
+    pub fn text(&self) -> &'t str {
+        self.text
+    }
+
+    /// The document's root value.
+    pub fn root(&self) -> Json<'_> {
+        Json {
+            text: &self.text[self.root.0..self.root.1],
+            index: &self.index,
+        }
+    }
 }
 
 /// The JSON type of a [`Json`] value.
@@ -113,18 +148,32 @@ impl Error {
     }
 }
 
-/// Checks that `text` is one JSON document and gives its root value.
-pub fn parse(text: &str) -> Result<Json<'_>, Error> {
+/// Checks that `text` is one JSON document (of at most 4 GiB).
+pub fn parse(text: &str) -> Result<Document<'_>, Error> {
     let bytes = text.as_bytes();
+    if u32::try_from(bytes.len()).is_err() {
+        return Err(Error::at("document larger than 4 GiB", bytes.as_ptr()));
+    }
+    let mut ends = Vec::new();
     let start = skip_space(bytes, 0);
-    let end = check_value(bytes, start)?;
+    let end = check_value(bytes, start, &mut ends)?;
     let rest = skip_space(bytes, end);
     if rest < bytes.len() {
         return Err(Error::at("trailing characters", bytes[rest..].as_ptr().wrapping_add(1)));
     }
-    Ok(Json {
-        text: &text[start..end],
+    Ok(Document {
+        text,
+        root: (start, end),
+        index: Index {
+            base: bytes.as_ptr() as usize,
+            ends,
+        },
     })
+}
+
+/// Reads `text`, a whole JSON document, as `T`.
+pub fn read<T: for<'d> FromJson<'d>>(text: &str) -> Result<T, Error> {
+    parse(text)?.root().read()
 }
 
 fn skip_space(bytes: &[u8], mut i: usize) -> usize {
@@ -146,9 +195,11 @@ fn syntax(bytes: &[u8], i: usize, message: &str) -> Error {
     Error::at(message, bytes.as_ptr().wrapping_add((i + 1).min(bytes.len())))
 }
 
-/// Checks the value starting at `i` (after whitespace) and returns the index just past it.
-fn check_value(bytes: &[u8], mut i: usize) -> Result<usize, Error> {
-    let mut stack: Vec<Open> = Vec::new();
+/// Checks the value starting at `i` (after whitespace) and returns the index just past it;
+/// records the start and end of every array and object in `ends`.
+fn check_value(bytes: &[u8], mut i: usize, ends: &mut Vec<(u32, u32)>) -> Result<usize, Error> {
+    // Open containers, each with its entry in `ends`. Offsets fit in u32: see `parse`.
+    let mut stack: Vec<(Open, usize)> = Vec::new();
     loop {
         // A value is expected at `i`.
         i = skip_space(bytes, i);
@@ -157,23 +208,29 @@ fn check_value(bytes: &[u8], mut i: usize) -> Result<usize, Error> {
         };
         match byte {
             b'{' => {
+                let start = i;
                 i = skip_space(bytes, i + 1);
                 if bytes.get(i) == Some(&b'}') {
                     i += 1;
+                    ends.push((start as u32, i as u32));
                 } else {
-                    stack.push(Open::Object);
+                    stack.push((Open::Object, ends.len()));
+                    ends.push((start as u32, 0));
                     i = check_key(bytes, i)?;
                     continue;
                 }
             }
             b'[' => {
+                let start = i;
                 i = skip_space(bytes, i + 1);
                 if bytes.get(i) == Some(&b']') {
                     i += 1;
+                    ends.push((start as u32, i as u32));
                 } else if i >= bytes.len() {
                     return Err(syntax(bytes, i, "EOF while parsing a list"));
                 } else {
-                    stack.push(Open::Array);
+                    stack.push((Open::Array, ends.len()));
+                    ends.push((start as u32, 0));
                     continue;
                 }
             }
@@ -186,7 +243,7 @@ fn check_value(bytes: &[u8], mut i: usize) -> Result<usize, Error> {
         }
         // A value ended at `i`: close containers or move to the next member.
         loop {
-            let Some(&open) = stack.last() else {
+            let Some(&(open, entry)) = stack.last() else {
                 return Ok(i);
             };
             i = skip_space(bytes, i);
@@ -199,6 +256,7 @@ fn check_value(bytes: &[u8], mut i: usize) -> Result<usize, Error> {
                 Some(&b) if b == close => {
                     stack.pop();
                     i += 1;
+                    ends[entry].1 = i as u32;
                 }
                 Some(b',') => {
                     i = skip_space(bytes, i + 1);
@@ -355,7 +413,8 @@ fn hex4(bytes: &[u8], i: usize) -> Result<(u32, usize), Error> {
     Ok((unit, i + 4))
 }
 
-/// Index just past the checked value starting at `i`.
+/// Index just past the checked value starting at `i` of `bytes`, scanning (see [`Json::end_of`]
+/// for the indexed form).
 fn skip_value(bytes: &[u8], mut i: usize) -> usize {
     let mut depth = 0usize;
     loop {
@@ -440,6 +499,28 @@ fn unescape(inner: &str) -> Cow<'_, str> {
 }
 
 impl<'a> Json<'a> {
+    /// Index just past the value starting at byte `i` of this value's text: one lookup for an
+    /// array or object, a scan for a string or scalar.
+    fn end_of(&self, i: usize) -> usize {
+        let bytes = self.text.as_bytes();
+        if matches!(bytes[i], b'{' | b'[') {
+            let offset = self.text.as_ptr() as usize - self.index.base;
+            let start = (offset + i) as u32;
+            if let Ok(k) = self.index.ends.binary_search_by_key(&start, |&(s, _)| s) {
+                return self.index.ends[k].1 as usize - offset;
+            }
+        }
+        skip_value(bytes, i)
+    }
+
+    /// A value inside this one, from byte `start` to `end` of its text.
+    fn slice(&self, start: usize, end: usize) -> Json<'a> {
+        Json {
+            text: &self.text[start..end],
+            index: self.index,
+        }
+    }
+
     /// The value's JSON text.
     pub fn text(&self) -> &'a str {
         self.text
@@ -536,13 +617,13 @@ impl<'a> Json<'a> {
         } else {
             self.text.len()
         };
-        Members { text: self.text, at }
+        Members { within: *self, at }
     }
 
     /// The elements of an array, in order (none for other types).
     pub fn elements(&self) -> Elements<'a> {
         let at = if self.kind() == Kind::Array { 1 } else { self.text.len() };
-        Elements { text: self.text, at }
+        Elements { within: *self, at }
     }
 
     /// The value of member `key` of an object (the last, if repeated).
@@ -637,7 +718,7 @@ fn expected_one_of(names: &[&str]) -> String {
 /// Iterator over an object's members: key (escapes resolved) and value.
 #[derive(Debug, Clone)]
 pub struct Members<'a> {
-    text: &'a str,
+    within: Json<'a>,
     at: usize,
 }
 
@@ -645,19 +726,18 @@ impl<'a> Iterator for Members<'a> {
     type Item = (Cow<'a, str>, Json<'a>);
 
     fn next(&mut self) -> Option<Self::Item> {
-        let bytes = self.text.as_bytes();
+        let text = self.within.text;
+        let bytes = text.as_bytes();
         let mut i = skip_space(bytes, self.at);
         if i >= bytes.len() || bytes[i] != b'"' {
             self.at = bytes.len();
             return None;
         }
         let key_end = skip_string(bytes, i);
-        let key = unescape(&self.text[i + 1..key_end - 1]);
+        let key = unescape(&text[i + 1..key_end - 1]);
         i = skip_space(bytes, skip_space(bytes, key_end) + 1);
-        let end = skip_value(bytes, i);
-        let value = Json {
-            text: &self.text[i..end],
-        };
+        let end = self.within.end_of(i);
+        let value = self.within.slice(i, end);
         let next = skip_space(bytes, end);
         self.at = if bytes.get(next) == Some(&b',') {
             next + 1
@@ -671,7 +751,7 @@ impl<'a> Iterator for Members<'a> {
 /// Iterator over an array's elements.
 #[derive(Debug, Clone)]
 pub struct Elements<'a> {
-    text: &'a str,
+    within: Json<'a>,
     at: usize,
 }
 
@@ -679,22 +759,20 @@ impl<'a> Iterator for Elements<'a> {
     type Item = Json<'a>;
 
     fn next(&mut self) -> Option<Json<'a>> {
-        let bytes = self.text.as_bytes();
+        let bytes = self.within.text.as_bytes();
         let i = skip_space(bytes, self.at);
         if i >= bytes.len() || bytes[i] == b']' {
             self.at = bytes.len();
             return None;
         }
-        let end = skip_value(bytes, i);
+        let end = self.within.end_of(i);
         let next = skip_space(bytes, end);
         self.at = if bytes.get(next) == Some(&b',') {
             next + 1
         } else {
             bytes.len()
         };
-        Some(Json {
-            text: &self.text[i..end],
-        })
+        Some(self.within.slice(i, end))
     }
 }
 
@@ -816,6 +894,101 @@ pub fn with_member(object: Option<Json<'_>>, key: &str, new: Option<&str>) -> St
     out
 }
 
+/// A whole JSON value, built in one pass for checks that walk every part of a document.
+/// Objects keep their members in document order (duplicates kept); keys and strings borrow
+/// from the text unless they hold escapes; containers nested deeper than the depth given to
+/// [`tree`] are cut off unread.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Tree<'t> {
+    /// `null`, a boolean or a number.
+    Scalar,
+    /// A string.
+    Str(Cow<'t, str>),
+    /// An array.
+    Array(Vec<Tree<'t>>),
+    /// An object, members in document order.
+    Object(Vec<(Cow<'t, str>, Tree<'t>)>),
+    /// An array or object nested deeper than the depth limit; its content was skipped.
+    TooDeep,
+}
+
+impl<'t> Tree<'t> {
+    /// The value of `key` (the last one, as the API server's decoder keeps the last duplicate).
+    pub fn get(&self, key: &str) -> Option<&Tree<'t>> {
+        match self {
+            Tree::Object(entries) => entries.iter().rev().find(|(k, _)| k == key).map(|(_, v)| v),
+            _ => None,
+        }
+    }
+
+    /// The value at a path of object keys.
+    pub fn at(&self, keys: &[&str]) -> Option<&Tree<'t>> {
+        keys.iter().try_fold(self, |node, key| node.get(key))
+    }
+
+    /// The string, if this is one.
+    pub fn as_str(&self) -> Option<&str> {
+        match self {
+            Tree::Str(s) => Some(s),
+            _ => None,
+        }
+    }
+}
+
+/// Checks `text` and builds its [`Tree`], cutting off arrays and objects nested deeper than
+/// `max_depth` (the root is level 1). Recursion is bounded by `max_depth`.
+pub fn tree(text: &str, max_depth: usize) -> Result<Tree<'_>, Error> {
+    let start = parse(text)?.root.0;
+    Ok(build(text, start, 1, max_depth).0)
+}
+
+/// The tree of the checked value at byte `i` of `text`, at nesting `level`, and the index just
+/// past it.
+fn build(text: &str, mut i: usize, level: usize, max_depth: usize) -> (Tree<'_>, usize) {
+    let bytes = text.as_bytes();
+    let close = match bytes[i] {
+        b'{' | b'[' if level > max_depth => return (Tree::TooDeep, skip_value(bytes, i)),
+        b'"' => {
+            let end = skip_string(bytes, i);
+            return (Tree::Str(unescape(&text[i + 1..end - 1])), end);
+        }
+        b'{' => b'}',
+        b'[' => b']',
+        _ => return (Tree::Scalar, skip_value(bytes, i)),
+    };
+    let mut members = Vec::new();
+    let mut elements = Vec::new();
+    i = skip_space(bytes, i + 1);
+    while bytes[i] != close {
+        if close == b'}' {
+            let key_end = skip_string(bytes, i);
+            let key = unescape(&text[i + 1..key_end - 1]);
+            let (value, end) = build(
+                text,
+                skip_space(bytes, skip_space(bytes, key_end) + 1),
+                level + 1,
+                max_depth,
+            );
+            members.push((key, value));
+            i = end;
+        } else {
+            let (value, end) = build(text, i, level + 1, max_depth);
+            elements.push(value);
+            i = end;
+        }
+        i = skip_space(bytes, i);
+        if bytes[i] == b',' {
+            i = skip_space(bytes, i + 1);
+        }
+    }
+    let tree = if close == b'}' {
+        Tree::Object(members)
+    } else {
+        Tree::Array(elements)
+    };
+    (tree, i + 1)
+}
+
 /// Writes `text` as a JSON string literal.
 pub fn write_string(out: &mut String, text: &str) {
     out.push('"');
@@ -872,9 +1045,9 @@ mod tests {
             "[[[[]]], {\"\": null}]",
         ];
         for text in documents {
-            let root = parse(text).unwrap_or_else(|e| panic!("{text}: {e:?}"));
+            let document = parse(text).unwrap_or_else(|e| panic!("{text}: {e:?}"));
             serde_json::from_str::<serde_json::Value>(text).unwrap();
-            assert_eq!(root.text(), text.trim());
+            assert_eq!(document.root().text(), text.trim());
         }
     }
 
@@ -935,7 +1108,8 @@ mod tests {
 
     #[test]
     fn members_elements_and_get() {
-        let root = parse(r#"{"a": {"x": [1, "two", null]}, "b\u0041": "y", "a": 3}"#).unwrap();
+        let root_document = parse(r#"{"a": {"x": [1, "two", null]}, "b\u0041": "y", "a": 3}"#).unwrap();
+        let root = root_document.root();
         let keys: Vec<String> = root.members().map(|(k, _)| k.into_owned()).collect();
         assert_eq!(keys, ["a", "bA", "a"]);
         assert_eq!(root.get("a").unwrap().text(), "3");
@@ -944,8 +1118,8 @@ mod tests {
         let items: Vec<&str> = first.get("x").unwrap().elements().map(|e| e.text()).collect();
         assert_eq!(items, ["1", "\"two\"", "null"]);
         assert!(root.get("missing").is_none());
-        assert_eq!(parse("[]").unwrap().elements().count(), 0);
-        assert_eq!(parse("{}").unwrap().members().count(), 0);
+        assert_eq!(parse("[]").unwrap().root().elements().count(), 0);
+        assert_eq!(parse("{}").unwrap().root().members().count(), 0);
     }
 
     #[test]
@@ -955,7 +1129,7 @@ mod tests {
             T: for<'a> FromJson<'a> + std::fmt::Debug,
             S: serde::de::DeserializeOwned + std::fmt::Debug,
         {
-            let ours = parse(text).unwrap().read::<T>().unwrap_err();
+            let ours = parse(text).unwrap().root().read::<T>().unwrap_err();
             assert_eq!(ours.message, serde_message::<S>(text), "{text}");
         }
         same::<String, String>("3");
@@ -988,7 +1162,8 @@ mod tests {
                 Ok(b)
             }
         }
-        let root = parse(text).unwrap();
+        let root_document = parse(text).unwrap();
+        let root = root_document.root();
         let error = root
             .get("a")
             .unwrap()
@@ -1020,11 +1195,13 @@ mod tests {
 
     #[test]
     fn unknown_and_repeated_members() {
-        let root = parse(r#"{"a": 1, "c": 2}"#).unwrap();
+        let root_document = parse(r#"{"a": 1, "c": 2}"#).unwrap();
+        let root = root_document.root();
         let strict = root.read_members("struct X", &["a", "b"], true, |_, _| Ok(()));
         assert_eq!(strict.unwrap_err().message, "unknown field `c`, expected `a` or `b`");
         assert!(root.read_members("struct X", &["a", "b"], false, |_, _| Ok(())).is_ok());
-        let repeated = parse(r#"{"a": 1, "a": 2}"#).unwrap();
+        let repeated_document = parse(r#"{"a": 1, "a": 2}"#).unwrap();
+        let repeated = repeated_document.root();
         let error = repeated
             .read_members("struct X", &["a"], false, |_, _| Ok(()))
             .unwrap_err();
@@ -1033,7 +1210,8 @@ mod tests {
             unknown_variant("x", &["a", "b", "c"]),
             "unknown variant `x`, expected one of `a`, `b`, `c`"
         );
-        let null = parse("null").unwrap();
+        let null_document = parse("null").unwrap();
+        let null = null_document.root();
         assert!(null.read_members("struct X", &["a"], false, |_, _| Ok(())).is_ok());
         let error = null.read_members("struct X", &["a"], true, |_, _| Ok(())).unwrap_err();
         assert_eq!(error.message, "invalid type: null, expected struct X");
@@ -1041,7 +1219,8 @@ mod tests {
 
     #[test]
     fn members_are_set_and_removed_in_place() {
-        let object = parse(r#"{"a": 1, "b": {"c": [2]}, "a": 3, "d\u0022": null}"#).unwrap();
+        let object_document = parse(r#"{"a": 1, "b": {"c": [2]}, "a": 3, "d\u0022": null}"#).unwrap();
+        let object = object_document.root();
         assert_eq!(
             with_member(Some(object), "a", Some("true")),
             r#"{"a":true,"b":{"c": [2]},"d\"":null}"#
@@ -1056,11 +1235,35 @@ mod tests {
     }
 
     #[test]
+    fn trees_keep_order_and_cut_off_deep_containers() {
+        let text = r#"{"b": [1, "x\u0041", {}], "a": {"c": [[[]]]}, "b": null}"#;
+        let full = tree(text, 10).unwrap();
+        let Tree::Object(members) = &full else {
+            panic!("{full:?}")
+        };
+        let keys: Vec<&str> = members.iter().map(|(k, _)| k.as_ref()).collect();
+        assert_eq!(keys, ["b", "a", "b"]);
+        assert_eq!(full.get("b"), Some(&Tree::Scalar));
+        let Tree::Array(items) = &members[0].1 else { panic!() };
+        assert_eq!(items[1].as_str(), Some("xA"));
+        assert_eq!(items[2], Tree::Object(Vec::new()));
+        assert_eq!(
+            full.at(&["a", "c"]).unwrap(),
+            &Tree::Array(vec![Tree::Array(vec![Tree::Array(Vec::new())])])
+        );
+        let cut = tree(text, 3).unwrap();
+        assert_eq!(cut.at(&["a", "c"]).unwrap(), &Tree::Array(vec![Tree::TooDeep]));
+        let deep = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
+        assert!(matches!(tree(&deep, 100), Ok(Tree::Array(_))));
+        assert!(tree("[1,", 5).is_err());
+    }
+
+    #[test]
     fn strings_round_trip_through_the_writer() {
         for text in ["plain", "quote \" and \\ slash", "\n\t\r\u{8}\u{c}\u{1}\u{1f}", "é 😀"] {
             let literal = quoted(text);
             assert_eq!(literal, serde_json::to_string(text).unwrap());
-            assert_eq!(parse(&literal).unwrap().as_str().unwrap(), text);
+            assert_eq!(parse(&literal).unwrap().root().as_str().unwrap(), text);
         }
     }
 }

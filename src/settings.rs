@@ -18,14 +18,14 @@ pub fn parse<T: for<'a> FromJson<'a> + Default>(raw: Option<&str>) -> Result<T, 
     if !text.starts_with('{') {
         return Err("settings must be a JSON object".to_string());
     }
-    let root = json::parse(text).map_err(|mut e| {
+    let document = json::parse(text).map_err(|mut e| {
         e.path = e
             .offset(text)
             .map(|end| path_at(text.as_bytes(), end))
             .unwrap_or_default();
         e.with_path()
     })?;
-    root.read::<T>().map_err(|e| e.with_path())
+    document.root().read::<T>().map_err(|e| e.with_path())
 }
 
 /// Reads a settings object: `set(field index, value)` for each key, unknown keys refused.
@@ -239,7 +239,7 @@ mod tests {
 
     #[test]
     fn actions_name_their_choices() {
-        let read = |text: &str| json::parse(text).unwrap().read::<Action>().map_err(|e| e.message);
+        let read = |text: &str| json::read::<Action>(text).map_err(|e| e.message);
         assert_eq!(read("\"ignore\""), Ok(Action::Ignore));
         assert_eq!(
             read("\"Reject\""),

@@ -540,7 +540,7 @@ fn list_crds(cluster: &dyn Cluster) -> Result<Vec<Crd>, String> {
         .iter()
         .enumerate()
         .map(|(i, item)| {
-            json::parse(item).and_then(|root| root.read::<Crd>()).map_err(|e| {
+            json::read::<Crd>(item).map_err(|e| {
                 format!(
                     "item {i} of the list is not a readable CustomResourceDefinition: {}",
                     e.located(item)

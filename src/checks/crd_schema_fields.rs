@@ -59,12 +59,11 @@ use crate::admission::{Request, Verdict};
 use crate::check::Check;
 use crate::cluster::Cluster;
 use crate::generated::{Field, ObjectType, Shape, object_type};
-use crate::json::{self, FromJson, Json, Kind};
+use crate::json::{self, FromJson, Json};
 use crate::rules::{CRD_RULE, Rule};
 use crate::settings;
 use crate::settings::RejectOrWarn;
 use crate::text::{edit_distance, quote};
-use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 /// The annotation in which client-side apply records the manifest it applied last.
@@ -334,64 +333,13 @@ fn verdict(name: &str, findings: &[(Finding, Seen)], settings: &Settings) -> Ver
 // ---------------------------------------------------------------------------------------------
 // Reading: a depth-limited tree that keeps keys in document order.
 
-/// A JSON value as far as the walk needs it. Objects keep their keys in document order. Keys
-/// and strings borrow from the JSON text unless they hold escapes, so the descriptions that make
-/// up most of a large CRD are never copied.
-#[derive(Debug, Clone, PartialEq)]
-enum Node<'j> {
-    /// `null`, a boolean or a number.
-    Scalar,
-    /// A string.
-    Str(Cow<'j, str>),
-    /// An array.
-    Array(Vec<Node<'j>>),
-    /// An object, keys in document order (duplicates kept).
-    Object(Vec<(Cow<'j, str>, Node<'j>)>),
-    /// A container nested deeper than [`MAX_DEPTH`]; its content was skipped unread.
-    TooDeep,
-}
-
-impl<'j> Node<'j> {
-    /// The value of `key` (the last one, as the API server's decoder keeps the last duplicate).
-    fn get(&self, key: &str) -> Option<&Node<'j>> {
-        match self {
-            Node::Object(entries) => entries.iter().rev().find(|(k, _)| k == key).map(|(_, v)| v),
-            _ => None,
-        }
-    }
-
-    /// The value at a path of object keys.
-    fn at(&self, keys: &[&str]) -> Option<&Node<'j>> {
-        keys.iter().try_fold(self, |node, key| node.get(key))
-    }
-
-    fn as_str(&self) -> Option<&str> {
-        match self {
-            Node::Str(s) => Some(s),
-            _ => None,
-        }
-    }
-}
+/// A JSON value as far as the walk needs it (see [`json::Tree`]): keys in document order,
+/// strings borrowed from the text, containers deeper than [`MAX_DEPTH`] cut off.
+type Node<'j> = json::Tree<'j>;
 
 /// Parses JSON text into a [`Node`] tree cut off at [`MAX_DEPTH`].
 fn parse_node(text: &str) -> Result<Node<'_>, String> {
-    json::parse(text).map(|root| node(root, 1)).map_err(|e| e.located(text))
-}
-
-/// The tree of a checked value at nesting `level` (the root is level 1).
-fn node(value: Json<'_>, level: usize) -> Node<'_> {
-    match value.kind() {
-        Kind::Array | Kind::Object if level > MAX_DEPTH => Node::TooDeep,
-        Kind::Array => Node::Array(value.elements().map(|item| node(item, level + 1)).collect()),
-        Kind::Object => Node::Object(
-            value
-                .members()
-                .map(|(key, member)| (key, node(member, level + 1)))
-                .collect(),
-        ),
-        Kind::String => Node::Str(value.as_str().unwrap_or_default()),
-        Kind::Null | Kind::Bool | Kind::Number => Node::Scalar,
-    }
+    json::tree(text, MAX_DEPTH).map_err(|e| e.located(text))
 }
 
 // ---------------------------------------------------------------------------------------------

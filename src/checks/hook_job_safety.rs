@@ -163,7 +163,7 @@ impl Check for HookJobSafety {
 /// Reads the object as a Job; the error names the field that does not fit, in the API server's
 /// path form.
 fn read_job(text: &str) -> Result<Job, String> {
-    json::parse(text).and_then(|root| root.read()).map_err(|e| {
+    json::read::<Job>(text).map_err(|e| {
         let at = if e.path.is_empty() {
             String::new()
         } else {
@@ -233,7 +233,8 @@ fn decide_hook(job: &Job, hook: &Hook, target: &Target, settings: &Settings, tex
 
 /// The object with `spec.ttlSecondsAfterFinished` removed; `None` if it has no such field.
 fn without_ttl(text: &str) -> Option<String> {
-    let object = json::parse(text).ok()?;
+    let document = json::parse(text).ok()?;
+    let object = document.root();
     let spec = object.get("spec")?;
     spec.get("ttlSecondsAfterFinished")?;
     let spec = json::with_member(Some(spec), "ttlSecondsAfterFinished", None);

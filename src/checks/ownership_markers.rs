@@ -334,7 +334,7 @@ fn read_meta(text: &str, what: &str) -> Result<Option<Meta>, String> {
     if text.is_empty() || text == "null" {
         return Ok(None);
     }
-    let raw: Object = json::parse(text).and_then(|root| root.read()).map_err(|e| {
+    let raw: Object = json::read(text).map_err(|e| {
         let e = e.located(text);
         format!(
             "cannot read the metadata of the request's {what} (Kubernetes requires \
@@ -537,7 +537,8 @@ fn adoption(meta: &Meta, settings: &Settings) -> Option<(String, String)> {
 /// The object with the adoption markers added: `metadata.annotations` and `metadata.labels`
 /// are rewritten (created when absent or `null`), every other member keeps its text.
 fn mutated_object(text: &str, id: &str, hash: &str) -> Result<String, String> {
-    let object = json::parse(text).map_err(|e| format!("cannot read the request's object: {}", e.located(text)))?;
+    let document = json::parse(text).map_err(|e| format!("cannot read the request's object: {}", e.located(text)))?;
+    let object = document.root();
     if object.kind() != Kind::Object {
         return Err("the request's object is not a JSON object".to_string());
     }
@@ -550,7 +551,8 @@ fn mutated_object(text: &str, id: &str, hash: &str) -> Result<String, String> {
     }
     let mut metadata_text = metadata.map_or_else(|| "{}".to_string(), |m| m.text().to_string());
     for (field, key, value) in [("annotations", FLEET_ID, id), ("labels", FLEET_HASH, hash)] {
-        let metadata = json::parse(&metadata_text).map_err(|e| e.message)?;
+        let document = json::parse(&metadata_text).map_err(|e| e.message)?;
+        let metadata = document.root();
         let map = present(metadata.get(field));
         if map.is_some_and(|m| m.kind() != Kind::Object) {
             return Err(format!("the request's object.metadata.{field} is not an object"));
