@@ -21,16 +21,24 @@ fn main() {
     let mut code = String::new();
     writeln!(code, "/// Kubernetes version the built-in tables were generated from.").unwrap();
     writeln!(code, "pub const KUBERNETES_VERSION: &str = {version:?};").unwrap();
-    // One line per resource rather than a table of string slices: the text is a third of the
-    // table's size in every module, and reading it costs microseconds.
-    let mut table = String::new();
+    // Text rather than a table of string slices: a third of the table's size in every module,
+    // and reading it costs microseconds. Each group is named once, on a line of its own.
+    let mut by_group: BTreeMap<&str, Vec<&Resource>> = BTreeMap::new();
     for r in &resources {
-        writeln!(table, "{} {} {} {} {}", r.0, r.1, r.2, r.3, u8::from(r.4)).unwrap();
+        by_group.entry(r.0.as_str()).or_default().push(r);
+    }
+    let mut table = String::new();
+    for (group, members) in by_group {
+        writeln!(table, "={group}").unwrap();
+        for r in members {
+            writeln!(table, "{} {} {} {}", r.1, r.2, r.3, u8::from(r.4)).unwrap();
+        }
     }
     writeln!(
         code,
-        "/// Every built-in resource, sorted by kind, group and version: one line each, \"group \
-         version kind plural subresource(0|1)\" (the core group empty)."
+        "/// Every built-in resource, by group, then kind and version: a line `=group` (`=` for \
+         the core group) before the group's resources, one line each, \"version kind plural \
+         subresource(0|1)\"."
     )
     .unwrap();
     writeln!(code, "pub static BUILTIN_TABLE: &str = {table:?};").unwrap();

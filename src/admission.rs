@@ -76,8 +76,6 @@ impl<'a> FromJson<'a> for GroupVersionResource {
 /// A Kubernetes AdmissionRequest as Kubewarden hands it to a policy.
 #[derive(Debug, Clone, Default)]
 pub struct Request<'a> {
-    /// Request uid, echoed in the response by the host.
-    pub uid: String,
     /// Kind of the object.
     pub kind: GroupVersionKind,
     /// Resource addressed.
@@ -94,13 +92,11 @@ pub struct Request<'a> {
     pub object: Option<Json<'a>>,
     /// The existing object on UPDATE and DELETE, unread; `None` when absent or `null`.
     pub old_object: Option<Json<'a>>,
-    /// Whether the request is a dry run.
-    pub dry_run: Option<bool>,
 }
 
 /// Members of an AdmissionRequest that policies read.
+/// Members of an AdmissionRequest that policies read (the uid and the rest are the host's).
 const REQUEST_FIELDS: &[&str] = &[
-    "uid",
     "kind",
     "resource",
     "subResource",
@@ -109,7 +105,6 @@ const REQUEST_FIELDS: &[&str] = &[
     "operation",
     "object",
     "oldObject",
-    "dryRun",
 ];
 
 impl<'a> FromJson<'a> for Request<'a> {
@@ -117,16 +112,14 @@ impl<'a> FromJson<'a> for Request<'a> {
         let mut request = Request::default();
         value.read_members("struct Request", REQUEST_FIELDS, false, |i, v| {
             match i {
-                0 => request.uid = v.read()?,
-                1 => request.kind = v.read()?,
-                2 => request.resource = v.read()?,
-                3 => request.sub_resource = v.read()?,
-                4 => request.name = v.read()?,
-                5 => request.namespace = v.read()?,
-                6 => request.operation = v.read()?,
-                7 => request.object = v.read()?,
-                8 => request.old_object = v.read()?,
-                _ => request.dry_run = v.read()?,
+                0 => request.kind = v.read()?,
+                1 => request.resource = v.read()?,
+                2 => request.sub_resource = v.read()?,
+                3 => request.name = v.read()?,
+                4 => request.namespace = v.read()?,
+                5 => request.operation = v.read()?,
+                6 => request.object = v.read()?,
+                _ => request.old_object = v.read()?,
             }
             Ok(())
         })?;

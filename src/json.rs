@@ -124,9 +124,15 @@ impl Error {
     /// serde_json counts them; `None` when the error does not point into `document`.
     pub fn line_column(&self, document: &str) -> Option<(usize, usize)> {
         let offset = self.end.checked_sub(document.as_ptr() as usize)?;
-        let before = document.get(..offset)?;
-        let line = before.matches('\n').count() + 1;
-        let column = before.len() - before.rfind('\n').map_or(0, |i| i + 1);
+        let (mut line, mut column) = (1, 0);
+        for &byte in document.as_bytes().get(..offset)? {
+            if byte == b'\n' {
+                line += 1;
+                column = 0;
+            } else {
+                column += 1;
+            }
+        }
         Some((line, column))
     }
 
@@ -356,6 +362,7 @@ fn number_end(bytes: &[u8], i: usize) -> Error {
 fn check_string(bytes: &[u8], mut i: usize) -> Result<usize, Error> {
     i += 1;
     loop {
+        i = plain_run(bytes, i);
         match bytes.get(i) {
             None => return Err(syntax(bytes, i, "EOF while parsing a string")),
             Some(b'"') => return Ok(i + 1),
@@ -443,12 +450,58 @@ fn skip_value(bytes: &[u8], mut i: usize) -> usize {
 }
 
 /// Index just past the checked string whose opening quote is at `i`.
-fn skip_string(bytes: &[u8], mut i: usize) -> usize {
+fn skip_string(bytes: &[u8], i: usize) -> usize {
+    string_at(bytes, i).0
+}
+
+/// Index just past the checked string whose opening quote is at `i`, and whether it holds an
+/// escape.
+fn string_at(bytes: &[u8], mut i: usize) -> (usize, bool) {
     i += 1;
-    while bytes[i] != b'"' {
-        i += if bytes[i] == b'\\' { 2 } else { 1 };
+    let mut escaped = false;
+    loop {
+        i = plain_run(bytes, i);
+        match bytes.get(i) {
+            Some(b'\\') => {
+                escaped = true;
+                i += 2;
+            }
+            Some(b'"') | None => return (i + 1, escaped),
+            // A control character cannot be in a checked string; step over it all the same.
+            Some(_) => i += 1,
+        }
     }
-    i + 1
+}
+
+/// Index of the first byte at or after `i` that is a quote, a backslash or a control
+/// character (or the end): the plain characters that make up most of any document, eight at a
+/// time.
+fn plain_run(bytes: &[u8], mut i: usize) -> usize {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    // Nonzero when some byte of `word` is below `n` (n <= 0x80).
+    let below = |word: u64, n: u8| word.wrapping_sub(ONES * u64::from(n)) & !word & HIGHS;
+    while let Some(chunk) = bytes.get(i..i + 8) {
+        let mut word = [0; 8];
+        word.copy_from_slice(chunk);
+        let word = u64::from_le_bytes(word);
+        let special =
+            below(word ^ (ONES * u64::from(b'"')), 1) | below(word ^ (ONES * u64::from(b'\\')), 1) | below(word, 0x20);
+        if special != 0 {
+            break;
+        }
+        i += 8;
+    }
+    while i < bytes.len() && bytes[i] >= 0x20 && bytes[i] != b'"' && bytes[i] != b'\\' {
+        i += 1;
+    }
+    i
+}
+
+/// The content of the checked string spanning `start..end` of `text` (quotes included).
+fn string_value(text: &str, start: usize, end: usize, escaped: bool) -> Cow<'_, str> {
+    let inner = &text[start + 1..end - 1];
+    if escaped { unescape(inner) } else { Cow::Borrowed(inner) }
 }
 
 /// The text of a checked string (without quotes) with its escapes resolved.
@@ -465,12 +518,8 @@ fn unescape(inner: &str) -> Cow<'_, str> {
     };
     let mut out = String::with_capacity(inner.len());
     let mut plain = 0;
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] != b'\\' {
-            i += 1;
-            continue;
-        }
+    while let Some(found) = inner[plain..].find('\\') {
+        let i = plain + found;
         out.push_str(&inner[plain..i]);
         let (c, next) = match bytes.get(i + 1) {
             Some(b'b') => ('\u{8}', i + 2),
@@ -491,8 +540,7 @@ fn unescape(inner: &str) -> Cow<'_, str> {
             None => break,
         };
         out.push(c);
-        i = next.min(bytes.len());
-        plain = i;
+        plain = next.min(bytes.len());
     }
     out.push_str(&inner[plain..]);
     Cow::Owned(out)
@@ -637,10 +685,12 @@ impl<'a> Json<'a> {
     }
 
     /// Reads an object's members by name: `each(index in names, value)` for every member named
-    /// in `names`. `null` is read as an empty object when `null_is_empty`; any other type is an
-    /// error expecting `expected`. An unknown member is skipped, or refused with serde's
-    /// `unknown field` message when `strict`; a repeated one is refused. Errors carry the
-    /// member's path.
+    /// in `names`; a value of another type than an object is an error expecting `expected`, a
+    /// repeated member is refused, and errors carry the member's path. Views of Kubernetes
+    /// objects read leniently, as the API server's decoder does: `null` (for the object or a
+    /// member) is absent and unknown members are skipped. Settings read `strict`ly: `null` is
+    /// an error unless the field allows it, and an unknown member is refused with serde's
+    /// `unknown field` message.
     pub fn read_members(
         self,
         expected: &str,
@@ -674,6 +724,9 @@ impl<'a> Json<'a> {
             };
             if std::mem::replace(&mut seen[index], true) {
                 return Err(value.error(format!("duplicate field `{key}`")));
+            }
+            if !strict && value.is_null() {
+                continue;
             }
             each(index, value).map_err(|e| e.in_key(&key))?;
         }
@@ -709,8 +762,16 @@ fn expected_one_of(names: &[&str]) -> String {
         [one] => format!("expected `{one}`"),
         [a, b] => format!("expected `{a}` or `{b}`"),
         _ => {
-            let quoted: Vec<String> = names.iter().map(|n| format!("`{n}`")).collect();
-            format!("expected one of {}", quoted.join(", "))
+            let mut out = String::from("expected one of ");
+            for (i, name) in names.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                out.push('`');
+                out.push_str(name);
+                out.push('`');
+            }
+            out
         }
     }
 }
@@ -942,6 +1003,14 @@ pub fn tree(text: &str, max_depth: usize) -> Result<Tree<'_>, Error> {
     Ok(build(text, start, 1, max_depth).0)
 }
 
+impl<'a> Json<'a> {
+    /// The value's [`Tree`], cut off below `max_depth` as [`tree`] does; the value was checked
+    /// with its document, so this is one pass over its text.
+    pub fn tree(&self, max_depth: usize) -> Tree<'a> {
+        build(self.text, 0, 1, max_depth).0
+    }
+}
+
 /// The tree of the checked value at byte `i` of `text`, at nesting `level`, and the index just
 /// past it.
 fn build(text: &str, mut i: usize, level: usize, max_depth: usize) -> (Tree<'_>, usize) {
@@ -949,8 +1018,8 @@ fn build(text: &str, mut i: usize, level: usize, max_depth: usize) -> (Tree<'_>,
     let close = match bytes[i] {
         b'{' | b'[' if level > max_depth => return (Tree::TooDeep, skip_value(bytes, i)),
         b'"' => {
-            let end = skip_string(bytes, i);
-            return (Tree::Str(unescape(&text[i + 1..end - 1])), end);
+            let (end, escaped) = string_at(bytes, i);
+            return (Tree::Str(string_value(text, i, end, escaped)), end);
         }
         b'{' => b'}',
         b'[' => b']',
@@ -961,8 +1030,8 @@ fn build(text: &str, mut i: usize, level: usize, max_depth: usize) -> (Tree<'_>,
     i = skip_space(bytes, i + 1);
     while bytes[i] != close {
         if close == b'}' {
-            let key_end = skip_string(bytes, i);
-            let key = unescape(&text[i + 1..key_end - 1]);
+            let (key_end, escaped) = string_at(bytes, i);
+            let key = string_value(text, i, key_end, escaped);
             let (value, end) = build(
                 text,
                 skip_space(bytes, skip_space(bytes, key_end) + 1),

@@ -17,8 +17,12 @@ pub fn string_map(value: Json<'_>) -> Result<BTreeMap<String, String>, Error> {
         return Err(value.invalid_type("a map"));
     }
     for (key, member) in value.members() {
-        let text: Option<String> = member.read().map_err(|e| e.in_key(&key))?;
-        map.insert(key.into_owned(), text.unwrap_or_default());
+        let text = if member.is_null() {
+            String::new()
+        } else {
+            member.read().map_err(|e| e.in_key(&key))?
+        };
+        map.insert(key.into_owned(), text);
     }
     Ok(map)
 }
@@ -174,11 +178,9 @@ fn read_view<'a>(
     value: Json<'a>,
     view: &str,
     fields: &[&str],
-    mut set: impl FnMut(usize, Json<'a>) -> Result<(), Error>,
+    set: impl FnMut(usize, Json<'a>) -> Result<(), Error>,
 ) -> Result<(), Error> {
-    value.read_members(view, fields, false, |i, member| {
-        if member.is_null() { Ok(()) } else { set(i, member) }
-    })
+    value.read_members(view, fields, false, set)
 }
 
 impl<'a> FromJson<'a> for ObjectMeta {

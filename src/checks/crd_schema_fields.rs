@@ -145,20 +145,16 @@ impl Check for CrdSchemaFields {
         if !applies(request) {
             return Verdict::accept();
         }
-        let text = request.object_text();
-        if text.is_empty() || text == "null" {
-            return Verdict::accept();
-        }
-        let object = match parse_node(text) {
-            Ok(node @ Node::Object(_)) => node,
-            Ok(_) => {
+        // The request's object was checked with the rest of the payload: its tree is built
+        // without reading it twice.
+        let object = match request.object.map(|object| object.tree(MAX_DEPTH)) {
+            None => return Verdict::accept(),
+            Some(node @ Node::Object(_)) => node,
+            Some(_) => {
                 return Verdict::reject_with_code(
                     "the request's object is not a JSON object; a CustomResourceDefinition was expected",
                     400,
                 );
-            }
-            Err(e) => {
-                return Verdict::reject_with_code(format!("cannot read the request's object: {e}"), 400);
             }
         };
         let name = object.at(&["metadata", "name"]).and_then(Node::as_str).unwrap_or("");
