@@ -4,8 +4,9 @@
 use crate::json;
 use serde_json::Value;
 
-/// Objects as the cluster answered them: JSON text, read by each check into its own view.
-pub type Items = Vec<String>;
+/// Objects as the cluster answered them: a checked Kubernetes List, whose [`items`] each check
+/// reads into its own view (so the answer is checked once and never copied item by item).
+pub type Items = json::Document<'static>;
 
 /// Read access to the cluster's objects.
 pub trait Cluster {
@@ -39,7 +40,7 @@ impl Cluster for StaticCluster {
             .iter()
             .filter(|o| o["apiVersion"] == api_version && o["kind"] == kind)
             .collect();
-        Ok(to_items(matching))
+        to_items(matching)
     }
 }
 
@@ -54,27 +55,66 @@ pub fn list_all_request(api_version: &str, kind: &str) -> String {
 }
 
 /// Objects as [`Items`].
-pub fn to_items<'a>(objects: impl IntoIterator<Item = &'a Value>) -> Items {
-    objects.into_iter().map(|o| o.to_string()).collect()
+pub fn to_items<'a>(objects: impl IntoIterator<Item = &'a Value>) -> Result<Items, String> {
+    let items: Vec<&Value> = objects.into_iter().collect();
+    list_items(serde_json::json!({ "items": items }).to_string().as_bytes())
 }
 
-/// Extracts the `items` of a Kubernetes List response, each as its JSON text.
+/// The items of a List, in order (none when it has no `items` or they are `null`).
+pub fn items(list: &Items) -> impl Iterator<Item = json::Json<'_>> {
+    list.root().get("items").into_iter().flat_map(|items| items.elements())
+}
+
+/// Checks a Kubernetes List response: a JSON object whose `items`, if set, are an array.
 pub fn list_items(body: &[u8]) -> Result<Items, String> {
     let not_a_list = |e: String| format!("the cluster's answer is not a List: {e}");
-    let text = std::str::from_utf8(body).map_err(|e| not_a_list(e.to_string()))?;
-    let document = json::parse(text).map_err(|e| not_a_list(e.located(text)))?;
-    let root = document.root();
-    let mut items = Vec::new();
-    root.read_members("struct List", &["items"], false, |_, value| {
-        if !value.is_null() {
-            items = value
-                .read::<Vec<json::Json>>()?
-                .iter()
-                .map(|item| item.text().to_string())
-                .collect();
-        }
-        Ok(())
+    let text = String::from_utf8(body.to_vec()).map_err(|e| not_a_list(e.to_string()))?;
+    let list = json::parse_owned(text).map_err(not_a_list)?;
+    let root = list.root();
+    root.read_members("struct List", &["items"], false, |_, items| match items.kind() {
+        json::Kind::Array => Ok(()),
+        _ => Err(items.invalid_type("a sequence")),
     })
-    .map_err(|e| not_a_list(e.located(text)))?;
-    Ok(items)
+    .map_err(|e| not_a_list(e.located(list.text())))?;
+    Ok(list)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn list_answers_are_checked_once_and_read_in_place() {
+        let list = list_items(br#"{"kind": "List", "items": [{"a": 1}, {"b": [2]}]}"#).unwrap();
+        let texts: Vec<&str> = items(&list).map(|item| item.text()).collect();
+        assert_eq!(texts, [r#"{"a": 1}"#, r#"{"b": [2]}"#]);
+        for empty in [&br#"{"items": null}"#[..], br#"{"kind": "List"}"#] {
+            assert_eq!(items(&list_items(empty).unwrap()).count(), 0);
+        }
+        let wrong = list_items(br#"{"items": {}}"#).unwrap_err();
+        assert!(
+            wrong.starts_with("the cluster's answer is not a List: invalid type: map, expected a sequence"),
+            "{wrong}"
+        );
+        assert!(list_items(b"[1]").unwrap_err().contains("expected struct List"));
+        assert!(
+            list_items(b"{\"items\": [")
+                .unwrap_err()
+                .contains("EOF while parsing a list")
+        );
+        assert!(list_items(b"\xff").unwrap_err().contains("not a List"));
+    }
+
+    #[test]
+    fn static_cluster_lists_by_api_version_and_kind() {
+        let cluster = StaticCluster {
+            objects: vec![
+                serde_json::json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "a"}}),
+                serde_json::json!({"apiVersion": "v1", "kind": "Service"}),
+            ],
+        };
+        let pods = cluster.list_all("v1", "Pod").unwrap();
+        assert_eq!(items(&pods).count(), 1);
+        assert_eq!(items(&pods).next().unwrap().get("kind").unwrap().text(), "\"Pod\"");
+    }
 }

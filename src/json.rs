@@ -31,18 +31,19 @@ struct Index {
     ends: Vec<(u32, u32)>,
 }
 
-/// A document checked by [`parse`].
+/// A document checked by [`parse`] (borrowing its text) or [`parse_owned`] (owning it).
 #[derive(Debug)]
 pub struct Document<'t> {
-    text: &'t str,
+    // Not `Clone`: the index records the text's address, which a copy would not share.
+    text: Cow<'t, str>,
     root: (usize, usize),
     index: Index,
 }
 
-impl<'t> Document<'t> {
+impl Document<'_> {
     /// The document's text.
-    pub fn text(&self) -> &'t str {
-        self.text
+    pub fn text(&self) -> &str {
+        &self.text
     }
 
     /// The document's root value.
@@ -168,12 +169,26 @@ pub fn parse(text: &str) -> Result<Document<'_>, Error> {
         return Err(Error::at("trailing characters", bytes[rest..].as_ptr().wrapping_add(1)));
     }
     Ok(Document {
-        text,
+        text: Cow::Borrowed(text),
         root: (start, end),
         index: Index {
             base: bytes.as_ptr() as usize,
             ends,
         },
+    })
+}
+
+/// Checks `text` as [`parse`] does and keeps it; the error is given with its position.
+pub fn parse_owned(text: String) -> Result<Document<'static>, String> {
+    // The index records the address of the text's bytes, which moving the String keeps.
+    let (root, index) = match parse(&text) {
+        Ok(document) => (document.root, document.index),
+        Err(e) => return Err(e.located(&text)),
+    };
+    Ok(Document {
+        text: Cow::Owned(text),
+        root,
+        index,
     })
 }
 

@@ -103,8 +103,11 @@ impl Replay {
                 HostResponse::Success(body) => cluster::list_items(body).ok(),
                 HostResponse::Error(_) => None,
             })
-            .flatten()
-            .filter_map(|item| serde_json::from_str(&item).ok())
+            .flat_map(|list| {
+                cluster::items(&list)
+                    .filter_map(|item| serde_json::from_str(item.text()).ok())
+                    .collect::<Vec<Value>>()
+            })
             .collect()
     }
 
@@ -223,10 +226,10 @@ mod tests {
     #[test]
     fn consumes_in_order() {
         let replay = Replay::parse(FILE).unwrap();
-        let items = replay
+        let list = replay
             .list_all("apiextensions.k8s.io/v1", "CustomResourceDefinition")
             .unwrap();
-        assert_eq!(items.len(), 1);
+        assert_eq!(cluster::items(&list).count(), 1);
         let err = replay
             .list_all("apiextensions.k8s.io/v1", "CustomResourceDefinition")
             .unwrap_err();

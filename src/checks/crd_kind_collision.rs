@@ -46,7 +46,7 @@
 
 use crate::admission::{Request, Verdict};
 use crate::check::Check;
-use crate::cluster::Cluster;
+use crate::cluster::{self, Cluster};
 use crate::generated::builtin_resources;
 use crate::json::{self, FromJson, Json, Kind};
 use crate::k8s::Crd;
@@ -535,15 +535,14 @@ fn crd_findings(
 
 /// Lists the cluster's CRDs, each read as the minimal [`Crd`] view.
 fn list_crds(cluster: &dyn Cluster) -> Result<Vec<Crd>, String> {
-    let items = cluster.list_all(CRD_API_VERSION, CRD_KIND)?;
-    items
-        .iter()
+    let list = cluster.list_all(CRD_API_VERSION, CRD_KIND)?;
+    cluster::items(&list)
         .enumerate()
         .map(|(i, item)| {
-            json::read::<Crd>(item).map_err(|e| {
+            item.read::<Crd>().map_err(|e| {
                 format!(
                     "item {i} of the list is not a readable CustomResourceDefinition: {}",
-                    e.located(item)
+                    e.located(item.text())
                 )
             })
         })
@@ -643,14 +642,14 @@ mod tests {
     /// A cluster that counts its lookups and answers from a fixed list.
     struct Counting {
         calls: Cell<usize>,
-        answer: Result<crate::cluster::Items, String>,
+        answer: Result<Vec<Value>, String>,
     }
 
     impl Counting {
         fn new(answer: Result<Vec<Value>, String>) -> Self {
             Counting {
                 calls: Cell::new(0),
-                answer: answer.map(|objects| crate::cluster::to_items(&objects)),
+                answer,
             }
         }
     }
@@ -659,7 +658,9 @@ mod tests {
         fn list_all(&self, api_version: &str, kind: &str) -> Result<crate::cluster::Items, String> {
             assert_eq!((api_version, kind), (CRD_API_VERSION, CRD_KIND));
             self.calls.set(self.calls.get() + 1);
-            self.answer.clone()
+            self.answer
+                .clone()
+                .and_then(|objects| crate::cluster::to_items(&objects))
         }
     }
 
