@@ -1,5 +1,5 @@
 //! Generates `$OUT_DIR/k8s_tables.rs` from k8s-openapi, so no Kubernetes fact is typed by hand:
-//! - `BUILTIN_TABLE`: every built-in resource of the newest Kubernetes version k8s-openapi
+//! - `BUILTIN_NAMES` and `BUILTIN_PACKED`: every built-in resource of the newest Kubernetes version k8s-openapi
 //!   knows (group, version, kind, plural, and whether it is only a subresource), read from the
 //!   crate's `impl Resource` blocks;
 //! - `OBJECT_TYPES`: the field graph of `CustomResourceDefinition` (every object type reachable
@@ -21,27 +21,45 @@ fn main() {
     let mut code = String::new();
     writeln!(code, "/// Kubernetes version the built-in tables were generated from.").unwrap();
     writeln!(code, "pub const KUBERNETES_VERSION: &str = {version:?};").unwrap();
-    // Text rather than a table of string slices: a third of the table's size in every module,
-    // and reading it costs microseconds. Each group is named once, on a line of its own.
-    let mut by_group: BTreeMap<&str, Vec<&Resource>> = BTreeMap::new();
+    // Packed rather than a table of string slices: every distinct name once in one string,
+    // and each resource as six u16 (offsets and lengths), a third of the slices' size in every
+    // module and read without parsing.
+    let mut strings = String::new();
+    let mut offsets: BTreeMap<&str, usize> = BTreeMap::new();
+    let mut entries = String::new();
     for r in &resources {
-        by_group.entry(r.0.as_str()).or_default().push(r);
+        let mut span = |name: &str| -> (usize, usize) {
+            assert!(name.len() < 256, "built-in name too long to pack: {name}");
+            if !offsets.contains_key(name) {
+                offsets.insert(Box::leak(name.to_string().into_boxed_str()), strings.len());
+                strings.push_str(name);
+            }
+            (offsets[name], name.len())
+        };
+        let (group, version, kind, plural) = (span(&r.0), span(&r.1), span(&r.2), span(&r.3));
+        writeln!(
+            entries,
+            "    [{}, {}, {}, {}, {}, {}],",
+            group.0,
+            version.0,
+            kind.0,
+            plural.0 | (usize::from(r.4) << 15),
+            group.1 << 8 | version.1,
+            kind.1 << 8 | plural.1
+        )
+        .unwrap();
     }
-    let mut table = String::new();
-    for (group, members) in by_group {
-        writeln!(table, "={group}").unwrap();
-        for r in members {
-            writeln!(table, "{} {} {} {}", r.1, r.2, r.3, u8::from(r.4)).unwrap();
-        }
-    }
+    assert!(strings.len() < 1 << 15, "built-in names too long to pack");
+    writeln!(code, "/// Every distinct name of the built-in resources, concatenated.").unwrap();
+    writeln!(code, "pub static BUILTIN_NAMES: &str = {strings:?};").unwrap();
     writeln!(
         code,
-        "/// Every built-in resource, by group, then kind and version: a line `=group` (`=` for \
-         the core group) before the group's resources, one line each, \"version kind plural \
-         subresource(0|1)\"."
+        "/// Every built-in resource, sorted by kind, group and version, packed as offsets into \
+         [`BUILTIN_NAMES`]: group, version, kind, plural (bit 15: only a subresource), then the \
+         lengths of group and version, and of kind and plural (a byte each)."
     )
     .unwrap();
-    writeln!(code, "pub static BUILTIN_TABLE: &str = {table:?};").unwrap();
+    writeln!(code, "pub static BUILTIN_PACKED: &[[u16; 6]] = &[\n{entries}];").unwrap();
     writeln!(
         code,
         "/// Object types reachable from CustomResourceDefinition, sorted by name."

@@ -66,26 +66,23 @@ pub fn object_type(name: &str) -> Option<&'static ObjectType> {
         .map(|i| &OBJECT_TYPES[i])
 }
 
-/// Every built-in resource, by group, then kind and version.
+/// Every built-in resource, sorted by kind, group and version.
 pub fn builtin_resources() -> impl Iterator<Item = BuiltinResource> {
-    BUILTIN_TABLE
-        .lines()
-        .scan("", |group, line| {
-            if let Some(name) = line.strip_prefix('=') {
-                *group = name;
-                return Some(None);
+    BUILTIN_PACKED
+        .iter()
+        .map(|&[group, version, kind, plural, lengths_a, lengths_b]| {
+            let name = |start: u16, length: u16| {
+                let start = usize::from(start & 0x7FFF);
+                BUILTIN_NAMES.get(start..start + usize::from(length)).unwrap_or("")
+            };
+            BuiltinResource {
+                group: name(group, lengths_a >> 8),
+                version: name(version, lengths_a & 0xFF),
+                kind: name(kind, lengths_b >> 8),
+                plural: name(plural, lengths_b & 0xFF),
+                subresource: plural & 0x8000 != 0,
             }
-            let mut fields = line.split(' ');
-            let mut next = || fields.next().unwrap_or("");
-            Some(Some(BuiltinResource {
-                group,
-                version: next(),
-                kind: next(),
-                plural: next(),
-                subresource: next() == "1",
-            }))
         })
-        .flatten()
 }
 
 /// Built-in resources whose kind is `kind`.
@@ -98,14 +95,17 @@ mod tests {
     use super::*;
 
     #[test]
-    fn builtin_table_lines_are_complete() {
+    fn builtin_table_unpacks_every_name() {
         assert!(builtin_resources().count() > 50);
-        assert!(BUILTIN_TABLE.starts_with('='));
-        for line in BUILTIN_TABLE.lines().filter(|l| !l.starts_with('=')) {
-            assert_eq!(line.split(' ').count(), 4, "{line}");
-            assert!(line.ends_with(" 0") || line.ends_with(" 1"), "{line}");
+        for r in builtin_resources() {
+            assert!(!r.kind.is_empty() && !r.version.is_empty(), "{r:?}");
+            assert!(r.kind.chars().all(|c| c.is_ascii_alphanumeric()), "{r:?}");
+            assert!(r.version.starts_with('v'), "{r:?}");
+            let dns = |c: char| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '.' || c == '-';
+            assert!(r.plural.chars().all(dns) && r.group.chars().all(dns), "{r:?}");
         }
-        assert!(builtin_resources().all(|r| !r.kind.is_empty() && !r.version.is_empty()));
+        let kinds: Vec<&str> = builtin_resources().map(|r| r.kind).collect();
+        assert!(kinds.windows(2).all(|w| w[0] <= w[1]), "sorted by kind");
     }
 
     #[test]
