@@ -4,7 +4,7 @@
 //! apply to a request never reads them; the answer is written by hand, field for field as
 //! Kubewarden's SDK serializes it.
 
-use crate::json::{self, Error, FromJson, Json};
+use crate::json::{self, Error, FromJson, Json, from_json_members};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -20,26 +20,11 @@ pub struct GroupVersionKind {
     pub kind: String,
 }
 
-impl<'a> FromJson<'a> for GroupVersionKind {
-    fn from_json(value: Json<'a>) -> Result<Self, Error> {
-        let mut gvk = GroupVersionKind::default();
-        value.read_members(
-            "struct GroupVersionKind",
-            &["group", "version", "kind"],
-            false,
-            |i, v| {
-                let text = v.read()?;
-                match i {
-                    0 => gvk.group = text,
-                    1 => gvk.version = text,
-                    _ => gvk.kind = text,
-                }
-                Ok(())
-            },
-        )?;
-        Ok(gvk)
-    }
-}
+from_json_members!(lenient GroupVersionKind {
+    "group" => group,
+    "version" => version,
+    "kind" => kind,
+});
 
 /// Group, version and resource (plural) addressed by a request.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -52,26 +37,11 @@ pub struct GroupVersionResource {
     pub resource: String,
 }
 
-impl<'a> FromJson<'a> for GroupVersionResource {
-    fn from_json(value: Json<'a>) -> Result<Self, Error> {
-        let mut gvr = GroupVersionResource::default();
-        value.read_members(
-            "struct GroupVersionResource",
-            &["group", "version", "resource"],
-            false,
-            |i, v| {
-                let text = v.read()?;
-                match i {
-                    0 => gvr.group = text,
-                    1 => gvr.version = text,
-                    _ => gvr.resource = text,
-                }
-                Ok(())
-            },
-        )?;
-        Ok(gvr)
-    }
-}
+from_json_members!(lenient GroupVersionResource {
+    "group" => group,
+    "version" => version,
+    "resource" => resource,
+});
 
 /// A Kubernetes AdmissionRequest as Kubewarden hands it to a policy.
 #[derive(Debug, Clone, Default)]
@@ -94,38 +64,17 @@ pub struct Request<'a> {
     pub old_object: Option<Json<'a>>,
 }
 
-/// Members of an AdmissionRequest that policies read.
-/// Members of an AdmissionRequest that policies read (the uid and the rest are the host's).
-const REQUEST_FIELDS: &[&str] = &[
-    "kind",
-    "resource",
-    "subResource",
-    "name",
-    "namespace",
-    "operation",
-    "object",
-    "oldObject",
-];
-
-impl<'a> FromJson<'a> for Request<'a> {
-    fn from_json(value: Json<'a>) -> Result<Self, Error> {
-        let mut request = Request::default();
-        value.read_members("struct Request", REQUEST_FIELDS, false, |i, v| {
-            match i {
-                0 => request.kind = v.read()?,
-                1 => request.resource = v.read()?,
-                2 => request.sub_resource = v.read()?,
-                3 => request.name = v.read()?,
-                4 => request.namespace = v.read()?,
-                5 => request.operation = v.read()?,
-                6 => request.object = v.read()?,
-                _ => request.old_object = v.read()?,
-            }
-            Ok(())
-        })?;
-        Ok(request)
-    }
-}
+// The members policies read; the uid and the rest are the host's.
+from_json_members!(lenient Request<'a> {
+    "kind" => kind,
+    "resource" => resource,
+    "subResource" => sub_resource,
+    "name" => name,
+    "namespace" => namespace,
+    "operation" => operation,
+    "object" => object,
+    "oldObject" => old_object,
+});
 
 /// The payload of the waPC `validate` operation.
 #[derive(Debug)]

@@ -9,8 +9,13 @@
 //! name the path of the value that does not fit and use serde_json's wording (`invalid type:
 //! string "x", expected a boolean`), which the policies document as their messages.
 //!
+//! A check that walks a whole document builds a [`Tree`] of it in one pass instead; mutating
+//! checks edit an object's text with [`with_member`], and answers are written with
+//! [`write_string`].
+//!
 //! This replaces serde's per-type deserializers in the guest: every view shares the same few
-//! functions here instead of carrying its own instance of serde_json's parser.
+//! functions here instead of carrying its own instance of serde_json's parser, which is what
+//! keeps each policy module under 128 KiB.
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
@@ -747,6 +752,64 @@ impl<'a> Json<'a> {
         }
         Ok(())
     }
+}
+
+/// Implements [`FromJson`] for a struct read member by member, starting from its `Default` (so
+/// absent members keep their defaults): `lenient` for views of Kubernetes objects, `strict` for
+/// settings (see [`Json::read_members`]). Each member is read with its field's `FromJson`, or
+/// `with` a function from [`Json`] to the field. Errors name the type as serde does
+/// (`struct Settings`).
+///
+/// ```ignore
+/// from_json_members!(strict Settings {
+///     "maxFindings" => max_findings,
+///     "labels" => labels with string_map,
+/// });
+/// ```
+macro_rules! from_json_members {
+    (lenient $($rest:tt)*) => { $crate::json::from_json_members!(@impl false $($rest)*); };
+    (strict $($rest:tt)*) => { $crate::json::from_json_members!(@impl true $($rest)*); };
+    (@impl $strict:literal $ty:ident $(<$lt:lifetime>)? {
+        $($json:literal => $field:ident $(with $reader:path)?),+ $(,)?
+    }) => {
+        impl<'a> $crate::json::FromJson<'a> for $ty $(<$lt>)? {
+            fn from_json(value: $crate::json::Json<'a>) -> Result<Self, $crate::json::Error> {
+                const FIELDS: &[&str] = &[$($json),+];
+                let mut out = <Self as Default>::default();
+                value.read_members(concat!("struct ", stringify!($ty)), FIELDS, $strict, |i, member| {
+                    $(
+                        if i == const { $crate::json::field_index(FIELDS, $json) } {
+                            out.$field = $crate::json::from_json_members!(@read member $(, $reader)?);
+                        }
+                    )+
+                    Ok(())
+                })?;
+                Ok(out)
+            }
+        }
+    };
+    (@read $member:ident) => { $member.read()? };
+    (@read $member:ident, $reader:path) => { $reader($member)? };
+}
+pub(crate) use from_json_members;
+
+/// Position of `name` in `fields` (at compile time, for [`from_json_members`]).
+pub const fn field_index(fields: &[&str], name: &str) -> usize {
+    let mut i = 0;
+    while i < fields.len() {
+        let (a, b) = (fields[i].as_bytes(), name.as_bytes());
+        if a.len() == b.len() {
+            let mut k = 0;
+            while k < a.len() && a[k] == b[k] {
+                k += 1;
+            }
+            if k == a.len() {
+                return i;
+            }
+        }
+        i += 1;
+    }
+    panic!("field not listed")
 }
 
 /// Reads a string that must be one of `names` and gives the value at the same position.

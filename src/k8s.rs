@@ -4,7 +4,7 @@
 //! view reads JSON `null` as absent (raw manifests carry `annotations: null` or
 //! `status: {storedVersions: null}`), and a wrong type is an error.
 
-use crate::json::{Error, FromJson, Json, Kind};
+use crate::json::{Error, Json, Kind, from_json_members};
 use std::collections::BTreeMap;
 
 /// Reads a string map in which `null` (the map or a value) is empty, as the API server does.
@@ -172,189 +172,69 @@ pub struct JobCondition {
     pub last_transition_time: Option<String>,
 }
 
-/// Reads an object view: `set(field index, value)` for each member named in `fields`, `null`
-/// members left at their defaults.
-fn read_view<'a>(
-    value: Json<'a>,
-    view: &str,
-    fields: &[&str],
-    set: impl FnMut(usize, Json<'a>) -> Result<(), Error>,
-) -> Result<(), Error> {
-    value.read_members(view, fields, false, set)
-}
+from_json_members!(lenient ObjectMeta {
+    "name" => name,
+    "generateName" => generate_name,
+    "namespace" => namespace,
+    "labels" => labels with string_map,
+    "annotations" => annotations with string_map,
+    "finalizers" => finalizers,
+    "deletionTimestamp" => deletion_timestamp,
+});
 
-impl<'a> FromJson<'a> for ObjectMeta {
-    fn from_json(value: Json<'a>) -> Result<Self, Error> {
-        let mut meta = ObjectMeta::default();
-        let fields = [
-            "name",
-            "generateName",
-            "namespace",
-            "labels",
-            "annotations",
-            "finalizers",
-            "deletionTimestamp",
-        ];
-        read_view(value, "struct ObjectMeta", &fields, |i, v| {
-            match i {
-                0 => meta.name = v.read()?,
-                1 => meta.generate_name = v.read()?,
-                2 => meta.namespace = v.read()?,
-                3 => meta.labels = string_map(v)?,
-                4 => meta.annotations = string_map(v)?,
-                5 => meta.finalizers = v.read()?,
-                _ => meta.deletion_timestamp = v.read()?,
-            }
-            Ok(())
-        })?;
-        Ok(meta)
-    }
-}
+from_json_members!(lenient Object {
+    "apiVersion" => api_version,
+    "kind" => kind,
+    "metadata" => metadata,
+});
 
-impl<'a> FromJson<'a> for Object {
-    fn from_json(value: Json<'a>) -> Result<Self, Error> {
-        let mut object = Object::default();
-        read_view(value, "struct Object", &["apiVersion", "kind", "metadata"], |i, v| {
-            match i {
-                0 => object.api_version = v.read()?,
-                1 => object.kind = v.read()?,
-                _ => object.metadata = v.read()?,
-            }
-            Ok(())
-        })?;
-        Ok(object)
-    }
-}
+from_json_members!(lenient Crd {
+    "metadata" => metadata,
+    "spec" => spec,
+    "status" => status,
+});
 
-impl<'a> FromJson<'a> for Crd {
-    fn from_json(value: Json<'a>) -> Result<Self, Error> {
-        let mut crd = Crd::default();
-        read_view(value, "struct Crd", &["metadata", "spec", "status"], |i, v| {
-            match i {
-                0 => crd.metadata = v.read()?,
-                1 => crd.spec = v.read()?,
-                _ => crd.status = v.read()?,
-            }
-            Ok(())
-        })?;
-        Ok(crd)
-    }
-}
+from_json_members!(lenient CrdSpec {
+    "group" => group,
+    "names" => names,
+    "scope" => scope,
+    "versions" => versions,
+});
 
-impl<'a> FromJson<'a> for CrdSpec {
-    fn from_json(value: Json<'a>) -> Result<Self, Error> {
-        let mut spec = CrdSpec::default();
-        read_view(
-            value,
-            "struct CrdSpec",
-            &["group", "names", "scope", "versions"],
-            |i, v| {
-                match i {
-                    0 => spec.group = v.read()?,
-                    1 => spec.names = v.read()?,
-                    2 => spec.scope = v.read()?,
-                    _ => spec.versions = v.read()?,
-                }
-                Ok(())
-            },
-        )?;
-        Ok(spec)
-    }
-}
+from_json_members!(lenient CrdNames {
+    "kind" => kind,
+    "plural" => plural,
+    "singular" => singular,
+    "shortNames" => short_names,
+    "listKind" => list_kind,
+});
 
-impl<'a> FromJson<'a> for CrdNames {
-    fn from_json(value: Json<'a>) -> Result<Self, Error> {
-        let mut names = CrdNames::default();
-        let fields = ["kind", "plural", "singular", "shortNames", "listKind"];
-        read_view(value, "struct CrdNames", &fields, |i, v| {
-            match i {
-                0 => names.kind = v.read()?,
-                1 => names.plural = v.read()?,
-                2 => names.singular = v.read()?,
-                3 => names.short_names = v.read()?,
-                _ => names.list_kind = v.read()?,
-            }
-            Ok(())
-        })?;
-        Ok(names)
-    }
-}
+from_json_members!(lenient CrdVersion {
+    "name" => name,
+    "served" => served,
+    "storage" => storage,
+});
 
-impl<'a> FromJson<'a> for CrdVersion {
-    fn from_json(value: Json<'a>) -> Result<Self, Error> {
-        let mut version = CrdVersion::default();
-        read_view(value, "struct CrdVersion", &["name", "served", "storage"], |i, v| {
-            match i {
-                0 => version.name = v.read()?,
-                1 => version.served = v.read()?,
-                _ => version.storage = v.read()?,
-            }
-            Ok(())
-        })?;
-        Ok(version)
-    }
-}
+from_json_members!(lenient CrdStatus {
+    "storedVersions" => stored_versions,
+});
 
-impl<'a> FromJson<'a> for CrdStatus {
-    fn from_json(value: Json<'a>) -> Result<Self, Error> {
-        let mut status = CrdStatus::default();
-        read_view(value, "struct CrdStatus", &["storedVersions"], |_, v| {
-            status.stored_versions = v.read()?;
-            Ok(())
-        })?;
-        Ok(status)
-    }
-}
+from_json_members!(lenient Job {
+    "metadata" => metadata,
+    "spec" => spec,
+    "status" => status,
+});
 
-impl<'a> FromJson<'a> for Job {
-    fn from_json(value: Json<'a>) -> Result<Self, Error> {
-        let mut job = Job::default();
-        read_view(value, "struct Job", &["metadata", "spec", "status"], |i, v| {
-            match i {
-                0 => job.metadata = v.read()?,
-                1 => job.spec = v.read()?,
-                _ => job.status = v.read()?,
-            }
-            Ok(())
-        })?;
-        Ok(job)
-    }
-}
+from_json_members!(lenient JobSpec {
+    "ttlSecondsAfterFinished" => ttl_seconds_after_finished,
+});
 
-impl<'a> FromJson<'a> for JobSpec {
-    fn from_json(value: Json<'a>) -> Result<Self, Error> {
-        let mut spec = JobSpec::default();
-        read_view(value, "struct JobSpec", &["ttlSecondsAfterFinished"], |_, v| {
-            spec.ttl_seconds_after_finished = v.read()?;
-            Ok(())
-        })?;
-        Ok(spec)
-    }
-}
+from_json_members!(lenient JobStatus {
+    "conditions" => conditions,
+});
 
-impl<'a> FromJson<'a> for JobStatus {
-    fn from_json(value: Json<'a>) -> Result<Self, Error> {
-        let mut status = JobStatus::default();
-        read_view(value, "struct JobStatus", &["conditions"], |_, v| {
-            status.conditions = v.read()?;
-            Ok(())
-        })?;
-        Ok(status)
-    }
-}
-
-impl<'a> FromJson<'a> for JobCondition {
-    fn from_json(value: Json<'a>) -> Result<Self, Error> {
-        let mut condition = JobCondition::default();
-        let fields = ["type", "status", "lastTransitionTime"];
-        read_view(value, "struct JobCondition", &fields, |i, v| {
-            match i {
-                0 => condition.kind = v.read()?,
-                1 => condition.status = v.read()?,
-                _ => condition.last_transition_time = v.read()?,
-            }
-            Ok(())
-        })?;
-        Ok(condition)
-    }
-}
+from_json_members!(lenient JobCondition {
+    "type" => kind,
+    "status" => status,
+    "lastTransitionTime" => last_transition_time,
+});

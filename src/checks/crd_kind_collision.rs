@@ -48,10 +48,10 @@ use crate::admission::{Request, Verdict};
 use crate::check::Check;
 use crate::cluster::{self, Cluster};
 use crate::generated::builtin_resources;
-use crate::json::{self, FromJson, Json, Kind};
+use crate::json::{self, FromJson, Json, Kind, from_json_members};
 use crate::k8s::Crd;
 use crate::rules::{self, CRD_RULE, Rule};
-use crate::settings::{self, Action, RejectOrWarn};
+use crate::settings::{Action, RejectOrWarn};
 use crate::text::{join_and, quote};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -117,31 +117,14 @@ impl Default for Settings {
     }
 }
 
-impl<'a> FromJson<'a> for Settings {
-    fn from_json(value: Json<'a>) -> Result<Self, json::Error> {
-        let mut settings = Settings::default();
-        let fields = [
-            "builtinCollisions",
-            "crdCollisions",
-            "nameCollisions",
-            "allowedGroupSets",
-            "allowedKinds",
-            "onLookupFailure",
-        ];
-        settings::read_fields(value, "struct Settings", &fields, |i, v| {
-            match i {
-                0 => settings.builtin_collisions = v.read()?,
-                1 => settings.crd_collisions = v.read()?,
-                2 => settings.name_collisions = v.read()?,
-                3 => settings.allowed_group_sets = v.read()?,
-                4 => settings.allowed_kinds = v.read()?,
-                _ => settings.on_lookup_failure = v.read()?,
-            }
-            Ok(())
-        })?;
-        Ok(settings)
-    }
-}
+from_json_members!(strict Settings {
+    "builtinCollisions" => builtin_collisions,
+    "crdCollisions" => crd_collisions,
+    "nameCollisions" => name_collisions,
+    "allowedGroupSets" => allowed_group_sets,
+    "allowedKinds" => allowed_kinds,
+    "onLookupFailure" => on_lookup_failure,
+});
 
 impl Settings {
     /// Whether `a` and `b` (real group names, `""` for core) appear together in a group set.

@@ -42,10 +42,9 @@
 use crate::admission::{Request, Verdict};
 use crate::check::Check;
 use crate::cluster::Cluster;
-use crate::json::{self, FromJson, Json};
+use crate::json::from_json_members;
 use crate::k8s::Crd;
 use crate::rules::{CRD_RULE, Rule};
-use crate::settings;
 use crate::text::{closest, join_and, quote};
 use std::collections::BTreeMap;
 
@@ -86,21 +85,11 @@ impl Default for Settings {
     }
 }
 
-impl<'a> FromJson<'a> for Settings {
-    fn from_json(value: Json<'a>) -> Result<Self, json::Error> {
-        let mut settings = Settings::default();
-        let fields = ["versionAnnotations", "channelAnnotations", "warnOnly"];
-        settings::read_fields(value, "struct Settings", &fields, |i, v| {
-            match i {
-                0 => settings.version_annotations = v.read()?,
-                1 => settings.channel_annotations = v.read()?,
-                _ => settings.warn_only = v.read()?,
-            }
-            Ok(())
-        })?;
-        Ok(settings)
-    }
-}
+from_json_members!(strict Settings {
+    "versionAnnotations" => version_annotations,
+    "channelAnnotations" => channel_annotations,
+    "warnOnly" => warn_only,
+});
 
 impl Settings {
     fn warn_only(&self, check: &str) -> bool {

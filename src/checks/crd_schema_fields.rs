@@ -59,9 +59,8 @@ use crate::admission::{Request, Verdict};
 use crate::check::Check;
 use crate::cluster::Cluster;
 use crate::generated::{Field, ObjectType, Shape, object_type};
-use crate::json::{self, FromJson, Json};
+use crate::json::{self, from_json_members};
 use crate::rules::{CRD_RULE, Rule};
-use crate::settings;
 use crate::settings::RejectOrWarn;
 use crate::text::{edit_distance, quote};
 use std::collections::BTreeMap;
@@ -102,22 +101,12 @@ impl Default for Settings {
     }
 }
 
-impl<'a> FromJson<'a> for Settings {
-    fn from_json(value: Json<'a>) -> Result<Self, json::Error> {
-        let mut settings = Settings::default();
-        let fields = ["action", "allowedKeys", "checkLastApplied", "maxFindings"];
-        settings::read_fields(value, "struct Settings", &fields, |i, v| {
-            match i {
-                0 => settings.action = v.read()?,
-                1 => settings.allowed_keys = v.read()?,
-                2 => settings.check_last_applied = v.read()?,
-                _ => settings.max_findings = v.read()?,
-            }
-            Ok(())
-        })?;
-        Ok(settings)
-    }
-}
+from_json_members!(strict Settings {
+    "action" => action,
+    "allowedKeys" => allowed_keys,
+    "checkLastApplied" => check_last_applied,
+    "maxFindings" => max_findings,
+});
 
 /// The crd-schema-fields check.
 pub struct CrdSchemaFields;
@@ -964,7 +953,7 @@ mod tests {
 
     #[test]
     fn hostile_nesting_is_a_finding_not_a_trap() {
-        // 100 000 levels: far beyond serde_json's own limit and any native stack.
+        // 100 000 levels: far beyond any native stack.
         let deep = "[".repeat(100_000) + &"]".repeat(100_000);
         assert!(matches!(parse_node(&deep), Ok(Node::Array(_))));
         let schema = nested_not(5_000, r#"{"type":"string"}"#);

@@ -45,10 +45,10 @@
 use crate::admission::{Request, Verdict};
 use crate::check::Check;
 use crate::cluster::Cluster;
-use crate::json::{self, FromJson, Json};
+use crate::json::{self, FromJson, Json, from_json_members};
 use crate::k8s::{Job, ObjectMeta};
 use crate::rules::Rule;
-use crate::settings::{self, Action};
+use crate::settings::Action;
 use std::collections::BTreeMap;
 
 /// The rule of this check: `batch/v1` Jobs, CREATE and UPDATE.
@@ -109,19 +109,10 @@ impl<'a> FromJson<'a> for TtlAction {
     }
 }
 
-impl<'a> FromJson<'a> for Settings {
-    fn from_json(value: Json<'a>) -> Result<Self, json::Error> {
-        let mut settings = Settings::default();
-        settings::read_fields(value, "struct Settings", &["ttlAction", "deletePolicy"], |i, v| {
-            match i {
-                0 => settings.ttl_action = v.read()?,
-                _ => settings.delete_policy = v.read()?,
-            }
-            Ok(())
-        })?;
-        Ok(settings)
-    }
-}
+from_json_members!(strict Settings {
+    "ttlAction" => ttl_action,
+    "deletePolicy" => delete_policy,
+});
 
 /// The hook-job-safety check.
 pub struct HookJobSafety;

@@ -37,10 +37,11 @@
 //!   sends canonical JSON where these keys are never escaped, so this only costs a parse. The
 //!   old object is not scanned: every finding needs a marker in the new object (an ownership
 //!   change needs a non-empty new value).
-//! - **Only metadata is parsed**; the rest of the object is skipped by serde. `null` labels,
+//! - **Only metadata is read**; the rest of the object is stepped over unread. `null` labels,
 //!   annotations or values count as empty, as Kubernetes decodes them. Metadata of another
 //!   shape (a label value that is a number, say) cannot come from the API server and is
-//!   rejected with code 400. The whole object is parsed into a tree only to mutate it.
+//!   rejected with code 400. A mutation rewrites `metadata.annotations` and
+//!   `metadata.labels` in the object's text; every other member keeps its text.
 //! - **Pre-existing problems on UPDATE are warnings.** When an UPDATE leaves the offending
 //!   values exactly as they were in `oldObject`, findings 1 and 2 are returned as warnings
 //!   instead of rejections: rejecting would block every controller that writes the object
@@ -52,7 +53,7 @@
 use crate::admission::{Request, Verdict};
 use crate::check::Check;
 use crate::cluster::Cluster;
-use crate::json::{self, FromJson, Json, Kind};
+use crate::json::{self, FromJson, Json, Kind, from_json_members};
 use crate::k8s::Object;
 use crate::rules::Rule;
 use crate::settings::{self, Action};
@@ -148,27 +149,12 @@ impl Default for Settings {
     }
 }
 
-impl<'a> FromJson<'a> for Settings {
-    fn from_json(value: Json<'a>) -> Result<Self, json::Error> {
-        let mut settings = Settings::default();
-        let fields = [
-            "fleetReleases",
-            "ownershipChange",
-            "helmCompleteness",
-            "exemptNamespaces",
-        ];
-        settings::read_fields(value, "struct Settings", &fields, |i, v| {
-            match i {
-                0 => settings.fleet_releases = v.read()?,
-                1 => settings.ownership_change = v.read()?,
-                2 => settings.helm_completeness = v.read()?,
-                _ => settings.exempt_namespaces = v.read()?,
-            }
-            Ok(())
-        })?;
-        Ok(settings)
-    }
-}
+from_json_members!(strict Settings {
+    "fleetReleases" => fleet_releases,
+    "ownershipChange" => ownership_change,
+    "helmCompleteness" => helm_completeness,
+    "exemptNamespaces" => exempt_namespaces,
+});
 
 /// The ownership-markers check.
 pub struct OwnershipMarkers;
