@@ -700,9 +700,9 @@ impl<'a> Worker<'a> {
         out: &mut Vec<Evaluation>,
     ) {
         let set = self.set;
-        let resource = plurals.resource(&doc.group, &doc.version, &doc.kind);
+        let resource = plurals.resource(&doc.info.group, &doc.info.version, &doc.info.kind);
         let matching: Vec<usize> = (0..self.set.policies.len())
-            .filter(|&p| self.set.policies[p].matches(&doc.group, &doc.version, &resource))
+            .filter(|&p| self.set.policies[p].matches(&doc.info.group, &doc.info.version, &resource))
             .collect();
         if matching.is_empty() {
             return;
@@ -771,21 +771,21 @@ pub fn uid(source: &str, index: usize, item: Option<usize>) -> String {
 /// The AdmissionRequest JSON of a document: a CREATE of the object as written, dry run, by
 /// user `syncguard-scan`.
 pub fn request_json(doc: &Document, resource: &str, uid: &str) -> String {
-    let gvk = serde_json::json!({"group": doc.group, "version": doc.version, "kind": doc.kind});
-    let gvr = serde_json::json!({"group": doc.group, "version": doc.version, "resource": resource});
+    let gvk = serde_json::json!({"group": doc.info.group, "version": doc.info.version, "kind": doc.info.kind});
+    let gvr = serde_json::json!({"group": doc.info.group, "version": doc.info.version, "resource": resource});
     let mut head = serde_json::json!({
         "uid": uid,
         "kind": gvk,
         "resource": gvr,
         "requestKind": gvk,
         "requestResource": gvr,
-        "name": doc.name.clone().unwrap_or_default(),
+        "name": doc.info.name.clone().unwrap_or_default(),
         "operation": "CREATE",
         "userInfo": {"username": "syncguard-scan", "groups": ["system:authenticated"]},
         "dryRun": true,
         "options": {"apiVersion": "meta.k8s.io/v1", "kind": "CreateOptions"},
     });
-    if let Some(namespace) = &doc.namespace {
+    if let Some(namespace) = &doc.info.namespace {
         head["namespace"] = Value::from(namespace.as_str());
     }
     let mut text = head.to_string();

@@ -65,19 +65,23 @@ pub struct Clash {
 pub fn find(documents: &[Document], sources: &[Source], settings: &Settings) -> Vec<Clash> {
     let mut sets: BTreeMap<(&str, &str, &str), Vec<usize>> = BTreeMap::new();
     for (i, doc) in documents.iter().enumerate() {
-        let Some(name) = doc.name.as_deref() else {
+        let Some(name) = doc.info.name.as_deref() else {
             continue;
         };
-        if settings.allowed_kinds.contains(&doc.kind) {
+        if settings.allowed_kinds.contains(&doc.info.kind) {
             continue;
         }
-        sets.entry((doc.kind.as_str(), doc.namespace.as_deref().unwrap_or(""), name))
-            .or_default()
-            .push(i);
+        sets.entry((
+            doc.info.kind.as_str(),
+            doc.info.namespace.as_deref().unwrap_or(""),
+            name,
+        ))
+        .or_default()
+        .push(i);
     }
     let mut clashes = Vec::new();
     for ((kind, namespace, name), members) in sets {
-        let mut groups: Vec<&str> = members.iter().map(|&i| documents[i].group.as_str()).collect();
+        let mut groups: Vec<&str> = members.iter().map(|&i| documents[i].info.group.as_str()).collect();
         groups.sort_unstable();
         groups.dedup();
         if groups.len() < 2 {
@@ -94,8 +98,8 @@ pub fn find(documents: &[Document], sources: &[Source], settings: &Settings) -> 
             .iter()
             .map(|&i| {
                 let doc = &documents[i];
-                let core = if doc.group.is_empty() { " (core group)" } else { "" };
-                format!("{}{core} at {}", doc.api_version, location(doc, sources))
+                let core = if doc.info.group.is_empty() { " (core group)" } else { "" };
+                format!("{}{core} at {}", doc.info.api_version, location(doc, sources))
             })
             .collect();
         let scope = if namespace.is_empty() {

@@ -34,10 +34,10 @@ impl ObjectKey {
     /// The key of a scanned document.
     pub fn of(doc: &Document) -> ObjectKey {
         ObjectKey {
-            group: doc.group.clone(),
-            kind: doc.kind.clone(),
-            namespace: doc.namespace.clone().unwrap_or_default(),
-            name: doc.name.clone().unwrap_or_default(),
+            group: doc.info.group.clone(),
+            kind: doc.info.kind.clone(),
+            namespace: doc.info.namespace.clone().unwrap_or_default(),
+            name: doc.info.name.clone().unwrap_or_default(),
         }
     }
 }

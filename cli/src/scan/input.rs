@@ -35,18 +35,8 @@ pub struct Document {
     pub index: usize,
     /// Index in the `items` of a `kind: List` document, when it came from one.
     pub item: Option<usize>,
-    /// `apiVersion` as written.
-    pub api_version: String,
-    /// API group (empty for the core group).
-    pub group: String,
-    /// API version.
-    pub version: String,
-    /// Kind.
-    pub kind: String,
-    /// `metadata.name`, if set.
-    pub name: Option<String>,
-    /// `metadata.namespace`, if set.
-    pub namespace: Option<String>,
+    /// Its apiVersion, kind, name and namespace.
+    pub info: ObjectInfo,
     /// The object as compact JSON.
     pub object: Arc<str>,
     /// For a CustomResourceDefinition: its `spec.group`, `spec.names.kind` and `spec.names.plural`.
@@ -699,12 +689,7 @@ pub fn objects_of(source: usize, name: &str, text: &str) -> FileContents {
                         line: doc.line,
                         index,
                         item,
-                        api_version: info.api_version,
-                        group: info.group,
-                        version: info.version,
-                        kind: info.kind,
-                        name: info.name,
-                        namespace: info.namespace,
+                        info,
                         object: Arc::from(value.to_string()),
                         crd_names,
                     });

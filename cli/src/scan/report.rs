@@ -125,7 +125,7 @@ pub fn text(report: &ScanReport, verbose: bool, color: bool) -> String {
         }
         if !any && verbose {
             let what = paint(
-                &format!("no policy applies to {} {}", doc.api_version, doc.kind),
+                &format!("no policy applies to {} {}", doc.info.api_version, doc.info.kind),
                 DIM,
                 color,
             );
@@ -184,10 +184,10 @@ pub fn json(report: &ScanReport, verbose: bool) -> String {
                 "line": doc.line,
                 "document": doc.index,
                 "item": doc.item,
-                "apiVersion": doc.api_version,
-                "kind": doc.kind,
-                "namespace": doc.namespace,
-                "name": doc.name,
+                "apiVersion": doc.info.api_version,
+                "kind": doc.info.kind,
+                "namespace": doc.info.namespace,
+                "name": doc.info.name,
                 "policy": report.policies.get(e.policy).map(|p| p.name.as_str()).unwrap_or(""),
                 "verdict": e.verdict.as_str(),
                 "message": e.message,
@@ -288,10 +288,10 @@ pub fn sarif(report: &ScanReport) -> String {
             } else {
                 "warning"
             };
-            let object = match (&doc.namespace, &doc.name) {
-                (Some(ns), Some(name)) => format!("{} {ns}/{name}", doc.kind),
-                (None, Some(name)) => format!("{} {name}", doc.kind),
-                _ => doc.kind.clone(),
+            let object = match (&doc.info.namespace, &doc.info.name) {
+                (Some(ns), Some(name)) => format!("{} {ns}/{name}", doc.info.kind),
+                (None, Some(name)) => format!("{} {name}", doc.info.kind),
+                _ => doc.info.kind.clone(),
             };
             let mut result = json!({
                 "ruleId": policy,
@@ -310,7 +310,7 @@ pub fn sarif(report: &ScanReport) -> String {
                         let uri = &report.sources.get(other.source)?.uri;
                         let mut place = physical_location(uri, other.line);
                         place["id"] = json!(i + 1);
-                        place["message"] = json!({"text": format!("{} {}", other.api_version, other.kind)});
+                        place["message"] = json!({"text": format!("{} {}", other.info.api_version, other.info.kind)});
                         Some(place)
                     })
                     .collect();
