@@ -233,30 +233,28 @@ fn check_value(bytes: &[u8], mut i: usize, ends: &mut Vec<(u32, u32)>) -> Result
             return Err(syntax(bytes, i, "EOF while parsing a value"));
         };
         match byte {
-            b'{' => {
+            b'{' | b'[' => {
+                let (open, close) = if byte == b'{' {
+                    (Open::Object, b'}')
+                } else {
+                    (Open::Array, b']')
+                };
                 let start = i;
                 i = skip_space(bytes, i + 1);
-                if bytes.get(i) == Some(&b'}') {
+                if bytes.get(i) == Some(&close) {
                     i += 1;
                     ends.push((start as u32, i as u32));
                 } else {
-                    stack.push((Open::Object, ends.len()));
+                    stack.push((open, ends.len()));
                     ends.push((start as u32, 0));
-                    i = check_key(bytes, i)?;
-                    continue;
-                }
-            }
-            b'[' => {
-                let start = i;
-                i = skip_space(bytes, i + 1);
-                if bytes.get(i) == Some(&b']') {
-                    i += 1;
-                    ends.push((start as u32, i as u32));
-                } else if i >= bytes.len() {
-                    return Err(syntax(bytes, i, "EOF while parsing a list"));
-                } else {
-                    stack.push((Open::Array, ends.len()));
-                    ends.push((start as u32, 0));
+                    match open {
+                        // The first member's key (check_key reports an object cut short).
+                        Open::Object => i = check_key(bytes, i)?,
+                        Open::Array if i >= bytes.len() => {
+                            return Err(syntax(bytes, i, "EOF while parsing a list"));
+                        }
+                        Open::Array => {}
+                    }
                     continue;
                 }
             }

@@ -1,8 +1,8 @@
 //! Strict settings parsing shared by every check.
 //!
-//! Each check reads its settings with [`crate::json::FromJson`], refusing unknown keys
-//! (`Json::read_members` with `strict`) and starting from the settings' `Default`, so absent
-//! keys keep their documented defaults. [`parse`] adds the path of the offending key to every
+//! Each check declares how its settings are read with `json::from_json_members!(strict ...)`:
+//! unknown keys are refused and reading starts from the settings' `Default`, so absent keys
+//! keep their documented defaults. [`parse`] adds the path of the offending key to every
 //! error (`` `allowedKeys[1]`: invalid type ... ``), so a wrong type or an unknown key is
 //! reported by name; for a syntax error the path is found by re-reading the settings text up to
 //! where the reader stopped.
@@ -26,16 +26,6 @@ pub fn parse<T: for<'a> FromJson<'a> + Default>(raw: Option<&str>) -> Result<T, 
         e.with_path()
     })?;
     document.root().read::<T>().map_err(|e| e.with_path())
-}
-
-/// Reads a settings object: `set(field index, value)` for each key, unknown keys refused.
-pub fn read_fields<'a>(
-    value: Json<'a>,
-    settings: &str,
-    fields: &[&str],
-    set: impl FnMut(usize, Json<'a>) -> Result<(), json::Error>,
-) -> Result<(), json::Error> {
-    value.read_members(settings, fields, true, set)
 }
 
 /// One open JSON container while scanning for a path.
@@ -142,22 +132,12 @@ mod tests {
         enabled: bool,
     }
 
-    impl<'a> FromJson<'a> for Example {
-        fn from_json(value: Json<'a>) -> Result<Self, json::Error> {
-            let mut example = Example::default();
-            let fields = ["maxFindings", "allowedKeys", "releases", "enabled"];
-            read_fields(value, "struct Example", &fields, |i, v| {
-                match i {
-                    0 => example.max_findings = v.read()?,
-                    1 => example.allowed_keys = v.read()?,
-                    2 => example.releases = v.read()?,
-                    _ => example.enabled = v.read()?,
-                }
-                Ok(())
-            })?;
-            Ok(example)
-        }
-    }
+    json::from_json_members!(strict Example {
+        "maxFindings" => max_findings,
+        "allowedKeys" => allowed_keys,
+        "releases" => releases,
+        "enabled" => enabled,
+    });
 
     #[derive(Debug, Default)]
     struct Release {
@@ -167,7 +147,7 @@ mod tests {
     impl<'a> FromJson<'a> for Release {
         fn from_json(value: Json<'a>) -> Result<Self, json::Error> {
             let mut set_id = None;
-            read_fields(value, "struct Release", &["setId"], |_, v| {
+            value.read_members("struct Release", &["setId"], true, |_, v| {
                 set_id = Some(v.read()?);
                 Ok(())
             })?;

@@ -56,7 +56,7 @@ use crate::cluster::Cluster;
 use crate::json::{self, FromJson, Json, Kind, from_json_members};
 use crate::k8s::Object;
 use crate::rules::Rule;
-use crate::settings::{self, Action};
+use crate::settings::Action;
 use std::collections::BTreeMap;
 
 /// Annotation naming the Fleet (wrangler) object set an object belongs to.
@@ -109,7 +109,7 @@ impl<'a> FromJson<'a> for FleetRelease {
     fn from_json(value: Json<'a>) -> Result<Self, json::Error> {
         const FIELDS: [&str; 3] = ["releaseName", "releaseNamespace", "setId"];
         let mut read: [Option<String>; 3] = Default::default();
-        settings::read_fields(value, "struct FleetRelease", &FIELDS, |i, v| {
+        value.read_members("struct FleetRelease", &FIELDS, true, |i, v| {
             read[i] = Some(v.read()?);
             Ok(())
         })?;
