@@ -25,6 +25,11 @@
 //! Kinds compare exactly, as Helm and the API server compare them; names are lowercase by API
 //! validation and compare exactly too.
 //!
+//! A kind clash that is a coexistence of well-known projects ([`well_known`]: Istio's Gateway
+//! beside Gateway API's, Knative's Service beside the built-in one) is accepted with one short
+//! warning (`wellKnownProjects: warn`, default), silently (`allow`), or decided like any other
+//! clash (`strict`); the names two resources of that kind share come with it.
+//!
 //! A built-in resource or CRD in the same group as the CRD never counts: the API server itself
 //! refuses conflicting names inside one group. Groups listed together in `allowedGroupSets` may
 //! share kinds and names; a kind in `allowedKinds` may be served by any number of groups, and
@@ -54,6 +59,9 @@ use crate::rules::{self, CRD_RULE, Rule};
 use crate::settings::{Action, RejectOrWarn};
 use crate::text::{join_and, quote};
 use std::collections::{BTreeMap, BTreeSet};
+use well_known::WellKnownProjects;
+
+pub mod well_known;
 
 /// Part of every rejection for a failed cluster lookup under `onLookupFailure: reject`: the one
 /// outcome with code 500 (the fuzz invariants recognise it by this text).
@@ -102,6 +110,8 @@ pub struct Settings {
     pub allowed_kinds: Vec<String>,
     /// When the cluster's CRDs cannot be listed: `reject` (default) or `accept` with a warning.
     pub on_lookup_failure: OnLookupFailure,
+    /// A kind clash between well-known projects: `warn` (default), `allow` or `strict`.
+    pub well_known_projects: WellKnownProjects,
 }
 
 impl Default for Settings {
@@ -113,6 +123,7 @@ impl Default for Settings {
             allowed_group_sets: Vec::new(),
             allowed_kinds: Vec::new(),
             on_lookup_failure: OnLookupFailure::Reject,
+            well_known_projects: WellKnownProjects::Warn,
         }
     }
 }
@@ -124,6 +135,7 @@ from_json_members!(strict Settings {
     "allowedGroupSets" => allowed_group_sets,
     "allowedKinds" => allowed_kinds,
     "onLookupFailure" => on_lookup_failure,
+    "wellKnownProjects" => well_known_projects,
 });
 
 impl Settings {
@@ -288,11 +300,22 @@ struct NameClash {
 struct Findings {
     /// Group (real name) -> what serves the kind there.
     kind: BTreeMap<String, BTreeSet<Server>>,
+    /// The same for servers exempted as coexistences of well-known projects.
+    well_known: BTreeMap<String, BTreeSet<Server>>,
     /// Names used by other groups, in the order of the CRD's own names.
     names: BTreeSet<NameClash>,
 }
 
 impl Findings {
+    /// Where a kind finding goes: among the well-known coexistences or the clashes.
+    fn kind_servers(&mut self, well_known: bool) -> &mut BTreeMap<String, BTreeSet<Server>> {
+        if well_known {
+            &mut self.well_known
+        } else {
+            &mut self.kind
+        }
+    }
+
     /// Records which of `own` equal one of `others` (name, role) of resource `other` in `group`.
     fn clash_names(&mut self, own: &[OwnName<'_>], others: &[(&str, &'static str)], other: &str, group: &str) {
         for (position, name) in own.iter().enumerate() {
@@ -382,6 +405,17 @@ fn evaluate(crd: &Crd, request_name: &str, settings: &Settings, cluster: &dyn Cl
             RejectOrWarn::Warn => warnings.push(text),
         }
     }
+    if !findings.well_known.is_empty() && settings.well_known_projects == WellKnownProjects::Warn {
+        let others: Vec<String> = findings
+            .well_known
+            .iter()
+            .map(|(group, servers)| match servers.iter().any(|s| s.builtin) {
+                true => format!("{} (built-in)", group_label(group)),
+                false => group_label(group).to_string(),
+            })
+            .collect();
+        warnings.push(well_known::warning(&name, kind, &others));
+    }
     if !findings.names.is_empty() {
         let text = names_message(&name, group, names.plural.as_str(), &findings.names);
         match settings.name_collisions {
@@ -427,8 +461,10 @@ fn builtin_findings(group: &str, kind: &str, own: &[OwnName<'_>], settings: &Set
         }
         let same_kind = resource.kind == kind;
         let kind_clash = same_kind && !kind_allowed;
-        // Two resources of an allowed kind may share the names that come with it.
-        let names_exempt = same_kind && kind_allowed;
+        let well_known = kind_clash && settings.well_known_projects.exempts(group, kind, resource.group, true);
+        // Two resources of an allowed kind, or of a well-known coexistence, may share the names
+        // that come with it.
+        let names_exempt = same_kind && (kind_allowed || well_known);
         let name_clash = !names_exempt
             && own
                 .iter()
@@ -448,7 +484,7 @@ fn builtin_findings(group: &str, kind: &str, own: &[OwnName<'_>], settings: &Set
         let label = format!("built-in {qualified}");
         if kind_clash {
             findings
-                .kind
+                .kind_servers(well_known)
                 .entry(resource.group.to_string())
                 .or_default()
                 .insert(Server {
@@ -492,9 +528,11 @@ fn crd_findings(
     let other_names = &other.spec.names;
     let same_kind = other_names.kind == kind;
     let label = format!("CustomResourceDefinition {}", other.metadata.name);
+    let well_known =
+        same_kind && !kind_allowed && settings.well_known_projects.exempts(group, kind, other_group, false);
     if same_kind && !kind_allowed {
         findings
-            .kind
+            .kind_servers(well_known)
             .entry(other_group.to_string())
             .or_default()
             .insert(Server {
@@ -502,7 +540,7 @@ fn crd_findings(
                 label: label.clone(),
             });
     }
-    if own.is_empty() || (same_kind && kind_allowed) {
+    if own.is_empty() || (same_kind && (kind_allowed || well_known)) {
         return;
     }
     let lowercase_kind = other_names.kind.to_ascii_lowercase();
@@ -694,6 +732,7 @@ mod tests {
         assert_eq!(s.crd_collisions, RejectOrWarn::Reject);
         assert_eq!(s.name_collisions, Action::Warn);
         assert_eq!(s.on_lookup_failure, OnLookupFailure::Reject);
+        assert_eq!(s.well_known_projects, WellKnownProjects::Warn);
         assert!(s.allowed_group_sets.is_empty() && s.allowed_kinds.is_empty());
     }
 
@@ -828,7 +867,8 @@ mod tests {
     #[test]
     fn core_in_a_group_set_allows_the_core_group() {
         let object = crd("serving.knative.dev", "Service", "services", &["kservice", "ksvc"]);
-        let verdict = decide(&request("CREATE", &object), json!({}), &StaticCluster::default());
+        let strict = json!({"wellKnownProjects": "strict"});
+        let verdict = decide(&request("CREATE", &object), strict, &StaticCluster::default());
         assert!(!verdict.accepted);
         assert!(
             verdict
