@@ -173,3 +173,12 @@ fuzz:
 	  done; \
 	done; \
 	if [ -n "$$failed" ]; then echo "fuzz: invariants broken in:$$failed (inputs under fuzz/regressions/)"; exit 1; fi
+
+## well-known: rebuilds crd-kind-collision's table of well-known API groups and kinds from a
+## local clone of github.com/datreeio/CRDs-catalog (names only): make well-known CATALOG=<clone>
+.PHONY: well-known
+well-known:
+	@test -n "$(CATALOG)" || { echo "usage: make well-known CATALOG=<clone of github.com/datreeio/CRDs-catalog>" >&2; exit 2; }
+	@mkdir -p target
+	src/checks/crd_kind_collision/refresh-well-known.sh "$(CATALOG)" > target/well_known_kinds.txt
+	mv target/well_known_kinds.txt src/checks/crd_kind_collision/well_known_kinds.txt
