@@ -626,7 +626,7 @@ mod tests {
     use crate::cluster::NoCluster;
     use serde_json::{Value, json};
 
-    /// The JSONSchemaProps keys listed in /work/shared/PROBLEMS.md (problem 1).
+    /// The JSONSchemaProps keys listed in docs/problems.md#1-crd-schema-fields-the-api-server-silently-drops.
     const PROBLEMS_SCHEMA_KEYS: &str = "id $schema $ref description type format title default maximum exclusiveMaximum minimum \
         exclusiveMinimum maxLength minLength pattern maxItems minItems uniqueItems multipleOf enum \
         maxProperties minProperties required items allOf oneOf anyOf not properties \

@@ -1,4 +1,4 @@
-//! hook-job-safety: stops hook Jobs from stranding GitOps syncs (PROBLEMS.md, problem 4).
+//! hook-job-safety: stops hook Jobs from stranding GitOps syncs (docs/problems.md#4-a-fast-hook-job-stuck-on-argocds-hook-finalizer).
 //!
 //! ArgoCD 2.14.3 and every 3.x release put `argocd.argoproj.io/hook-finalizer` on each hook
 //! object they create (gitops-engine PR 646, the fix for hooks deleted early by

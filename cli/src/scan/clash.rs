@@ -3,7 +3,7 @@
 //!
 //! Two scanned objects with the same kind, name and namespace (absent namespaces count as
 //! equal) in different API groups are what broke Helm reinstalls before Helm 3.17.1 (Helm
-//! issue 13582, problem 2 of PROBLEMS.md): Helm told a release's objects apart by kind, name
+//! issue 13582, docs/problems.md#2-the-same-kind-in-two-api-groups): Helm told a release's objects apart by kind, name
 //! and namespace only, so the second object got the first one's identity. Every document of
 //! such a set is rejected, each with a message naming every location of the set and with the
 //! others as related locations. Objects without a name (generateName) are not compared.
