@@ -114,7 +114,10 @@ fn listed(group: &str, kind: &str) -> bool {
 /// labels, sorted): the most informative text within the API server's 256 characters.
 pub fn warning(name: &str, kind: &str, others: &[String]) -> String {
     let groups = crate::text::join_and(others);
-    let count = format!("{} other API groups", others.len());
+    let count = match others.len() {
+        1 => "another API group".to_string(),
+        n => format!("{n} other API groups"),
+    };
     let accepted = "accepted as a coexistence of well-known projects (wellKnownProjects: warn)";
     let candidates = [
         format!(
@@ -282,6 +285,8 @@ mod tests {
             assert!(text.chars().count() <= WARNING_LIMIT, "{} {text}", text.len());
             assert!(text.ends_with('.'), "{text}");
         }
+        let one = warning(&long_name, "Certificate", &many[..1]);
+        assert!(one.contains("served by another API group:"), "{one}");
     }
 
     /// The acceptance set: `(project, CRD)` for every CRD in `test_data/well-known/`.
