@@ -1,4 +1,191 @@
-//! Small text helpers shared by the checks' messages.
+//! Small text helpers shared by the checks' messages, and the size limits every answer keeps.
+//!
+//! The Kubernetes API server keeps admission warnings short: once the warnings of one response
+//! pass 4,096 characters in all, it cuts every warning to 256 characters (k8s.io/apiserver
+//! `pkg/endpoints/filters/warning.go`). syncguard therefore keeps each warning within
+//! [`MAX_WARNING_CHARS`], all warnings of a response within [`MAX_WARNINGS_TOTAL_CHARS`] and a
+//! rejection message within [`MAX_MESSAGE_CHARS`], by construction: long identifiers (names,
+//! paths) are shortened in their middle with [`elide`], lists stop with "and N more", and the
+//! details live in the policy's README (linked) and in audit annotations. Lengths are counted in
+//! characters (Unicode scalar values), as the API server counts runes.
+
+use std::borrow::Cow;
+
+/// Longest warning the API server passes on unshortened, in characters.
+pub const MAX_WARNING_CHARS: usize = 256;
+
+/// Most characters all warnings of one response may hold before the API server shortens them.
+pub const MAX_WARNINGS_TOTAL_CHARS: usize = 4096;
+
+/// Longest rejection message syncguard gives, in characters.
+pub const MAX_MESSAGE_CHARS: usize = 4096;
+
+/// Room each single check leaves in a warning and a message for the all-in-one policy's
+/// `<check-name>: ` prefix (the longest check name, `crd-kind-collision`, plus `: `).
+pub const PREFIX_ROOM: usize = 20;
+
+/// Longest warning a single check gives: [`MAX_WARNING_CHARS`] less [`PREFIX_ROOM`].
+pub const CHECK_WARNING_CHARS: usize = MAX_WARNING_CHARS - PREFIX_ROOM;
+
+/// Longest rejection message a single check gives: [`MAX_MESSAGE_CHARS`] less [`PREFIX_ROOM`].
+pub const CHECK_MESSAGE_CHARS: usize = MAX_MESSAGE_CHARS - PREFIX_ROOM;
+
+/// Number of characters of `text`, as the API server counts them.
+pub fn chars(text: &str) -> usize {
+    text.chars().count()
+}
+
+/// `text` shortened to at most `max` characters by replacing its middle with `…`; unchanged
+/// when it fits. For identifiers (names, field paths) in messages, never for sentences: the
+/// start and the end of a path are what tell a reader where to look.
+pub fn elide(text: &str, max: usize) -> Cow<'_, str> {
+    let count = chars(text);
+    if count <= max {
+        return Cow::Borrowed(text);
+    }
+    if max == 0 {
+        return Cow::Borrowed("");
+    }
+    let keep = max - 1;
+    let head = keep.div_ceil(2);
+    let tail = keep - head;
+    let mut out: String = text.chars().take(head).collect();
+    out.push('…');
+    out.extend(text.chars().skip(count - tail));
+    Cow::Owned(out)
+}
+
+/// Where the policies' READMEs are published; warnings link to their sections.
+pub const README_BASE: &str = "https://github.com/syncguard/syncguard/tree/main/policies/";
+
+/// The link to section `anchor` of `policy`'s README.
+pub fn readme_link(policy: &str, anchor: &str) -> String {
+    format!("{README_BASE}{policy}#{anchor}")
+}
+
+/// One piece of a message built with [`fit`].
+#[derive(Debug, Clone, Copy)]
+pub enum Part<'a> {
+    /// Text kept whole: the sentence around the identifiers.
+    Fixed(&'a str),
+    /// An identifier (a name, a path, a value) that [`elide`] may shorten in its middle.
+    Elidable(&'a str),
+}
+
+/// Joins `parts` into at most `max` characters: fixed parts are kept whole and the elidable
+/// ones share what room is left, each shortened in its middle only as much as needed (a short
+/// identifier keeps its room, the long ones split the rest evenly). The fixed parts of every
+/// caller are far below `max`; should they not be, the result is still cut to `max` at the end
+/// rather than break the API server's limit.
+pub fn fit(parts: &[Part<'_>], max: usize) -> String {
+    let fixed: usize = parts
+        .iter()
+        .map(|part| match part {
+            Part::Fixed(text) => chars(text),
+            Part::Elidable(_) => 0,
+        })
+        .sum();
+    let mut lengths: Vec<(usize, usize)> = parts
+        .iter()
+        .enumerate()
+        .filter_map(|(i, part)| match part {
+            Part::Elidable(text) => Some((i, chars(text))),
+            Part::Fixed(_) => None,
+        })
+        .collect();
+    // Water-filling: the shortest identifiers take what they need, the rest share evenly.
+    lengths.sort_by_key(|&(i, length)| (length, i));
+    let mut room = max.saturating_sub(fixed);
+    let mut budget = vec![usize::MAX; parts.len()];
+    let mut left = lengths.len();
+    for &(i, length) in &lengths {
+        let share = room / left;
+        let take = length.min(share);
+        budget[i] = take;
+        room -= take;
+        left -= 1;
+    }
+    let mut out = String::new();
+    for (i, part) in parts.iter().enumerate() {
+        match part {
+            Part::Fixed(text) => out.push_str(text),
+            Part::Elidable(text) => out.push_str(&elide(text, budget[i])),
+        }
+    }
+    if chars(&out) > max {
+        out = out.chars().take(max).collect();
+    }
+    out
+}
+
+/// Joins `items` with `separator`, stopping before the text would pass `max` characters and
+/// then saying how many were left out (`, and 3 more`); always at least one item in full.
+pub fn join_within(items: &[String], separator: &str, max: usize) -> String {
+    let mut out = String::new();
+    for (i, item) in items.iter().enumerate() {
+        let rest = items.len() - i;
+        let tail = if rest > 1 { chars(separator) + 16 } else { 0 };
+        let needed = if i == 0 { chars(item) } else { chars(separator) + chars(item) };
+        if i > 0 && chars(&out) + needed + tail > max {
+            out.push_str(&format!("{separator}and {rest} more"));
+            return out;
+        }
+        if i > 0 {
+            out.push_str(separator);
+        }
+        out.push_str(item);
+    }
+    out
+}
+
+/// Joins texts given in a long and a short form with `separator` within `max` characters:
+/// every long form when they fit, else the last ones in their short form, one by one, until the
+/// whole fits (short forms are warning-sized, so it does).
+pub fn join_fitting(parts: &[(String, String)], separator: &str, max: usize) -> String {
+    let mut short = parts.len();
+    loop {
+        let texts: Vec<&str> = parts
+            .iter()
+            .enumerate()
+            .map(|(i, (long, brief))| if i < short { long.as_str() } else { brief.as_str() })
+            .collect();
+        let joined = texts.join(separator);
+        if short == 0 || chars(&joined) <= max {
+            return if chars(&joined) <= max {
+                joined
+            } else {
+                joined.chars().take(max).collect()
+            };
+        }
+        short -= 1;
+    }
+}
+
+/// Which limit a verdict's texts break, if any, as readable lines (for tests and fuzzing).
+pub fn limit_violations(message: Option<&str>, warnings: &[String]) -> Vec<String> {
+    let mut problems = Vec::new();
+    if let Some(message) = message.filter(|m| chars(m) > MAX_MESSAGE_CHARS) {
+        problems.push(format!(
+            "the message has {} characters, over {MAX_MESSAGE_CHARS}",
+            chars(message)
+        ));
+    }
+    for (i, warning) in warnings.iter().enumerate() {
+        if chars(warning) > MAX_WARNING_CHARS {
+            problems.push(format!(
+                "warning {i} has {} characters, over {MAX_WARNING_CHARS}: {warning}",
+                chars(warning)
+            ));
+        }
+    }
+    let total: usize = warnings.iter().map(|w| chars(w)).sum();
+    if total > MAX_WARNINGS_TOTAL_CHARS {
+        problems.push(format!(
+            "the warnings hold {total} characters in all, over {MAX_WARNINGS_TOTAL_CHARS}"
+        ));
+    }
+    problems
+}
 
 /// Levenshtein distance between two strings, bounded: returns `limit + 1` as soon as the
 /// distance is known to exceed `limit`.
@@ -66,6 +253,58 @@ mod tests {
     fn closest_prefers_smaller_distance() {
         assert_eq!(closest("typ", ["type", "title"], 2), Some("type"));
         assert_eq!(closest("zzzzzz", ["type"], 2), None);
+    }
+
+    #[test]
+    fn elides_the_middle_of_long_identifiers() {
+        assert_eq!(elide("spec.names", 20), "spec.names");
+        assert_eq!(elide("abcdefghij", 5), "ab…ij");
+        assert_eq!(chars(&elide("é".repeat(300).as_str(), 256)), 256);
+        assert_eq!(elide("abc", 1), "…");
+    }
+
+    #[test]
+    fn fit_keeps_fixed_text_and_shares_room() {
+        use Part::{Elidable, Fixed};
+        let long = "a".repeat(300);
+        let text = fit(&[Fixed("CRD "), Elidable(&long), Fixed(": kind "), Elidable("Shirt")], 60);
+        assert_eq!(chars(&text), 60);
+        assert!(text.starts_with("CRD aaa") && text.ends_with(": kind Shirt"), "{text}");
+        let short = fit(&[Fixed("CRD "), Elidable("x.example.com")], 60);
+        assert_eq!(short, "CRD x.example.com");
+        let two = fit(&[Elidable(&long), Fixed(" / "), Elidable(&long)], 43);
+        assert_eq!(chars(&two), 43);
+        assert_eq!(two.matches('…').count(), 2);
+    }
+
+    #[test]
+    fn join_fitting_shortens_the_last_parts_first() {
+        let parts = vec![
+            ("a".repeat(30), "short a".to_string()),
+            ("b".repeat(30), "short b".to_string()),
+        ];
+        assert_eq!(join_fitting(&parts, " ", 61), format!("{} {}", "a".repeat(30), "b".repeat(30)));
+        assert_eq!(join_fitting(&parts, " ", 50), format!("{} short b", "a".repeat(30)));
+        assert_eq!(join_fitting(&parts, " ", 20), "short a short b");
+    }
+
+    #[test]
+    fn join_within_counts_what_it_leaves_out() {
+        let items: Vec<String> = (0..10).map(|i| format!("item{i}")).collect();
+        assert_eq!(join_within(&items[..2], ", ", 100), "item0, item1");
+        let joined = join_within(&items, ", ", 30);
+        assert!(joined.ends_with("more"), "{joined}");
+        assert!(chars(&joined) <= 30, "{joined}");
+        assert_eq!(join_within(&["x".repeat(50)], ", ", 10), "x".repeat(50));
+    }
+
+    #[test]
+    fn limits_are_counted_in_characters() {
+        assert!(limit_violations(Some(&"x".repeat(4096)), &["é".repeat(256)]).is_empty());
+        let problems = limit_violations(Some(&"x".repeat(4097)), &["x".repeat(257)]);
+        assert_eq!(problems.len(), 2, "{problems:?}");
+        let many = vec!["x".repeat(256); 17];
+        assert_eq!(limit_violations(None, &many).len(), 1);
     }
 
     #[test]
