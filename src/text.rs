@@ -70,6 +70,9 @@ pub enum Part<'a> {
     Fixed(&'a str),
     /// An identifier (a name, a path, a value) that [`elide`] may shorten in its middle.
     Elidable(&'a str),
+    /// Text given only when everything fits without shortening an identifier, such as a link
+    /// to the README section with the details.
+    Optional(&'a str),
 }
 
 /// Joins `parts` into at most `max` characters: fixed parts are kept whole and the elidable
@@ -78,11 +81,25 @@ pub enum Part<'a> {
 /// caller are far below `max`; should they not be, the result is still cut to `max` at the end
 /// rather than break the API server's limit.
 pub fn fit(parts: &[Part<'_>], max: usize) -> String {
+    let whole: usize = parts
+        .iter()
+        .map(|part| match part {
+            Part::Fixed(text) | Part::Elidable(text) | Part::Optional(text) => chars(text),
+        })
+        .sum();
+    if whole <= max {
+        return parts
+            .iter()
+            .map(|part| match part {
+                Part::Fixed(text) | Part::Elidable(text) | Part::Optional(text) => *text,
+            })
+            .collect();
+    }
     let fixed: usize = parts
         .iter()
         .map(|part| match part {
             Part::Fixed(text) => chars(text),
-            Part::Elidable(_) => 0,
+            Part::Elidable(_) | Part::Optional(_) => 0,
         })
         .sum();
     let mut lengths: Vec<(usize, usize)> = parts
@@ -90,7 +107,7 @@ pub fn fit(parts: &[Part<'_>], max: usize) -> String {
         .enumerate()
         .filter_map(|(i, part)| match part {
             Part::Elidable(text) => Some((i, chars(text))),
-            Part::Fixed(_) => None,
+            Part::Fixed(_) | Part::Optional(_) => None,
         })
         .collect();
     // Water-filling: the shortest identifiers take what they need, the rest share evenly.
@@ -110,6 +127,7 @@ pub fn fit(parts: &[Part<'_>], max: usize) -> String {
         match part {
             Part::Fixed(text) => out.push_str(text),
             Part::Elidable(text) => out.push_str(&elide(text, budget[i])),
+            Part::Optional(_) => {}
         }
     }
     if chars(&out) > max {
@@ -223,6 +241,46 @@ pub fn closest<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>, li
         .map(|(_, c)| c)
 }
 
+/// Compares two strings with runs of ASCII digits compared as numbers (`[2]` before `[10]`),
+/// everything else byte by byte: a total order for sorting paths the way people read them.
+pub fn natural_cmp(a: &str, b: &str) -> std::cmp::Ordering {
+    use std::cmp::Ordering;
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    let (mut i, mut j) = (0, 0);
+    while i < a.len() && j < b.len() {
+        if a[i].is_ascii_digit() && b[j].is_ascii_digit() {
+            let (start_a, start_b) = (i, j);
+            while i < a.len() && a[i].is_ascii_digit() {
+                i += 1;
+            }
+            while j < b.len() && b[j].is_ascii_digit() {
+                j += 1;
+            }
+            // Compare the numbers without parsing them: strip leading zeros, then length, then
+            // digits; equal values with different zero padding fall back to the padding.
+            let (da, db) = (&a[start_a..i], &b[start_b..j]);
+            let (ta, tb) = (trim_zeros(da), trim_zeros(db));
+            let order = ta.len().cmp(&tb.len()).then_with(|| ta.cmp(tb)).then_with(|| da.len().cmp(&db.len()));
+            if order != Ordering::Equal {
+                return order;
+            }
+        } else {
+            if a[i] != b[j] {
+                return a[i].cmp(&b[j]);
+            }
+            i += 1;
+            j += 1;
+        }
+    }
+    (a.len() - i).cmp(&(b.len() - j))
+}
+
+/// `digits` without its leading zeros.
+fn trim_zeros(digits: &[u8]) -> &[u8] {
+    let start = digits.iter().position(|&c| c != b'0').unwrap_or(digits.len());
+    &digits[start..]
+}
+
 /// Joins items as `a, b and c`.
 pub fn join_and(items: &[String]) -> String {
     match items {
@@ -272,6 +330,9 @@ mod tests {
         assert!(text.starts_with("CRD aaa") && text.ends_with(": kind Shirt"), "{text}");
         let short = fit(&[Fixed("CRD "), Elidable("x.example.com")], 60);
         assert_eq!(short, "CRD x.example.com");
+        let link = Part::Optional(". See https://example.com/readme#section");
+        assert_eq!(fit(&[Fixed("CRD "), Elidable("x"), link], 60), "CRD x. See https://example.com/readme#section");
+        assert_eq!(fit(&[Fixed("CRD "), Elidable("x.example.com"), link], 40), "CRD x.example.com");
         let two = fit(&[Elidable(&long), Fixed(" / "), Elidable(&long)], 43);
         assert_eq!(chars(&two), 43);
         assert_eq!(two.matches('…').count(), 2);
@@ -305,6 +366,13 @@ mod tests {
         assert_eq!(problems.len(), 2, "{problems:?}");
         let many = vec!["x".repeat(256); 17];
         assert_eq!(limit_violations(None, &many).len(), 1);
+    }
+
+    #[test]
+    fn natural_order_reads_numbers_as_numbers() {
+        let mut paths = vec!["a[10].b", "a[2].b", "a[2]", "a.b", "a[02].b"];
+        paths.sort_by(|x, y| natural_cmp(x, y));
+        assert_eq!(paths, ["a.b", "a[2]", "a[2].b", "a[02].b", "a[10].b"]);
     }
 
     #[test]

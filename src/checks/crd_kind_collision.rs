@@ -53,7 +53,7 @@ use crate::k8s::Crd;
 use crate::rules::{self, CRD_RULE, Rule};
 use crate::settings::{Action, RejectOrWarn};
 use crate::text::{
-    CHECK_MESSAGE_CHARS, CHECK_WARNING_CHARS, Part::Elidable, Part::Fixed, elide, fit, join_fitting, join_within, quote,
+    CHECK_MESSAGE_CHARS, CHECK_WARNING_CHARS, Part::Elidable, Part::Fixed, Part::Optional, elide, fit, join_fitting, join_within, quote,
     readme_link,
 };
 use std::collections::{BTreeMap, BTreeSet};
@@ -423,8 +423,8 @@ fn evaluate(crd: &Crd, request_name: &str, settings: &Settings, cluster: &dyn Cl
                             Elidable(&error),
                             Fixed(" "),
                             Fixed(LOOKUP_FAILURE_MARK),
-                            Fixed(". See "),
-                            Fixed(&doc("the-cluster-lookup")),
+                            Fixed("."),
+                            Optional(&doc("the-cluster-lookup")),
                         ],
                         CHECK_WARNING_CHARS,
                     ),
@@ -436,8 +436,8 @@ fn evaluate(crd: &Crd, request_name: &str, settings: &Settings, cluster: &dyn Cl
                     Elidable(&name),
                     Fixed(" was not checked against the cluster's CRDs: listing them failed: "),
                     Elidable(&error),
-                    Fixed(". Accepted (onLookupFailure: accept). See "),
-                    Fixed(&doc("the-cluster-lookup")),
+                    Fixed(". Accepted (onLookupFailure: accept)."),
+                    Optional(&doc("the-cluster-lookup")),
                 ],
                 CHECK_WARNING_CHARS,
             )),
@@ -628,7 +628,7 @@ fn kind_warning(name: &str, kind: &str, findings: &Findings) -> String {
     let servers: Vec<String> = findings
         .kind
         .values()
-        .flat_map(|servers| servers.iter().map(|server| server.label.clone()))
+        .flat_map(|servers| servers.iter().map(|server| brief_label(&server.label)))
         .collect();
     let servers = join_within(&servers, ", ", 80);
     fit(
@@ -639,8 +639,8 @@ fn kind_warning(name: &str, kind: &str, findings: &Findings) -> String {
             Elidable(kind),
             Fixed(" is also served by "),
             Elidable(&servers),
-            Fixed("; Helm < 3.17.1 and kubectl mix such kinds up. See "),
-            Fixed(&doc("what-it-checks")),
+            Fixed("; Helm < 3.17.1 and kubectl mix such kinds up. Fix: rename spec.names.kind, or allow the groups in allowedGroupSets."),
+            Optional(&doc("what-it-checks")),
         ],
         CHECK_WARNING_CHARS,
     )
@@ -652,7 +652,7 @@ fn names_warning(name: &str, clashes: &BTreeSet<NameClash>) -> String {
     let Some(first) = clashes.iter().next() else {
         return String::new();
     };
-    let owner = format!("{} (group {})", first.other, group_label(&first.group));
+    let owner = brief_label(&first.other);
     let more = match clashes.len() - 1 {
         0 => String::new(),
         1 => " (and 1 more name)".to_string(),
@@ -666,19 +666,28 @@ fn names_warning(name: &str, clashes: &BTreeSet<NameClash>) -> String {
             Fixed(&first.path),
             Fixed(" "),
             Elidable(&quote(&first.value)),
-            Fixed(" is also used by "),
+            Fixed(&format!(" is also the {} of ", first.role)),
             Elidable(&owner),
             Fixed(&more),
-            Fixed("; kubectl resolves it to one of them. See "),
-            Fixed(&doc("what-it-checks")),
+            Fixed("; kubectl resolves it to one of them. Fix: rename it, or allow the groups in allowedGroupSets."),
+            Optional(&doc("what-it-checks")),
         ],
         CHECK_WARNING_CHARS,
     )
 }
 
-/// The link to section `anchor` of this policy's README.
+/// ` See <link>`: the README section with the details, for the end of a warning.
 fn doc(anchor: &str) -> String {
-    readme_link(CrdKindCollision::NAME, anchor)
+    format!(" See {}", readme_link(CrdKindCollision::NAME, anchor))
+}
+
+/// How a warning names another resource: `CRD <name>` rather than the message's
+/// `CustomResourceDefinition <name>`, built-in resources as they are.
+fn brief_label(label: &str) -> String {
+    match label.strip_prefix("CustomResourceDefinition ") {
+        Some(name) => format!("CRD {name}"),
+        None => label.to_string(),
+    }
 }
 
 fn names_message(name: &str, group: &str, plural: &str, clashes: &BTreeSet<NameClash>) -> String {
