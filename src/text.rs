@@ -27,8 +27,10 @@ pub const PREFIX_ROOM: usize = 20;
 /// Longest warning a single check gives: [`MAX_WARNING_CHARS`] less [`PREFIX_ROOM`].
 pub const CHECK_WARNING_CHARS: usize = MAX_WARNING_CHARS - PREFIX_ROOM;
 
-/// Longest rejection message a single check gives: [`MAX_MESSAGE_CHARS`] less [`PREFIX_ROOM`].
-pub const CHECK_MESSAGE_CHARS: usize = MAX_MESSAGE_CHARS - PREFIX_ROOM;
+/// Longest rejection message a single check gives: [`MAX_MESSAGE_CHARS`] less [`PREFIX_ROOM`]
+/// and room for the all-in-one policy to name two more rejecting checks in a short line each (at
+/// most three checks apply to one request: the three CRD checks).
+pub const CHECK_MESSAGE_CHARS: usize = 3600;
 
 /// Number of characters of `text`, as the API server counts them.
 pub fn chars(text: &str) -> usize {
@@ -62,6 +64,9 @@ pub const README_BASE: &str = "https://github.com/syncguard/syncguard/tree/main/
 pub fn readme_link(policy: &str, anchor: &str) -> String {
     format!("{README_BASE}{policy}#{anchor}")
 }
+
+/// Fewest characters [`fit`] leaves an identifier when the fixed text of a caller is long.
+pub const MIN_IDENTIFIER_CHARS: usize = 16;
 
 /// One piece of a message built with [`fit`].
 #[derive(Debug, Clone, Copy)]
@@ -110,6 +115,13 @@ pub fn fit(parts: &[Part<'_>], max: usize) -> String {
             Part::Fixed(_) | Part::Optional(_) => None,
         })
         .collect();
+    // Every caller leaves its identifiers room to stay recognisable; tests and fuzzing (built
+    // with debug assertions) hold the callers to it.
+    debug_assert!(
+        fixed + MIN_IDENTIFIER_CHARS * lengths.len() <= max,
+        "fixed text of {fixed} characters leaves no room for {} identifiers within {max}",
+        lengths.len()
+    );
     // Water-filling: the shortest identifiers take what they need, the rest share evenly.
     lengths.sort_by_key(|&(i, length)| (length, i));
     let mut room = max.saturating_sub(fixed);
@@ -136,6 +148,52 @@ pub fn fit(parts: &[Part<'_>], max: usize) -> String {
     out
 }
 
+/// An owned text in [`Part`]s, for a message built in one place and fitted in another.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Parts(Vec<(PartKind, String)>);
+
+/// Which [`Part`] an owned piece of [`Parts`] is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum PartKind {
+    Fixed,
+    Elidable,
+    Optional,
+}
+
+impl Parts {
+    /// Appends text kept whole.
+    pub fn fixed(mut self, text: impl Into<String>) -> Self {
+        self.0.push((PartKind::Fixed, text.into()));
+        self
+    }
+
+    /// Appends an identifier that may be shortened in its middle.
+    pub fn elidable(mut self, text: impl Into<String>) -> Self {
+        self.0.push((PartKind::Elidable, text.into()));
+        self
+    }
+
+    /// Appends text given only when everything fits unshortened.
+    pub fn optional(mut self, text: impl Into<String>) -> Self {
+        self.0.push((PartKind::Optional, text.into()));
+        self
+    }
+
+    /// The text within `max` characters, as [`fit`] makes it.
+    pub fn fit(&self, max: usize) -> String {
+        let parts: Vec<Part<'_>> = self
+            .0
+            .iter()
+            .map(|(kind, text)| match kind {
+                PartKind::Fixed => Part::Fixed(text),
+                PartKind::Elidable => Part::Elidable(text),
+                PartKind::Optional => Part::Optional(text),
+            })
+            .collect();
+        fit(&parts, max)
+    }
+}
+
 /// Joins `items` with `separator`, stopping before the text would pass `max` characters and
 /// then saying how many were left out (`, and 3 more`); always at least one item in full.
 pub fn join_within(items: &[String], separator: &str, max: usize) -> String {
@@ -143,7 +201,11 @@ pub fn join_within(items: &[String], separator: &str, max: usize) -> String {
     for (i, item) in items.iter().enumerate() {
         let rest = items.len() - i;
         let tail = if rest > 1 { chars(separator) + 16 } else { 0 };
-        let needed = if i == 0 { chars(item) } else { chars(separator) + chars(item) };
+        let needed = if i == 0 {
+            chars(item)
+        } else {
+            chars(separator) + chars(item)
+        };
         if i > 0 && chars(&out) + needed + tail > max {
             out.push_str(&format!("{separator}and {rest} more"));
             return out;
@@ -260,7 +322,11 @@ pub fn natural_cmp(a: &str, b: &str) -> std::cmp::Ordering {
             // digits; equal values with different zero padding fall back to the padding.
             let (da, db) = (&a[start_a..i], &b[start_b..j]);
             let (ta, tb) = (trim_zeros(da), trim_zeros(db));
-            let order = ta.len().cmp(&tb.len()).then_with(|| ta.cmp(tb)).then_with(|| da.len().cmp(&db.len()));
+            let order = ta
+                .len()
+                .cmp(&tb.len())
+                .then_with(|| ta.cmp(tb))
+                .then_with(|| da.len().cmp(&db.len()));
             if order != Ordering::Equal {
                 return order;
             }
@@ -325,14 +391,23 @@ mod tests {
     fn fit_keeps_fixed_text_and_shares_room() {
         use Part::{Elidable, Fixed};
         let long = "a".repeat(300);
-        let text = fit(&[Fixed("CRD "), Elidable(&long), Fixed(": kind "), Elidable("Shirt")], 60);
+        let text = fit(
+            &[Fixed("CRD "), Elidable(&long), Fixed(": kind "), Elidable("Shirt")],
+            60,
+        );
         assert_eq!(chars(&text), 60);
         assert!(text.starts_with("CRD aaa") && text.ends_with(": kind Shirt"), "{text}");
         let short = fit(&[Fixed("CRD "), Elidable("x.example.com")], 60);
         assert_eq!(short, "CRD x.example.com");
         let link = Part::Optional(". See https://example.com/readme#section");
-        assert_eq!(fit(&[Fixed("CRD "), Elidable("x"), link], 60), "CRD x. See https://example.com/readme#section");
-        assert_eq!(fit(&[Fixed("CRD "), Elidable("x.example.com"), link], 40), "CRD x.example.com");
+        assert_eq!(
+            fit(&[Fixed("CRD "), Elidable("x"), link], 60),
+            "CRD x. See https://example.com/readme#section"
+        );
+        assert_eq!(
+            fit(&[Fixed("CRD "), Elidable("x.example.com"), link], 40),
+            "CRD x.example.com"
+        );
         let two = fit(&[Elidable(&long), Fixed(" / "), Elidable(&long)], 43);
         assert_eq!(chars(&two), 43);
         assert_eq!(two.matches('…').count(), 2);
@@ -344,7 +419,10 @@ mod tests {
             ("a".repeat(30), "short a".to_string()),
             ("b".repeat(30), "short b".to_string()),
         ];
-        assert_eq!(join_fitting(&parts, " ", 61), format!("{} {}", "a".repeat(30), "b".repeat(30)));
+        assert_eq!(
+            join_fitting(&parts, " ", 61),
+            format!("{} {}", "a".repeat(30), "b".repeat(30))
+        );
         assert_eq!(join_fitting(&parts, " ", 50), format!("{} short b", "a".repeat(30)));
         assert_eq!(join_fitting(&parts, " ", 20), "short a short b");
     }

@@ -53,8 +53,8 @@ use crate::k8s::Crd;
 use crate::rules::{self, CRD_RULE, Rule};
 use crate::settings::{Action, RejectOrWarn};
 use crate::text::{
-    CHECK_MESSAGE_CHARS, CHECK_WARNING_CHARS, Part::Elidable, Part::Fixed, Part::Optional, elide, fit, join_fitting, join_within, quote,
-    readme_link,
+    CHECK_MESSAGE_CHARS, CHECK_WARNING_CHARS, Part::Elidable, Part::Fixed, Part::Optional, elide, fit, join_fitting,
+    join_within, quote, readme_link,
 };
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -604,7 +604,11 @@ fn kind_message(name: &str, group: &str, kind: &str, findings: &Findings) -> Str
         .iter()
         .map(|(other, servers)| {
             let labels: Vec<String> = servers.iter().map(|s| s.label.clone()).collect();
-            format!("{} ({})", group_label(other), join_within(&labels, ", ", LIST_CHARS / 4))
+            format!(
+                "{} ({})",
+                group_label(other),
+                join_within(&labels, ", ", LIST_CHARS / 4)
+            )
         })
         .collect();
     let groups = findings.kind.keys().map(|g| group_label(g).to_string());
@@ -639,7 +643,7 @@ fn kind_warning(name: &str, kind: &str, findings: &Findings) -> String {
             Elidable(kind),
             Fixed(" is also served by "),
             Elidable(&servers),
-            Fixed("; Helm < 3.17.1 and kubectl mix such kinds up. Fix: rename spec.names.kind, or allow the groups in allowedGroupSets."),
+            Fixed("; Helm < 3.17.1 and kubectl mix such kinds up. Rename it or allow the groups (allowedGroupSets)."),
             Optional(&doc("what-it-checks")),
         ],
         CHECK_WARNING_CHARS,
@@ -655,8 +659,7 @@ fn names_warning(name: &str, clashes: &BTreeSet<NameClash>) -> String {
     let owner = brief_label(&first.other);
     let more = match clashes.len() - 1 {
         0 => String::new(),
-        1 => " (and 1 more name)".to_string(),
-        n => format!(" (and {n} more names)"),
+        n => format!(" (+{n} more)"),
     };
     fit(
         &[
@@ -669,7 +672,7 @@ fn names_warning(name: &str, clashes: &BTreeSet<NameClash>) -> String {
             Fixed(&format!(" is also the {} of ", first.role)),
             Elidable(&owner),
             Fixed(&more),
-            Fixed("; kubectl resolves it to one of them. Fix: rename it, or allow the groups in allowedGroupSets."),
+            Fixed("; kubectl picks one of them. Rename it or allow the groups (allowedGroupSets)."),
             Optional(&doc("what-it-checks")),
         ],
         CHECK_WARNING_CHARS,
@@ -963,7 +966,12 @@ mod tests {
         assert!(verdict.accepted, "{verdict:?}");
         assert_eq!(verdict.warnings.len(), 1, "{verdict:?}");
         let warning = &verdict.warnings[0];
-        assert!(warning.contains("spec.names.shortNames[0] \"gw\" is a short name of CustomResourceDefinition gatewaypolicies.gateway.solo.example"), "{warning}");
+        assert!(
+            warning.contains(
+                "spec.names.shortNames[0] \"gw\" is also the short name of CRD gatewaypolicies.gateway.solo.example"
+            ),
+            "{warning}"
+        );
         assert!(!warning.contains("gateways.gateway.networking.k8s.io"), "{warning}");
     }
 
@@ -1018,8 +1026,9 @@ mod tests {
         assert!(verdict.message.unwrap().contains("apps (built-in deployments.apps)"));
         assert_eq!(verdict.warnings.len(), 2, "names and lookup: {:?}", verdict.warnings);
         assert!(
-            verdict.warnings[1]
-                .contains("listing CustomResourceDefinition in apiextensions.k8s.io/v1 failed: forbidden")
+            verdict.warnings[1].contains("listing them failed: forbidden. Accepted (onLookupFailure: accept)"),
+            "{:?}",
+            verdict.warnings
         );
     }
 
@@ -1058,7 +1067,7 @@ mod tests {
         assert!(verdict.accepted);
         assert!(
             verdict.warnings[0]
-                .contains("spec.names.singular (defaulted from spec.names.kind) \"widget\" is a short name"),
+                .contains("spec.names.singular (defaulted from spec.names.kind) \"widget\" is also the short name"),
             "{verdict:?}"
         );
     }
@@ -1070,7 +1079,20 @@ mod tests {
         assert!(verdict.accepted, "{verdict:?}");
         assert_eq!(verdict.warnings.len(), 1, "{verdict:?}");
         assert!(
-            verdict.warnings[0]
+            verdict.warnings[0].contains(
+                "spec.names.plural \"deployments\" is also the plural of built-in deployments.apps (+1 more)"
+            ),
+            "{verdict:?}"
+        );
+        let rejected = decide(
+            &request("CREATE", &object),
+            json!({"nameCollisions": "reject"}),
+            &StaticCluster::default(),
+        );
+        assert!(
+            rejected
+                .message
+                .unwrap()
                 .contains("spec.names.singular \"deployment\" is the singular of built-in deployments.apps")
         );
     }

@@ -46,8 +46,8 @@ use crate::json::from_json_members;
 use crate::k8s::Crd;
 use crate::rules::{CRD_RULE, Rule};
 use crate::text::{
-    CHECK_MESSAGE_CHARS, CHECK_WARNING_CHARS, Part::Elidable, Part::Fixed, Part::Optional, closest, elide, fit, join_and,
-    join_fitting, quote, readme_link,
+    CHECK_MESSAGE_CHARS, CHECK_WARNING_CHARS, Part::Elidable, Part::Fixed, Part::Optional, closest, elide, fit,
+    join_and, join_fitting, quote, readme_link,
 };
 use std::collections::BTreeMap;
 
@@ -250,7 +250,11 @@ impl Finding {
     }
 
     fn warn(text: String, brief: String) -> Self {
-        Finding { check: None, text, brief }
+        Finding {
+            check: None,
+            text,
+            brief,
+        }
     }
 }
 

@@ -63,8 +63,8 @@ use crate::json::{self, from_json_members};
 use crate::rules::{CRD_RULE, Rule};
 use crate::settings::RejectOrWarn;
 use crate::text::{
-    CHECK_MESSAGE_CHARS, CHECK_WARNING_CHARS, MAX_WARNINGS_TOTAL_CHARS, Part::Elidable, Part::Fixed, Part::Optional, chars, edit_distance,
-    elide, fit, natural_cmp, quote, readme_link,
+    CHECK_MESSAGE_CHARS, CHECK_WARNING_CHARS, MAX_WARNINGS_TOTAL_CHARS, Part::Elidable, Part::Fixed, Part::Optional,
+    chars, edit_distance, elide, fit, natural_cmp, quote, readme_link,
 };
 use std::collections::BTreeMap;
 
@@ -372,7 +372,10 @@ fn warnings(name: &str, findings: &[(Finding, Seen)], limit: usize) -> Vec<Strin
             Fixed(&format!(
                 ": {total} {fields} the API server drops, so GitOps tools show it OutOfSync forever; fix the manifest in Git."
             )),
-            Optional(&format!(" See {}", readme_link(CrdSchemaFields::NAME, "what-it-checks"))),
+            Optional(&format!(
+                " See {}",
+                readme_link(CrdSchemaFields::NAME, "what-it-checks")
+            )),
         ],
         CHECK_WARNING_CHARS,
     )];
@@ -1007,7 +1010,7 @@ mod tests {
     }
 
     #[test]
-    fn both_places_are_reported_once_in_a_fixed_order() {
+    fn both_places_are_reported_once_ordered_by_path() {
         let manifest =
             crd(json!({"properties": {"a": {"type": "string", "typo1": 1}, "b": {"type": "string", "typo2": 1}}}));
         let mut object =
@@ -1018,9 +1021,9 @@ mod tests {
         let lines: Vec<&str> = message.lines().skip(1).collect();
         assert_eq!(lines.len(), 3, "{message}");
         assert!(lines[0].starts_with(&format!("- {ROOT}.properties.a.typo1 (in the object and last-applied)")));
-        assert!(lines[1].starts_with(&format!("- {ROOT}.properties.c.typo3 (in the object)")));
-        assert!(lines[2].starts_with(&format!("- {ROOT}.properties.b.typo2 (in last-applied)")));
-        assert!(message.starts_with("CustomResourceDefinition widgets.example.com: 3 findings."));
+        assert!(lines[1].starts_with(&format!("- {ROOT}.properties.b.typo2 (in last-applied)")));
+        assert!(lines[2].starts_with(&format!("- {ROOT}.properties.c.typo3 (in the object)")));
+        assert!(message.starts_with("CustomResourceDefinition widgets.example.com: 3 fields the API server drops."));
     }
 
     #[test]
@@ -1080,7 +1083,7 @@ mod tests {
         );
         let verdict = decide::<CrdSchemaFields>(payload.as_bytes(), &NoCluster);
         let message = verdict.message.expect("rejected");
-        assert!(message.contains(": 2 findings."), "{message}");
+        assert!(message.contains(": 2 fields the API server drops."), "{message}");
         assert!(
             message.contains(&format!(
                 "{ROOT}.properties.deep{} (in the object): nesting deeper than 100 levels; not checked beyond",
@@ -1116,13 +1119,14 @@ mod tests {
         let verdict = run(&object, json!({"maxFindings": 2}));
         let message = verdict.message.clone().unwrap();
         assert_eq!(message.lines().count(), 4, "{message}");
-        assert!(message.contains(": 5 findings."));
+        assert!(message.contains(": 5 fields the API server drops."));
         assert!(message.ends_with("\nand 3 more"));
         assert_eq!(verdict.audit_annotations[FINDINGS_ANNOTATION], "5");
         let warned = run(&object, json!({"maxFindings": 2, "action": "warn"}));
         assert!(warned.accepted);
-        assert_eq!(warned.warnings.len(), 3);
-        assert!(warned.warnings[2].ends_with("and 3 more fields the API server drops (5 in total)"));
+        assert_eq!(warned.warnings.len(), 4);
+        assert!(warned.warnings[0].contains(": 5 fields the API server drops"));
+        assert!(warned.warnings[3].contains("and 3 more fields the API server drops (5 in total)"));
         // Deterministic: byte-identical on a second run.
         assert_eq!(run(&object, json!({"maxFindings": 2})), verdict);
     }
