@@ -16,6 +16,7 @@ use crate::checks::{
 use crate::cluster::Cluster;
 use crate::json::{self, FromJson, Json, Kind};
 use crate::rules::{Rule, any_matches};
+use crate::text::{MAX_MESSAGE_CHARS, MAX_WARNINGS_TOTAL_CHARS, chars};
 
 /// One check's section of the all-in-one settings: `enabled` plus the check's settings.
 pub struct Section<C: Check> {
@@ -159,8 +160,17 @@ fn fold(name: &str, verdict: Verdict, mutated: &mut Option<String>, combined: &m
     let prefix = |text: String| format!("{name}: {text}");
     if !verdict.accepted {
         combined.accepted = false;
-        let message = prefix(verdict.message.unwrap_or_default());
-        combined.message = Some(match combined.message.take() {
+        let mut message = prefix(verdict.message.unwrap_or_default());
+        let previous = combined.message.take();
+        let used = previous.as_deref().map_or(0, |p| chars(p) + 1);
+        // Each check keeps its own message within the limit; two of them together may not fit,
+        // and then the later one is only named (the API server would cut the whole answer).
+        if used + chars(&message) > MAX_MESSAGE_CHARS {
+            message = format!(
+                "{name}: also rejects this request; its message is left out to keep the answer within the API server's limits (run the {name} policy alone to read it)"
+            );
+        }
+        combined.message = Some(match previous {
             Some(previous) => format!("{previous}\n{message}"),
             None => message,
         });
@@ -171,6 +181,34 @@ fn fold(name: &str, verdict: Verdict, mutated: &mut Option<String>, combined: &m
     if let (true, Some(object)) = (verdict.accepted, verdict.mutated_object) {
         *mutated = Some(object);
     }
+}
+
+/// Room kept in the warnings' total for the one saying how many were left out.
+const LEFT_OUT_ROOM: usize = 160;
+
+/// Keeps the combined warnings within the API server's total: every check's warning fits its
+/// prefix (`text::PREFIX_ROOM`), but the checks together may give more than 4,096 characters;
+/// then the first ones that fit are kept and a last warning says how many were left out.
+fn keep_within_limits(warnings: &mut Vec<String>) {
+    let total: usize = warnings.iter().map(|w| chars(w)).sum();
+    if total <= MAX_WARNINGS_TOTAL_CHARS {
+        return;
+    }
+    let mut used = 0;
+    let mut kept = 0;
+    for warning in warnings.iter() {
+        if used + chars(warning) > MAX_WARNINGS_TOTAL_CHARS - LEFT_OUT_ROOM {
+            break;
+        }
+        used += chars(warning);
+        kept += 1;
+    }
+    let left_out = warnings.len() - kept;
+    warnings.truncate(kept);
+    warnings.push(format!(
+        "syncguard: {left_out} more warning{} left out to keep the answer within the API server's limits (run the policies alone to read them all)",
+        if left_out == 1 { "" } else { "s" }
+    ));
 }
 
 impl Check for AllInOne {
@@ -211,6 +249,7 @@ impl Check for AllInOne {
             &mut combined,
         );
         step(&settings.hook_job_safety, request, &mut mutated, cluster, &mut combined);
+        keep_within_limits(&mut combined.warnings);
         if combined.accepted {
             combined.mutated_object = mutated;
         }

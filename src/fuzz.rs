@@ -176,6 +176,7 @@ pub type Evaluate<'a> = dyn FnMut(Operation, &[u8]) -> Result<Vec<u8>, String> +
 /// - no code 500: bad input is the sender's fault (400) or a decision, never an internal
 ///   error; the one exception is a documented cluster-lookup failure that fails closed;
 /// - every rejection and every refused settings document says why;
+/// - messages and warnings keep the API server's size limits (`crate::text`);
 /// - the same payload in a fresh instance gets byte-identical answers;
 /// - settings `validate_settings` accepts are also accepted by `validate`;
 /// - a mutated object, sent back, is accepted with no further change.
@@ -217,6 +218,13 @@ fn validation_response(answer: &[u8]) -> Result<ValidationResponse, String> {
             "a rejection without a message: {}",
             String::from_utf8_lossy(answer)
         ));
+    }
+    let too_long = crate::text::limit_violations(
+        response.message.as_deref(),
+        response.warnings.as_deref().unwrap_or_default(),
+    );
+    if !too_long.is_empty() {
+        return Err(format!("{}: {}", too_long.join("; "), String::from_utf8_lossy(answer)));
     }
     if response.accepted && response.code.is_some() {
         return Err(format!(

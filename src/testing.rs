@@ -2,6 +2,7 @@
 //! payload handling the waPC module uses. The end-to-end suite runs the same table through the
 //! built .wasm files; the format is described in `e2e-tests/README.md`.
 
+use crate::all_in_one::AllInOne;
 use crate::check::{self, Check};
 use crate::cluster::{Cluster, NoCluster};
 use crate::replay::Replay;
@@ -135,16 +136,59 @@ fn run_case<C: Check>(case: &Case) -> Result<(), String> {
         .ok_or("a case that evaluates a request needs `request`")?;
     let request = admission_request(&dir.join(request_file));
     let payload = serde_json::json!({"request": request, "settings": settings}).to_string();
-    let replay;
-    let cluster: &dyn Cluster = match &case.replay {
-        Some(file) => {
+    let cluster = |replay: &mut Option<Replay>| -> Result<(), String> {
+        if let Some(file) = &case.replay {
             let text = std::fs::read_to_string(dir.join(file)).map_err(|e| format!("{file}: {e}"))?;
-            replay = Replay::parse(&text)?;
-            &replay
+            *replay = Some(Replay::parse(&text)?);
         }
-        None => &NoCluster,
+        Ok(())
     };
-    let response = check::decode_response(&check::handle_validate::<C>(payload.as_bytes(), cluster))?;
+    // Each evaluation gets a fresh replay: a replay file is consumed in order.
+    let evaluate = |payload: &str, all_in_one: bool| -> Result<Vec<u8>, String> {
+        let mut replay = None;
+        cluster(&mut replay)?;
+        let cluster: &dyn Cluster = match &replay {
+            Some(replay) => replay,
+            None => &NoCluster,
+        };
+        Ok(if all_in_one {
+            check::handle_validate::<AllInOne>(payload.as_bytes(), cluster)
+        } else {
+            check::handle_validate::<C>(payload.as_bytes(), cluster)
+        })
+    };
+    let answer = evaluate(&payload, false)?;
+    let response = check::decode_response(&answer)?;
+    let mut problems = limit_problems("", &response);
+    // The all-in-one with this case's settings in the check's section and every other check at
+    // its defaults: the combined answer keeps the limits too.
+    let mut sections = serde_json::Map::new();
+    sections.insert(C::SETTINGS_KEY.to_string(), settings.clone());
+    let combined_payload = serde_json::json!({"request": request, "settings": sections}).to_string();
+    let combined = check::decode_response(&evaluate(&combined_payload, true)?)?;
+    problems.extend(limit_problems("all-in-one: ", &combined));
+    // No answer may depend on the order of keys in a JSON object: the same request with every
+    // object's keys sorted, and reversed, gives byte-identical answers.
+    let ordered = |reverse: bool| {
+        let mut text = String::from("{\"request\":");
+        write_with_key_order(&request, reverse, &mut text);
+        text.push_str(",\"settings\":");
+        text.push_str(&settings_text);
+        text.push('}');
+        text
+    };
+    let sorted = evaluate(&ordered(false), false)?;
+    let reversed = evaluate(&ordered(true), false)?;
+    if sorted != reversed {
+        problems.push(format!(
+            "the answer depends on key order:\n    sorted:   {}\n    reversed: {}",
+            String::from_utf8_lossy(&sorted),
+            String::from_utf8_lossy(&reversed)
+        ));
+    }
+    if !problems.is_empty() {
+        return Err(problems.join("; "));
+    }
     let patch = response
         .mutated_object
         .as_ref()
@@ -161,6 +205,50 @@ fn run_case<C: Check>(case: &Case) -> Result<(), String> {
             audit_annotations: response.audit_annotations.unwrap_or_default(),
         },
     )
+}
+
+/// The size limits an answer breaks (see [`crate::text`]), each line prefixed with `what`.
+fn limit_problems(what: &str, response: &crate::admission::ValidationResponse) -> Vec<String> {
+    crate::text::limit_violations(
+        response.message.as_deref(),
+        response.warnings.as_deref().unwrap_or_default(),
+    )
+    .into_iter()
+    .map(|problem| format!("{what}{problem}"))
+    .collect()
+}
+
+/// Writes `value` as JSON with every object's keys in sorted order, or in reverse sorted order.
+pub fn write_with_key_order(value: &Value, reverse: bool, out: &mut String) {
+    match value {
+        Value::Object(map) => {
+            let mut entries: Vec<(&String, &Value)> = map.iter().collect();
+            if reverse {
+                entries.reverse();
+            }
+            out.push('{');
+            for (i, (key, member)) in entries.into_iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                out.push_str(&Value::String(key.clone()).to_string());
+                out.push(':');
+                write_with_key_order(member, reverse, out);
+            }
+            out.push('}');
+        }
+        Value::Array(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_with_key_order(item, reverse, out);
+            }
+            out.push(']');
+        }
+        scalar => out.push_str(&scalar.to_string()),
+    }
 }
 
 /// What an engine decided, in the terms of [`Expect`].

@@ -8,7 +8,6 @@ use anyhow::{Result, anyhow};
 use base64::Engine as _;
 use serde::Serialize;
 use serde_json::Value;
-use serde_json::value::RawValue;
 use std::collections::BTreeMap;
 use syncguard::admission::{SettingsValidationResponse, ValidationResponse};
 
@@ -74,33 +73,36 @@ impl AdmissionResponse {
 
 /// A request read from a file: the raw AdmissionRequest JSON and the fields the host needs.
 pub struct RequestDoc {
-    /// The raw AdmissionRequest JSON text.
+    /// The AdmissionRequest as JSON text, keys sorted as Kubewarden hands it to a module.
     pub raw: String,
     /// Its uid.
     pub uid: String,
 }
 
-/// Reads a bare AdmissionRequest or a whole AdmissionReview (its `.request`) without building
-/// a tree of the object, so arbitrarily large or deep objects reach the policy untouched.
+/// Reads a bare AdmissionRequest or a whole AdmissionReview (its `.request`) the way kwctl and
+/// policy-server do: into serde_json values (without `preserve_order`), written out again for
+/// the module, so every object reaches the policy with its keys sorted. Like kwctl, a request
+/// nested deeper than serde_json's recursion limit (128 levels) is refused here; `syncguard call`
+/// sends any bytes verbatim.
 pub fn read_request(text: &str) -> Result<RequestDoc> {
-    let top: BTreeMap<String, &RawValue> =
-        serde_json::from_str(text).map_err(|e| anyhow!("the request is not a JSON object: {e}"))?;
-    let is_review = top.get("kind").is_some_and(|k| k.get() == "\"AdmissionReview\"");
-    let raw = if is_review {
-        top.get("request")
-            .ok_or_else(|| anyhow!("the AdmissionReview has no `request`"))?
-            .get()
-            .to_string()
-    } else {
-        text.trim().to_string()
+    let top: Value = serde_json::from_str(text).map_err(|e| anyhow!("the request is not JSON: {e}"))?;
+    let Value::Object(mut top) = top else {
+        return Err(anyhow!("the request is not a JSON object"));
     };
-    let fields: BTreeMap<String, &RawValue> =
-        serde_json::from_str(&raw).map_err(|e| anyhow!("the AdmissionRequest is not a JSON object: {e}"))?;
-    let uid = fields
-        .get("uid")
-        .and_then(|u| serde_json::from_str::<String>(u.get()).ok())
-        .unwrap_or_default();
-    Ok(RequestDoc { raw, uid })
+    let request = if top.get("kind").and_then(Value::as_str) == Some("AdmissionReview") {
+        top.remove("request")
+            .ok_or_else(|| anyhow!("the AdmissionReview has no `request`"))?
+    } else {
+        Value::Object(top)
+    };
+    if !request.is_object() {
+        return Err(anyhow!("the AdmissionRequest is not a JSON object"));
+    }
+    let uid = request.get("uid").and_then(Value::as_str).unwrap_or_default().to_string();
+    Ok(RequestDoc {
+        raw: request.to_string(),
+        uid,
+    })
 }
 
 /// Why an evaluation could not produce a response.

@@ -3,7 +3,8 @@
 //! - the same case evaluated again in a fresh instance gives a byte-identical response;
 //! - a mutation applied and evaluated again gives no further patch;
 //! - the all-in-one module, with only that check enabled, gives the same verdict, message,
-//!   warnings and patch, each message and warning prefixed with the check's name.
+//!   warnings and patch, each message and warning prefixed with the check's name;
+//! - both keep the API server's limits on messages and warnings.
 
 use e2e_tests::{
     Engine, all_in_one_module, annotated_module, check_case, parallel_map, parse_response, policies, root,
@@ -78,9 +79,16 @@ fn evaluate(engine: &Engine, all_in_one: &std::path::Path, job: &Job) -> Vec<Str
     if first != second {
         problems.push(format!("{name}: two evaluations differ:\n  {first:?}\n  {second:?}"));
     }
+    // The API server's limits on what it passes on unshortened (`syncguard::text`).
+    for problem in syncguard::text::limit_violations(Some(&outcome.message), &outcome.warnings) {
+        problems.push(format!("{name}: {problem}"));
+    }
     // The all-in-one module with only this check enabled.
     match combined.and_then(|line| parse_response(&line)) {
         Ok(all) => {
+            for problem in syncguard::text::limit_violations(Some(&all.message), &all.warnings) {
+                problems.push(format!("{name}: all-in-one: {problem}"));
+            }
             let message = if outcome.message.is_empty() {
                 String::new()
             } else {

@@ -57,7 +57,10 @@ use crate::json::{self, FromJson, Json, Kind, from_json_members};
 use crate::k8s::Crd;
 use crate::rules::{self, CRD_RULE, Rule};
 use crate::settings::{Action, RejectOrWarn};
-use crate::text::{join_and, quote};
+use crate::text::{
+    CHECK_MESSAGE_CHARS, CHECK_WARNING_CHARS, Part::Elidable, Part::Fixed, Part::Optional, elide, fit, join_fitting,
+    join_within, quote, readme_link,
+};
 use std::collections::{BTreeMap, BTreeSet};
 use well_known::WellKnownProjects;
 
@@ -66,6 +69,12 @@ pub mod well_known;
 /// Part of every rejection for a failed cluster lookup under `onLookupFailure: reject`: the one
 /// outcome with code 500 (the fuzz invariants recognise it by this text).
 pub const LOOKUP_FAILURE_MARK: &str = "(onLookupFailure: reject)";
+
+/// Most characters a list (of groups, of names) takes in a rejection message, which keeps the
+/// message within the API server's limits whatever the cluster holds.
+const LIST_CHARS: usize = 1500;
+/// Most characters of a failed lookup's error quoted in a message.
+const LOOKUP_ERROR_CHARS: usize = 600;
 
 /// API version of the CRDs the check lists.
 const CRD_API_VERSION: &str = "apiextensions.k8s.io/v1";
@@ -399,10 +408,12 @@ fn evaluate(crd: &Crd, request_name: &str, settings: &Settings, cluster: &dyn Cl
     let mut rejections = Vec::new();
     let mut warnings = Vec::new();
     if let Some(action) = kind_action(&findings, settings) {
-        let text = kind_message(&name, group, kind, &findings);
         match action {
-            RejectOrWarn::Reject => rejections.push(text),
-            RejectOrWarn::Warn => warnings.push(text),
+            RejectOrWarn::Reject => rejections.push((
+                kind_message(&name, group, kind, &findings),
+                kind_warning(&name, kind, &findings),
+            )),
+            RejectOrWarn::Warn => warnings.push(kind_warning(&name, kind, &findings)),
         }
     }
     if !findings.well_known.is_empty() && settings.well_known_projects == WellKnownProjects::Warn {
@@ -417,10 +428,12 @@ fn evaluate(crd: &Crd, request_name: &str, settings: &Settings, cluster: &dyn Cl
         warnings.push(well_known::warning(&name, kind, &others));
     }
     if !findings.names.is_empty() {
-        let text = names_message(&name, group, names.plural.as_str(), &findings.names);
         match settings.name_collisions {
-            Action::Reject => rejections.push(text),
-            Action::Warn => warnings.push(text),
+            Action::Reject => rejections.push((
+                names_message(&name, group, names.plural.as_str(), &findings.names),
+                names_warning(&name, &findings.names),
+            )),
+            Action::Warn => warnings.push(names_warning(&name, &findings.names)),
             Action::Ignore => {}
         }
     }
@@ -431,19 +444,43 @@ fn evaluate(crd: &Crd, request_name: &str, settings: &Settings, cluster: &dyn Cl
                 if rejections.is_empty() {
                     code = Some(500);
                 }
-                rejections.push(format!(
-                    "cannot check CustomResourceDefinition {name} against the cluster's other CustomResourceDefinitions: listing {CRD_KIND} in {CRD_API_VERSION} failed: {error}. The policy rejects what it cannot check {LOOKUP_FAILURE_MARK}. Fix: let the policy list CustomResourceDefinitions (its metadata.yml declares them in contextAwareResources; the policy-server's service account needs RBAC permission to list customresourcedefinitions.apiextensions.k8s.io; kwctl needs --allow-context-aware), or set {{\"onLookupFailure\":\"accept\"}} to accept with a warning instead."
+                let long_error = elide(&error, LOOKUP_ERROR_CHARS);
+                rejections.push((
+                    format!(
+                        "cannot check CustomResourceDefinition {name} against the cluster's other CustomResourceDefinitions: listing {CRD_KIND} in {CRD_API_VERSION} failed: {long_error}. The policy rejects what it cannot check {LOOKUP_FAILURE_MARK}. Fix: let the policy list CustomResourceDefinitions (its metadata.yml declares them in contextAwareResources; the policy-server's service account needs RBAC permission to list customresourcedefinitions.apiextensions.k8s.io; kwctl needs --allow-context-aware), or set {{\"onLookupFailure\":\"accept\"}} to accept with a warning instead."
+                    ),
+                    fit(
+                        &[
+                            Fixed("cannot check CRD "),
+                            Elidable(&name),
+                            Fixed(" against the cluster's CRDs: listing them failed: "),
+                            Elidable(&error),
+                            Fixed(" "),
+                            Fixed(LOOKUP_FAILURE_MARK),
+                            Fixed("."),
+                            Optional(&doc("the-cluster-lookup")),
+                        ],
+                        CHECK_WARNING_CHARS,
+                    ),
                 ));
             }
-            OnLookupFailure::Accept => warnings.push(format!(
-                "CustomResourceDefinition {name} was not checked against the cluster's other CustomResourceDefinitions: listing {CRD_KIND} in {CRD_API_VERSION} failed: {error}. Accepted because onLookupFailure is accept; only built-in kinds and names were checked. Fix: let the policy list CustomResourceDefinitions (contextAwareResources in its metadata.yml, RBAC to list customresourcedefinitions.apiextensions.k8s.io)."
+            OnLookupFailure::Accept => warnings.push(fit(
+                &[
+                    Fixed("CRD "),
+                    Elidable(&name),
+                    Fixed(" was not checked against the cluster's CRDs: listing them failed: "),
+                    Elidable(&error),
+                    Fixed(". Accepted (onLookupFailure: accept)."),
+                    Optional(&doc("the-cluster-lookup")),
+                ],
+                CHECK_WARNING_CHARS,
             )),
         }
     }
     if rejections.is_empty() {
         return Verdict::accept().with_warnings(warnings);
     }
-    let message = rejections.join(" ");
+    let message = join_fitting(&rejections, " ", CHECK_MESSAGE_CHARS);
     let verdict = match code {
         Some(code) => Verdict::reject_with_code(message, code),
         None => Verdict::reject(message),
@@ -604,8 +641,12 @@ fn kind_message(name: &str, group: &str, kind: &str, findings: &Findings) -> Str
         .kind
         .iter()
         .map(|(other, servers)| {
-            let labels: Vec<&str> = servers.iter().map(|s| s.label.as_str()).collect();
-            format!("{} ({})", group_label(other), labels.join(", "))
+            let labels: Vec<String> = servers.iter().map(|s| s.label.clone()).collect();
+            format!(
+                "{} ({})",
+                group_label(other),
+                join_within(&labels, ", ", LIST_CHARS / 4)
+            )
         })
         .collect();
     let groups = findings.kind.keys().map(|g| group_label(g).to_string());
@@ -620,8 +661,74 @@ fn kind_message(name: &str, group: &str, kind: &str, findings: &Findings) -> Str
         "CustomResourceDefinition {name} serves kind {kind} (spec.names.kind) in group {}, but {noun} already serve{} that kind: {}. Tools that match objects by kind and name without their group mix such kinds up: Helm before 3.17.1 cannot reinstall a release that kept objects of these kinds (helm.sh/resource-policy: keep) and fails with `cannot patch \"<name>\" with kind {kind}: ... metadata.resourceVersion: Invalid value: 0x0: must be specified for an update`, and kubectl and other tools that resolve resources by kind become ambiguous. Fix: give the resource a kind no other group serves (spec.names.kind), or, if the groups are meant to share it, allow it in the policy settings: {by_groups} or {by_kind}.",
         group_label(group),
         if servers.len() == 1 { "s" } else { "" },
-        join_and(&servers)
+        join_within(&servers, "; ", LIST_CHARS)
     )
+}
+
+/// The kind finding as a warning: who else serves the kind, and where the fix is explained.
+fn kind_warning(name: &str, kind: &str, findings: &Findings) -> String {
+    let servers: Vec<String> = findings
+        .kind
+        .values()
+        .flat_map(|servers| servers.iter().map(|server| brief_label(&server.label)))
+        .collect();
+    let servers = join_within(&servers, ", ", 80);
+    fit(
+        &[
+            Fixed("CRD "),
+            Elidable(name),
+            Fixed(": kind "),
+            Elidable(kind),
+            Fixed(" is also served by "),
+            Elidable(&servers),
+            Fixed("; Helm < 3.17.1 and kubectl mix such kinds up. Rename it or allow the groups (allowedGroupSets)."),
+            Optional(&doc("what-it-checks")),
+        ],
+        CHECK_WARNING_CHARS,
+    )
+}
+
+/// The names finding as a warning: the first name another group uses, how many more, and
+/// where the fix is explained.
+fn names_warning(name: &str, clashes: &BTreeSet<NameClash>) -> String {
+    let Some(first) = clashes.iter().next() else {
+        return String::new();
+    };
+    let owner = brief_label(&first.other);
+    let more = match clashes.len() - 1 {
+        0 => String::new(),
+        n => format!(" (+{n} more)"),
+    };
+    fit(
+        &[
+            Fixed("CRD "),
+            Elidable(name),
+            Fixed(": "),
+            Fixed(&first.path),
+            Fixed(" "),
+            Elidable(&quote(&first.value)),
+            Fixed(&format!(" is also the {} of ", first.role)),
+            Elidable(&owner),
+            Fixed(&more),
+            Fixed("; kubectl picks one of them. Rename it or allow the groups (allowedGroupSets)."),
+            Optional(&doc("what-it-checks")),
+        ],
+        CHECK_WARNING_CHARS,
+    )
+}
+
+/// ` See <link>`: the README section with the details, for the end of a warning.
+fn doc(anchor: &str) -> String {
+    format!(" See {}", readme_link(CrdKindCollision::NAME, anchor))
+}
+
+/// How a warning names another resource: `CRD <name>` rather than the message's
+/// `CustomResourceDefinition <name>`, built-in resources as they are.
+fn brief_label(label: &str) -> String {
+    match label.strip_prefix("CustomResourceDefinition ") {
+        Some(name) => format!("CRD {name}"),
+        None => label.to_string(),
+    }
 }
 
 fn names_message(name: &str, group: &str, plural: &str, clashes: &BTreeSet<NameClash>) -> String {
@@ -648,7 +755,7 @@ fn names_message(name: &str, group: &str, plural: &str, clashes: &BTreeSet<NameC
     };
     format!(
         "CustomResourceDefinition {name} uses names another API group already uses: {}. kubectl resolves such a name to only one of the resources, so `kubectl get {first}` may show or change the other group's objects. Fix: choose names no other group uses (rename or remove the entries above), address the resource by its full name (`kubectl get {qualified}`), or, if the groups are meant to share names, allow them in the policy settings: {by_groups}.",
-        items.join("; ")
+        join_within(&items, "; ", LIST_CHARS)
     )
 }
 
@@ -899,7 +1006,12 @@ mod tests {
         assert!(verdict.accepted, "{verdict:?}");
         assert_eq!(verdict.warnings.len(), 1, "{verdict:?}");
         let warning = &verdict.warnings[0];
-        assert!(warning.contains("spec.names.shortNames[0] \"gw\" is a short name of CustomResourceDefinition gatewaypolicies.gateway.solo.example"), "{warning}");
+        assert!(
+            warning.contains(
+                "spec.names.shortNames[0] \"gw\" is also the short name of CRD gatewaypolicies.gateway.solo.example"
+            ),
+            "{warning}"
+        );
         assert!(!warning.contains("gateways.gateway.networking.k8s.io"), "{warning}");
     }
 
@@ -954,8 +1066,9 @@ mod tests {
         assert!(verdict.message.unwrap().contains("apps (built-in deployments.apps)"));
         assert_eq!(verdict.warnings.len(), 2, "names and lookup: {:?}", verdict.warnings);
         assert!(
-            verdict.warnings[1]
-                .contains("listing CustomResourceDefinition in apiextensions.k8s.io/v1 failed: forbidden")
+            verdict.warnings[1].contains("listing them failed: forbidden. Accepted (onLookupFailure: accept)"),
+            "{:?}",
+            verdict.warnings
         );
     }
 
@@ -994,7 +1107,7 @@ mod tests {
         assert!(verdict.accepted);
         assert!(
             verdict.warnings[0]
-                .contains("spec.names.singular (defaulted from spec.names.kind) \"widget\" is a short name"),
+                .contains("spec.names.singular (defaulted from spec.names.kind) \"widget\" is also the short name"),
             "{verdict:?}"
         );
     }
@@ -1006,7 +1119,20 @@ mod tests {
         assert!(verdict.accepted, "{verdict:?}");
         assert_eq!(verdict.warnings.len(), 1, "{verdict:?}");
         assert!(
-            verdict.warnings[0]
+            verdict.warnings[0].contains(
+                "spec.names.plural \"deployments\" is also the plural of built-in deployments.apps (+1 more)"
+            ),
+            "{verdict:?}"
+        );
+        let rejected = decide(
+            &request("CREATE", &object),
+            json!({"nameCollisions": "reject"}),
+            &StaticCluster::default(),
+        );
+        assert!(
+            rejected
+                .message
+                .unwrap()
                 .contains("spec.names.singular \"deployment\" is the singular of built-in deployments.apps")
         );
     }

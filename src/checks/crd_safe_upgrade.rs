@@ -45,7 +45,10 @@ use crate::cluster::Cluster;
 use crate::json::from_json_members;
 use crate::k8s::Crd;
 use crate::rules::{CRD_RULE, Rule};
-use crate::text::{closest, join_and, quote};
+use crate::text::{
+    CHECK_MESSAGE_CHARS, CHECK_WARNING_CHARS, Part::Elidable, Part::Fixed, Part::Optional, closest, elide, fit,
+    join_and, join_fitting, quote, readme_link,
+};
 use std::collections::BTreeMap;
 
 /// Default of `versionAnnotations`: Gateway API's bundle version annotation.
@@ -227,24 +230,52 @@ fn name_of(crd: &Crd, request: &Request<'_>) -> String {
 // ---------------------------------------------------------------------------------------------
 // Findings and the verdict.
 
-/// One thing the check found: `check` names the rejecting check (`None`: a plain warning).
+/// One thing the check found: `check` names the rejecting check (`None`: a plain warning);
+/// `text` is the full explanation with the fix, `brief` what and where in a few words for a
+/// warning (the API server keeps warnings within 256 characters).
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Finding {
     check: Option<&'static str>,
     text: String,
+    brief: String,
 }
 
 impl Finding {
-    fn reject(check: &'static str, text: String) -> Self {
+    fn reject(check: &'static str, text: String, brief: String) -> Self {
         Finding {
             check: Some(check),
             text,
+            brief,
         }
     }
 
-    fn warn(text: String) -> Self {
-        Finding { check: None, text }
+    fn warn(text: String, brief: String) -> Self {
+        Finding {
+            check: None,
+            text,
+            brief,
+        }
     }
+}
+
+/// A value quoted for a brief text, shortened in its middle when long.
+fn short_quote(value: &str) -> String {
+    elide(&quote(value), VALUE_CHARS).into_owned()
+}
+
+/// A warning: `CRD <name>: <brief><suffix>`, with the README link when it fits.
+fn warning(name: &str, brief: &str, suffix: &str) -> String {
+    fit(
+        &[
+            Fixed("CRD "),
+            Elidable(name),
+            Fixed(": "),
+            Fixed(brief),
+            Fixed(suffix),
+            Optional(&format!(" See {}", readme_link(CrdSafeUpgrade::NAME, "what-it-checks"))),
+        ],
+        CHECK_WARNING_CHARS,
+    )
 }
 
 /// Turns findings (already in their fixed order) into one verdict.
@@ -253,28 +284,28 @@ fn judge(name: &str, findings: Vec<Finding>, settings: &Settings) -> Verdict {
     let mut warnings = Vec::new();
     for finding in findings {
         match finding.check {
-            Some(check) if !settings.warn_only(check) => rejections.push(finding.text),
-            Some(check) => warnings.push(format!(
-                "CustomResourceDefinition {name}: {} (reported as a warning because `{check}` is in this policy's warnOnly setting)",
-                finding.text
-            )),
-            None => warnings.push(format!("CustomResourceDefinition {name}: {}", finding.text)),
+            Some(check) if !settings.warn_only(check) => rejections.push(finding),
+            Some(check) => warnings.push(warning(name, &finding.brief, &format!(" (warnOnly: {check})"))),
+            None => warnings.push(warning(name, &finding.brief, "")),
         }
     }
+    let title = format!("CustomResourceDefinition {}", elide(name, NAME_CHARS));
     let verdict = match rejections.as_slice() {
         [] => Verdict::accept(),
-        [one] => Verdict::reject(format!("CustomResourceDefinition {name}: {one}")),
+        [one] => Verdict::reject(join_fitting(
+            &[(format!("{title}: {}", one.text), warning(name, &one.brief, ""))],
+            " ",
+            CHECK_MESSAGE_CHARS,
+        )),
         many => {
-            let numbered: Vec<String> = many
-                .iter()
-                .enumerate()
-                .map(|(i, text)| format!("({}) {text}", i + 1))
-                .collect();
-            Verdict::reject(format!(
-                "CustomResourceDefinition {name}: {} problems. {}",
-                many.len(),
-                numbered.join(" ")
-            ))
+            let mut parts = vec![(format!("{title}: {} problems.", many.len()), String::new())];
+            parts.extend(many.iter().enumerate().map(|(i, finding)| {
+                (
+                    format!("({}) {}", i + 1, finding.text),
+                    format!("({}) {}", i + 1, finding.brief),
+                )
+            }));
+            Verdict::reject(join_fitting(&parts, " ", CHECK_MESSAGE_CHARS))
         }
     };
     verdict.with_warnings(warnings)
@@ -311,6 +342,12 @@ fn version_names(crd: &Crd) -> String {
 }
 
 const NO_STORAGE: &str = "<storage version>";
+/// Most characters of the CRD's name in a rejection message (real names are far shorter).
+const NAME_CHARS: usize = 120;
+/// Most characters of a quoted value (a version, an annotation) in a warning.
+const VALUE_CHARS: usize = 24;
+/// Most characters of a list or a path in a warning.
+const LIST_CHARS: usize = 80;
 
 // ---------------------------------------------------------------------------------------------
 // UPDATE.
@@ -371,6 +408,10 @@ fn stored_versions(name: &str, old: &Crd, new: &Crd) -> Option<Finding> {
             join_and(&versions),
             migration_commands(name, storage),
         ),
+        format!(
+            "{} {verb} not in the new spec.versions, so the API server will refuse this update; migrate the stored objects first.",
+            elide(&join_and(&listed), LIST_CHARS)
+        ),
     ))
 }
 
@@ -387,6 +428,13 @@ fn downgrade(key: &str, old: Option<&str>, new: Option<&str>) -> Option<Finding>
                     quote(old),
                     quote(new),
                 ),
+                format!(
+                    "{} goes down from {} to {}; older CRDs drop versions and fields in use. Apply {} or later.",
+                    elide(&path, LIST_CHARS),
+                    short_quote(old),
+                    short_quote(new),
+                    elide(old, VALUE_CHARS)
+                ),
             )
         }),
         (before, after) => {
@@ -395,12 +443,19 @@ fn downgrade(key: &str, old: Option<&str>, new: Option<&str>) -> Option<Finding>
                 .filter(|(bad, _, _)| *bad)
                 .map(|(_, which, value)| format!("{} in the {which} object", quote(value)))
                 .collect();
-            Some(Finding::warn(format!(
-                "{path} is {}, not a semantic version (MAJOR.MINOR.PATCH with an optional leading `v`, pre-release and build), so the downgrade check cannot compare {} with {}; set it to the bundle's real version, e.g. \"v1.2.0\".",
-                join_and(&bad),
-                quote(old),
-                quote(new)
-            )))
+            Some(Finding::warn(
+                format!(
+                    "{path} is {}, not a semantic version (MAJOR.MINOR.PATCH with an optional leading `v`, pre-release and build), so the downgrade check cannot compare {} with {}; set it to the bundle's real version, e.g. \"v1.2.0\".",
+                    join_and(&bad),
+                    quote(old),
+                    quote(new)
+                ),
+                format!(
+                    "{} is not a semantic version ({}), so downgrades cannot be checked; set the bundle's real version.",
+                    elide(&path, LIST_CHARS),
+                    elide(&join_and(&bad), LIST_CHARS)
+                ),
+            ))
         }
     }
 }
@@ -424,6 +479,13 @@ fn channel(key: &str, channels: &[String], old: Option<&str>, new: Option<&str>)
                     old,
                     old
                 ),
+                format!(
+                    "{} moves from {} to {}, a less stable channel. Apply the {} channel's manifests.",
+                    elide(&path, LIST_CHARS),
+                    short_quote(old),
+                    short_quote(new),
+                    elide(old, VALUE_CHARS)
+                ),
             )
         }),
         (before, after) => {
@@ -432,12 +494,19 @@ fn channel(key: &str, channels: &[String], old: Option<&str>, new: Option<&str>)
                 .filter(|(unknown, _, _)| *unknown)
                 .map(|(_, which, value)| format!("{} in the {which} object", quote(value)))
                 .collect();
-            Some(Finding::warn(format!(
-                "{path} is {}, not one of the channels this policy knows for it ({order}), so the channel check cannot order {} and {}; add the channel to `channelAnnotations` in the policy settings.",
-                join_and(&unknown),
-                quote(old),
-                quote(new)
-            )))
+            Some(Finding::warn(
+                format!(
+                    "{path} is {}, not one of the channels this policy knows for it ({order}), so the channel check cannot order {} and {}; add the channel to `channelAnnotations` in the policy settings.",
+                    join_and(&unknown),
+                    quote(old),
+                    quote(new)
+                ),
+                format!(
+                    "{} is {}, a channel this policy does not know; add it to channelAnnotations.",
+                    elide(&path, LIST_CHARS),
+                    elide(&join_and(&unknown), LIST_CHARS)
+                ),
+            ))
         }
     }
 }
@@ -449,10 +518,18 @@ fn storage_change(name: &str, old: &Crd, new: &Crd) -> Option<Finding> {
     if before == after || new.version(before).is_none() {
         return None;
     }
-    Some(Finding::warn(format!(
-        "the storage version changes from {before} to {after} (spec.versions[{index}].storage). Objects written from now on are stored as {after}; existing ones stay stored as {before} until re-written, and {before} stays in status.storedVersions. Before a later version of this CRD drops {before} from spec.versions, {}.",
-        migration_commands(name, after)
-    )))
+    Some(Finding::warn(
+        format!(
+            "the storage version changes from {before} to {after} (spec.versions[{index}].storage). Objects written from now on are stored as {after}; existing ones stay stored as {before} until re-written, and {before} stays in status.storedVersions. Before a later version of this CRD drops {before} from spec.versions, {}.",
+            migration_commands(name, after)
+        ),
+        format!(
+            "the storage version changes from {} to {}; migrate the objects stored as {} before a later version drops it.",
+            elide(before, VALUE_CHARS),
+            elide(after, VALUE_CHARS),
+            elide(before, VALUE_CHARS)
+        ),
+    ))
 }
 
 /// Warning 5: a stored version that was served stops being served.
@@ -466,10 +543,16 @@ fn stops_being_served(name: &str, old: &Crd, new: &Crd) -> Vec<Finding> {
             let was_served = old.version(stored).is_some_and(|(_, v)| v.served);
             let (index, now) = new.version(stored)?;
             (was_served && !now.served).then(|| {
-                Finding::warn(format!(
-                    "version {stored} is no longer served (spec.versions[{index}].served: false) but is still in status.storedVersions[{i}]: clients that read or write {stored} now get 404, while objects stored as {stored} stay until migrated. Before a later version of this CRD drops {stored}, {}.",
-                    migration_commands(name, storage)
-                ))
+                Finding::warn(
+                    format!(
+                        "version {stored} is no longer served (spec.versions[{index}].served: false) but is still in status.storedVersions[{i}]: clients that read or write {stored} now get 404, while objects stored as {stored} stay until migrated. Before a later version of this CRD drops {stored}, {}.",
+                        migration_commands(name, storage)
+                    ),
+                    format!(
+                        "version {} is no longer served but is still in status.storedVersions[{i}]; migrate its objects before a later version drops it.",
+                        elide(stored, VALUE_CHARS)
+                    ),
+                )
             })
         })
         .collect()
@@ -539,6 +622,11 @@ fn audit(name: &str, crd: &Crd) -> Vec<Finding> {
             "a storage migration is pending: {}. {consequence} Migrate every object to {storage} now: {}.",
             reasons.join("; "),
             migration_commands(name, storage)
+        ),
+        format!(
+            "a storage migration is pending ({}); migrate every object to {} before an upgrade drops the old versions.",
+            elide(&reasons.join("; "), LIST_CHARS),
+            elide(storage, VALUE_CHARS)
         ),
     )]
 }

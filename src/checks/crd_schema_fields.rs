@@ -62,7 +62,10 @@ use crate::generated::{Field, ObjectType, Shape, object_type};
 use crate::json::{self, from_json_members};
 use crate::rules::{CRD_RULE, Rule};
 use crate::settings::RejectOrWarn;
-use crate::text::{edit_distance, quote};
+use crate::text::{
+    CHECK_MESSAGE_CHARS, CHECK_WARNING_CHARS, MAX_WARNINGS_TOTAL_CHARS, Part::Elidable, Part::Fixed, Part::Optional,
+    chars, edit_distance, elide, fit, natural_cmp, quote, readme_link,
+};
 use std::collections::BTreeMap;
 
 /// The annotation in which client-side apply records the manifest it applied last.
@@ -73,6 +76,15 @@ pub const FINDINGS_ANNOTATION: &str = "syncguard.io/crd-schema-fields-findings";
 
 /// Deepest JSON nesting read from the object or the annotation; deeper values are cut off.
 pub const MAX_DEPTH: usize = 100;
+
+/// Most characters of the CRD's name in a rejection message (real names are far shorter).
+const NAME_CHARS: usize = 120;
+/// Most characters of one finding's line in a rejection message.
+const FINDING_LINE_CHARS: usize = 600;
+/// Most characters of a detail (an error, a name) quoted in a last-applied warning.
+const DETAIL_CHARS: usize = 60;
+/// Room for the closing `and N more` line of a rejection message.
+const MORE_CHARS: usize = 24;
 
 /// The two keys Kube-OVN's CRDs carried: strategic-merge-patch markers of built-in types.
 const PATCH_KEYS: [&str; 2] = ["x-kubernetes-patch-strategy", "x-kubernetes-patch-merge-key"];
@@ -154,7 +166,15 @@ impl Check for CrdSchemaFields {
                 Ok(Some(manifest)) => walk(&manifest, &settings.allowed_keys),
                 Ok(None) => Vec::new(),
                 Err(warning) => {
-                    warnings.push(format!("CustomResourceDefinition {}: {warning}", display_name(name)));
+                    warnings.push(fit(
+                        &[
+                            Fixed("CRD "),
+                            Elidable(display_name(name)),
+                            Fixed(": the last-applied-configuration annotation "),
+                            Fixed(&warning),
+                        ],
+                        CHECK_WARNING_CHARS,
+                    ));
                     Vec::new()
                 }
             }
@@ -187,29 +207,28 @@ fn last_applied<'a>(object: &'a Node<'_>, name: &str) -> Result<Option<Node<'a>>
         return Ok(None);
     };
     let Some(text) = annotation.as_str() else {
-        return Err(format!(
-            "the {LAST_APPLIED} annotation is not a string; the manifest applied last was not checked"
-        ));
+        return Err("is not a string; only the object was checked".to_string());
     };
     let manifest = parse_node(text).map_err(|e| {
         format!(
-            "the {LAST_APPLIED} annotation is not JSON ({e}); the manifest applied last was not checked (the next `kubectl apply` rewrites it)"
+            "is not JSON ({}); only the object was checked (the next `kubectl apply` rewrites it)",
+            elide(&e, DETAIL_CHARS)
         )
     })?;
     let field = |key: &str| manifest.at(&[key]).and_then(Node::as_str).unwrap_or("");
     let (api_version, kind) = (field("apiVersion"), field("kind"));
     if api_version != "apiextensions.k8s.io/v1" || kind != "CustomResourceDefinition" {
         return Err(format!(
-            "the {LAST_APPLIED} annotation records kind {} (apiVersion {}) rather than an apiextensions.k8s.io/v1 CustomResourceDefinition; it was not checked",
-            display_name_or(kind, "(none)"),
-            display_name_or(api_version, "(none)")
+            "records kind {} (apiVersion {}), not an apiextensions.k8s.io/v1 CRD; only the object was checked",
+            elide(display_name_or(kind, "(none)"), DETAIL_CHARS / 2),
+            elide(display_name_or(api_version, "(none)"), DETAIL_CHARS / 2)
         ));
     }
     let recorded = manifest.at(&["metadata", "name"]).and_then(Node::as_str).unwrap_or("");
     if recorded != name {
         return Err(format!(
-            "the {LAST_APPLIED} annotation records the manifest of {} rather than of this object; it was not checked (the next `kubectl apply` of this CRD rewrites it)",
-            quote(recorded)
+            "records the manifest of {}, not of this object; only the object was checked",
+            elide(&quote(recorded), DETAIL_CHARS)
         ));
     }
     Ok(Some(manifest))
@@ -242,36 +261,52 @@ impl Seen {
 struct Finding {
     /// Path in the API server's warning form, ending with the key.
     path: String,
-    /// What is wrong and the fix.
+    /// What is wrong and the fix, for the rejection message.
     text: String,
+    /// What is wrong in a few words, for a warning (which the API server keeps short).
+    brief: String,
 }
 
-/// Object findings in document order (marked `Both` when last-applied has the same path),
-/// then the findings seen only in last-applied, in its document order. Repeated paths (a key
-/// given twice in one object) are reported once.
+/// The findings of the object and of last-applied, one per path (marked `Both` when both have
+/// it), ordered by path ([`natural_cmp`]: list indexes by number): an order intrinsic to the
+/// findings, so the answer does not depend on the order of keys in the JSON, which Kubewarden
+/// sorts before a policy sees it. Repeated paths (a key given twice in one object) count once.
 fn merge(object: Vec<Finding>, last_applied: Vec<Finding>) -> Vec<(Finding, Seen)> {
-    let mut index: BTreeMap<String, usize> = BTreeMap::new();
-    let mut merged: Vec<(Finding, Seen)> = Vec::new();
+    let mut merged: BTreeMap<PathKey, (Finding, Seen)> = BTreeMap::new();
     for finding in object {
-        if !index.contains_key(&finding.path) {
-            index.insert(finding.path.clone(), merged.len());
-            merged.push((finding, Seen::Object));
-        }
+        merged
+            .entry(PathKey(finding.path.clone()))
+            .or_insert((finding, Seen::Object));
     }
     for finding in last_applied {
-        match index.get(&finding.path) {
-            Some(&i) => {
-                if let Some(entry) = merged.get_mut(i).filter(|entry| entry.1 == Seen::Object) {
+        match merged.get_mut(&PathKey(finding.path.clone())) {
+            Some(entry) => {
+                if entry.1 == Seen::Object {
                     entry.1 = Seen::Both;
                 }
             }
             None => {
-                index.insert(finding.path.clone(), merged.len());
-                merged.push((finding, Seen::LastApplied));
+                merged.insert(PathKey(finding.path.clone()), (finding, Seen::LastApplied));
             }
         }
     }
-    merged
+    merged.into_values().collect()
+}
+
+/// A finding's path, ordered with [`natural_cmp`].
+#[derive(Debug, PartialEq, Eq)]
+struct PathKey(String);
+
+impl Ord for PathKey {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        natural_cmp(&self.0, &other.0)
+    }
+}
+
+impl PartialOrd for PathKey {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
 }
 
 fn verdict(name: &str, findings: &[(Finding, Seen)], settings: &Settings) -> Verdict {
@@ -280,39 +315,108 @@ fn verdict(name: &str, findings: &[(Finding, Seen)], settings: &Settings) -> Ver
     }
     let name = display_name(name);
     let total = findings.len();
-    let shown = total.min(settings.max_findings as usize);
-    let line = |(finding, seen): &(Finding, Seen)| format!("{} ({}): {}", finding.path, seen.label(), finding.text);
-    let more = total - shown;
+    let limit = settings.max_findings as usize;
     let verdict = match settings.action {
-        RejectOrWarn::Reject => {
-            let mut message = format!(
-                "CustomResourceDefinition {name}: {total} {}. The API server silently drops unknown fields of a CRD, so the live CRD never matches its manifest and GitOps tools (ArgoCD) show it OutOfSync forever; fix the manifest in Git (`kubectl apply --validate=strict` lists the same paths):",
-                if total == 1 { "finding" } else { "findings" }
-            );
-            for finding in findings.iter().take(shown) {
-                message.push_str("\n- ");
-                message.push_str(&line(finding));
-            }
-            if more > 0 {
-                message.push_str(&format!("\nand {more} more"));
-            }
-            Verdict::reject(message)
-        }
-        RejectOrWarn::Warn => {
-            let mut warnings: Vec<String> = findings
-                .iter()
-                .take(shown)
-                .map(|finding| format!("CustomResourceDefinition {name}: {}", line(finding)))
-                .collect();
-            if more > 0 {
-                warnings.push(format!(
-                    "CustomResourceDefinition {name}: and {more} more fields the API server drops ({total} in total)"
-                ));
-            }
-            Verdict::accept().with_warnings(warnings)
-        }
+        RejectOrWarn::Reject => Verdict::reject(rejection(name, findings, limit)),
+        RejectOrWarn::Warn => Verdict::accept().with_warnings(warnings(name, findings, limit)),
     };
     verdict.annotate(FINDINGS_ANNOTATION, total.to_string())
+}
+
+/// The rejection message: what and where first, then why and the fix, then the first findings
+/// (at most `limit`, and as many as the message has room for) and how many more there are.
+fn rejection(name: &str, findings: &[(Finding, Seen)], limit: usize) -> String {
+    let total = findings.len();
+    let mut message = format!(
+        "CustomResourceDefinition {}: {total} {} the API server drops. It silently drops unknown fields of a CRD, so the live CRD never matches its manifest and GitOps tools (ArgoCD) show it OutOfSync forever; fix the manifest in Git (`kubectl apply --validate=strict` lists the same paths):",
+        elide(name, NAME_CHARS),
+        if total == 1 { "field" } else { "fields" }
+    );
+    // Room kept for the closing "and N more" line.
+    let budget = CHECK_MESSAGE_CHARS - MORE_CHARS;
+    let mut shown = 0;
+    for (finding, seen) in findings.iter().take(limit) {
+        let line = fit(
+            &[
+                Fixed("\n- "),
+                Elidable(&finding.path),
+                Fixed(" ("),
+                Fixed(seen.label()),
+                Fixed("): "),
+                Fixed(&finding.text),
+            ],
+            FINDING_LINE_CHARS,
+        );
+        if chars(&message) + chars(&line) > budget {
+            break;
+        }
+        message.push_str(&line);
+        shown += 1;
+    }
+    if total > shown {
+        message.push_str(&format!("\nand {} more", total - shown));
+    }
+    message
+}
+
+/// The warnings: one saying what and why with a link to the fixes, then one per finding (at
+/// most `limit`, and within the API server's 4,096 characters for all warnings of a response),
+/// then how many more there are.
+fn warnings(name: &str, findings: &[(Finding, Seen)], limit: usize) -> Vec<String> {
+    let total = findings.len();
+    let fields = if total == 1 { "field" } else { "fields" };
+    let mut warnings = vec![fit(
+        &[
+            Fixed("CRD "),
+            Elidable(name),
+            Fixed(&format!(
+                ": {total} {fields} the API server drops, so GitOps tools show it OutOfSync forever; fix the manifest in Git."
+            )),
+            Optional(&format!(
+                " See {}",
+                readme_link(CrdSchemaFields::NAME, "what-it-checks")
+            )),
+        ],
+        CHECK_WARNING_CHARS,
+    )];
+    let mut used = chars(&warnings[0]);
+    let budget = MAX_WARNINGS_TOTAL_CHARS - CHECK_WARNING_CHARS;
+    let mut shown = 0;
+    for (finding, seen) in findings.iter().take(limit) {
+        let warning = fit(
+            &[
+                Fixed("CRD "),
+                Elidable(name),
+                Fixed(": "),
+                Elidable(&finding.path),
+                Fixed(" ("),
+                Fixed(seen.label()),
+                Fixed("): "),
+                Fixed(&finding.brief),
+            ],
+            CHECK_WARNING_CHARS,
+        );
+        if used + chars(&warning) > budget {
+            break;
+        }
+        used += chars(&warning);
+        warnings.push(warning);
+        shown += 1;
+    }
+    if total > shown {
+        warnings.push(fit(
+            &[
+                Fixed("CRD "),
+                Elidable(name),
+                Fixed(&format!(
+                    ": and {} more {fields} the API server drops ({total} in total); `kubectl apply --validate=strict` lists them all",
+                    total - shown
+                )),
+            ],
+            CHECK_WARNING_CHARS,
+        ));
+    }
+    warnings
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -381,17 +485,21 @@ impl Walker<'_> {
         mark
     }
 
-    fn report(&mut self, text: String) {
+    fn report(&mut self, text: String, brief: impl Into<String>) {
         self.findings.push(Finding {
             path: self.path.clone(),
             text,
+            brief: brief.into(),
         });
     }
 
     fn too_deep(&mut self) {
-        self.report(format!(
-            "nesting deeper than {MAX_DEPTH} levels; not checked beyond (no real CRD nests this deep: flatten the schema)"
-        ));
+        self.report(
+            format!(
+                "nesting deeper than {MAX_DEPTH} levels; not checked beyond (no real CRD nests this deep: flatten the schema)"
+            ),
+            "nesting deeper than 100 levels, not checked beyond",
+        );
     }
 
     /// An object of a generated API type.
@@ -457,13 +565,16 @@ impl Walker<'_> {
         if self.allowed_keys.iter().any(|k| k == key) {
             return;
         }
-        let text = match near_miss(key, fields) {
+        match near_miss(key, fields) {
             Some(valid) => {
-                format!("unknown field, dropped by the API server: did you mean `{valid}`?")
+                let text = format!("unknown field, dropped by the API server: did you mean `{valid}`?");
+                self.report(text.clone(), text);
             }
-            None => "unknown field, dropped by the API server: remove it".to_string(),
-        };
-        self.report(text);
+            None => self.report(
+                "unknown field, dropped by the API server: remove it".to_string(),
+                "unknown field, dropped by the API server: remove it",
+            ),
+        }
     }
 
     /// A JSONSchemaProps node; `enclosing` is the nearest array schema around it.
@@ -519,7 +630,10 @@ impl Walker<'_> {
                 _ if self.allowed_keys.iter().any(|k| k == key) => {}
                 _ if PATCH_KEYS.contains(&key.as_ref()) => {
                     let text = self.patch_remedy(node, here, enclosing);
-                    self.report(text);
+                    self.report(
+                        text,
+                        "strategic-merge-patch marker, dropped by the API server: use x-kubernetes-list-type",
+                    );
                 }
                 _ => self.unknown(key, fields),
             }
@@ -896,7 +1010,7 @@ mod tests {
     }
 
     #[test]
-    fn both_places_are_reported_once_in_a_fixed_order() {
+    fn both_places_are_reported_once_ordered_by_path() {
         let manifest =
             crd(json!({"properties": {"a": {"type": "string", "typo1": 1}, "b": {"type": "string", "typo2": 1}}}));
         let mut object =
@@ -907,9 +1021,9 @@ mod tests {
         let lines: Vec<&str> = message.lines().skip(1).collect();
         assert_eq!(lines.len(), 3, "{message}");
         assert!(lines[0].starts_with(&format!("- {ROOT}.properties.a.typo1 (in the object and last-applied)")));
-        assert!(lines[1].starts_with(&format!("- {ROOT}.properties.c.typo3 (in the object)")));
-        assert!(lines[2].starts_with(&format!("- {ROOT}.properties.b.typo2 (in last-applied)")));
-        assert!(message.starts_with("CustomResourceDefinition widgets.example.com: 3 findings."));
+        assert!(lines[1].starts_with(&format!("- {ROOT}.properties.b.typo2 (in last-applied)")));
+        assert!(lines[2].starts_with(&format!("- {ROOT}.properties.c.typo3 (in the object)")));
+        assert!(message.starts_with("CustomResourceDefinition widgets.example.com: 3 fields the API server drops."));
     }
 
     #[test]
@@ -969,7 +1083,7 @@ mod tests {
         );
         let verdict = decide::<CrdSchemaFields>(payload.as_bytes(), &NoCluster);
         let message = verdict.message.expect("rejected");
-        assert!(message.contains(": 2 findings."), "{message}");
+        assert!(message.contains(": 2 fields the API server drops."), "{message}");
         assert!(
             message.contains(&format!(
                 "{ROOT}.properties.deep{} (in the object): nesting deeper than 100 levels; not checked beyond",
@@ -1005,13 +1119,14 @@ mod tests {
         let verdict = run(&object, json!({"maxFindings": 2}));
         let message = verdict.message.clone().unwrap();
         assert_eq!(message.lines().count(), 4, "{message}");
-        assert!(message.contains(": 5 findings."));
+        assert!(message.contains(": 5 fields the API server drops."));
         assert!(message.ends_with("\nand 3 more"));
         assert_eq!(verdict.audit_annotations[FINDINGS_ANNOTATION], "5");
         let warned = run(&object, json!({"maxFindings": 2, "action": "warn"}));
         assert!(warned.accepted);
-        assert_eq!(warned.warnings.len(), 3);
-        assert!(warned.warnings[2].ends_with("and 3 more fields the API server drops (5 in total)"));
+        assert_eq!(warned.warnings.len(), 4);
+        assert!(warned.warnings[0].contains(": 5 fields the API server drops"));
+        assert!(warned.warnings[3].contains("and 3 more fields the API server drops (5 in total)"));
         // Deterministic: byte-identical on a second run.
         assert_eq!(run(&object, json!({"maxFindings": 2})), verdict);
     }

@@ -49,6 +49,10 @@ use crate::json::{self, FromJson, Json, from_json_members};
 use crate::k8s::{Job, ObjectMeta};
 use crate::rules::Rule;
 use crate::settings::Action;
+use crate::text::{
+    CHECK_MESSAGE_CHARS, CHECK_WARNING_CHARS, Part::Elidable, Part::Fixed, Part::Optional, fit, join_fitting,
+    readme_link,
+};
 use std::collections::BTreeMap;
 
 /// The rule of this check: `batch/v1` Jobs, CREATE and UPDATE.
@@ -140,7 +144,11 @@ impl Check for HookJobSafety {
         let target = Target::of(&job.metadata, request);
         if let Some(deleted_at) = &job.metadata.deletion_timestamp {
             return match stuck_message(&job, &target, deleted_at) {
-                Some(message) => Verdict::reject(message),
+                Some(message) => Verdict::reject(join_fitting(
+                    &[(message, stuck_brief(&target))],
+                    " ",
+                    CHECK_MESSAGE_CHARS,
+                )),
                 None => Verdict::accept(),
             };
         }
@@ -198,21 +206,21 @@ fn decide_hook(job: &Job, hook: &Hook, target: &Target, settings: &Settings, tex
     let mut removal = None;
     if let Some(ttl) = job.spec.ttl_seconds_after_finished {
         match settings.ttl_action {
-            TtlAction::Warn => warnings.push(ttl_message(target, hook, ttl)),
-            TtlAction::Reject => rejections.push(ttl_message(target, hook, ttl)),
-            TtlAction::Remove => removal = Some(ttl_removed_message(target, hook, ttl)),
+            TtlAction::Warn => warnings.push(ttl_brief(target, ttl)),
+            TtlAction::Reject => rejections.push((ttl_message(target, hook, ttl), ttl_brief(target, ttl))),
+            TtlAction::Remove => removal = Some(ttl_removed_brief(target, ttl)),
         }
     }
     if !hook.has_delete_policy {
         match settings.delete_policy {
-            Action::Warn => warnings.push(delete_policy_message(target, hook)),
-            Action::Reject => rejections.push(delete_policy_message(target, hook)),
+            Action::Warn => warnings.push(delete_policy_brief(target, hook)),
+            Action::Reject => rejections.push((delete_policy_message(target, hook), delete_policy_brief(target, hook))),
             Action::Ignore => {}
         }
     }
     if !rejections.is_empty() {
         // Nothing is patched on a rejection, so the removal notice is left out.
-        return Verdict::reject(rejections.join(" ")).with_warnings(warnings);
+        return Verdict::reject(join_fitting(&rejections, " ", CHECK_MESSAGE_CHARS)).with_warnings(warnings);
     }
     match removal.and_then(|notice| Some((notice, without_ttl(text)?))) {
         Some((notice, mutated)) => Verdict::accept()
@@ -384,14 +392,73 @@ fn ttl_message(target: &Target, hook: &Hook, ttl: i64) -> String {
     )
 }
 
-fn ttl_removed_message(target: &Target, hook: &Hook, ttl: i64) -> String {
-    format!(
-        "removed spec.ttlSecondsAfterFinished: {ttl} from hook Job {} ({}). {} Hook objects are \
-         not compared with Git or the Helm release, so the removal causes no drift. {}",
-        target.describe(),
-        hook.describe(),
-        ttl_reason(),
-        ttl_fix(hook)
+/// ` See <link>`: the README section with the details, for the end of a warning.
+fn doc() -> String {
+    format!(" See {}", readme_link(HookJobSafety::NAME, "what-it-checks"))
+}
+
+/// The TTL finding in a few words, for a warning (and a rejection with no room for more).
+fn ttl_brief(target: &Target, ttl: i64) -> String {
+    fit(
+        &[
+            Fixed("hook Job "),
+            Elidable(&target.describe()),
+            Fixed(&format!(
+                " sets spec.ttlSecondsAfterFinished: {ttl}; the TTL controller can delete it before ArgoCD sees it finish, and the sync gets stuck. Remove the TTL."
+            )),
+            Optional(&doc()),
+        ],
+        CHECK_WARNING_CHARS,
+    )
+}
+
+/// The notice of the TTL's removal (`ttlAction: remove`).
+fn ttl_removed_brief(target: &Target, ttl: i64) -> String {
+    fit(
+        &[
+            Fixed(&format!("removed spec.ttlSecondsAfterFinished: {ttl} from hook Job ")),
+            Elidable(&target.describe()),
+            Fixed(
+                ": the TTL controller can delete a hook before ArgoCD sees it finish. Remove it from the manifest too.",
+            ),
+            Optional(&doc()),
+        ],
+        CHECK_WARNING_CHARS,
+    )
+}
+
+/// The missing delete policy in a few words.
+fn delete_policy_brief(target: &Target, hook: &Hook) -> String {
+    let annotation = if hook.argocd {
+        format!("{ARGOCD_DELETE_POLICY}: BeforeHookCreation")
+    } else {
+        format!("{HELM_DELETE_POLICY}: before-hook-creation")
+    };
+    fit(
+        &[
+            Fixed("hook Job "),
+            Elidable(&target.describe()),
+            Fixed(&format!(
+                " has no delete policy, so it stays until the next sync; set {annotation}."
+            )),
+            Optional(&doc()),
+        ],
+        CHECK_WARNING_CHARS,
+    )
+}
+
+/// A stuck hook Job in a few words.
+fn stuck_brief(target: &Target) -> String {
+    fit(
+        &[
+            Fixed("Job "),
+            Elidable(&target.describe()),
+            Fixed(
+                " is a stuck ArgoCD hook: finished, deleted, but held by argocd.argoproj.io/hook-finalizer. Upgrade ArgoCD, then remove the finalizer.",
+            ),
+            Optional(&doc()),
+        ],
+        CHECK_WARNING_CHARS,
     )
 }
 
@@ -732,7 +799,9 @@ mod tests {
         });
         let verdict = run("CREATE", object, json!({}));
         assert!(
-            verdict.warnings[0].starts_with("hook Job default/after-<generated> (argocd.argoproj.io/hook: PostSync)")
+            verdict.warnings[0].starts_with("hook Job default/after-<generated> has no delete policy"),
+            "{:?}",
+            verdict.warnings
         );
         assert_eq!(shell_word("kyverno-clean-reports"), "kyverno-clean-reports");
         assert_eq!(shell_word("it's"), r"'it'\''s'");

@@ -57,6 +57,7 @@ use crate::json::{self, FromJson, Json, Kind, from_json_members};
 use crate::k8s::Object;
 use crate::rules::Rule;
 use crate::settings::Action;
+use crate::text::{CHECK_MESSAGE_CHARS, CHECK_WARNING_CHARS, Parts, join_fitting, readme_link};
 use std::collections::BTreeMap;
 
 /// Annotation naming the Fleet (wrangler) object set an object belongs to.
@@ -400,10 +401,12 @@ impl Target {
     }
 }
 
-/// One thing the check found, and whether it rejects or warns.
+/// One thing the check found, and whether it rejects or warns: the full message with its fix,
+/// and a brief form for a warning (which the API server keeps within 256 characters).
 struct Finding {
     reject: bool,
     message: String,
+    brief: String,
 }
 
 fn evaluate(request: &Request<'_>, settings: &Settings) -> Verdict {
@@ -447,40 +450,43 @@ fn evaluate(request: &Request<'_>, settings: &Settings) -> Verdict {
     };
 
     let mut findings = Vec::new();
-    if let Some(message) = fleet_markers(&effective, old.as_ref(), &target) {
+    if let Some((message, brief)) = fleet_markers(&effective, old.as_ref(), &target) {
         let unchanged = old
             .as_ref()
             .is_some_and(|o| o.fleet_values() == effective.fleet_values());
         findings.push(Finding {
             reject: !unchanged,
             message: pre_existing(message, unchanged),
+            brief: brief_of(&brief, unchanged),
         });
     }
     if settings.helm_completeness != Action::Ignore
-        && let Some(message) = helm_completeness(&effective, &target, settings)
+        && let Some((message, brief)) = helm_completeness(&effective, &target, settings)
     {
         let unchanged = old.as_ref().is_some_and(|o| o.helm_values() == effective.helm_values());
         let wants_reject = settings.helm_completeness == Action::Reject;
         findings.push(Finding {
             reject: wants_reject && !unchanged,
             message: pre_existing(message, wants_reject && unchanged),
+            brief: brief_of(&brief, wants_reject && unchanged),
         });
     }
     if settings.ownership_change != Action::Ignore
         && let Some(old) = &old
-        && let Some(message) = ownership_change(old, &effective, &target)
+        && let Some((message, brief)) = ownership_change(old, &effective, &target)
     {
         findings.push(Finding {
             reject: settings.ownership_change == Action::Reject,
             message,
+            brief: brief_of(&brief, false),
         });
     }
 
     let (rejections, warnings): (Vec<Finding>, Vec<Finding>) = findings.into_iter().partition(|f| f.reject);
-    let warnings = warnings.into_iter().map(|f| f.message);
+    let warnings = warnings.into_iter().map(|f| f.brief);
     if !rejections.is_empty() {
-        let message = rejections.into_iter().map(|f| f.message).collect::<Vec<_>>().join("\n");
-        return Verdict::reject(message).with_warnings(warnings);
+        let parts: Vec<(String, String)> = rejections.into_iter().map(|f| (f.message, f.brief)).collect();
+        return Verdict::reject(join_fitting(&parts, "\n", CHECK_MESSAGE_CHARS)).with_warnings(warnings);
     }
     let verdict = Verdict::accept().with_warnings(warnings);
     match adoption {
@@ -490,6 +496,21 @@ fn evaluate(request: &Request<'_>, settings: &Settings) -> Verdict {
         },
         None => verdict,
     }
+}
+
+/// A brief finding as a warning: what `brief` holds (its identifiers already shortened), the
+/// note for a value this UPDATE leaves as it was, and the README link when it fits.
+fn brief_of(brief: &Parts, unchanged: bool) -> String {
+    let mut parts = brief.clone();
+    if unchanged {
+        parts = parts.fixed(" (pre-existing: not rejected)");
+    }
+    parts
+        .optional(format!(
+            " See {}",
+            readme_link(OwnershipMarkers::NAME, "what-it-checks")
+        ))
+        .fit(CHECK_WARNING_CHARS)
 }
 
 fn pre_existing(message: String, unchanged: bool) -> String {
@@ -559,7 +580,7 @@ fn label_path(key: &str) -> String {
 
 /// Check 1: the hash label agrees with the annotations it hashes. `old` only adds a hint when
 /// the label still holds the hash of the previous markers.
-fn fleet_markers(meta: &Meta, old: Option<&Meta>, target: &Target) -> Option<String> {
+fn fleet_markers(meta: &Meta, old: Option<&Meta>, target: &Target) -> Option<(String, Parts)> {
     let id = meta.annotation(FLEET_ID);
     let hash = meta.label(FLEET_HASH);
     if id.is_none() && hash.is_none() {
@@ -589,25 +610,36 @@ fn fleet_markers(meta: &Meta, old: Option<&Meta>, target: &Target) -> Option<Str
                 }
                 _ => String::new(),
             };
-            Some(format!(
-                "{} of {} is {hash:?}{stale} but wrangler's hash of {} is {expected:?}; {why}. \
-                 Fix: {label_fix}, or set {} to {expected:?} in the manifest.",
-                label_path(FLEET_HASH),
-                target.describe(),
-                crate::text::join_and(&hashed),
-                label_path(FLEET_HASH),
+            Some((
+                format!(
+                    "{} of {} is {hash:?}{stale} but wrangler's hash of {} is {expected:?}; {why}. \
+                     Fix: {label_fix}, or set {} to {expected:?} in the manifest.",
+                    label_path(FLEET_HASH),
+                    target.describe(),
+                    crate::text::join_and(&hashed),
+                    label_path(FLEET_HASH),
+                ),
+                Parts::default().elidable(target.describe()).fixed(format!(
+                    ": label {FLEET_HASH} should be {expected:?}, or Fleet reports the object missing (Fleet issue 2134)."
+                )),
             ))
         }
-        (Some(_), None) => Some(format!(
-            "{} of {} is set but {} is missing; it must be {expected:?}, wrangler's hash of {}; \
-             {why}. Fix: {label_fix}, or set {} to {expected:?} in the manifest.",
-            annotation_path(FLEET_ID),
-            target.describe(),
-            label_path(FLEET_HASH),
-            crate::text::join_and(&hashed),
-            label_path(FLEET_HASH),
+        (Some(_), None) => Some((
+            format!(
+                "{} of {} is set but {} is missing; it must be {expected:?}, wrangler's hash of {}; \
+                 {why}. Fix: {label_fix}, or set {} to {expected:?} in the manifest.",
+                annotation_path(FLEET_ID),
+                target.describe(),
+                label_path(FLEET_HASH),
+                crate::text::join_and(&hashed),
+                label_path(FLEET_HASH),
+            ),
+            Parts::default().elidable(target.describe()).fixed(format!(
+                ": label {FLEET_HASH} is missing; set it to {expected:?}, or Fleet reports the object missing (Fleet issue 2134)."
+            )),
         )),
-        (None, _) => Some(format!(
+        (None, _) => Some((
+            format!(
             "{} of {} is set but {} is missing; wrangler writes both, and without the id the \
              hash can only be {expected:?} (the hash of an empty id{}), so the label points at \
              no Fleet bundle deployment. Fix: remove the label ({}), or add {} with the set id \
@@ -623,12 +655,16 @@ fn fleet_markers(meta: &Meta, old: Option<&Meta>, target: &Target) -> Option<Str
             },
             target.kubectl("label", &format!("{FLEET_HASH}-")),
             annotation_path(FLEET_ID),
+            ),
+            Parts::default().elidable(target.describe()).fixed(format!(
+                ": label {FLEET_HASH} is set without annotation {FLEET_ID}, so it points at no Fleet bundle; remove it or add the id."
+            )),
         )),
     }
 }
 
 /// Check 2: Helm's ownership metadata is complete.
-fn helm_completeness(meta: &Meta, target: &Target, settings: &Settings) -> Option<String> {
+fn helm_completeness(meta: &Meta, target: &Target, settings: &Settings) -> Option<(String, Parts)> {
     let name = meta.annotation(HELM_RELEASE_NAME);
     let namespace = meta.annotation(HELM_RELEASE_NAMESPACE);
     if name.is_none() && namespace.is_none() {
@@ -714,7 +750,16 @@ fn helm_completeness(meta: &Meta, target: &Target, settings: &Settings) -> Optio
     } else {
         format!(" ({})", notes.join("; "))
     };
-    Some(format!(
+    let verb = if paths.len() == 1 { "is" } else { "are" };
+    let brief = Parts::default()
+        .elidable(target.describe())
+        .fixed(" carries Helm release metadata but ")
+        .elidable(crate::text::join_and(&paths))
+        .fixed(format!(
+            " {verb} missing or wrong, so Helm refuses to adopt or upgrade it. Set {}.",
+            if paths.len() == 1 { "it" } else { "them" }
+        ));
+    let message = format!(
         "{} carries Helm release metadata but {} {} missing or wrong, so Helm will refuse to \
          adopt or upgrade it with: {} {:?} in namespace {:?} exists and cannot be imported into \
          the current release: invalid ownership metadata; {}{notes}. Fix: {}, or set the \
@@ -727,17 +772,20 @@ fn helm_completeness(meta: &Meta, target: &Target, settings: &Settings) -> Optio
         target.namespace,
         errors.join("; "),
         fixes.join("; "),
-    ))
+    );
+    Some((message, brief))
 }
 
 /// Check 4: an UPDATE moving the object from one owner to another.
-fn ownership_change(old: &Meta, new: &Meta, target: &Target) -> Option<String> {
+fn ownership_change(old: &Meta, new: &Meta, target: &Target) -> Option<(String, Parts)> {
     let mut changes = Vec::new();
+    let mut changed = Vec::new();
     let mut restore = Vec::new();
     for key in [HELM_RELEASE_NAME, HELM_RELEASE_NAMESPACE, FLEET_ID] {
         match (old.annotation(key), new.annotation(key)) {
             (Some(before), Some(after)) if !before.is_empty() && !after.is_empty() && before != after => {
                 changes.push(format!("{} from {before:?} to {after:?}", annotation_path(key)));
+                changed.push(key.to_string());
                 restore.push(format!("{key}={before}"));
             }
             _ => {}
@@ -765,7 +813,7 @@ fn ownership_change(old: &Meta, new: &Meta, target: &Target) -> Option<String> {
             target.kubectl("label", &format!("{FLEET_HASH}={hash} --overwrite"))
         ));
     }
-    Some(format!(
+    let message = format!(
         "this UPDATE changes the owner of {}: {}; its previous owner ({}) will report it as \
          missing or not owned and may delete or overwrite it on its next sync. If the move is \
          intended, remove the object from the previous release or bundle first; otherwise \
@@ -773,7 +821,14 @@ fn ownership_change(old: &Meta, new: &Meta, target: &Target) -> Option<String> {
         target.describe(),
         changes.join(", "),
         crate::text::join_and(&previous),
-    ))
+    );
+    let brief = Parts::default()
+        .fixed("this UPDATE moves ")
+        .elidable(target.describe())
+        .fixed(" to a new owner (")
+        .elidable(crate::text::join_and(&changed))
+        .fixed("); the old owner may report it missing or delete it.");
+    Some((message, brief))
 }
 
 #[cfg(test)]
