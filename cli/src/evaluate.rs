@@ -98,7 +98,11 @@ pub fn read_request(text: &str) -> Result<RequestDoc> {
     if !request.is_object() {
         return Err(anyhow!("the AdmissionRequest is not a JSON object"));
     }
-    let uid = request.get("uid").and_then(Value::as_str).unwrap_or_default().to_string();
+    let uid = request
+        .get("uid")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string();
     Ok(RequestDoc {
         raw: request.to_string(),
         uid,

@@ -25,9 +25,7 @@ use crate::json::{self, FromJson, Json};
 include!("well_known_key.rs");
 include!(concat!(env!("OUT_DIR"), "/well_known_kinds.rs"));
 
-/// The most characters the API server keeps of a warning once a response's warnings pass
-/// 4,096 characters (k8s.io/apiserver `pkg/endpoints/filters/warning.go`).
-const WARNING_LIMIT: usize = 256;
+use crate::text::{CHECK_WARNING_CHARS, Part::Elidable, Part::Fixed, Part::Optional};
 
 /// Domains reserved for documentation, tests and private use (RFC 2606, RFC 6761, RFC 6762,
 /// RFC 8375, ICANN's `.internal`): a group under one is never well-known.
@@ -111,31 +109,27 @@ fn listed(group: &str, kind: &str) -> bool {
 }
 
 /// The warning for a CRD `name` of kind `kind` accepted beside the well-known `others` (group
-/// labels, sorted): the most informative text within the API server's 256 characters.
+/// labels, sorted), within the API server's limits (`crate::text`).
 pub fn warning(name: &str, kind: &str, others: &[String]) -> String {
     let groups = crate::text::join_and(others);
-    let count = match others.len() {
-        1 => "another API group".to_string(),
-        n => format!("{n} other API groups"),
-    };
-    let accepted = "accepted as a coexistence of well-known projects (wellKnownProjects: warn)";
-    let candidates = [
-        format!(
-            "Kind {kind} is also served by {groups}: {accepted}. Tools that match by kind alone mix them up; use full names: kubectl get {name}."
-        ),
-        format!("Kind {kind} is also served by {groups}: {accepted}. Use full names: kubectl get {name}."),
-        format!("Kind {kind} is also served by {count}: {accepted}. Use full names: kubectl get {name}."),
-        format!("Kind {kind} is also served by {count}: {accepted}."),
-        format!("This kind is also served by {count}: {accepted}."),
-    ];
-    let fits = |text: &String| text.chars().count() <= WARNING_LIMIT;
-    let last = candidates.len() - 1;
-    candidates
-        .into_iter()
-        .enumerate()
-        .find(|(i, text)| *i == last || fits(text))
-        .map(|(_, text)| text)
-        .unwrap_or_default()
+    crate::text::fit(
+        &[
+            Fixed("CRD "),
+            Elidable(name),
+            Fixed(": kind "),
+            Elidable(kind),
+            Fixed(" is also served by "),
+            Elidable(&groups),
+            Fixed(
+                ", accepted as a coexistence of well-known projects (wellKnownProjects: warn); use full resource names with kubectl.",
+            ),
+            Optional(&format!(
+                " See {}",
+                crate::text::readme_link("crd-kind-collision", "well-known-projects")
+            )),
+        ],
+        CHECK_WARNING_CHARS,
+    )
 }
 
 #[cfg(test)]
@@ -272,8 +266,13 @@ mod tests {
             "Gateway",
             &["gateway.networking.k8s.io".into()],
         );
-        assert!(short.contains("kubectl get gateways.networking.istio.io"), "{short}");
-        assert!(short.chars().count() <= WARNING_LIMIT, "{short}");
+        assert!(
+            short.starts_with(
+                "CRD gateways.networking.istio.io: kind Gateway is also served by gateway.networking.k8s.io, accepted"
+            ),
+            "{short}"
+        );
+        assert!(short.chars().count() <= CHECK_WARNING_CHARS, "{short}");
         let long_name = format!("{}.example.io", "x".repeat(240));
         let many = ["a.example.io", "b.example.io", "c.example.io", "d.example.io"].map(String::from);
         for (name, others) in [
@@ -282,11 +281,15 @@ mod tests {
             (long_name.as_str(), &many[..]),
         ] {
             let text = warning(name, "Certificate", others);
-            assert!(text.chars().count() <= WARNING_LIMIT, "{} {text}", text.len());
+            assert!(text.chars().count() <= CHECK_WARNING_CHARS, "{} {text}", text.len());
             assert!(text.ends_with('.'), "{text}");
         }
         let one = warning(&long_name, "Certificate", &many[..1]);
-        assert!(one.contains("served by another API group:"), "{one}");
+        assert!(one.contains("…"), "a long name is shortened in its middle: {one}");
+        assert!(
+            one.contains(": kind Certificate is also served by a.example.io, accepted"),
+            "{one}"
+        );
     }
 
     /// The acceptance set: `(project, CRD)` for every CRD in `test_data/well-known/`.
@@ -396,7 +399,7 @@ mod tests {
                 verdict.warnings
             );
             for warning in notes {
-                assert!(warning.chars().count() <= WARNING_LIMIT, "{warning}");
+                assert!(warning.chars().count() <= CHECK_WARNING_CHARS, "{warning}");
             }
         }
         assert!(
