@@ -14,12 +14,10 @@
 //! replaced by a fresh one.
 
 pub mod bench;
-pub mod clash;
-pub mod cluster;
-pub mod config;
-pub mod input;
 pub mod policies;
 pub mod report;
+
+pub use syncguard_scan::{clash, cluster, config, input};
 
 use crate::engine::{Capabilities, Engine, Instance, Limits, Module};
 use crate::evaluate::{self, AdmissionResponse, EvalError, RequestDoc};

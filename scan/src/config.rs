@@ -52,7 +52,7 @@ impl Config {
             anyhow!(
                 "cannot read config file {}: {}",
                 path.display(),
-                crate::scan::input::io_reason(&e)
+                crate::input::io_reason(&e)
             )
         })?;
         Config::parse(&text).map_err(|e| anyhow!("config file {}: {e}", path.display()))

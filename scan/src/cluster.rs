@@ -11,8 +11,7 @@
 //! - `list_resources_all`, `list_resources_by_namespace` and `get_resource` are answered;
 //!   the host still refuses anything the module's `contextAwareResources` does not declare.
 
-use crate::engine::Lookups;
-use crate::scan::input::{self, Document, InputError};
+use crate::input::{self, Document, InputError};
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use syncguard::replay::HostRequest;
@@ -172,8 +171,9 @@ impl DocumentScope {
     }
 }
 
-impl Lookups for DocumentScope {
-    fn answer(&self, request: &HostRequest) -> Result<Vec<u8>, String> {
+impl DocumentScope {
+    /// Answers a context-aware lookup of a policy, or gives the error the policy receives.
+    pub fn answer(&self, request: &HostRequest) -> Result<Vec<u8>, String> {
         let current = self.current.lock().unwrap_or_else(|e| e.into_inner()).clone();
         let text = |key: &str| request.fields.get(key).and_then(|v| v.as_str());
         let api_version = text("api_version").ok_or("the lookup has no api_version")?;
