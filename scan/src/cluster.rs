@@ -215,7 +215,12 @@ pub fn read_snapshot(path: &std::path::Path) -> Result<Vec<Document>, Vec<InputE
     let bytes =
         std::fs::read(path).map_err(|e| fail(format!("cannot read the cluster snapshot: {}", input::io_reason(&e))))?;
     let text = input::text_of(&bytes).map_err(|e| fail(format!("cluster snapshot: {e}")))?;
-    let contents = input::objects_of(usize::MAX, &display, text);
+    snapshot_of(&display, text)
+}
+
+/// The objects of a cluster snapshot's text, named `display` in errors (see [`read_snapshot`]).
+pub fn snapshot_of(display: &str, text: &str) -> Result<Vec<Document>, Vec<InputError>> {
+    let contents = input::objects_of(usize::MAX, display, text);
     if !contents.errors.is_empty() {
         return Err(contents
             .errors
