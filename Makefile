@@ -149,7 +149,7 @@ playground: playground-setup
 playground-tests: build playground
 	$(CARGO) test --locked --profile host -p syncguard-playground
 
-## unit: the core's native tests (every check and its fixtures)
+## unit: the native tests of the core (every check and its fixtures) and of the shared scan crate
 unit:
 	$(CARGO) test --locked -p syncguard -p syncguard-scan
 
