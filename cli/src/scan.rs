@@ -25,7 +25,6 @@ use crate::evaluate::{self, AdmissionResponse, EvalError, RequestDoc};
 use crate::metadata::Rule;
 use anyhow::{Result, anyhow, bail};
 use cluster::{DocumentScope, ObjectKey, OfflineCluster, Plurals};
-use syncguard_scan::evaluate::{Evaluator, clash_evaluations, evaluate_document};
 use input::{Document, InputError, Source};
 use serde_json::Value;
 use std::io::IsTerminal;
@@ -34,6 +33,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
+use syncguard_scan::evaluate::{Evaluator, clash_evaluations, evaluate_document};
 
 /// Exit code for usage and input errors.
 pub const EXIT_ERROR: u8 = 2;
@@ -369,7 +369,15 @@ fn from_response(document: usize, policy: usize, response: AdmissionResponse) ->
         message: None,
         code: None,
     });
-    Evaluation::new(document, policy, response.allowed, status.message, status.code, warnings, patch)
+    Evaluation::new(
+        document,
+        policy,
+        response.allowed,
+        status.message,
+        status.code,
+        warnings,
+        patch,
+    )
 }
 
 /// Counts of a scan.
@@ -454,12 +462,7 @@ pub fn scan_paths(paths: &[PathBuf], set: &PolicySet, snapshot: &[Document], opt
     let cluster = Arc::new(OfflineCluster::new(snapshot, &documents));
     let mut evaluations = evaluate_all(&documents, &sources, set, &plurals, &cluster, options);
     if let Some(settings) = &set.clash {
-        evaluations.extend(clash_evaluations(
-            &documents,
-            &sources,
-            settings,
-            set.policies.len(),
-        ));
+        evaluations.extend(clash_evaluations(&documents, &sources, settings, set.policies.len()));
     }
     evaluations.sort_by_key(|e| (e.document, e.policy));
     ScanReport {
@@ -601,7 +604,6 @@ impl<'a> Worker<'a> {
             .as_ref()
             .ok_or_else(|| anyhow!("the policy instance is missing"))
     }
-
 }
 
 impl Evaluator for Worker<'_> {
@@ -648,7 +650,6 @@ impl Evaluator for Worker<'_> {
         }
         from_response(document, policy, response)
     }
-
 }
 
 #[cfg(test)]
@@ -711,7 +712,6 @@ mod tests {
         ));
     }
 
-
     #[test]
     fn colors_follow_the_terminal_and_no_color() {
         use std::ffi::OsStr;
@@ -734,5 +734,4 @@ mod tests {
             "{err}"
         );
     }
-
 }

@@ -161,7 +161,9 @@ impl Evaluator for CoreEvaluator {
                 document,
                 policy,
                 false,
-                Some(format!("internal error: the check's answer is not a validation response: {e}")),
+                Some(format!(
+                    "internal error: the check's answer is not a validation response: {e}"
+                )),
                 Some(500),
                 Vec::new(),
                 None,
@@ -221,7 +223,11 @@ pub fn report(state: &State) -> Value {
             } else {
                 "settings in the configuration"
             };
-            return fail("config", None, format!("policy {}: invalid {place}: {message}", policy.name));
+            return fail(
+                "config",
+                None,
+                format!("policy {}: invalid {place}: {message}", policy.name),
+            );
         }
         active.push(Active { policy, settings });
     }
@@ -370,7 +376,12 @@ mod tests {
         for p in policies() {
             let rules: serde_yaml_ng::Value = serde_yaml_ng::from_str(p.metadata).unwrap();
             let declared = rules["rules"].as_sequence().unwrap().len();
-            assert_eq!(declared, p.rules.len(), "{}: the check's rules are its metadata's", p.name);
+            assert_eq!(
+                declared,
+                p.rules.len(),
+                "{}: the check's rules are its metadata's",
+                p.name
+            );
         }
     }
 

@@ -45,7 +45,11 @@ fn answer(dir: &Path, mut stream: TcpStream) -> std::io::Result<()> {
     }
     let path = line.split_whitespace().nth(1).unwrap_or("/");
     let path = path.split(['?', '#']).next().unwrap_or("/");
-    let name = if path == "/" { "index.html" } else { path.trim_start_matches('/') };
+    let name = if path == "/" {
+        "index.html"
+    } else {
+        path.trim_start_matches('/')
+    };
     let file = dir.join(name);
     let inside = !name.contains("..") && file.is_file();
     let (status, body) = if inside {
@@ -158,12 +162,18 @@ async fn paste(client: &Client, text: &str) {
         )
         .await
         .unwrap();
-    client.find(Locator::Id("evaluate")).await.unwrap().click().await.unwrap();
+    client
+        .find(Locator::Id("evaluate"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
 }
 
 fn kube_ovn_crd() -> String {
-    let fixture = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../policies/crd-schema-fields/test_data/kube-ovn-offline.json");
+    let fixture =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../policies/crd-schema-fields/test_data/kube-ovn-offline.json");
     let request: Value = serde_json::from_str(&std::fs::read_to_string(fixture).unwrap()).unwrap();
     serde_json::to_string_pretty(&request["object"]).unwrap()
 }
@@ -179,7 +189,10 @@ async fn the_page_evaluates_in_a_real_browser() {
         // Empty: no results, every policy described with a link to its README.
         assert!(rows(&client).await.is_empty());
         let policies = text_of(&client, "#policies").await;
-        assert!(policies.contains("crd-schema-fields") && policies.contains("kind-group-clash"), "{policies}");
+        assert!(
+            policies.contains("crd-schema-fields") && policies.contains("kind-group-clash"),
+            "{policies}"
+        );
 
         // The Kube-OVN CRD with strategic-merge-patch keys: rejected by crd-schema-fields.
         let crd = kube_ovn_crd();
@@ -191,11 +204,25 @@ async fn the_page_evaluates_in_a_real_browser() {
         assert!(details.contains("x-kubernetes-patch-strategy"), "{details}");
 
         // "Copy link" puts the state in the address bar; opening it evaluates at once.
-        client.find(Locator::Id("copy-link")).await.unwrap().click().await.unwrap();
+        client
+            .find(Locator::Id("copy-link"))
+            .await
+            .unwrap()
+            .click()
+            .await
+            .unwrap();
         let link = client.current_url().await.unwrap().to_string();
-        let encoded = link.split_once("#state=").expect("the link carries the state").1.to_string();
-        let state: Value =
-            serde_json::from_slice(&base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(&encoded).unwrap()).unwrap();
+        let encoded = link
+            .split_once("#state=")
+            .expect("the link carries the state")
+            .1
+            .to_string();
+        let state: Value = serde_json::from_slice(
+            &base64::engine::general_purpose::URL_SAFE_NO_PAD
+                .decode(&encoded)
+                .unwrap(),
+        )
+        .unwrap();
         assert_eq!(state["manifests"], Value::from(crd.as_str()));
 
         // A link written by hand (keys left out mean empty) gives the same result.
@@ -214,10 +241,17 @@ async fn the_page_evaluates_in_a_real_browser() {
         .unwrap();
         paste(&client, &clean).await;
         let found = rows(&client).await;
-        assert!(!found.is_empty() && found.iter().all(|(_, _, verdict)| verdict == "accepted"), "{found:?}");
+        assert!(
+            !found.is_empty() && found.iter().all(|(_, _, verdict)| verdict == "accepted"),
+            "{found:?}"
+        );
 
         // Broken YAML: the error with its line.
-        paste(&client, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n---\nkind: [\n").await;
+        paste(
+            &client,
+            "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n---\nkind: [\n",
+        )
+        .await;
         rows(&client).await;
         let error = text_of(&client, "#errors .error[data-line='5']").await;
         assert!(error.starts_with("manifests:5: "), "{error}");

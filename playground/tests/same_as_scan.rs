@@ -57,7 +57,12 @@ fn scan(manifests: &Path, snapshot: Option<&Path>, config: Option<&Path>) -> Out
     }
     let output = command.arg(manifests).output().unwrap();
     if output.stdout.is_empty() {
-        assert_eq!(output.status.code(), Some(2), "{}", String::from_utf8_lossy(&output.stderr));
+        assert_eq!(
+            output.status.code(),
+            Some(2),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
         return Outcome::Refused;
     }
     let report: Value = serde_json::from_slice(&output.stdout).unwrap();
@@ -111,7 +116,10 @@ fn compare(what: &str, manifests: &Path, snapshot: Option<&Path>, config: Option
     };
     let expected = scan(manifests, snapshot, config);
     let got = playground(&state);
-    assert_eq!(expected, got, "{what}: syncguard scan's outcome (left) and the playground's (right)");
+    assert_eq!(
+        expected, got,
+        "{what}: syncguard scan's outcome (left) and the playground's (right)"
+    );
     matches!(got, Outcome::Ran { ref verdicts, .. } if !verdicts.is_empty())
 }
 
@@ -218,7 +226,9 @@ fn policy_fixtures_get_the_same_verdicts() {
                 path
             });
             let what = format!("{name} case {}", case["name"]);
-            match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| compare(&what, &manifests, snapshot.as_deref(), Some(&config)))) {
+            match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                compare(&what, &manifests, snapshot.as_deref(), Some(&config))
+            })) {
                 Ok(ran) => {
                     compared += 1;
                     decided += usize::from(ran);
@@ -228,6 +238,12 @@ fn policy_fixtures_get_the_same_verdicts() {
         }
     }
     let _ = std::fs::remove_dir_all(&scratch);
-    assert_eq!(failures, 0, "{failures} of {compared} policy fixtures differ (see above)");
-    assert!(compared >= 100 && decided >= 100, "{compared} compared, {decided} with verdicts");
+    assert_eq!(
+        failures, 0,
+        "{failures} of {compared} policy fixtures differ (see above)"
+    );
+    assert!(
+        compared >= 100 && decided >= 100,
+        "{compared} compared, {decided} with verdicts"
+    );
 }

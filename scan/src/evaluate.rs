@@ -187,7 +187,15 @@ pub fn clash_evaluations(
         .into_iter()
         .map(|found| Evaluation {
             related: found.related,
-            ..Evaluation::new(found.document, policy, false, Some(found.message), None, Vec::new(), None)
+            ..Evaluation::new(
+                found.document,
+                policy,
+                false,
+                Some(found.message),
+                None,
+                Vec::new(),
+                None,
+            )
         })
         .collect()
 }
@@ -267,9 +275,15 @@ mod tests {
     #[test]
     fn patches_turn_the_object_into_the_mutation() {
         let request = r#"{"uid":"u","object":{"metadata":{"name":"a"}}}"#;
-        assert_eq!(mutation_patch(request, &serde_json::json!({"metadata": {"name": "a"}})), None);
         assert_eq!(
-            mutation_patch(request, &serde_json::json!({"metadata": {"name": "a", "labels": {"x": "y"}}})),
+            mutation_patch(request, &serde_json::json!({"metadata": {"name": "a"}})),
+            None
+        );
+        assert_eq!(
+            mutation_patch(
+                request,
+                &serde_json::json!({"metadata": {"name": "a", "labels": {"x": "y"}}})
+            ),
             Some(serde_json::json!([{"op": "add", "path": "/metadata/labels", "value": {"x": "y"}}]))
         );
     }
