@@ -137,10 +137,10 @@ examples: build playground
 
 ## playground: the static site in target/playground/ (index.html, its script and the .wasm)
 playground: playground-setup
-	$(CARGO) build --locked --release --target $(PLAYGROUND_TARGET) -p syncguard-playground
+	$(CARGO) build --locked --profile playground-wasm --target $(PLAYGROUND_TARGET) -p syncguard-playground
 	@rm -rf $(PLAYGROUND_DIR) && mkdir -p $(PLAYGROUND_DIR)
 	wasm-bindgen --target web --no-typescript --out-dir $(PLAYGROUND_DIR) \
-	  target/$(PLAYGROUND_TARGET)/release/syncguard_playground.wasm
+	  target/$(PLAYGROUND_TARGET)/playground-wasm/syncguard_playground.wasm
 	$(WASM_OPT) $(PLAYGROUND_DIR)/syncguard_playground_bg.wasm -o $(PLAYGROUND_DIR)/syncguard_playground_bg.wasm
 	cp playground/www/index.html playground/www/playground.js playground/www/playground.css $(PLAYGROUND_DIR)/
 

@@ -374,12 +374,33 @@ mod tests {
             assert!(policy["description"].as_str().is_some_and(|d| d.len() > 20), "{policy}");
         }
         for p in policies() {
-            let rules: serde_yaml_ng::Value = serde_yaml_ng::from_str(p.metadata).unwrap();
-            let declared = rules["rules"].as_sequence().unwrap().len();
+            let metadata: serde_yaml_ng::Value = serde_yaml_ng::from_str(p.metadata).unwrap();
+            let strings = |rule: &serde_yaml_ng::Value, key: &str| -> Vec<String> {
+                let list = rule[key].as_sequence().unwrap();
+                list.iter().map(|v| v.as_str().unwrap().to_string()).collect()
+            };
+            let declared: Vec<[Vec<String>; 4]> = metadata["rules"]
+                .as_sequence()
+                .unwrap()
+                .iter()
+                .map(|r| ["apiGroups", "apiVersions", "resources", "operations"].map(|key| strings(r, key)))
+                .collect();
+            let owned = |list: &[&str]| list.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+            let compiled: Vec<[Vec<String>; 4]> = p
+                .rules
+                .iter()
+                .map(|r| {
+                    [
+                        owned(r.api_groups),
+                        owned(r.api_versions),
+                        owned(r.resources),
+                        owned(r.operations),
+                    ]
+                })
+                .collect();
             assert_eq!(
-                declared,
-                p.rules.len(),
-                "{}: the check's rules are its metadata's",
+                declared, compiled,
+                "{}: the check's rules are its metadata.yml's",
                 p.name
             );
         }
