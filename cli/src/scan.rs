@@ -17,7 +17,7 @@ pub mod bench;
 pub mod policies;
 pub mod report;
 
-pub use syncguard_scan::evaluate::{Evaluation, Verdict, request_json, uid};
+pub use syncguard_scan::evaluate::{Evaluation, Verdict};
 pub use syncguard_scan::{clash, cluster, config, input};
 
 use crate::engine::{Capabilities, Engine, Instance, Limits, Module};
@@ -26,7 +26,6 @@ use crate::metadata::Rule;
 use anyhow::{Result, anyhow, bail};
 use cluster::{DocumentScope, ObjectKey, OfflineCluster, Plurals};
 use input::{Document, InputError, Source};
-use serde_json::Value;
 use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;

@@ -435,12 +435,18 @@ mod tests {
 
     #[test]
     fn broken_yaml_is_reported_with_its_line() {
+        // The scan fixture whose second document is broken: `syncguard scan` reports line 11.
         let report = report(&State {
-            manifests: "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n---\nkind: [\n".to_string(),
+            manifests: include_str!("../../cli/tests/data/scan/bad/broken.yaml").to_string(),
             ..State::default()
         });
-        assert_eq!(report["documents"].as_array().unwrap().len(), 1);
+        assert_eq!(report["documents"].as_array().unwrap().len(), 2);
         assert_eq!(report["errors"][0]["input"], "manifests");
-        assert_eq!(report["errors"][0]["line"], 5, "{report}");
+        assert_eq!(report["errors"][0]["line"], 11, "{report}");
+        let message = report["errors"][0]["message"].as_str().unwrap();
+        assert!(
+            message.starts_with("invalid YAML: did not find expected ',' or ']'"),
+            "{message}"
+        );
     }
 }

@@ -246,15 +246,15 @@ async fn the_page_evaluates_in_a_real_browser() {
             "{found:?}"
         );
 
-        // Broken YAML: the error with its line.
-        paste(
-            &client,
-            "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n---\nkind: [\n",
+        // Broken YAML (the scan fixture `syncguard scan` reports at line 11): the error with its line.
+        let broken = std::fs::read_to_string(
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../cli/tests/data/scan/bad/broken.yaml"),
         )
-        .await;
+        .unwrap();
+        paste(&client, &broken).await;
         rows(&client).await;
-        let error = text_of(&client, "#errors .error[data-line='5']").await;
-        assert!(error.starts_with("manifests:5: "), "{error}");
+        let error = text_of(&client, "#errors .error[data-line='11']").await;
+        assert!(error.starts_with("manifests:11: invalid YAML"), "{error}");
     }
     .await;
     client.close().await.unwrap();
