@@ -133,12 +133,15 @@ async fn browser(driver: &Driver) -> Client {
 
 /// Waits until the page has evaluated, then returns every result row's data attributes.
 async fn rows(client: &Client) -> Vec<(String, String, String)> {
-    client
+    let evaluated = client
         .wait()
         .at_most(Duration::from_secs(30))
         .for_element(Locator::Css("body[data-evaluated='true']"))
-        .await
-        .expect("the page never evaluated");
+        .await;
+    if let Err(e) = evaluated {
+        let page = client.source().await.unwrap_or_default();
+        panic!("the page never evaluated ({e}); it holds:\n{page}");
+    }
     let value = client
         .execute(
             "return [...document.querySelectorAll('#results tbody tr')].map(r => [r.dataset.document, r.dataset.policy, r.dataset.verdict]);",
