@@ -21,14 +21,16 @@ fn site() -> PathBuf {
     dir
 }
 
-/// Serves `dir` over HTTP/1.0 on a free port of 127.0.0.1, one request per connection.
-/// Hand-written: three static files for one test need no server crate.
+/// Serves `dir` over HTTP/1.0 on a free port of 127.0.0.1, one request per connection, each
+/// connection on its own thread (browsers open connections they send nothing on).
+/// Hand-written: a handful of static files for one test need no server crate.
 fn serve(dir: PathBuf) -> u16 {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
     std::thread::spawn(move || {
         for stream in listener.incoming().flatten() {
-            let _ = answer(&dir, stream);
+            let dir = dir.clone();
+            std::thread::spawn(move || answer(&dir, stream));
         }
     });
     port
@@ -140,7 +142,19 @@ async fn rows(client: &Client) -> Vec<(String, String, String)> {
         .await;
     if let Err(e) = evaluated {
         let page = client.source().await.unwrap_or_default();
-        panic!("the page never evaluated ({e}); it holds:\n{page}");
+        let loaded = client
+            .execute_async(
+                "const done = arguments[0]; import('./playground.js').then(() => done('loaded'), (e) => done(String(e)));",
+                vec![],
+            )
+            .await;
+        let fetched = client
+            .execute(
+                "return performance.getEntriesByType('resource').map(e => e.name + ' ' + e.responseStatus);",
+                vec![],
+            )
+            .await;
+        panic!("the page never evaluated ({e}): script {loaded:?}, fetched {fetched:?}; it holds:\n{page}");
     }
     let value = client
         .execute(
