@@ -80,7 +80,7 @@ impl OfflineCluster {
 
     /// How many objects it holds.
     #[cfg(test)]
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.by_group_kind.values().map(Vec::len).sum()
     }
 
