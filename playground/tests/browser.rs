@@ -201,79 +201,86 @@ async fn the_page_evaluates_in_a_real_browser() {
     let page = format!("http://127.0.0.1:{port}/");
     let driver = Driver::start();
     let client = browser(&driver).await;
-    let result = async {
-        client.goto(&page).await.unwrap();
-        // Empty: no results, every policy described with a link to its README.
-        assert!(rows(&client).await.is_empty());
-        let policies = text_of(&client, "#policies").await;
-        assert!(
-            policies.contains("crd-schema-fields") && policies.contains("kind-group-clash"),
-            "{policies}"
-        );
-
-        // The Kube-OVN CRD with strategic-merge-patch keys: rejected by crd-schema-fields.
-        let crd = kube_ovn_crd();
-        paste(&client, &crd).await;
-        let found = rows(&client).await;
-        let rejected = ("0".to_string(), "crd-schema-fields".to_string(), "rejected".to_string());
-        assert!(found.contains(&rejected), "{found:?}");
-        let details = text_of(&client, "tr[data-policy='crd-schema-fields'] td:last-child").await;
-        assert!(details.contains("x-kubernetes-patch-strategy"), "{details}");
-
-        // "Copy link" puts the state in the address bar; opening it evaluates at once.
-        client
-            .find(Locator::Id("copy-link"))
-            .await
-            .unwrap()
-            .click()
-            .await
-            .unwrap();
-        let link = client.current_url().await.unwrap().to_string();
-        let encoded = link
-            .split_once("#state=")
-            .expect("the link carries the state")
-            .1
-            .to_string();
-        let state: Value = serde_json::from_slice(
-            &base64::engine::general_purpose::URL_SAFE_NO_PAD
-                .decode(&encoded)
-                .unwrap(),
-        )
-        .unwrap();
-        assert_eq!(state["manifests"], Value::from(crd.as_str()));
-
-        // A link written by hand (keys left out mean empty) gives the same result.
-        let by_hand = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(json!({"manifests": crd}).to_string());
-        client.goto("about:blank").await.unwrap();
-        client.goto(&format!("{page}#state={by_hand}")).await.unwrap();
-        assert!(rows(&client).await.contains(&rejected));
-        client.goto("about:blank").await.unwrap();
-        client.goto(&link).await.unwrap();
-        assert!(rows(&client).await.contains(&rejected));
-
-        // A clean manifest is accepted by every policy that applies.
-        let clean = std::fs::read_to_string(
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("../cli/tests/data/scan/clean/app.yaml"),
-        )
-        .unwrap();
-        paste(&client, &clean).await;
-        let found = rows(&client).await;
-        assert!(
-            !found.is_empty() && found.iter().all(|(_, _, verdict)| verdict == "accepted"),
-            "{found:?}"
-        );
-
-        // Broken YAML (the scan fixture `syncguard scan` reports at line 11): the error with its line.
-        let broken = std::fs::read_to_string(
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("../cli/tests/data/scan/bad/broken.yaml"),
-        )
-        .unwrap();
-        paste(&client, &broken).await;
-        rows(&client).await;
-        let error = text_of(&client, "#errors .error[data-line='11']").await;
-        assert!(error.starts_with("manifests:11: invalid YAML"), "{error}");
-    }
-    .await;
+    // The checks run as their own task so that the browser is closed even when one fails
+    // (killing chromedriver alone would leave chromium running).
+    let checks = tokio::spawn({
+        let client = client.clone();
+        async move { check_the_page(&client, &page).await }
+    });
+    let outcome = checks.await;
     client.close().await.unwrap();
-    result
+    if let Err(failure) = outcome {
+        std::panic::resume_unwind(failure.into_panic());
+    }
+}
+
+async fn check_the_page(client: &Client, page: &str) {
+    client.goto(page).await.unwrap();
+    // Empty: no results, every policy described with a link to its README.
+    assert!(rows(client).await.is_empty());
+    let policies = text_of(client, "#policies").await;
+    assert!(
+        policies.contains("crd-schema-fields") && policies.contains("kind-group-clash"),
+        "{policies}"
+    );
+
+    // The Kube-OVN CRD with strategic-merge-patch keys: rejected by crd-schema-fields.
+    let crd = kube_ovn_crd();
+    paste(client, &crd).await;
+    let found = rows(client).await;
+    let rejected = ("0".to_string(), "crd-schema-fields".to_string(), "rejected".to_string());
+    assert!(found.contains(&rejected), "{found:?}");
+    let details = text_of(client, "tr[data-policy='crd-schema-fields'] td:last-child").await;
+    assert!(details.contains("x-kubernetes-patch-strategy"), "{details}");
+
+    // "Copy link" puts the state in the address bar; opening it evaluates at once.
+    client
+        .find(Locator::Id("copy-link"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    let link = client.current_url().await.unwrap().to_string();
+    let encoded = link
+        .split_once("#state=")
+        .expect("the link carries the state")
+        .1
+        .to_string();
+    let state: Value = serde_json::from_slice(
+        &base64::engine::general_purpose::URL_SAFE_NO_PAD
+            .decode(&encoded)
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(state["manifests"], Value::from(crd.as_str()));
+
+    // A link written by hand (keys left out mean empty) gives the same result.
+    let by_hand = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(json!({"manifests": crd}).to_string());
+    client.goto("about:blank").await.unwrap();
+    client.goto(&format!("{page}#state={by_hand}")).await.unwrap();
+    assert!(rows(client).await.contains(&rejected));
+    client.goto("about:blank").await.unwrap();
+    client.goto(&link).await.unwrap();
+    assert!(rows(client).await.contains(&rejected));
+
+    // A clean manifest is accepted by every policy that applies.
+    let clean =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../cli/tests/data/scan/clean/app.yaml"))
+            .unwrap();
+    paste(client, &clean).await;
+    let found = rows(client).await;
+    assert!(
+        !found.is_empty() && found.iter().all(|(_, _, verdict)| verdict == "accepted"),
+        "{found:?}"
+    );
+
+    // Broken YAML (the scan fixture `syncguard scan` reports at line 11): the error with its line.
+    let broken =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../cli/tests/data/scan/bad/broken.yaml"))
+            .unwrap();
+    paste(client, &broken).await;
+    rows(client).await;
+    let error = text_of(client, "#errors .error[data-line='11']").await;
+    assert!(error.starts_with("manifests:11: invalid YAML"), "{error}");
 }
