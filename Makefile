@@ -28,12 +28,19 @@ $(error usage: make push REGISTRY=host/path [INSECURE_REGISTRY=host:port])
 endif
 endif
 
+# Debian packages `make setup` installs when missing.
+APT_PACKAGES := binaryen docker-registry chromium chromium-driver
+# The playground: the core checks built with wasm-bindgen for the browser, a static site.
+PLAYGROUND_TARGET := wasm32-unknown-unknown
+PLAYGROUND_DIR    := target/playground
+WASM_BINDGEN_VERSION := $(shell sed -n 's/^wasm-bindgen = "=\(.*\)"/\1/p' playground/Cargo.toml)
+
 # Scan throughput: a generated tree of 10,000 manifests, scanned with --stats (one JSON line).
 SCAN_BENCH  = $(SYNCGUARD) scan --generate-bench-tree target/bench-tree --count 10000 && \
               $(SYNCGUARD) scan --stats target/bench-tree >/dev/null
 
 .PHONY: all setup build cli policies all-in-one annotate examples test unit e2e-tests lint bench bench-scan fmt clean \
-	push artifacthub manifests fuzz
+	push artifacthub manifests fuzz playground playground-setup playground-tests
 
 all: build
 
@@ -42,9 +49,21 @@ setup:
 	@rustup target list --installed 2>/dev/null | grep -qx $(TARGET) || rustup target add $(TARGET)
 	@# Debian's binaryen (wasm-opt, the size pass) and docker-registry (the real registry the
 	@# push/pull tests run on 127.0.0.1), installed only when missing.
-	@command -v wasm-opt >/dev/null 2>&1 && command -v docker-registry >/dev/null 2>&1 || \
-	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -q binaryen docker-registry || \
-	  { $(SUDO) apt-get update -q && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -q binaryen docker-registry; }
+	@# Debian's chromium and chromedriver: the real browser the playground tests drive.
+	@command -v wasm-opt >/dev/null 2>&1 && command -v docker-registry >/dev/null 2>&1 && \
+	  command -v chromium >/dev/null 2>&1 && command -v chromedriver >/dev/null 2>&1 || \
+	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -q $(APT_PACKAGES) || \
+	  { $(SUDO) apt-get update -q && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -q $(APT_PACKAGES); }
+	@$(MAKE) --no-print-directory playground-setup
+
+# The wasm target of the playground and the wasm-bindgen CLI of exactly the version its
+# wasm-bindgen crate pins (the two must match), each installed only when missing. Without
+# --locked when the CLI's own lock file names a crate version the registry no longer serves.
+playground-setup:
+	@rustup target list --installed 2>/dev/null | grep -qx $(PLAYGROUND_TARGET) || rustup target add $(PLAYGROUND_TARGET)
+	@[ "$$(wasm-bindgen --version 2>/dev/null)" = "wasm-bindgen $(WASM_BINDGEN_VERSION)" ] || \
+	  $(CARGO) install wasm-bindgen-cli --version $(WASM_BINDGEN_VERSION) --locked || \
+	  $(CARGO) install wasm-bindgen-cli --version $(WASM_BINDGEN_VERSION)
 
 ## cli: the syncguard command (wasmtime host), built for speed
 cli:
@@ -109,12 +128,31 @@ manifests: cli
 	done
 
 ## examples: the main job: build everything, then evaluate every bundled scenario through the built modules
-examples: build
+examples: build playground
 	$(CARGO) run --locked --quiet --profile host -p e2e-tests --bin scenarios
+	@echo
+	@echo "The playground (every check in the browser) is built in $(PLAYGROUND_DIR)/: serve it with any"
+	@echo "static file server and open it, e.g. python3 -m http.server -d $(PLAYGROUND_DIR) 8000, then"
+	@echo "http://127.0.0.1:8000/ (browsers do not load WebAssembly modules from file:// pages)."
 
-## unit: the core's native tests (every check and its fixtures)
+## playground: the static site in target/playground/ (index.html, its script and the .wasm)
+playground: playground-setup
+	$(CARGO) build --locked --profile playground-wasm --target $(PLAYGROUND_TARGET) -p syncguard-playground
+	@rm -rf $(PLAYGROUND_DIR) && mkdir -p $(PLAYGROUND_DIR)
+	wasm-bindgen --target web --no-typescript --out-dir $(PLAYGROUND_DIR) \
+	  target/$(PLAYGROUND_TARGET)/playground-wasm/syncguard_playground.wasm
+	@# No wasm-opt pass here: Debian's binaryen (108) turns wasm-bindgen's externref table into a
+	@# funcref table, and the module then fails to start in the browser.
+	cp playground/www/index.html playground/www/playground.js playground/www/playground.css $(PLAYGROUND_DIR)/
+
+## playground-tests: the playground's verdicts against `syncguard scan`'s on every fixture, and
+## the built page in headless chromium over WebDriver
+playground-tests: build playground
+	$(CARGO) test --locked --profile host -p syncguard-playground
+
+## unit: the native tests of the core (every check and its fixtures) and of the shared scan crate
 unit:
-	$(CARGO) test --locked -p syncguard
+	$(CARGO) test --locked -p syncguard -p syncguard-scan
 
 ## e2e-tests: the built modules through the engine (syncguard run, or kwctl when KWCTL is set)
 e2e-tests: build
@@ -135,7 +173,7 @@ bench-scan: build
 	$(SCAN_BENCH)
 
 ## test: everything CI checks
-test: build lint unit e2e-tests
+test: build lint unit e2e-tests playground-tests
 
 fmt:
 	$(CARGO) fmt --all

@@ -2,7 +2,8 @@
 //!
 //! Every check is a function from an admission request, its settings and (for context-aware
 //! checks) cluster facts to a [`admission::Verdict`]. Nothing here needs a WebAssembly host:
-//! the waPC glue in [`guest`] is compiled only for `wasm32`, and the policy crates under
+//! the waPC glue in [`guest`] is compiled only for WASI (`wasm32-wasip1`, the policy modules;
+//! the playground builds the core for `wasm32-unknown-unknown` without it), and the policy crates under
 //! `policies/` do nothing but call [`guest::register`] with their check.
 
 pub mod admission;
@@ -15,32 +16,32 @@ pub mod fuzz;
 pub mod generated;
 pub mod json;
 pub mod k8s;
-#[cfg(not(target_arch = "wasm32"))]
+#[cfg(not(target_os = "wasi"))]
 pub mod replay;
 pub mod rules;
 pub mod settings;
 pub mod text;
 
-#[cfg(target_arch = "wasm32")]
+#[cfg(target_os = "wasi")]
 pub mod guest;
 
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
 
 /// The all-in-one policy's waPC entry point: every check in one module (`syncguard.wasm`).
-#[cfg(all(target_arch = "wasm32", feature = "all-in-one"))]
+#[cfg(all(target_os = "wasi", feature = "all-in-one"))]
 #[unsafe(no_mangle)]
 pub extern "C" fn wapc_init() {
     guest::register::<all_in_one::AllInOne>();
 }
 
 /// Defines the `wapc_init` entry point of a policy module that runs check `$check` (a no-op
-/// outside `wasm32`, so the policy crates also build natively for clippy and docs).
+/// outside WASI, so the policy crates also build natively for clippy and docs).
 #[macro_export]
 macro_rules! export_policy {
     ($check:ty) => {
         /// waPC entry point: registers the policy's operations with the host.
-        #[cfg(target_arch = "wasm32")]
+        #[cfg(target_os = "wasi")]
         #[unsafe(no_mangle)]
         pub extern "C" fn wapc_init() {
             $crate::guest::register::<$check>();

@@ -119,6 +119,12 @@ impl Lookups for Replay {
     }
 }
 
+impl Lookups for syncguard_scan::cluster::DocumentScope {
+    fn answer(&self, request: &HostRequest) -> Result<Vec<u8>, String> {
+        syncguard_scan::cluster::DocumentScope::answer(self, request)
+    }
+}
+
 /// What the host allows a policy's callbacks to do.
 #[derive(Clone, Default)]
 pub struct Capabilities {

@@ -149,13 +149,7 @@ pub fn payload(request: &RequestDoc, settings: &Value) -> String {
 
 /// [`payload`] with the settings already serialized as JSON.
 pub fn payload_with_settings_text(request: &RequestDoc, settings_text: &str) -> String {
-    let mut payload = String::with_capacity(request.raw.len() + settings_text.len() + 32);
-    payload.push_str("{\"request\":");
-    payload.push_str(&request.raw);
-    payload.push_str(",\"settings\":");
-    payload.push_str(settings_text);
-    payload.push('}');
-    payload
+    syncguard_scan::evaluate::validate_payload(&request.raw, settings_text)
 }
 
 /// Calls `validate` and builds the AdmissionResponse.
@@ -222,12 +216,7 @@ fn respond(metadata: Option<&Metadata>, request: &RequestDoc, answer: Validation
             None,
         );
     }
-    let original = serde_json::from_str::<BTreeMap<String, Value>>(&request.raw)
-        .ok()
-        .and_then(|mut fields| fields.remove("object"))
-        .unwrap_or(Value::Null);
-    let patch = json_patch::diff(&original, &mutated);
-    if !patch.0.is_empty() {
+    if let Some(patch) = syncguard_scan::evaluate::mutation_patch(&request.raw, &mutated) {
         let json = serde_json::to_vec(&patch).unwrap_or_default();
         response.patch_type = Some("JSONPatch".into());
         response.patch = Some(base64::engine::general_purpose::STANDARD.encode(json));

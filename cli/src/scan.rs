@@ -14,12 +14,11 @@
 //! replaced by a fresh one.
 
 pub mod bench;
-pub mod clash;
-pub mod cluster;
-pub mod config;
-pub mod input;
 pub mod policies;
 pub mod report;
+
+pub use syncguard_scan::evaluate::{Evaluation, Verdict};
+pub use syncguard_scan::{clash, cluster, config, input};
 
 use crate::engine::{Capabilities, Engine, Instance, Limits, Module};
 use crate::evaluate::{self, AdmissionResponse, EvalError, RequestDoc};
@@ -27,13 +26,13 @@ use crate::metadata::Rule;
 use anyhow::{Result, anyhow, bail};
 use cluster::{DocumentScope, ObjectKey, OfflineCluster, Plurals};
 use input::{Document, InputError, Source};
-use serde_json::Value;
 use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
+use syncguard_scan::evaluate::{Evaluator, clash_evaluations, evaluate_document};
 
 /// Exit code for usage and input errors.
 pub const EXIT_ERROR: u8 = 2;
@@ -292,27 +291,15 @@ impl PolicySet {
         config_name: &str,
         limits: Limits,
     ) -> Result<PolicySet> {
-        let known: Vec<&str> = modules.iter().map(|m| m.name.as_str()).chain([clash::NAME]).collect();
-        for name in config.policies.keys() {
-            if !known.contains(&name.as_str()) {
-                bail!(
-                    "config file {config_name}: `policies.{name}`: there is no policy named {name} (known: {})",
-                    known.join(", ")
-                );
-            }
-        }
+        let known: Vec<&str> = modules.iter().map(|m| m.name.as_str()).collect();
+        config.check_names(&known, config_name)?;
         let engine = Engine::new(limits)?;
         let mut policies = Vec::new();
         let mut infos = Vec::new();
         for module in modules {
-            let entry = config.policies.get(&module.name);
-            if entry.is_some_and(|e| !e.enabled) {
+            let Some(settings) = config.settings_of(&module.name) else {
                 continue;
-            }
-            let settings = entry
-                .and_then(|e| e.settings.clone())
-                .filter(|s| !s.is_null())
-                .unwrap_or_else(|| Value::Object(Default::default()));
+            };
             let compiled = engine
                 .compile(&module.wasm)
                 .map_err(|e| anyhow!("policy {} ({}): {e:#}", module.name, module.origin))?;
@@ -345,12 +332,8 @@ impl PolicySet {
                 settings_text: settings.to_string(),
             });
         }
-        let clash_entry = config.policies.get(clash::NAME);
-        let clash = if clash_entry.is_some_and(|e| !e.enabled) {
-            None
-        } else {
-            let settings = clash::parse_settings(clash_entry.and_then(|e| e.settings.as_ref()))
-                .map_err(|message| anyhow!("policy {}: invalid settings in {config_name}: {message}", clash::NAME))?;
+        let clash = config.clash_settings(config_name)?;
+        if clash.is_some() {
             infos.push(PolicyInfo {
                 name: clash::NAME.to_string(),
                 origin: "built-in".to_string(),
@@ -358,8 +341,7 @@ impl PolicySet {
                 description: Some(clash::DESCRIPTION.to_string()),
                 url: Some("https://github.com/syncguard/syncguard#syncguard-scan".to_string()),
             });
-            Some(settings)
-        };
+        }
         Ok(PolicySet {
             _engine: engine,
             policies,
@@ -378,80 +360,23 @@ pub struct ScanOptions {
     pub progress: bool,
 }
 
-/// The verdict of one evaluation.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Verdict {
-    /// Admission would refuse the object.
-    Rejected,
-    /// Admission would change the object (a mutating policy's patch).
-    Mutated,
-    /// Admission would accept the object with warnings.
-    Warned,
-    /// Admission would accept the object as it is.
-    Accepted,
-}
-
-impl Verdict {
-    /// The word used in every output format.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Verdict::Rejected => "rejected",
-            Verdict::Mutated => "mutated",
-            Verdict::Warned => "warned",
-            Verdict::Accepted => "accepted",
-        }
-    }
-}
-
-/// One document evaluated by one policy.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Evaluation {
-    /// Index of the document.
-    pub document: usize,
-    /// Index of the policy in [`ScanReport::policies`].
-    pub policy: usize,
-    /// The verdict.
-    pub verdict: Verdict,
-    /// The rejection message.
-    pub message: Option<String>,
-    /// The rejection code.
-    pub code: Option<u16>,
-    /// Warnings, accepted or not.
-    pub warnings: Vec<String>,
-    /// The JSON Patch a mutation would apply.
-    pub patch: Option<Value>,
-    /// Other documents the finding involves.
-    pub related: Vec<usize>,
-}
-
-impl Evaluation {
-    fn from_response(document: usize, policy: usize, response: AdmissionResponse) -> Evaluation {
-        let patch = response.patch_ops();
-        let warnings = response.warnings.unwrap_or_default();
-        let (verdict, message, code) = if !response.allowed {
-            let status = response.status.unwrap_or(evaluate::Status {
-                message: None,
-                code: None,
-            });
-            (Verdict::Rejected, status.message, status.code)
-        } else if patch.is_some() {
-            (Verdict::Mutated, None, None)
-        } else if !warnings.is_empty() {
-            (Verdict::Warned, None, None)
-        } else {
-            (Verdict::Accepted, None, None)
-        };
-        Evaluation {
-            document,
-            policy,
-            verdict,
-            message,
-            code,
-            warnings,
-            patch,
-            related: Vec::new(),
-        }
-    }
+/// The evaluation of an AdmissionResponse the engine gave.
+fn from_response(document: usize, policy: usize, response: AdmissionResponse) -> Evaluation {
+    let patch = response.patch_ops();
+    let warnings = response.warnings.unwrap_or_default();
+    let status = response.status.unwrap_or(evaluate::Status {
+        message: None,
+        code: None,
+    });
+    Evaluation::new(
+        document,
+        policy,
+        response.allowed,
+        status.message,
+        status.code,
+        warnings,
+        patch,
+    )
 }
 
 /// Counts of a scan.
@@ -536,19 +461,7 @@ pub fn scan_paths(paths: &[PathBuf], set: &PolicySet, snapshot: &[Document], opt
     let cluster = Arc::new(OfflineCluster::new(snapshot, &documents));
     let mut evaluations = evaluate_all(&documents, &sources, set, &plurals, &cluster, options);
     if let Some(settings) = &set.clash {
-        let clash_index = set.policies.len();
-        for found in clash::find(&documents, &sources, settings) {
-            evaluations.push(Evaluation {
-                document: found.document,
-                policy: clash_index,
-                verdict: Verdict::Rejected,
-                message: Some(found.message),
-                code: None,
-                warnings: Vec::new(),
-                patch: None,
-                related: found.related,
-            });
-        }
+        evaluations.extend(clash_evaluations(&documents, &sources, settings, set.policies.len()));
     }
     evaluations.sort_by_key(|e| (e.document, e.policy));
     ScanReport {
@@ -643,7 +556,7 @@ fn evaluate_all(
                         }
                         let end = (start + CHUNK).min(total);
                         for (index, doc) in documents.iter().enumerate().take(end).skip(start) {
-                            worker.evaluate(index, doc, sources, plurals, &mut out);
+                            evaluate_document(&mut worker, index, doc, sources, plurals, &mut out);
                             done.fetch_add(1, Ordering::Relaxed);
                         }
                     }
@@ -690,110 +603,52 @@ impl<'a> Worker<'a> {
             .as_ref()
             .ok_or_else(|| anyhow!("the policy instance is missing"))
     }
+}
 
-    fn evaluate(
-        &mut self,
-        index: usize,
-        doc: &Document,
-        sources: &[Source],
-        plurals: &Plurals,
-        out: &mut Vec<Evaluation>,
-    ) {
+impl Evaluator for Worker<'_> {
+    fn policy_count(&self) -> usize {
+        self.set.policies.len()
+    }
+
+    fn matches(&self, policy: usize, group: &str, version: &str, resource: &str) -> bool {
+        self.set.policies[policy].matches(group, version, resource)
+    }
+
+    fn evaluate(&mut self, policy: usize, document: usize, request: &str, uid: &str, key: &ObjectKey) -> Evaluation {
         let set = self.set;
-        let resource = plurals.resource(&doc.info.group, &doc.info.version, &doc.info.kind);
-        let matching: Vec<usize> = (0..self.set.policies.len())
-            .filter(|&p| self.set.policies[p].matches(&doc.info.group, &doc.info.version, &resource))
-            .collect();
-        if matching.is_empty() {
-            return;
-        }
-        let source = sources.get(doc.source).map(|s| s.display.as_str()).unwrap_or("");
-        let uid = uid(source, doc.index, doc.item);
         let request = RequestDoc {
-            raw: request_json(doc, &resource, &uid),
-            uid,
+            raw: request.to_string(),
+            uid: uid.to_string(),
         };
-        let key = ObjectKey::of(doc);
-        for policy in matching {
-            let response = match self.instance(policy) {
-                Ok((instance, scope)) => {
-                    scope.set_current(Some(key.clone()));
-                    let active = &set.policies[policy];
-                    evaluate::validate_with_settings_text(
-                        instance,
-                        active.module.metadata.as_ref(),
-                        &request,
-                        &active.settings_text,
-                    )
-                }
-                Err(e) => AdmissionResponse::reject(
-                    &request.uid,
-                    format!("internal server error: cannot instantiate the policy module: {e:#}"),
-                    Some(500),
-                ),
-            };
-            let failed = response.status.as_ref().is_some_and(|s| {
-                s.code == Some(500)
-                    && s.message
-                        .as_deref()
-                        .is_some_and(|m| m.starts_with("internal server error"))
-            });
-            if failed {
-                // A trap or a timeout may leave the instance broken: start the next call afresh.
-                self.instances[policy] = None;
+        let response = match self.instance(policy) {
+            Ok((instance, scope)) => {
+                scope.set_current(Some(key.clone()));
+                let active = &set.policies[policy];
+                evaluate::validate_with_settings_text(
+                    instance,
+                    active.module.metadata.as_ref(),
+                    &request,
+                    &active.settings_text,
+                )
             }
-            out.push(Evaluation::from_response(index, policy, response));
+            Err(e) => AdmissionResponse::reject(
+                &request.uid,
+                format!("internal server error: cannot instantiate the policy module: {e:#}"),
+                Some(500),
+            ),
+        };
+        let failed = response.status.as_ref().is_some_and(|s| {
+            s.code == Some(500)
+                && s.message
+                    .as_deref()
+                    .is_some_and(|m| m.starts_with("internal server error"))
+        });
+        if failed {
+            // A trap or a timeout may leave the instance broken: start the next call afresh.
+            self.instances[policy] = None;
         }
+        from_response(document, policy, response)
     }
-}
-
-/// A deterministic request uid from the document's place, shaped like a UUID.
-pub fn uid(source: &str, index: usize, item: Option<usize>) -> String {
-    let key = format!(
-        "{source}\u{0}{index}\u{0}{}",
-        item.map(|i| i.to_string()).unwrap_or_default()
-    );
-    let hash = |seed: u64| {
-        key.bytes()
-            .fold(seed, |h, b| (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3))
-    };
-    let (a, b) = (hash(0xcbf2_9ce4_8422_2325), hash(0x8422_2325_cbf2_9ce4));
-    format!(
-        "{:08x}-{:04x}-{:04x}-{:04x}-{:012x}",
-        a >> 32,
-        (a >> 16) & 0xffff,
-        a & 0xffff,
-        b >> 48,
-        b & 0xffff_ffff_ffff
-    )
-}
-
-/// The AdmissionRequest JSON of a document: a CREATE of the object as written, dry run, by
-/// user `syncguard-scan`.
-pub fn request_json(doc: &Document, resource: &str, uid: &str) -> String {
-    let gvk = serde_json::json!({"group": doc.info.group, "version": doc.info.version, "kind": doc.info.kind});
-    let gvr = serde_json::json!({"group": doc.info.group, "version": doc.info.version, "resource": resource});
-    let mut head = serde_json::json!({
-        "uid": uid,
-        "kind": gvk,
-        "resource": gvr,
-        "requestKind": gvk,
-        "requestResource": gvr,
-        "name": doc.info.name.clone().unwrap_or_default(),
-        "operation": "CREATE",
-        "userInfo": {"username": "syncguard-scan", "groups": ["system:authenticated"]},
-        "dryRun": true,
-        "options": {"apiVersion": "meta.k8s.io/v1", "kind": "CreateOptions"},
-    });
-    if let Some(namespace) = &doc.info.namespace {
-        head["namespace"] = Value::from(namespace.as_str());
-    }
-    let mut text = head.to_string();
-    text.pop();
-    text.push_str(",\"object\":");
-    text.push_str(&doc.object);
-    text.push('}');
-    text
 }
 
 #[cfg(test)]
@@ -857,27 +712,6 @@ mod tests {
     }
 
     #[test]
-    fn requests_are_creates_of_the_object() {
-        let contents = input::objects_of(
-            0,
-            "a.yaml",
-            "apiVersion: batch/v1\nkind: Job\nmetadata: {name: j, namespace: n}\n",
-        );
-        let doc = &contents.documents[0];
-        let request: Value = serde_json::from_str(&request_json(doc, "jobs", "u")).unwrap();
-        assert_eq!(request["operation"], "CREATE");
-        assert_eq!(
-            request["kind"],
-            serde_json::json!({"group": "batch", "version": "v1", "kind": "Job"})
-        );
-        assert_eq!(request["resource"]["resource"], "jobs");
-        assert_eq!(request["namespace"], "n");
-        assert_eq!(request["name"], "j");
-        assert_eq!(request["object"]["metadata"]["name"], "j");
-        assert!(request.get("oldObject").is_none());
-    }
-
-    #[test]
     fn colors_follow_the_terminal_and_no_color() {
         use std::ffi::OsStr;
         assert!(use_color(ColorChoice::Auto, true, None));
@@ -898,13 +732,5 @@ mod tests {
             err.contains("embeds no policy modules") && err.contains("--policies DIR"),
             "{err}"
         );
-    }
-
-    #[test]
-    fn uids_are_stable_and_distinct() {
-        assert_eq!(uid("a.yaml", 0, None), uid("a.yaml", 0, None));
-        assert_ne!(uid("a.yaml", 0, None), uid("a.yaml", 1, None));
-        assert_ne!(uid("a.yaml", 0, None), uid("a.yaml", 0, Some(0)));
-        assert_eq!(uid("a.yaml", 0, None).len(), 36);
     }
 }

@@ -11,8 +11,7 @@
 //! - `list_resources_all`, `list_resources_by_namespace` and `get_resource` are answered;
 //!   the host still refuses anything the module's `contextAwareResources` does not declare.
 
-use crate::engine::Lookups;
-use crate::scan::input::{self, Document, InputError};
+use crate::input::{self, Document, InputError};
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use syncguard::replay::HostRequest;
@@ -81,7 +80,7 @@ impl OfflineCluster {
 
     /// How many objects it holds.
     #[cfg(test)]
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.by_group_kind.values().map(Vec::len).sum()
     }
 
@@ -172,8 +171,9 @@ impl DocumentScope {
     }
 }
 
-impl Lookups for DocumentScope {
-    fn answer(&self, request: &HostRequest) -> Result<Vec<u8>, String> {
+impl DocumentScope {
+    /// Answers a context-aware lookup of a policy, or gives the error the policy receives.
+    pub fn answer(&self, request: &HostRequest) -> Result<Vec<u8>, String> {
         let current = self.current.lock().unwrap_or_else(|e| e.into_inner()).clone();
         let text = |key: &str| request.fields.get(key).and_then(|v| v.as_str());
         let api_version = text("api_version").ok_or("the lookup has no api_version")?;
@@ -215,7 +215,12 @@ pub fn read_snapshot(path: &std::path::Path) -> Result<Vec<Document>, Vec<InputE
     let bytes =
         std::fs::read(path).map_err(|e| fail(format!("cannot read the cluster snapshot: {}", input::io_reason(&e))))?;
     let text = input::text_of(&bytes).map_err(|e| fail(format!("cluster snapshot: {e}")))?;
-    let contents = input::objects_of(usize::MAX, &display, text);
+    snapshot_of(&display, text)
+}
+
+/// The objects of a cluster snapshot's text, named `display` in errors (see [`read_snapshot`]).
+pub fn snapshot_of(display: &str, text: &str) -> Result<Vec<Document>, Vec<InputError>> {
+    let contents = input::objects_of(usize::MAX, display, text);
     if !contents.errors.is_empty() {
         return Err(contents
             .errors

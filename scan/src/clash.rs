@@ -14,7 +14,7 @@
 //!   `[[networking.istio.io, gateway.networking.k8s.io]]`; a set is allowed when all its
 //!   groups are in one list.
 
-use crate::scan::input::{Document, Source};
+use crate::input::{Document, Source};
 use serde::Deserialize;
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -133,7 +133,7 @@ pub fn location(doc: &Document, sources: &[Source]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scan::input;
+    use crate::input;
 
     fn scan(text: &str) -> (Vec<Document>, Vec<Source>) {
         let contents = input::objects_of(0, "chart.yaml", text);

@@ -52,7 +52,7 @@ impl Config {
             anyhow!(
                 "cannot read config file {}: {}",
                 path.display(),
-                crate::scan::input::io_reason(&e)
+                crate::input::io_reason(&e)
             )
         })?;
         Config::parse(&text).map_err(|e| anyhow!("config file {}: {e}", path.display()))
@@ -85,6 +85,53 @@ impl Config {
             }
         }
         Ok(config)
+    }
+
+    /// Refuses entries for policies not in `known` (`kind-group-clash` is always known);
+    /// `config_name` names the file in the message.
+    pub fn check_names(&self, known: &[&str], config_name: &str) -> Result<()> {
+        let known: Vec<&str> = known.iter().copied().chain([crate::clash::NAME]).collect();
+        for name in self.policies.keys() {
+            if !known.contains(&name.as_str()) {
+                return Err(anyhow!(
+                    "config file {config_name}: `policies.{name}`: there is no policy named {name} (known: {})",
+                    known.join(", ")
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// The settings policy `name` runs with (`{}` when the file gives none), or `None` when
+    /// the file disables it.
+    pub fn settings_of(&self, name: &str) -> Option<Value> {
+        let entry = self.policies.get(name);
+        if entry.is_some_and(|e| !e.enabled) {
+            return None;
+        }
+        Some(
+            entry
+                .and_then(|e| e.settings.clone())
+                .filter(|s| !s.is_null())
+                .unwrap_or_else(|| Value::Object(Default::default())),
+        )
+    }
+
+    /// The settings of `kind-group-clash`, `None` when disabled; `config_name` names the
+    /// file in the message.
+    pub fn clash_settings(&self, config_name: &str) -> Result<Option<crate::clash::Settings>> {
+        let entry = self.policies.get(crate::clash::NAME);
+        if entry.is_some_and(|e| !e.enabled) {
+            return Ok(None);
+        }
+        crate::clash::parse_settings(entry.and_then(|e| e.settings.as_ref()))
+            .map(Some)
+            .map_err(|message| {
+                anyhow!(
+                    "policy {}: invalid settings in {config_name}: {message}",
+                    crate::clash::NAME
+                )
+            })
     }
 }
 

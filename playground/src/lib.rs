@@ -1,0 +1,460 @@
+//! syncguard in the browser: the evaluation of `syncguard scan`, compiled with wasm-bindgen for
+//! `wasm32-unknown-unknown` and driven by a static page (`make playground`).
+//!
+//! Everything but the policies' decisions is `syncguard scan`'s own code, from the
+//! `syncguard-scan` crate: the multi-document YAML and JSON reading, the AdmissionRequest each
+//! object becomes, the offline cluster that answers context-aware lookups from the pasted
+//! objects and the optional snapshot, `kind-group-clash`, and the `--config` file. Where the
+//! command runs each policy's WebAssembly module through wasmtime, the playground runs the same
+//! core check compiled into this module ([`CoreEvaluator`]), on the same `validate` payload.
+//!
+//! The page calls [`evaluate`] and renders the JSON it returns (see [`report`]).
+
+use serde_json::{Value, json};
+use std::sync::Arc;
+use syncguard::check::{self, Check};
+use syncguard::checks::{
+    crd_kind_collision::CrdKindCollision, crd_safe_upgrade::CrdSafeUpgrade, crd_schema_fields::CrdSchemaFields,
+    hook_job_safety::HookJobSafety, ownership_markers::OwnershipMarkers,
+};
+use syncguard::cluster::{self, Cluster, Items};
+use syncguard::replay::HostRequest;
+use syncguard_scan::cluster::{DocumentScope, ObjectKey, OfflineCluster, Plurals};
+use syncguard_scan::config::Config;
+use syncguard_scan::evaluate::{self, Evaluation, Evaluator};
+use syncguard_scan::{clash, input};
+use wasm_bindgen::prelude::wasm_bindgen;
+
+/// Where the policies' documentation lives (each policy's README is `policies/<name>/README.md`).
+const REPOSITORY: &str = "https://github.com/syncguard/syncguard";
+
+/// Name the pasted manifests have in messages (`syncguard scan` names the file).
+pub const MANIFESTS: &str = "manifests";
+
+/// One policy of the playground: a core check and its metadata.yml.
+pub struct Policy {
+    /// Policy name (its folder under `policies/`).
+    pub name: &'static str,
+    metadata: &'static str,
+    rules: &'static [syncguard::rules::Rule],
+    validate: fn(&[u8], &dyn Cluster) -> Vec<u8>,
+    validate_settings: fn(&str) -> Result<(), String>,
+}
+
+fn policy<C: Check>(name: &'static str, metadata: &'static str) -> Policy {
+    Policy {
+        name,
+        metadata,
+        rules: C::RULES,
+        validate: check::handle_validate::<C>,
+        validate_settings: |text| check::parse_settings::<C>(Some(text)).map(|_| ()),
+    }
+}
+
+/// The policies `syncguard scan` embeds, in its order (by name).
+pub fn policies() -> Vec<Policy> {
+    vec![
+        policy::<CrdKindCollision>(
+            "crd-kind-collision",
+            include_str!("../../policies/crd-kind-collision/metadata.yml"),
+        ),
+        policy::<CrdSafeUpgrade>(
+            "crd-safe-upgrade",
+            include_str!("../../policies/crd-safe-upgrade/metadata.yml"),
+        ),
+        policy::<CrdSchemaFields>(
+            "crd-schema-fields",
+            include_str!("../../policies/crd-schema-fields/metadata.yml"),
+        ),
+        policy::<HookJobSafety>(
+            "hook-job-safety",
+            include_str!("../../policies/hook-job-safety/metadata.yml"),
+        ),
+        policy::<OwnershipMarkers>(
+            "ownership-markers",
+            include_str!("../../policies/ownership-markers/metadata.yml"),
+        ),
+    ]
+}
+
+/// The annotations of a metadata.yml that the page shows.
+#[derive(serde::Deserialize, Default)]
+struct Metadata {
+    #[serde(default)]
+    annotations: std::collections::BTreeMap<String, String>,
+}
+
+impl Policy {
+    fn annotation(&self, key: &str) -> Option<String> {
+        // The metadata files are the repository's own, parsed by a test: never malformed here.
+        serde_yaml_ng::from_str::<Metadata>(self.metadata)
+            .unwrap_or_default()
+            .annotations
+            .remove(key)
+    }
+}
+
+/// A policy that runs, with its settings as JSON text.
+struct Active {
+    policy: Policy,
+    settings: String,
+}
+
+/// The playground's [`Evaluator`]: each policy's core check on the `validate` payload the
+/// command sends its module, lookups answered by the offline cluster.
+pub struct CoreEvaluator {
+    active: Vec<Active>,
+    scope: DocumentScope,
+}
+
+/// The offline cluster as a core check asks it: the `list_resources_all` host call, answered
+/// by the same [`DocumentScope::answer`] that answers the command's modules.
+struct ScopeCluster<'a>(&'a DocumentScope);
+
+impl Cluster for ScopeCluster<'_> {
+    fn list_all(&self, api_version: &str, kind: &str) -> Result<Items, String> {
+        let tag = HostRequest::tag_for("kubernetes", "list_resources_all").unwrap_or("KubernetesListResourceAll");
+        let request = HostRequest::from_call(tag, cluster::list_all_request(api_version, kind).as_bytes())?;
+        cluster::list_items(&self.0.answer(&request)?)
+    }
+}
+
+impl Evaluator for CoreEvaluator {
+    fn policy_count(&self) -> usize {
+        self.active.len()
+    }
+
+    fn matches(&self, policy: usize, group: &str, version: &str, resource: &str) -> bool {
+        let mut request = syncguard::admission::Request::default();
+        request.resource.group = group.to_string();
+        request.resource.version = version.to_string();
+        request.resource.resource = resource.to_string();
+        request.operation = "CREATE".to_string();
+        syncguard::rules::any_matches(self.active[policy].policy.rules, &request)
+    }
+
+    fn evaluate(&mut self, policy: usize, document: usize, request: &str, _uid: &str, key: &ObjectKey) -> Evaluation {
+        let active = &self.active[policy];
+        self.scope.set_current(Some(key.clone()));
+        let payload = evaluate::validate_payload(request, &active.settings);
+        let answer = (active.policy.validate)(payload.as_bytes(), &ScopeCluster(&self.scope));
+        match check::decode_response(&answer) {
+            Ok(answer) => {
+                // syncguard's non-mutating policies never return a mutated object, so the
+                // command's refusal of such a mutation has no counterpart here.
+                let patch = answer
+                    .mutated_object
+                    .as_ref()
+                    .filter(|_| answer.accepted)
+                    .and_then(|mutated| evaluate::mutation_patch(request, mutated));
+                Evaluation::new(
+                    document,
+                    policy,
+                    answer.accepted,
+                    answer.message,
+                    answer.code,
+                    answer.warnings.unwrap_or_default(),
+                    patch,
+                )
+            }
+            Err(e) => Evaluation::new(
+                document,
+                policy,
+                false,
+                Some(format!(
+                    "internal error: the check's answer is not a validation response: {e}"
+                )),
+                Some(500),
+                Vec::new(),
+                None,
+            ),
+        }
+    }
+}
+
+/// The page's inputs: the three text areas (each may be empty).
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
+pub struct State {
+    /// Manifests: YAML or JSON, any number of documents, `List`s expanded.
+    pub manifests: String,
+    /// Objects of the cluster (`kubectl get -o yaml` output), for context-aware policies.
+    pub snapshot: String,
+    /// What `syncguard scan --config FILE` reads: which policies run, with which settings.
+    pub config: String,
+}
+
+/// Evaluates a state as `syncguard scan --config C --cluster-snapshot S -v manifests` would,
+/// and describes the result as JSON:
+///
+/// - `policies`: every policy that runs, in report order: `name`, `description`, `version`,
+///   `readme` (the link to its documentation);
+/// - `documents`: every object found: `line`, `apiVersion`, `kind`, `name`, `namespace`;
+/// - `results`: every evaluation, by document then policy: `document` (index in
+///   `documents`), `line`, `policy`, `verdict` (`rejected`, `mutated`, `warned` or
+///   `accepted`), `message`, `code`, `warnings`, `patch` (the JSON Patch of a mutation) and
+///   `related` (the other documents of a `kind-group-clash` finding);
+/// - `errors`: input problems, each with `input` (`manifests`, `snapshot` or `config`),
+///   `line` (or `null`) and `message`. A configuration or snapshot problem stops the
+///   evaluation, as it stops the command.
+pub fn report(state: &State) -> Value {
+    let fail = |source: &str, line: Option<usize>, message: String| {
+        json!({"policies": [], "documents": [], "results": [],
+               "errors": [{"input": source, "line": line, "message": message}]})
+    };
+    let config = match Config::parse(&state.config) {
+        Ok(config) => config,
+        Err(e) => return fail("config", None, format!("configuration: {e}")),
+    };
+    let all = policies();
+    let known: Vec<&str> = all.iter().map(|p| p.name).collect();
+    if let Err(e) = config.check_names(&known, "configuration") {
+        return fail("config", None, e.to_string());
+    }
+    let mut active = Vec::new();
+    for policy in all {
+        let Some(settings) = config.settings_of(policy.name) else {
+            continue;
+        };
+        let settings = settings.to_string();
+        if let Err(message) = (policy.validate_settings)(&settings) {
+            let place = if state.config.trim().is_empty() {
+                "default settings"
+            } else {
+                "settings in the configuration"
+            };
+            return fail(
+                "config",
+                None,
+                format!("policy {}: invalid {place}: {message}", policy.name),
+            );
+        }
+        active.push(Active { policy, settings });
+    }
+    let clash_settings = match config.clash_settings("configuration") {
+        Ok(settings) => settings,
+        Err(e) => return fail("config", None, e.to_string()),
+    };
+    let snapshot = match syncguard_scan::cluster::snapshot_of("snapshot", &state.snapshot) {
+        Ok(documents) => documents,
+        Err(errors) => {
+            let errors: Vec<Value> = errors
+                .into_iter()
+                .map(|e| json!({"input": "snapshot", "line": e.line, "message": e.message}))
+                .collect();
+            return json!({"policies": [], "documents": [], "results": [], "errors": errors});
+        }
+    };
+    let contents = input::objects_of(0, MANIFESTS, &state.manifests);
+    let documents = contents.documents;
+    let sources = vec![input::Source {
+        display: MANIFESTS.to_string(),
+        uri: MANIFESTS.to_string(),
+    }];
+    let plurals = Plurals::new(snapshot.iter().chain(&documents));
+    let mut evaluator = CoreEvaluator {
+        active,
+        scope: DocumentScope::new(Arc::new(OfflineCluster::new(&snapshot, &documents))),
+    };
+    let mut evaluations = Vec::new();
+    for (index, doc) in documents.iter().enumerate() {
+        evaluate::evaluate_document(&mut evaluator, index, doc, &sources, &plurals, &mut evaluations);
+    }
+    let mut infos: Vec<Value> = evaluator
+        .active
+        .iter()
+        .map(|a| {
+            json!({
+                "name": a.policy.name,
+                "description": a.policy.annotation("io.kubewarden.policy.description"),
+                "version": a.policy.annotation("io.kubewarden.policy.version"),
+                "readme": format!("{REPOSITORY}/tree/main/policies/{}#readme", a.policy.name),
+            })
+        })
+        .collect();
+    if let Some(settings) = &clash_settings {
+        evaluations.extend(evaluate::clash_evaluations(&documents, &sources, settings, infos.len()));
+        infos.push(json!({
+            "name": clash::NAME,
+            "description": clash::DESCRIPTION,
+            "version": env!("CARGO_PKG_VERSION"),
+            "readme": format!("{REPOSITORY}#syncguard-scan"),
+        }));
+    }
+    evaluations.sort_by_key(|e| (e.document, e.policy));
+    let results: Vec<Value> = evaluations
+        .iter()
+        .map(|e| {
+            json!({
+                "document": e.document,
+                "line": documents[e.document].line,
+                "policy": infos[e.policy]["name"],
+                "verdict": e.verdict.as_str(),
+                "message": e.message,
+                "code": e.code,
+                "warnings": e.warnings,
+                "patch": e.patch,
+                "related": e.related,
+            })
+        })
+        .collect();
+    let described: Vec<Value> = documents
+        .iter()
+        .map(|d| {
+            json!({
+                "line": d.line,
+                "apiVersion": d.info.api_version,
+                "kind": d.info.kind,
+                "name": d.info.name,
+                "namespace": d.info.namespace,
+            })
+        })
+        .collect();
+    let errors: Vec<Value> = contents
+        .errors
+        .iter()
+        .map(|e| json!({"input": "manifests", "line": e.line, "message": e.message}))
+        .collect();
+    json!({"policies": infos, "documents": described, "results": results, "errors": errors})
+}
+
+/// The page's entry point: [`report`] of the three inputs, as JSON text.
+#[wasm_bindgen]
+pub fn evaluate(manifests: &str, snapshot: &str, config: &str) -> String {
+    report(&State {
+        manifests: manifests.to_string(),
+        snapshot: snapshot.to_string(),
+        config: config.to_string(),
+    })
+    .to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn verdicts(state: &State) -> Vec<(u64, String, String)> {
+        let report = report(state);
+        assert_eq!(report["errors"], json!([]), "{report}");
+        report["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| {
+                (
+                    r["document"].as_u64().unwrap(),
+                    r["policy"].as_str().unwrap().to_string(),
+                    r["verdict"].as_str().unwrap().to_string(),
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn every_policy_is_described_with_its_metadata() {
+        let report = report(&State::default());
+        let names: Vec<&str> = report["policies"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(
+            names,
+            [
+                "crd-kind-collision",
+                "crd-safe-upgrade",
+                "crd-schema-fields",
+                "hook-job-safety",
+                "ownership-markers",
+                "kind-group-clash"
+            ]
+        );
+        for policy in report["policies"].as_array().unwrap() {
+            assert!(policy["description"].as_str().is_some_and(|d| d.len() > 20), "{policy}");
+        }
+        for p in policies() {
+            let metadata: serde_yaml_ng::Value = serde_yaml_ng::from_str(p.metadata).unwrap();
+            let strings = |rule: &serde_yaml_ng::Value, key: &str| -> Vec<String> {
+                let list = rule[key].as_sequence().unwrap();
+                list.iter().map(|v| v.as_str().unwrap().to_string()).collect()
+            };
+            let declared: Vec<[Vec<String>; 4]> = metadata["rules"]
+                .as_sequence()
+                .unwrap()
+                .iter()
+                .map(|r| ["apiGroups", "apiVersions", "resources", "operations"].map(|key| strings(r, key)))
+                .collect();
+            let owned = |list: &[&str]| list.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+            let compiled: Vec<[Vec<String>; 4]> = p
+                .rules
+                .iter()
+                .map(|r| {
+                    [
+                        owned(r.api_groups),
+                        owned(r.api_versions),
+                        owned(r.resources),
+                        owned(r.operations),
+                    ]
+                })
+                .collect();
+            assert_eq!(
+                declared, compiled,
+                "{}: the check's rules are its metadata.yml's",
+                p.name
+            );
+        }
+    }
+
+    #[test]
+    fn clashes_and_config() {
+        let shirts = "apiVersion: stable.example.com/v1\nkind: Shirt\nmetadata: {name: s}\n---\napiVersion: beta.example.com/v1\nkind: Shirt\nmetadata: {name: s}\n";
+        let state = State {
+            manifests: shirts.to_string(),
+            ..State::default()
+        };
+        let clashes = |state: &State| -> Vec<(u64, String, String)> {
+            let all = verdicts(state);
+            assert!(
+                all.iter().any(|(_, policy, _)| policy == "ownership-markers"),
+                "{all:?}"
+            );
+            all.into_iter().filter(|(_, policy, _)| policy == clash::NAME).collect()
+        };
+        assert_eq!(
+            clashes(&state),
+            [
+                (0, "kind-group-clash".to_string(), "rejected".to_string()),
+                (1, "kind-group-clash".to_string(), "rejected".to_string())
+            ]
+        );
+        let allowed = State {
+            config: "policies:\n  kind-group-clash:\n    settings: {allowedKinds: [Shirt]}\n".to_string(),
+            ..state.clone()
+        };
+        assert!(clashes(&allowed).is_empty());
+        let unknown = report(&State {
+            config: "policies: {nope: {}}".to_string(),
+            ..state
+        });
+        let message = unknown["errors"][0]["message"].as_str().unwrap();
+        assert!(message.contains("there is no policy named nope"), "{message}");
+    }
+
+    #[test]
+    fn broken_yaml_is_reported_with_its_line() {
+        // The scan fixture whose second document is broken: `syncguard scan` reports line 11.
+        let report = report(&State {
+            manifests: include_str!("../../cli/tests/data/scan/bad/broken.yaml").to_string(),
+            ..State::default()
+        });
+        assert_eq!(report["documents"].as_array().unwrap().len(), 2);
+        assert_eq!(report["errors"][0]["input"], "manifests");
+        assert_eq!(report["errors"][0]["line"], 11, "{report}");
+        let message = report["errors"][0]["message"].as_str().unwrap();
+        assert!(
+            message.starts_with("invalid YAML: did not find expected ',' or ']'"),
+            "{message}"
+        );
+    }
+}

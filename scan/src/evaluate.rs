@@ -1,0 +1,290 @@
+//! One evaluation of `syncguard scan` and the playground: the request a document becomes, the
+//! policies it goes to, and the verdict each gives. How a policy decides is the caller's
+//! [`Evaluator`]: the command runs the annotated modules through wasmtime, the playground the
+//! core checks compiled into it.
+
+use crate::clash;
+use crate::cluster::{ObjectKey, Plurals};
+use crate::input::{Document, Source};
+use serde_json::Value;
+
+/// The verdict of one evaluation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Verdict {
+    /// Admission would refuse the object.
+    Rejected,
+    /// Admission would change the object (a mutating policy's patch).
+    Mutated,
+    /// Admission would accept the object with warnings.
+    Warned,
+    /// Admission would accept the object as it is.
+    Accepted,
+}
+
+impl Verdict {
+    /// The word used in every output format.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Rejected => "rejected",
+            Verdict::Mutated => "mutated",
+            Verdict::Warned => "warned",
+            Verdict::Accepted => "accepted",
+        }
+    }
+}
+
+/// One document evaluated by one policy.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Evaluation {
+    /// Index of the document.
+    pub document: usize,
+    /// Index of the policy in the scan's policy list.
+    pub policy: usize,
+    /// The verdict.
+    pub verdict: Verdict,
+    /// The rejection message.
+    pub message: Option<String>,
+    /// The rejection code.
+    pub code: Option<u16>,
+    /// Warnings, accepted or not.
+    pub warnings: Vec<String>,
+    /// The JSON Patch a mutation would apply.
+    pub patch: Option<Value>,
+    /// Other documents the finding involves.
+    pub related: Vec<usize>,
+}
+
+impl Evaluation {
+    /// An evaluation from a policy's answer: rejected unless `allowed`, else mutated when it
+    /// has a patch, warned when it has warnings, accepted otherwise. A message and a code are
+    /// kept only for rejections.
+    pub fn new(
+        document: usize,
+        policy: usize,
+        allowed: bool,
+        message: Option<String>,
+        code: Option<u16>,
+        warnings: Vec<String>,
+        patch: Option<Value>,
+    ) -> Evaluation {
+        let (verdict, message, code) = if !allowed {
+            (Verdict::Rejected, message, code)
+        } else if patch.is_some() {
+            (Verdict::Mutated, None, None)
+        } else if !warnings.is_empty() {
+            (Verdict::Warned, None, None)
+        } else {
+            (Verdict::Accepted, None, None)
+        };
+        Evaluation {
+            document,
+            policy,
+            verdict,
+            message,
+            code,
+            warnings,
+            patch,
+            related: Vec::new(),
+        }
+    }
+}
+
+/// A deterministic request uid from the document's place, shaped like a UUID.
+pub fn uid(source: &str, index: usize, item: Option<usize>) -> String {
+    let key = format!(
+        "{source}\u{0}{index}\u{0}{}",
+        item.map(|i| i.to_string()).unwrap_or_default()
+    );
+    let hash = |seed: u64| {
+        key.bytes()
+            .fold(seed, |h, b| (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3))
+    };
+    let (a, b) = (hash(0xcbf2_9ce4_8422_2325), hash(0x8422_2325_cbf2_9ce4));
+    format!(
+        "{:08x}-{:04x}-{:04x}-{:04x}-{:012x}",
+        a >> 32,
+        (a >> 16) & 0xffff,
+        a & 0xffff,
+        b >> 48,
+        b & 0xffff_ffff_ffff
+    )
+}
+
+/// The AdmissionRequest JSON of a document: a CREATE of the object as written, dry run, by
+/// user `syncguard-scan`.
+pub fn request_json(doc: &Document, resource: &str, uid: &str) -> String {
+    let gvk = serde_json::json!({"group": doc.info.group, "version": doc.info.version, "kind": doc.info.kind});
+    let gvr = serde_json::json!({"group": doc.info.group, "version": doc.info.version, "resource": resource});
+    let mut head = serde_json::json!({
+        "uid": uid,
+        "kind": gvk,
+        "resource": gvr,
+        "requestKind": gvk,
+        "requestResource": gvr,
+        "name": doc.info.name.clone().unwrap_or_default(),
+        "operation": "CREATE",
+        "userInfo": {"username": "syncguard-scan", "groups": ["system:authenticated"]},
+        "dryRun": true,
+        "options": {"apiVersion": "meta.k8s.io/v1", "kind": "CreateOptions"},
+    });
+    if let Some(namespace) = &doc.info.namespace {
+        head["namespace"] = Value::from(namespace.as_str());
+    }
+    let mut text = head.to_string();
+    text.pop();
+    text.push_str(",\"object\":");
+    text.push_str(&doc.object);
+    text.push('}');
+    text
+}
+
+/// How the policies of a scan decide, by index in the scan's policy list.
+pub trait Evaluator {
+    /// How many policies there are.
+    fn policy_count(&self) -> usize;
+
+    /// Whether policy `policy` sees a CREATE of `resource` in `group`/`version` (its rules).
+    fn matches(&self, policy: usize, group: &str, version: &str, resource: &str) -> bool;
+
+    /// Policy `policy`'s evaluation of the AdmissionRequest `request` (JSON text, uid `uid`)
+    /// of document `document`, whose object is `key`: lookups leave it out of their answers.
+    fn evaluate(&mut self, policy: usize, document: usize, request: &str, uid: &str, key: &ObjectKey) -> Evaluation;
+}
+
+/// Evaluates document `index` with every policy whose rules match it, appending to `out`.
+pub fn evaluate_document<E: Evaluator + ?Sized>(
+    evaluator: &mut E,
+    index: usize,
+    doc: &Document,
+    sources: &[Source],
+    plurals: &Plurals,
+    out: &mut Vec<Evaluation>,
+) {
+    let resource = plurals.resource(&doc.info.group, &doc.info.version, &doc.info.kind);
+    let matching: Vec<usize> = (0..evaluator.policy_count())
+        .filter(|&p| evaluator.matches(p, &doc.info.group, &doc.info.version, &resource))
+        .collect();
+    if matching.is_empty() {
+        return;
+    }
+    let source = sources.get(doc.source).map(|s| s.display.as_str()).unwrap_or("");
+    let uid = uid(source, doc.index, doc.item);
+    let request = request_json(doc, &resource, &uid);
+    let key = ObjectKey::of(doc);
+    for policy in matching {
+        out.push(evaluator.evaluate(policy, index, &request, &uid, &key));
+    }
+}
+
+/// The `kind-group-clash` findings among `documents` as rejections by policy `policy`.
+pub fn clash_evaluations(
+    documents: &[Document],
+    sources: &[Source],
+    settings: &clash::Settings,
+    policy: usize,
+) -> Vec<Evaluation> {
+    clash::find(documents, sources, settings)
+        .into_iter()
+        .map(|found| Evaluation {
+            related: found.related,
+            ..Evaluation::new(
+                found.document,
+                policy,
+                false,
+                Some(found.message),
+                None,
+                Vec::new(),
+                None,
+            )
+        })
+        .collect()
+}
+
+/// The `validate` payload of a policy: the AdmissionRequest `request` and the settings, both
+/// JSON text, without re-encoding the request.
+pub fn validate_payload(request: &str, settings: &str) -> String {
+    let mut payload = String::with_capacity(request.len() + settings.len() + 32);
+    payload.push_str("{\"request\":");
+    payload.push_str(request);
+    payload.push_str(",\"settings\":");
+    payload.push_str(settings);
+    payload.push('}');
+    payload
+}
+
+/// The JSON Patch (RFC 6902) that turns the object of AdmissionRequest `request` into
+/// `mutated`, or `None` when they are equal.
+pub fn mutation_patch(request: &str, mutated: &Value) -> Option<Value> {
+    let original = serde_json::from_str::<std::collections::BTreeMap<String, Value>>(request)
+        .ok()
+        .and_then(|mut fields| fields.remove("object"))
+        .unwrap_or(Value::Null);
+    let patch = json_patch::diff(&original, mutated);
+    if patch.0.is_empty() {
+        return None;
+    }
+    serde_json::to_value(&patch).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::input;
+
+    #[test]
+    fn requests_are_creates_of_the_object() {
+        let contents = input::objects_of(
+            0,
+            "a.yaml",
+            "apiVersion: batch/v1\nkind: Job\nmetadata: {name: j, namespace: n}\n",
+        );
+        let doc = &contents.documents[0];
+        let request: Value = serde_json::from_str(&request_json(doc, "jobs", "u")).unwrap();
+        assert_eq!(request["operation"], "CREATE");
+        assert_eq!(
+            request["kind"],
+            serde_json::json!({"group": "batch", "version": "v1", "kind": "Job"})
+        );
+        assert_eq!(request["resource"]["resource"], "jobs");
+        assert_eq!(request["namespace"], "n");
+        assert_eq!(request["name"], "j");
+        assert_eq!(request["object"]["metadata"]["name"], "j");
+        assert!(request.get("oldObject").is_none());
+    }
+
+    #[test]
+    fn uids_are_stable_and_distinct() {
+        assert_eq!(uid("a.yaml", 0, None), uid("a.yaml", 0, None));
+        assert_ne!(uid("a.yaml", 0, None), uid("a.yaml", 1, None));
+        assert_ne!(uid("a.yaml", 0, None), uid("a.yaml", 0, Some(0)));
+        assert_eq!(uid("a.yaml", 0, None).len(), 36);
+    }
+
+    #[test]
+    fn verdicts_follow_the_response() {
+        let verdict = |allowed, warnings: &[&str], patch: Option<Value>| {
+            let warnings = warnings.iter().map(|w| w.to_string()).collect();
+            Evaluation::new(0, 0, allowed, None, None, warnings, patch).verdict
+        };
+        assert_eq!(verdict(false, &["w"], None), Verdict::Rejected);
+        assert_eq!(verdict(true, &["w"], Some(serde_json::json!([]))), Verdict::Mutated);
+        assert_eq!(verdict(true, &["w"], None), Verdict::Warned);
+        assert_eq!(verdict(true, &[], None), Verdict::Accepted);
+    }
+
+    #[test]
+    fn patches_turn_the_object_into_the_mutation() {
+        let request = r#"{"uid":"u","object":{"metadata":{"name":"a"}}}"#;
+        assert_eq!(
+            mutation_patch(request, &serde_json::json!({"metadata": {"name": "a"}})),
+            None
+        );
+        assert_eq!(
+            mutation_patch(
+                request,
+                &serde_json::json!({"metadata": {"name": "a", "labels": {"x": "y"}}})
+            ),
+            Some(serde_json::json!([{"op": "add", "path": "/metadata/labels", "value": {"x": "y"}}]))
+        );
+    }
+}

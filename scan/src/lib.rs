@@ -1,0 +1,14 @@
+//! What `syncguard scan` and the playground share, with no WebAssembly host in it: reading
+//! manifests ([`input`]), the offline cluster that answers context-aware lookups ([`cluster`]),
+//! the `kind-group-clash` pseudo-policy ([`clash`]), the `--config` file ([`config`]), and
+//! the request each object becomes and the verdicts it gets ([`evaluate`]).
+//!
+//! The command runs the policy modules through wasmtime; the playground (built with
+//! wasm-bindgen for a browser) runs the core checks compiled into it. Both read, answer and
+//! report through this crate, so they give the same verdicts.
+
+pub mod clash;
+pub mod cluster;
+pub mod config;
+pub mod evaluate;
+pub mod input;
