@@ -1,12 +1,14 @@
 //! Cluster facts for context-aware checks, answered by Kubewarden's host callbacks in a
 //! cluster, by a replay file under kwctl or `syncguard run`, and by the scanned set offline.
 
-use crate::json;
+use kubewarden_policy_sdk::host_capabilities::kubernetes::ListAllResourcesRequest;
+use serde::Deserialize;
 use serde_json::Value;
+use serde_json::value::RawValue;
 
-/// Objects as the cluster answered them: a checked Kubernetes List, whose [`items`] each check
-/// reads into its own view (so the answer is checked once and never copied item by item).
-pub type Items = json::Document<'static>;
+/// Objects as the cluster answered them: the items of a Kubernetes List, each kept as its JSON
+/// text for the check to read into its own view (the answer is read once, its items unread).
+pub type Items = Vec<Box<RawValue>>;
 
 /// Read access to the cluster's objects.
 pub trait Cluster {
@@ -44,39 +46,43 @@ impl Cluster for StaticCluster {
     }
 }
 
-/// The payload of Kubewarden's `kubernetes/list_resources_all` host call, as JSON text (keys
-/// sorted, no selectors).
-pub fn list_all_request(api_version: &str, kind: &str) -> String {
-    format!(
-        "{{\"api_version\":{},\"field_masks\":null,\"field_selector\":null,\"kind\":{},\"label_selector\":null}}",
-        json::quoted(api_version),
-        json::quoted(kind)
-    )
+/// The request of Kubewarden's `kubernetes/list_resources_all` host call (no selectors, no
+/// field masks), as kubewarden-policy-sdk defines it.
+pub fn list_all_request(api_version: &str, kind: &str) -> ListAllResourcesRequest {
+    ListAllResourcesRequest {
+        api_version: api_version.to_string(),
+        kind: kind.to_string(),
+        label_selector: None,
+        field_selector: None,
+        field_masks: None,
+    }
 }
 
 /// Objects as [`Items`].
 pub fn to_items<'a>(objects: impl IntoIterator<Item = &'a Value>) -> Result<Items, String> {
-    let items: Vec<&Value> = objects.into_iter().collect();
-    list_items(serde_json::json!({ "items": items }).to_string().as_bytes())
+    objects
+        .into_iter()
+        .map(|object| serde_json::value::to_raw_value(object).map_err(|e| e.to_string()))
+        .collect()
 }
 
-/// The items of a List, in order (none when it has no `items` or they are `null`).
-pub fn items(list: &Items) -> impl Iterator<Item = json::Json<'_>> {
-    list.root().get("items").into_iter().flat_map(|items| items.elements())
+/// A Kubernetes List as far as a policy reads it.
+#[derive(Deserialize)]
+#[serde(remote = "Self")]
+struct List {
+    /// The listed objects, unread; `null` or absent reads as none.
+    #[serde(default)]
+    items: Option<Items>,
 }
 
-/// Checks a Kubernetes List response: a JSON object whose `items`, if set, are an array.
+crate::admission::object_only!(List);
+
+/// Reads a Kubernetes List response: a JSON object whose `items`, if set, are an array.
 pub fn list_items(body: &[u8]) -> Result<Items, String> {
     let not_a_list = |e: String| format!("the cluster's answer is not a List: {e}");
-    let text = String::from_utf8(body.to_vec()).map_err(|e| not_a_list(e.to_string()))?;
-    let list = json::parse_owned(text).map_err(not_a_list)?;
-    let root = list.root();
-    root.read_members("struct List", &["items"], false, |_, items| match items.kind() {
-        json::Kind::Array => Ok(()),
-        _ => Err(items.invalid_type("a sequence")),
-    })
-    .map_err(|e| not_a_list(e.located(list.text())))?;
-    Ok(list)
+    let text = std::str::from_utf8(body).map_err(|e| not_a_list(e.to_string()))?;
+    let list: List = serde_json::from_str(text).map_err(|e| not_a_list(e.to_string()))?;
+    Ok(list.items.unwrap_or_default())
 }
 
 #[cfg(test)]
@@ -84,12 +90,12 @@ mod tests {
     use super::*;
 
     #[test]
-    fn list_answers_are_checked_once_and_read_in_place() {
+    fn list_answers_are_read_once_with_their_items_unread() {
         let list = list_items(br#"{"kind": "List", "items": [{"a": 1}, {"b": [2]}]}"#).unwrap();
-        let texts: Vec<&str> = items(&list).map(|item| item.text()).collect();
+        let texts: Vec<&str> = list.iter().map(|item| item.get()).collect();
         assert_eq!(texts, [r#"{"a": 1}"#, r#"{"b": [2]}"#]);
         for empty in [&br#"{"items": null}"#[..], br#"{"kind": "List"}"#] {
-            assert_eq!(items(&list_items(empty).unwrap()).count(), 0);
+            assert!(list_items(empty).unwrap().is_empty());
         }
         let wrong = list_items(br#"{"items": {}}"#).unwrap_err();
         assert!(
@@ -114,7 +120,7 @@ mod tests {
             ],
         };
         let pods = cluster.list_all("v1", "Pod").unwrap();
-        assert_eq!(items(&pods).count(), 1);
-        assert_eq!(items(&pods).next().unwrap().get("kind").unwrap().text(), "\"Pod\"");
+        assert_eq!(pods.len(), 1);
+        assert!(pods[0].get().contains("\"kind\":\"Pod\""));
     }
 }
