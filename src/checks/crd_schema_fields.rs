@@ -46,14 +46,14 @@
 //!
 //! # Hostile input
 //! The object (and the annotation) is read into a tree that stops at [`MAX_DEPTH`] levels of
-//! JSON nesting: a deeper value is skipped by the JSON reader's iterative skipper, never
-//! recursed into, and where the walk reaches such a cut-off value it reports a finding
+//! JSON nesting: a deeper value is skipped by serde_json's iterative skipper (`IgnoredAny`),
+//! never recursed into, and where the walk reaches such a cut-off value it reports a finding
 //! ("nesting deeper than 100 levels; not checked beyond"). Every recursion here (reading,
-//! walking, dropping the tree) is therefore bounded by [`MAX_DEPTH`], whatever the input. The
-//! schema depth is bounded by the same limit: each nested schema is at least one JSON level
-//! deeper than its parent (two through `properties`), so a schema nested about 47 properties
-//! deep under `openAPIV3Schema` is the deepest checked. The deepest real CRDs nest about 27
-//! JSON levels (the Prometheus operator's).
+//! walking, dropping the tree) is therefore bounded by [`MAX_DEPTH`], whatever the input;
+//! serde_json's own limit of 128 levels is never reached. The schema depth is bounded by the
+//! same limit: each nested schema is at least one JSON level deeper than its parent (two through
+//! `properties`), so a schema nested about 47 properties deep under `openAPIV3Schema` is the
+//! deepest checked. The deepest real CRDs nest about 27 JSON levels (the Prometheus operator's).
 
 use crate::admission::{ObjectJson, Request, Verdict};
 use crate::check::Check;

@@ -40,8 +40,8 @@
 //! - **Only metadata is read**; the rest of the object is stepped over unread. `null` labels,
 //!   annotations or values count as empty, as Kubernetes decodes them. Metadata of another
 //!   shape (a label value that is a number, say) cannot come from the API server and is
-//!   rejected with code 400. A mutation rewrites `metadata.annotations` and
-//!   `metadata.labels` in the object's text; every other member keeps its text.
+//!   rejected with code 400. Only an object that is adopted is read whole, into the
+//!   `serde_json::Value` whose `metadata.annotations` and `metadata.labels` the mutation edits.
 //! - **Pre-existing problems on UPDATE are warnings.** When an UPDATE leaves the offending
 //!   values exactly as they were in `oldObject`, findings 1 and 2 are returned as warnings
 //!   instead of rejections: rejecting would block every controller that writes the object
