@@ -1,14 +1,50 @@
 //! Cluster facts for context-aware checks, answered by Kubewarden's host callbacks in a
 //! cluster, by a replay file under kwctl or `syncguard run`, and by the scanned set offline.
 
+use crate::k8s::view_list;
 use kubewarden_policy_sdk::host_capabilities::kubernetes::ListAllResourcesRequest;
 use serde::Deserialize;
+use serde::de::DeserializeOwned;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-/// Objects as the cluster answered them: the items of a Kubernetes List, each kept as its JSON
-/// text for the check to read into its own view (the answer is read once, its items unread).
-pub type Items = Vec<Box<RawValue>>;
+/// Objects as the cluster answered them: the text of a Kubernetes List, unread until a check
+/// reads its items into the view it needs with [`Items::read`].
+#[derive(Debug, Clone)]
+pub struct Items {
+    /// The List's JSON text.
+    body: String,
+}
+
+/// Why the items of a List could not be read.
+#[derive(Debug)]
+pub enum ItemsError {
+    /// The answer is not a List (`the cluster's answer is not a List: ...`).
+    NotAList(String),
+    /// Item `.0` does not fit the view; the error's position is in the item's own text.
+    Item(usize, serde_json::Error),
+}
+
+impl Items {
+    /// The items read as `T`, in one pass over the List (a `null` item reads as `T::default()`,
+    /// as a `null` field does). Only when that fails is the List read again, item by item, for
+    /// the error to name the item and a position inside it.
+    pub fn read<T: DeserializeOwned + Default>(&self) -> Result<Vec<T>, ItemsError> {
+        // A List is an object; serde's derive would also read a struct from an array.
+        if self.body.trim_start().starts_with('{')
+            && let Ok(list) = serde_json::from_str::<ListOf<T>>(&self.body)
+        {
+            return Ok(list.items);
+        }
+        let raw = parse_list(&self.body).map_err(ItemsError::NotAList)?;
+        let mut items = Vec::with_capacity(raw.len());
+        for (i, item) in raw.into_iter().enumerate() {
+            let item = serde_json::from_str::<Option<T>>(item.get()).map_err(|e| ItemsError::Item(i, e))?;
+            items.push(item.unwrap_or_default());
+        }
+        Ok(items)
+    }
+}
 
 /// Read access to the cluster's objects.
 pub trait Cluster {
@@ -60,29 +96,41 @@ pub fn list_all_request(api_version: &str, kind: &str) -> ListAllResourcesReques
 
 /// Objects as [`Items`].
 pub fn to_items<'a>(objects: impl IntoIterator<Item = &'a Value>) -> Result<Items, String> {
-    objects
-        .into_iter()
-        .map(|object| serde_json::value::to_raw_value(object).map_err(|e| e.to_string()))
-        .collect()
+    let items: Vec<&Value> = objects.into_iter().collect();
+    let body = serde_json::to_string(&serde_json::json!({ "items": items })).map_err(|e| e.to_string())?;
+    Ok(Items { body })
 }
 
-/// A Kubernetes List as far as a policy reads it.
+/// A Kubernetes List as far as a policy checks it: its items unread.
 #[derive(Deserialize)]
 #[serde(remote = "Self")]
-struct List {
+struct List<'a> {
     /// The listed objects, unread; `null` or absent reads as none.
-    #[serde(default)]
-    items: Option<Items>,
+    #[serde(borrow, default)]
+    items: Option<Vec<&'a RawValue>>,
 }
 
-crate::admission::object_only!(List);
+crate::admission::object_only!(List<'de>);
 
-/// Reads a Kubernetes List response: a JSON object whose `items`, if set, are an array.
-pub fn list_items(body: &[u8]) -> Result<Items, String> {
-    let not_a_list = |e: String| format!("the cluster's answer is not a List: {e}");
-    let text = std::str::from_utf8(body).map_err(|e| not_a_list(e.to_string()))?;
-    let list: List = serde_json::from_str(text).map_err(|e| not_a_list(e.to_string()))?;
+/// A Kubernetes List read in one pass, its items as views.
+#[derive(Deserialize)]
+#[serde(bound = "T: DeserializeOwned + Default")]
+struct ListOf<T> {
+    /// The listed objects; `null` (the list or an item) reads as empty.
+    #[serde(default, deserialize_with = "view_list")]
+    items: Vec<T>,
+}
+
+/// The items of a List, unread, or why the text is not a List.
+fn parse_list(text: &str) -> Result<Vec<&RawValue>, String> {
+    let list: List = serde_json::from_str(text).map_err(|e| format!("the cluster's answer is not a List: {e}"))?;
     Ok(list.items.unwrap_or_default())
+}
+
+/// Takes a Kubernetes List response: JSON text (its items are read by [`Items::read`]).
+pub fn list_items(body: &[u8]) -> Result<Items, String> {
+    let body = String::from_utf8(body.to_vec()).map_err(|e| format!("the cluster's answer is not a List: {e}"))?;
+    Ok(Items { body })
 }
 
 #[cfg(test)]
@@ -90,25 +138,34 @@ mod tests {
     use super::*;
 
     #[test]
-    fn list_answers_are_read_once_with_their_items_unread() {
-        let list = list_items(br#"{"kind": "List", "items": [{"a": 1}, {"b": [2]}]}"#).unwrap();
-        let texts: Vec<&str> = list.iter().map(|item| item.get()).collect();
-        assert_eq!(texts, [r#"{"a": 1}"#, r#"{"b": [2]}"#]);
+    fn list_answers_are_read_in_one_pass_and_errors_name_the_item() {
+        let read = |body: &[u8]| list_items(body).and_then(|items| items.read::<Value>().map_err(|e| format!("{e:?}")));
+        let items = read(br#"{"kind": "List", "items": [{"a": 1}, null, {"b": [2]}]}"#).unwrap();
+        assert_eq!(
+            items,
+            [serde_json::json!({"a": 1}), Value::Null, serde_json::json!({"b": [2]})]
+        );
         for empty in [&br#"{"items": null}"#[..], br#"{"kind": "List"}"#] {
-            assert!(list_items(empty).unwrap().is_empty());
+            assert!(read(empty).unwrap().is_empty());
         }
-        let wrong = list_items(br#"{"items": {}}"#).unwrap_err();
+        let wrong = read(br#"{"items": {}}"#).unwrap_err();
         assert!(
-            wrong.starts_with("the cluster's answer is not a List: invalid type: map, expected a sequence"),
+            wrong.contains("the cluster's answer is not a List: invalid type: map, expected a sequence"),
             "{wrong}"
         );
-        assert!(list_items(b"[1]").unwrap_err().contains("expected struct List"));
-        assert!(
-            list_items(b"{\"items\": [")
-                .unwrap_err()
-                .contains("EOF while parsing a list")
-        );
+        assert!(read(b"[[1]]").unwrap_err().contains("expected struct List"));
+        assert!(read(b"{\"items\": [").unwrap_err().contains("EOF while parsing a list"));
         assert!(list_items(b"\xff").unwrap_err().contains("not a List"));
+        let crds = list_items(br#"{"items": [{"metadata": {"name": "a"}}, {"metadata": {"name": 7}}]}"#).unwrap();
+        match crds.read::<crate::k8s::Crd>() {
+            Err(ItemsError::Item(1, e)) => {
+                assert_eq!(
+                    e.to_string(),
+                    "invalid type: integer `7`, expected a string at line 1 column 23"
+                );
+            }
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]
@@ -119,8 +176,8 @@ mod tests {
                 serde_json::json!({"apiVersion": "v1", "kind": "Service"}),
             ],
         };
-        let pods = cluster.list_all("v1", "Pod").unwrap();
+        let pods = cluster.list_all("v1", "Pod").unwrap().read::<Value>().unwrap();
         assert_eq!(pods.len(), 1);
-        assert!(pods[0].get().contains("\"kind\":\"Pod\""));
+        assert_eq!(pods[0]["kind"], "Pod");
     }
 }

@@ -100,11 +100,10 @@ impl Replay {
         self.exchanges
             .iter()
             .filter_map(|(_, response)| match response {
-                HostResponse::Success(body) => cluster::list_items(body).ok(),
+                HostResponse::Success(body) => cluster::list_items(body).ok()?.read::<Value>().ok(),
                 HostResponse::Error(_) => None,
             })
             .flatten()
-            .filter_map(|item| serde_json::from_str(item.get()).ok())
             .collect()
     }
 
@@ -226,7 +225,7 @@ mod tests {
         let items = replay
             .list_all("apiextensions.k8s.io/v1", "CustomResourceDefinition")
             .unwrap();
-        assert_eq!(items.len(), 1);
+        assert_eq!(items.read::<Value>().unwrap().len(), 1);
         let err = replay
             .list_all("apiextensions.k8s.io/v1", "CustomResourceDefinition")
             .unwrap_err();

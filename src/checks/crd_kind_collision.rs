@@ -46,7 +46,7 @@
 
 use crate::admission::{Request, Verdict};
 use crate::check::Check;
-use crate::cluster::Cluster;
+use crate::cluster::{Cluster, ItemsError};
 use crate::generated::builtin_resources;
 use crate::k8s::Crd;
 use crate::rules::{self, CRD_RULE, Rule};
@@ -523,16 +523,10 @@ fn crd_findings(
 /// Lists the cluster's CRDs, each read as the minimal [`Crd`] view.
 fn list_crds(cluster: &dyn Cluster) -> Result<Vec<Crd>, String> {
     let items = cluster.list_all(CRD_API_VERSION, CRD_KIND)?;
-    items
-        .iter()
-        .enumerate()
-        .map(|(i, item)| {
-            // A `null` item reads as an empty view, as a `null` field does.
-            serde_json::from_str::<Option<Crd>>(item.get())
-                .map(Option::unwrap_or_default)
-                .map_err(|e| format!("item {i} of the list is not a readable CustomResourceDefinition: {e}"))
-        })
-        .collect()
+    items.read::<Crd>().map_err(|e| match e {
+        ItemsError::NotAList(message) => message,
+        ItemsError::Item(i, e) => format!("item {i} of the list is not a readable CustomResourceDefinition: {e}"),
+    })
 }
 
 /// The action for the kind finding: the strictest among the kinds of servers found.
