@@ -1,54 +1,158 @@
 //! The admission model: what a policy receives from Kubewarden and what it answers.
 //!
-//! The request keeps `object` and `oldObject` as unread [`Json`] so a check that does not
-//! apply to a request never reads them; the answer is written by hand, field for field as
-//! Kubewarden's SDK serializes it.
+//! The request is read with serde, borrowing from the payload: `object` and `oldObject` stay
+//! unread [`RawValue`]s (serde_json only steps over them), so a check that does not apply to a
+//! request never reads them, and each check that does reads the object once, into the view it
+//! needs. The answer is Kubewarden's own [`ValidationResponse`] from kubewarden-policy-sdk, the
+//! one response type of the modules, the `syncguard` command and the tests.
 
-use crate::json::{self, Error, FromJson, Json, from_json_members};
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::Value;
+use serde_json::value::RawValue;
 use std::collections::BTreeMap;
 
+pub use kubewarden_policy_sdk::response::ValidationResponse;
+pub use kubewarden_policy_sdk::settings::SettingsValidationResponse;
+
+/// Reads `null` as the type's default, as the API server's decoder does; views of Kubernetes
+/// objects mark every field with it.
+pub fn null_as_default<'de, D: Deserializer<'de>, T: Default + Deserialize<'de>>(
+    deserializer: D,
+) -> Result<T, D::Error> {
+    Ok(Option::<T>::deserialize(deserializer)?.unwrap_or_default())
+}
+
+/// Implements `Deserialize` for structs derived with `#[serde(remote = "Self")]` so that they
+/// read only from a JSON object: serde's derive also reads a struct from an array of its field
+/// values, which neither the API server nor the settings schema accept. A value of another type
+/// is an error expecting `struct Name`, as the derive words it.
+macro_rules! object_only {
+    ($($ty:ident $(<$lt:lifetime>)?),+ $(,)?) => {$(
+        impl<'de> serde::Deserialize<'de> for $ty $(<$lt>)? {
+            fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+                struct Visit;
+                impl<'de> serde::de::Visitor<'de> for Visit {
+                    type Value = $ty $(<$lt>)?;
+
+                    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                        f.write_str(concat!("struct ", stringify!($ty)))
+                    }
+
+                    fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
+                        $ty::deserialize(serde::de::value::MapAccessDeserializer::new(map))
+                    }
+                }
+                deserializer.deserialize_map(Visit)
+            }
+        }
+    )+};
+}
+pub(crate) use object_only;
+
 /// Group, version and kind of the object in a request.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(remote = "Self", default)]
 pub struct GroupVersionKind {
     /// API group; empty for the core group.
+    #[serde(deserialize_with = "null_as_default")]
     pub group: String,
     /// API version, e.g. `v1`.
+    #[serde(deserialize_with = "null_as_default")]
     pub version: String,
     /// Kind, e.g. `CustomResourceDefinition`.
+    #[serde(deserialize_with = "null_as_default")]
     pub kind: String,
 }
 
-from_json_members!(lenient GroupVersionKind {
-    "group" => group,
-    "version" => version,
-    "kind" => kind,
-});
-
 /// Group, version and resource (plural) addressed by a request.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(remote = "Self", default)]
 pub struct GroupVersionResource {
     /// API group; empty for the core group.
+    #[serde(deserialize_with = "null_as_default")]
     pub group: String,
     /// API version, e.g. `v1`.
+    #[serde(deserialize_with = "null_as_default")]
     pub version: String,
     /// Resource, e.g. `customresourcedefinitions`.
+    #[serde(deserialize_with = "null_as_default")]
     pub resource: String,
 }
 
-from_json_members!(lenient GroupVersionResource {
-    "group" => group,
-    "version" => version,
-    "resource" => resource,
-});
+/// An object carried by a request: the JSON the request holds, unread, or (in the all-in-one
+/// policy) the object as a check before changed it.
+#[derive(Debug, Clone, Copy)]
+pub enum ObjectJson<'a> {
+    /// The request's own JSON, not yet read.
+    Raw(&'a RawValue),
+    /// An object a mutating check built.
+    Parsed(&'a Value),
+}
 
-/// A Kubernetes AdmissionRequest as Kubewarden hands it to a policy.
-#[derive(Debug, Clone, Default)]
+impl<'de: 'a, 'a> Deserialize<'de> for ObjectJson<'a> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        <&RawValue>::deserialize(deserializer).map(ObjectJson::Raw)
+    }
+}
+
+impl<'a> ObjectJson<'a> {
+    /// Reads the object as `T` (a view, a [`Value`], ...); the error carries serde_json's
+    /// `line L column C` in the object's text when the object is the request's own.
+    pub fn read<T: Deserialize<'a>>(&self) -> Result<T, serde_json::Error> {
+        match self {
+            ObjectJson::Raw(raw) => serde_json::from_str(raw.get()),
+            ObjectJson::Parsed(value) => T::deserialize(*value),
+        }
+    }
+
+    /// Reads the object as `T` and names the path of the value that does not fit
+    /// (`spec.ttlSecondsAfterFinished`) beside serde_json's message (without a position).
+    pub fn read_with_path<T: Deserialize<'a>>(&self) -> Result<T, (String, String)> {
+        let located = |error: serde_path_to_error::Error<serde_json::Error>| {
+            let path = crate::settings::path_text(error.path());
+            (path, crate::settings::message(error.inner()))
+        };
+        match self {
+            ObjectJson::Raw(raw) => {
+                let mut deserializer = serde_json::Deserializer::from_str(raw.get());
+                serde_path_to_error::deserialize(&mut deserializer).map_err(located)
+            }
+            ObjectJson::Parsed(value) => serde_path_to_error::deserialize(*value).map_err(located),
+        }
+    }
+
+    /// Reads the object as `T`; an error names the path of the value that does not fit
+    /// (`` `spec.versions`: invalid type ... ``), never a position in the text, so the message
+    /// does not depend on the order of keys in the JSON (Kubewarden sorts them). The path is
+    /// worked out only when reading fails.
+    pub fn read_described<T: Deserialize<'a>>(&self) -> Result<T, String> {
+        self.read().or_else(|_| match self.read_with_path::<T>() {
+            Ok(value) => Ok(value),
+            Err((path, message)) if path.is_empty() => Err(message),
+            Err((path, message)) => Err(format!("`{path}`: {message}")),
+        })
+    }
+
+    /// The request's own JSON text; `None` for an object a check built.
+    pub fn text(&self) -> Option<&'a str> {
+        match self {
+            ObjectJson::Raw(raw) => Some(raw.get()),
+            ObjectJson::Parsed(_) => None,
+        }
+    }
+}
+
+/// A Kubernetes AdmissionRequest as Kubewarden hands it to a policy: the members policies read
+/// (the uid and the rest are the host's and skipped unread). Like the views of objects, it reads
+/// `null` as absent.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(remote = "Self", default, rename_all = "camelCase")]
 pub struct Request<'a> {
     /// Kind of the object.
+    #[serde(deserialize_with = "null_as_default")]
     pub kind: GroupVersionKind,
     /// Resource addressed.
+    #[serde(deserialize_with = "null_as_default")]
     pub resource: GroupVersionResource,
     /// Subresource addressed, if any (`status`, `scale`, ...).
     pub sub_resource: Option<String>,
@@ -57,74 +161,49 @@ pub struct Request<'a> {
     /// Namespace of the object, absent for cluster-scoped objects.
     pub namespace: Option<String>,
     /// `CREATE`, `UPDATE`, `DELETE` or `CONNECT`.
+    #[serde(deserialize_with = "null_as_default")]
     pub operation: String,
     /// The new object, unread; `None` when absent or `null`.
-    pub object: Option<Json<'a>>,
+    #[serde(borrow)]
+    pub object: Option<ObjectJson<'a>>,
     /// The existing object on UPDATE and DELETE, unread; `None` when absent or `null`.
-    pub old_object: Option<Json<'a>>,
+    #[serde(borrow)]
+    pub old_object: Option<ObjectJson<'a>>,
 }
 
-// The members policies read; the uid and the rest are the host's.
-from_json_members!(lenient Request<'a> {
-    "kind" => kind,
-    "resource" => resource,
-    "subResource" => sub_resource,
-    "name" => name,
-    "namespace" => namespace,
-    "operation" => operation,
-    "object" => object,
-    "oldObject" => old_object,
-});
+object_only!(
+    GroupVersionKind,
+    GroupVersionResource,
+    Request<'de>,
+    ValidationRequest<'de>
+);
+
+/// Reads the admission request, `null` as an empty one.
+fn request_or_default<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Request<'de>, D::Error> {
+    Ok(Option::<Request<'de>>::deserialize(deserializer)?.unwrap_or_default())
+}
 
 /// The payload of the waPC `validate` operation.
-#[derive(Debug)]
+#[derive(Debug, Deserialize)]
+#[serde(remote = "Self")]
 pub struct ValidationRequest<'a> {
     /// The admission request.
+    #[serde(borrow, deserialize_with = "request_or_default")]
     pub request: Request<'a>,
-    /// The policy settings, `{}` or absent when none.
-    pub settings: Option<Json<'a>>,
-}
-
-impl<'a> FromJson<'a> for ValidationRequest<'a> {
-    fn from_json(value: Json<'a>) -> Result<Self, Error> {
-        if value.is_null() {
-            return Err(value.invalid_type("struct ValidationRequest"));
-        }
-        let mut request = None;
-        let mut settings = None;
-        value.read_members("struct ValidationRequest", &["request", "settings"], false, |i, v| {
-            match i {
-                0 => request = Some(v.read()?),
-                _ => settings = v.read()?,
-            }
-            Ok(())
-        })?;
-        match request {
-            Some(request) => Ok(ValidationRequest { request, settings }),
-            None => Err(value.error("missing field `request`")),
-        }
-    }
+    /// The policy settings, unread; `None` when absent or `null`.
+    #[serde(borrow, default)]
+    pub settings: Option<&'a RawValue>,
 }
 
 impl<'a> Request<'a> {
     /// The object read as `T`; `Ok(None)` when the request carries no object (or `null`).
-    pub fn object_as<T: FromJson<'a>>(&self) -> Result<Option<T>, String> {
+    pub fn object_as<T: Deserialize<'a>>(&self) -> Result<Option<T>, String> {
         read_object(self.object, "object")
     }
 
     /// The old object read as `T`; `Ok(None)` when the request carries none.
-    pub fn old_object_as<T: FromJson<'a>>(&self) -> Result<Option<T>, String> {
+    pub fn old_object_as<T: Deserialize<'a>>(&self) -> Result<Option<T>, String> {
         read_object(self.old_object, "oldObject")
-    }
-
-    /// The raw JSON text of the object, or `""` when there is none.
-    pub fn object_text(&self) -> &'a str {
-        self.object.map(|value| value.text()).unwrap_or("")
-    }
-
-    /// The raw JSON text of the old object, or `""` when there is none.
-    pub fn old_object_text(&self) -> &'a str {
-        self.old_object.map(|value| value.text()).unwrap_or("")
     }
 
     /// True for `CREATE`.
@@ -138,13 +217,13 @@ impl<'a> Request<'a> {
     }
 }
 
-fn read_object<'a, T: FromJson<'a>>(value: Option<Json<'a>>, what: &str) -> Result<Option<T>, String> {
-    match value {
+fn read_object<'a, T: Deserialize<'a>>(object: Option<ObjectJson<'a>>, what: &str) -> Result<Option<T>, String> {
+    match object {
         None => Ok(None),
-        Some(value) => value
-            .read()
+        Some(object) => object
+            .read_described()
             .map(Some)
-            .map_err(|e| format!("cannot read the request's {what}: {}", e.located(value.text()))),
+            .map_err(|e| format!("cannot read the request's {what}: {e}")),
     }
 }
 
@@ -161,8 +240,8 @@ pub struct Verdict {
     pub warnings: Vec<String>,
     /// Audit annotations, sorted by key.
     pub audit_annotations: BTreeMap<String, String>,
-    /// The object as the check would change it, as JSON text (mutating checks only).
-    pub mutated_object: Option<String>,
+    /// The object as the check would change it (mutating checks only).
+    pub mutated_object: Option<Value>,
 }
 
 impl Verdict {
@@ -209,94 +288,54 @@ impl Verdict {
         self
     }
 
-    /// Sets the mutated object (its JSON text).
-    pub fn mutate(mut self, object: String) -> Self {
+    /// Sets the mutated object.
+    pub fn mutate(mut self, object: Value) -> Self {
         self.mutated_object = Some(object);
         self
     }
 
-    /// The wire form Kubewarden expects from `validate`, as JSON: the fields of the SDK's
-    /// `ValidationResponse` in its order, absent ones as `null`, annotations sorted by key.
-    pub fn to_json(&self) -> String {
-        let mut out = String::from("{\"accepted\":");
-        out.push_str(if self.accepted { "true" } else { "false" });
-        out.push_str(",\"message\":");
-        write_optional_string(&mut out, self.message.as_deref());
-        out.push_str(",\"code\":");
-        match self.code {
-            Some(code) => out.push_str(&code.to_string()),
-            None => out.push_str("null"),
+    /// The wire form Kubewarden expects from `validate`: the SDK's response, absent parts as
+    /// `None`.
+    pub fn into_response(self) -> ValidationResponse {
+        ValidationResponse {
+            accepted: self.accepted,
+            message: self.message,
+            code: self.code,
+            mutated_object: self.mutated_object,
+            audit_annotations: (!self.audit_annotations.is_empty())
+                .then(|| self.audit_annotations.into_iter().collect()),
+            warnings: (!self.warnings.is_empty()).then_some(self.warnings),
         }
-        out.push_str(",\"mutated_object\":");
-        out.push_str(self.mutated_object.as_deref().unwrap_or("null"));
-        out.push_str(",\"audit_annotations\":");
-        if self.audit_annotations.is_empty() {
-            out.push_str("null");
-        } else {
-            for (i, (key, value)) in self.audit_annotations.iter().enumerate() {
-                out.push(if i == 0 { '{' } else { ',' });
-                json::write_string(&mut out, key);
-                out.push(':');
-                json::write_string(&mut out, value);
-            }
-            out.push('}');
-        }
-        out.push_str(",\"warnings\":");
-        if self.warnings.is_empty() {
-            out.push_str("null");
-        } else {
-            for (i, warning) in self.warnings.iter().enumerate() {
-                out.push(if i == 0 { '[' } else { ',' });
-                json::write_string(&mut out, warning);
-            }
-            out.push(']');
-        }
-        out.push('}');
-        out
     }
-}
 
-/// Writes `text` as a JSON string, or `null`.
-fn write_optional_string(out: &mut String, text: Option<&str>) {
-    match text {
-        Some(text) => json::write_string(out, text),
-        None => out.push_str("null"),
+    /// The `validate` answer as JSON bytes, byte-identical for the same verdict.
+    ///
+    /// The SDK's response keeps audit annotations in a `HashMap`, whose order changes from one
+    /// instance to the next; so the response is written through [`Value`], whose objects keep
+    /// their keys sorted: the annotations come out sorted by key whatever their number (the
+    /// response's own fields come out in alphabetical order, which Kubewarden does not mind).
+    /// The mutated object is moved into that tree, not copied.
+    pub fn to_json(self) -> Vec<u8> {
+        let mut response = self.into_response();
+        let mutated = response.mutated_object.take();
+        let mut tree = serde_json::to_value(&response).unwrap_or(Value::Null);
+        if let (Value::Object(fields), Some(object)) = (&mut tree, mutated) {
+            fields.insert("mutated_object".to_string(), object);
+        }
+        serde_json::to_vec(&tree).unwrap_or_default()
     }
 }
 
 /// The answer of the waPC `validate_settings` operation as JSON.
-pub fn settings_response_json(result: &Result<(), String>) -> String {
-    let mut out = String::from("{\"valid\":");
-    out.push_str(if result.is_ok() { "true" } else { "false" });
-    out.push_str(",\"message\":");
-    write_optional_string(&mut out, result.as_ref().err().map(String::as_str));
-    out.push('}');
-    out
+pub fn settings_response_json(result: Result<(), String>) -> Vec<u8> {
+    let response = SettingsValidationResponse {
+        valid: result.is_ok(),
+        message: result.err(),
+    };
+    encode(&response)
 }
 
-/// The answer of the waPC `validate` operation, as Kubewarden's SDK defines it, but with
-/// sorted audit annotations so the same input always gives byte-identical output.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct ValidationResponse {
-    /// Whether the request is allowed.
-    pub accepted: bool,
-    /// Rejection message.
-    pub message: Option<String>,
-    /// Rejection code.
-    pub code: Option<u16>,
-    /// The mutated object, for mutating policies.
-    pub mutated_object: Option<Value>,
-    /// Audit annotations.
-    pub audit_annotations: Option<BTreeMap<String, String>>,
-    /// Warnings.
-    pub warnings: Option<Vec<String>>,
-}
-
-/// The answer of the waPC `validate_settings` operation.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
-pub struct SettingsValidationResponse {
-    /// Whether the settings are valid.
-    pub valid: bool,
-    /// Why they are not.
-    pub message: Option<String>,
+/// JSON bytes of a response (plain structs of strings, booleans and numbers: this cannot fail).
+fn encode<T: Serialize>(value: &T) -> Vec<u8> {
+    serde_json::to_vec(value).unwrap_or_default()
 }

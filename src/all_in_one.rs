@@ -7,16 +7,18 @@
 //! the check's name as a prefix (`crd-schema-fields: ...`); mutations are chained, each check
 //! seeing the object as the checks before it changed it, so the result is one object.
 
-use crate::admission::{Request, Verdict};
-use crate::check::{self, Check};
+use crate::admission::{ObjectJson, Request, Verdict};
+use crate::check::Check;
 use crate::checks::{
     crd_kind_collision::CrdKindCollision, crd_safe_upgrade::CrdSafeUpgrade, crd_schema_fields::CrdSchemaFields,
     hook_job_safety::HookJobSafety, ownership_markers::OwnershipMarkers,
 };
 use crate::cluster::Cluster;
-use crate::json::{self, FromJson, Json, Kind};
 use crate::rules::{Rule, any_matches};
+use crate::settings;
 use crate::text::{MAX_MESSAGE_CHARS, MAX_WARNINGS_TOTAL_CHARS, chars};
+use serde::de::{Deserialize, Deserializer, Error as _, MapAccess, Visitor};
+use serde_json::Value;
 
 /// One check's section of the all-in-one settings: `enabled` plus the check's settings.
 pub struct Section<C: Check> {
@@ -36,36 +38,28 @@ impl<C: Check> Default for Section<C> {
 }
 
 impl<C: Check> Section<C> {
-    /// Reads a section: an object (or `null`) holding `enabled` and the check's settings.
-    fn read(key: &str, value: Json<'_>) -> Result<Self, String> {
-        if !matches!(value.kind(), Kind::Object | Kind::Null) {
-            return Err(format!(
-                "`{key}`: must be an object of {} settings, not {}",
-                C::NAME,
-                value.text()
-            ));
-        }
-        let mut enabled = true;
-        // The section without `enabled`: the check's own settings, read by its own parser.
-        let mut own = String::from("{");
-        for (name, member) in value.members() {
-            if name == "enabled" {
-                match member.kind() {
-                    Kind::Null => {}
-                    Kind::Bool => enabled = member.text() == "true",
-                    _ => return Err(format!("`{key}.enabled` must be true or false, not {}", member.text())),
-                }
-                continue;
+    /// Reads a section from its parsed value: an object (or `null`) holding `enabled` and the
+    /// check's settings, which the check's own settings reader reads, so its errors read
+    /// exactly as the single policy's, behind the section's name.
+    fn read(key: &str, value: Value) -> Result<Self, String> {
+        let mut members = match value {
+            Value::Null => return Ok(Section::default()),
+            Value::Object(members) => members,
+            other => {
+                return Err(format!(
+                    "`{key}`: must be an object of {} settings, not {other}",
+                    C::NAME
+                ));
             }
-            if own.len() > 1 {
-                own.push(',');
-            }
-            json::write_string(&mut own, &name);
-            own.push(':');
-            own.push_str(member.text());
-        }
-        own.push('}');
-        let settings = check::parse_settings::<C>(Some(&own)).map_err(|e| format!("`{key}`: {e}"))?;
+        };
+        let enabled = match members.remove("enabled") {
+            None | Some(Value::Null) => true,
+            Some(Value::Bool(enabled)) => enabled,
+            Some(other) => return Err(format!("`{key}.enabled` must be true or false, not {other}")),
+        };
+        let settings = settings::from_value::<C::Settings>(Value::Object(members))
+            .and_then(|settings| C::validate_settings(&settings).map(|()| settings))
+            .map_err(|e| format!("`{key}`: {e}"))?;
         Ok(Section { enabled, settings })
     }
 }
@@ -94,26 +88,46 @@ const SECTIONS: [&str; 5] = [
     HookJobSafety::SETTINGS_KEY,
 ];
 
-impl<'a> FromJson<'a> for Settings {
-    // Read by hand: each section is handed to its check's own settings parser, so its errors
-    // read exactly as the single policy's, behind the section's name.
-    fn from_json(value: Json<'a>) -> Result<Self, json::Error> {
-        if value.kind() != Kind::Object {
-            return Err(value.invalid_type("a map"));
+impl<'de> Deserialize<'de> for Settings {
+    // Each section is parsed into a value once and handed to its check's own settings reader
+    // (see `Section::read`); sections are read in document order, the first error wins.
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Sections;
+        impl<'de> Visitor<'de> for Sections {
+            type Value = Settings;
+
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a map")
+            }
+
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Settings, A::Error> {
+                let mut settings = Settings::default();
+                while let Some(key) = map.next_key::<String>()? {
+                    if !SECTIONS.contains(&key.as_str()) {
+                        return Err(A::Error::unknown_field(&key, &SECTIONS));
+                    }
+                    let value: Value = map.next_value()?;
+                    let result = match key.as_str() {
+                        CrdSchemaFields::SETTINGS_KEY => {
+                            Section::read(&key, value).map(|s| settings.crd_schema_fields = s)
+                        }
+                        CrdSafeUpgrade::SETTINGS_KEY => {
+                            Section::read(&key, value).map(|s| settings.crd_safe_upgrade = s)
+                        }
+                        CrdKindCollision::SETTINGS_KEY => {
+                            Section::read(&key, value).map(|s| settings.crd_kind_collision = s)
+                        }
+                        OwnershipMarkers::SETTINGS_KEY => {
+                            Section::read(&key, value).map(|s| settings.ownership_markers = s)
+                        }
+                        _ => Section::read(&key, value).map(|s| settings.hook_job_safety = s),
+                    };
+                    result.map_err(A::Error::custom)?;
+                }
+                Ok(settings)
+            }
         }
-        let mut settings = Settings::default();
-        for (key, section) in value.members() {
-            let result = match key.as_ref() {
-                CrdSchemaFields::SETTINGS_KEY => Section::read(&key, section).map(|s| settings.crd_schema_fields = s),
-                CrdSafeUpgrade::SETTINGS_KEY => Section::read(&key, section).map(|s| settings.crd_safe_upgrade = s),
-                CrdKindCollision::SETTINGS_KEY => Section::read(&key, section).map(|s| settings.crd_kind_collision = s),
-                OwnershipMarkers::SETTINGS_KEY => Section::read(&key, section).map(|s| settings.ownership_markers = s),
-                HookJobSafety::SETTINGS_KEY => Section::read(&key, section).map(|s| settings.hook_job_safety = s),
-                _ => Err(json::unknown_field(&key, &SECTIONS)),
-            };
-            result.map_err(|message| section.error(message))?;
-        }
-        Ok(settings)
+        deserializer.deserialize_map(Sections)
     }
 }
 
@@ -127,36 +141,32 @@ pub const RULES: &[Rule] = &[
     crate::checks::hook_job_safety::JOB_RULE,
 ];
 
-/// Runs check `C` if enabled and matching, folding its verdict into `combined`. Only the call
-/// is generic; the rest is shared by the five checks.
+/// Runs check `C` if enabled and matching, folding its verdict into `combined`. Every check
+/// gets the same parsed request; only the object changes, once a check before has mutated it.
+/// Only the call is generic; the rest is shared by the five checks.
 fn step<C: Check>(
     section: &Section<C>,
     request: &Request<'_>,
-    mutated: &mut Option<String>,
+    mutated: &mut Option<Value>,
     cluster: &dyn Cluster,
     combined: &mut Verdict,
 ) {
     if !section.enabled || !any_matches(C::RULES, request) {
         return;
     }
-    // A mutation is JSON text written by a check, so it parses; if it did not, the next check
-    // would see the request's own object.
-    let document = mutated.as_deref().and_then(|text| json::parse(text).ok());
-    let verdict = C::validate(&with_object(request, document.as_ref()), &section.settings, cluster);
+    let verdict = match mutated.as_ref() {
+        Some(object) => {
+            let mut current = request.clone();
+            current.object = Some(ObjectJson::Parsed(object));
+            C::validate(&current, &section.settings, cluster)
+        }
+        None => C::validate(request, &section.settings, cluster),
+    };
     fold(C::NAME, verdict, mutated, combined);
 }
 
-/// The request as the next check sees it: with the object as the checks before it changed it.
-fn with_object<'b>(request: &Request<'b>, mutated: Option<&'b json::Document<'_>>) -> Request<'b> {
-    let mut current = request.clone();
-    if let Some(document) = mutated {
-        current.object = Some(document.root());
-    }
-    current
-}
-
 /// Folds the verdict of check `name` into `combined` and keeps its mutation, if accepted.
-fn fold(name: &str, verdict: Verdict, mutated: &mut Option<String>, combined: &mut Verdict) {
+fn fold(name: &str, verdict: Verdict, mutated: &mut Option<Value>, combined: &mut Verdict) {
     let prefix = |text: String| format!("{name}: {text}");
     if !verdict.accepted {
         combined.accepted = false;
@@ -262,7 +272,7 @@ mod tests {
     use super::*;
 
     fn refused(settings: &str) -> String {
-        match check::parse_settings::<AllInOne>(Some(settings)) {
+        match crate::check::parse_settings::<AllInOne>(Some(settings)) {
             Ok(_) => panic!("accepted {settings}"),
             Err(e) => e,
         }
@@ -275,11 +285,12 @@ mod tests {
             Some("{}"),
             Some(r#"{"crdSchemaFields": null, "hookJobSafety": {}}"#),
         ] {
-            let settings = check::parse_settings::<AllInOne>(raw).unwrap();
+            let settings = crate::check::parse_settings::<AllInOne>(raw).unwrap();
             assert!(settings.crd_schema_fields.enabled && settings.hook_job_safety.enabled);
             assert_eq!(settings.crd_schema_fields.settings.max_findings, 20);
         }
-        let settings = check::parse_settings::<AllInOne>(Some(r#"{"ownershipMarkers": {"enabled": false}}"#)).unwrap();
+        let settings =
+            crate::check::parse_settings::<AllInOne>(Some(r#"{"ownershipMarkers": {"enabled": false}}"#)).unwrap();
         assert!(!settings.ownership_markers.enabled);
         assert!(settings.crd_kind_collision.enabled);
     }

@@ -5,10 +5,9 @@
 
 use crate::admission::{self, ValidationRequest, ValidationResponse, Verdict};
 use crate::cluster::Cluster;
-use crate::json;
-use crate::json::FromJson;
 use crate::rules::Rule;
 use crate::settings;
+use serde::de::DeserializeOwned;
 
 /// Largest `validate` payload a policy reads (request plus settings). Kubernetes caps a request
 /// body at 3 MiB and an object in etcd at 1.5 MiB; anything larger is refused unread.
@@ -17,7 +16,7 @@ pub const MAX_PAYLOAD_BYTES: usize = 16 * 1024 * 1024;
 /// One syncguard check: its name, its admission rules, its settings and its decision.
 pub trait Check {
     /// The check's settings; `Default` gives every documented default.
-    type Settings: for<'a> FromJson<'a> + Default;
+    type Settings: DeserializeOwned + Default;
 
     /// Policy name, e.g. `crd-schema-fields`.
     const NAME: &'static str;
@@ -38,10 +37,6 @@ pub trait Check {
     fn validate(request: &crate::admission::Request<'_>, settings: &Self::Settings, cluster: &dyn Cluster) -> Verdict;
 }
 
-/// The answer of the waPC `protocol_version` operation: the JSON string `"v1"`, the waPC
-/// protocol Kubewarden's policy-server speaks to policies built with its SDK.
-pub const PROTOCOL_VERSION_ANSWER: &[u8] = br#""v1""#;
-
 /// What a `validate` rejection says when the settings in its payload do not validate.
 pub const INVALID_SETTINGS: &str = "invalid settings";
 
@@ -60,20 +55,16 @@ pub fn parse_settings<C: Check>(raw: Option<&str>) -> Result<C::Settings, String
 /// - settings that do not validate are rejected with code 400 (the engine normally refuses
 ///   them before any request is sent).
 pub fn handle_validate<C: Check>(payload: &[u8], cluster: &dyn Cluster) -> Vec<u8> {
-    decide::<C>(payload, cluster).to_json().into_bytes()
+    decide::<C>(payload, cluster).to_json()
 }
 
 /// Decides a raw `validate` payload with check `C` (see [`handle_validate`]).
 pub fn decide<C: Check>(payload: &[u8], cluster: &dyn Cluster) -> Verdict {
-    let document = match read_payload(payload) {
-        Ok(document) => document,
-        Err(verdict) => return verdict,
-    };
-    let request = match read_request(&document) {
+    let request = match read_request(payload) {
         Ok(request) => request,
         Err(verdict) => return verdict,
     };
-    let settings = match parse_settings::<C>(request.settings.map(|raw| raw.text())) {
+    let settings = match parse_settings::<C>(request.settings.map(|raw| raw.get())) {
         Ok(settings) => settings,
         Err(message) => {
             return Verdict::reject_with_code(format!("{}: {INVALID_SETTINGS}: {message}", C::NAME), 400);
@@ -82,9 +73,9 @@ pub fn decide<C: Check>(payload: &[u8], cluster: &dyn Cluster) -> Verdict {
     C::validate(&request.request, &settings, cluster)
 }
 
-/// Checks a `validate` payload as one JSON document, or gives the rejection documented in
+/// Reads a `validate` payload (borrowing from it), or gives the rejection documented in
 /// [`handle_validate`].
-pub fn read_payload(payload: &[u8]) -> Result<json::Document<'_>, Verdict> {
+pub fn read_request(payload: &[u8]) -> Result<ValidationRequest<'_>, Verdict> {
     if payload.len() > MAX_PAYLOAD_BYTES {
         return Err(Verdict::reject_with_code(
             format!(
@@ -101,20 +92,8 @@ pub fn read_payload(payload: &[u8]) -> Result<json::Document<'_>, Verdict> {
             400,
         )
     })?;
-    json::parse(text).map_err(|e| unreadable(&e, text))
-}
-
-/// Reads the validation request in a checked payload, or gives the rejection documented in
-/// [`handle_validate`].
-pub fn read_request<'d>(document: &'d json::Document<'_>) -> Result<ValidationRequest<'d>, Verdict> {
-    document.root().read().map_err(|e| unreadable(&e, document.text()))
-}
-
-fn unreadable(error: &json::Error, text: &str) -> Verdict {
-    Verdict::reject_with_code(
-        format!("syncguard: cannot read the admission request: {}", error.located(text)),
-        400,
-    )
+    serde_json::from_str(text)
+        .map_err(|e| Verdict::reject_with_code(format!("syncguard: cannot read the admission request: {e}"), 400))
 }
 
 /// Runs the `validate_settings` operation of check `C` on a waPC payload (the bare settings).
@@ -122,7 +101,7 @@ pub fn handle_validate_settings<C: Check>(payload: &[u8]) -> Vec<u8> {
     let result = std::str::from_utf8(payload)
         .map_err(|e| format!("settings are not valid UTF-8: {e}"))
         .and_then(|text| parse_settings::<C>(Some(text)).map(|_| ()));
-    admission::settings_response_json(&result).into_bytes()
+    admission::settings_response_json(result)
 }
 
 /// Parses a response produced by [`handle_validate`] (for tests and the all-in-one module).

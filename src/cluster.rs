@@ -1,12 +1,50 @@
 //! Cluster facts for context-aware checks, answered by Kubewarden's host callbacks in a
 //! cluster, by a replay file under kwctl or `syncguard run`, and by the scanned set offline.
 
-use crate::json;
+use crate::k8s::view_list;
+use kubewarden_policy_sdk::host_capabilities::kubernetes::ListAllResourcesRequest;
+use serde::Deserialize;
+use serde::de::DeserializeOwned;
 use serde_json::Value;
+use serde_json::value::RawValue;
 
-/// Objects as the cluster answered them: a checked Kubernetes List, whose [`items`] each check
-/// reads into its own view (so the answer is checked once and never copied item by item).
-pub type Items = json::Document<'static>;
+/// Objects as the cluster answered them: the text of a Kubernetes List, unread until a check
+/// reads its items into the view it needs with [`Items::read`].
+#[derive(Debug, Clone)]
+pub struct Items {
+    /// The List's JSON text.
+    body: String,
+}
+
+/// Why the items of a List could not be read.
+#[derive(Debug)]
+pub enum ItemsError {
+    /// The answer is not a List (`the cluster's answer is not a List: ...`).
+    NotAList(String),
+    /// Item `.0` does not fit the view; the error's position is in the item's own text.
+    Item(usize, serde_json::Error),
+}
+
+impl Items {
+    /// The items read as `T`, in one pass over the List (a `null` item reads as `T::default()`,
+    /// as a `null` field does). Only when that fails is the List read again, item by item, for
+    /// the error to name the item and a position inside it.
+    pub fn read<T: DeserializeOwned + Default>(&self) -> Result<Vec<T>, ItemsError> {
+        // A List is an object; serde's derive would also read a struct from an array.
+        if self.body.trim_start().starts_with('{')
+            && let Ok(list) = serde_json::from_str::<ListOf<T>>(&self.body)
+        {
+            return Ok(list.items);
+        }
+        let raw = parse_list(&self.body).map_err(ItemsError::NotAList)?;
+        let mut items = Vec::with_capacity(raw.len());
+        for (i, item) in raw.into_iter().enumerate() {
+            let item = serde_json::from_str::<Option<T>>(item.get()).map_err(|e| ItemsError::Item(i, e))?;
+            items.push(item.unwrap_or_default());
+        }
+        Ok(items)
+    }
+}
 
 /// Read access to the cluster's objects.
 pub trait Cluster {
@@ -44,39 +82,55 @@ impl Cluster for StaticCluster {
     }
 }
 
-/// The payload of Kubewarden's `kubernetes/list_resources_all` host call, as JSON text (keys
-/// sorted, no selectors).
-pub fn list_all_request(api_version: &str, kind: &str) -> String {
-    format!(
-        "{{\"api_version\":{},\"field_masks\":null,\"field_selector\":null,\"kind\":{},\"label_selector\":null}}",
-        json::quoted(api_version),
-        json::quoted(kind)
-    )
+/// The request of Kubewarden's `kubernetes/list_resources_all` host call (no selectors, no
+/// field masks), as kubewarden-policy-sdk defines it.
+pub fn list_all_request(api_version: &str, kind: &str) -> ListAllResourcesRequest {
+    ListAllResourcesRequest {
+        api_version: api_version.to_string(),
+        kind: kind.to_string(),
+        label_selector: None,
+        field_selector: None,
+        field_masks: None,
+    }
 }
 
 /// Objects as [`Items`].
 pub fn to_items<'a>(objects: impl IntoIterator<Item = &'a Value>) -> Result<Items, String> {
     let items: Vec<&Value> = objects.into_iter().collect();
-    list_items(serde_json::json!({ "items": items }).to_string().as_bytes())
+    let body = serde_json::to_string(&serde_json::json!({ "items": items })).map_err(|e| e.to_string())?;
+    Ok(Items { body })
 }
 
-/// The items of a List, in order (none when it has no `items` or they are `null`).
-pub fn items(list: &Items) -> impl Iterator<Item = json::Json<'_>> {
-    list.root().get("items").into_iter().flat_map(|items| items.elements())
+/// A Kubernetes List as far as a policy checks it: its items unread.
+#[derive(Deserialize)]
+#[serde(remote = "Self")]
+struct List<'a> {
+    /// The listed objects, unread; `null` or absent reads as none.
+    #[serde(borrow, default)]
+    items: Option<Vec<&'a RawValue>>,
 }
 
-/// Checks a Kubernetes List response: a JSON object whose `items`, if set, are an array.
+crate::admission::object_only!(List<'de>);
+
+/// A Kubernetes List read in one pass, its items as views.
+#[derive(Deserialize)]
+#[serde(bound = "T: DeserializeOwned + Default")]
+struct ListOf<T> {
+    /// The listed objects; `null` (the list or an item) reads as empty.
+    #[serde(default, deserialize_with = "view_list")]
+    items: Vec<T>,
+}
+
+/// The items of a List, unread, or why the text is not a List.
+fn parse_list(text: &str) -> Result<Vec<&RawValue>, String> {
+    let list: List = serde_json::from_str(text).map_err(|e| format!("the cluster's answer is not a List: {e}"))?;
+    Ok(list.items.unwrap_or_default())
+}
+
+/// Takes a Kubernetes List response: JSON text (its items are read by [`Items::read`]).
 pub fn list_items(body: &[u8]) -> Result<Items, String> {
-    let not_a_list = |e: String| format!("the cluster's answer is not a List: {e}");
-    let text = String::from_utf8(body.to_vec()).map_err(|e| not_a_list(e.to_string()))?;
-    let list = json::parse_owned(text).map_err(not_a_list)?;
-    let root = list.root();
-    root.read_members("struct List", &["items"], false, |_, items| match items.kind() {
-        json::Kind::Array => Ok(()),
-        _ => Err(items.invalid_type("a sequence")),
-    })
-    .map_err(|e| not_a_list(e.located(list.text())))?;
-    Ok(list)
+    let body = String::from_utf8(body.to_vec()).map_err(|e| format!("the cluster's answer is not a List: {e}"))?;
+    Ok(Items { body })
 }
 
 #[cfg(test)]
@@ -84,25 +138,34 @@ mod tests {
     use super::*;
 
     #[test]
-    fn list_answers_are_checked_once_and_read_in_place() {
-        let list = list_items(br#"{"kind": "List", "items": [{"a": 1}, {"b": [2]}]}"#).unwrap();
-        let texts: Vec<&str> = items(&list).map(|item| item.text()).collect();
-        assert_eq!(texts, [r#"{"a": 1}"#, r#"{"b": [2]}"#]);
+    fn list_answers_are_read_in_one_pass_and_errors_name_the_item() {
+        let read = |body: &[u8]| list_items(body).and_then(|items| items.read::<Value>().map_err(|e| format!("{e:?}")));
+        let items = read(br#"{"kind": "List", "items": [{"a": 1}, null, {"b": [2]}]}"#).unwrap();
+        assert_eq!(
+            items,
+            [serde_json::json!({"a": 1}), Value::Null, serde_json::json!({"b": [2]})]
+        );
         for empty in [&br#"{"items": null}"#[..], br#"{"kind": "List"}"#] {
-            assert_eq!(items(&list_items(empty).unwrap()).count(), 0);
+            assert!(read(empty).unwrap().is_empty());
         }
-        let wrong = list_items(br#"{"items": {}}"#).unwrap_err();
+        let wrong = read(br#"{"items": {}}"#).unwrap_err();
         assert!(
-            wrong.starts_with("the cluster's answer is not a List: invalid type: map, expected a sequence"),
+            wrong.contains("the cluster's answer is not a List: invalid type: map, expected a sequence"),
             "{wrong}"
         );
-        assert!(list_items(b"[1]").unwrap_err().contains("expected struct List"));
-        assert!(
-            list_items(b"{\"items\": [")
-                .unwrap_err()
-                .contains("EOF while parsing a list")
-        );
+        assert!(read(b"[[1]]").unwrap_err().contains("expected struct List"));
+        assert!(read(b"{\"items\": [").unwrap_err().contains("EOF while parsing a list"));
         assert!(list_items(b"\xff").unwrap_err().contains("not a List"));
+        let crds = list_items(br#"{"items": [{"metadata": {"name": "a"}}, {"metadata": {"name": 7}}]}"#).unwrap();
+        match crds.read::<crate::k8s::Crd>() {
+            Err(ItemsError::Item(1, e)) => {
+                assert_eq!(
+                    e.to_string(),
+                    "invalid type: integer `7`, expected a string at line 1 column 23"
+                );
+            }
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]
@@ -113,8 +176,8 @@ mod tests {
                 serde_json::json!({"apiVersion": "v1", "kind": "Service"}),
             ],
         };
-        let pods = cluster.list_all("v1", "Pod").unwrap();
-        assert_eq!(items(&pods).count(), 1);
-        assert_eq!(items(&pods).next().unwrap().get("kind").unwrap().text(), "\"Pod\"");
+        let pods = cluster.list_all("v1", "Pod").unwrap().read::<Value>().unwrap();
+        assert_eq!(pods.len(), 1);
+        assert_eq!(pods[0]["kind"], "Pod");
     }
 }

@@ -2,20 +2,13 @@
 
 use crate::check::{self, Check};
 use crate::cluster::{self, Cluster};
-use wapc_guest::CallResult;
+use kubewarden_policy_sdk::wapc_guest::{self, CallResult};
 
 /// Registers `validate`, `validate_settings` and `protocol_version` for check `C`.
 pub fn register<C: Check>() {
     wapc_guest::register_function("validate", validate::<C>);
     wapc_guest::register_function("validate_settings", validate_settings::<C>);
-    wapc_guest::register_function("protocol_version", protocol_version);
-}
-
-/// The answer of `protocol_version`: Kubewarden's `ProtocolVersion::V1` as its SDK serializes
-/// it. Written out rather than calling the SDK's `protocol_version_guest`, whose serde_json
-/// error handling alone costs every module 2.5 KiB.
-fn protocol_version(_payload: &[u8]) -> CallResult {
-    Ok(crate::check::PROTOCOL_VERSION_ANSWER.to_vec())
+    wapc_guest::register_function("protocol_version", kubewarden_policy_sdk::protocol_version_guest);
 }
 
 fn validate<C: Check>(payload: &[u8]) -> CallResult {
@@ -31,9 +24,12 @@ struct HostCluster;
 
 impl Cluster for HostCluster {
     fn list_all(&self, api_version: &str, kind: &str) -> Result<cluster::Items, String> {
-        let body = cluster::list_all_request(api_version, kind);
+        let request = serde_json::to_vec(&cluster::list_all_request(api_version, kind)).map_err(|e| e.to_string())?;
+        // The SDK's `list_all_resources` would read the answer into k8s-openapi's typed List;
+        // the checks read each item into their own small view instead, so only its request
+        // type is used and the call is made here.
         let answer =
-            wapc_guest::host_call("kubewarden", "kubernetes", "list_resources_all", body.as_bytes()).map_err(|e| {
+            wapc_guest::host_call("kubewarden", "kubernetes", "list_resources_all", &request).map_err(|e| {
                 let message = e.to_string();
                 message.strip_prefix("Host error: ").unwrap_or(&message).to_string()
             })?;

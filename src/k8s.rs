@@ -1,116 +1,165 @@
 //! Minimal typed views of the Kubernetes objects the checks read, shared by every check so a
 //! module that holds several checks holds one reader per object. Only the fields some check
-//! uses are declared; everything else is skipped unread. Like the API server's decoder, every
-//! view reads JSON `null` as absent (raw manifests carry `annotations: null` or
-//! `status: {storedVersions: null}`), and a wrong type is an error.
+//! uses are declared; serde skips everything else without building it (`IgnoredAny`). Like the
+//! API server's decoder, every view reads JSON `null` as absent (raw manifests carry
+//! `annotations: null` or `status: {storedVersions: null}`), and a wrong type is an error.
 
-use crate::json::{Error, Json, Kind, from_json_members};
+use crate::admission::{null_as_default, object_only};
+use serde::{Deserialize, Deserializer};
 use std::collections::BTreeMap;
 
 /// Reads a string map in which `null` (the map or a value) is empty, as the API server does.
-pub fn string_map(value: Json<'_>) -> Result<BTreeMap<String, String>, Error> {
-    let mut map = BTreeMap::new();
-    if value.is_null() {
-        return Ok(map);
-    }
-    if value.kind() != Kind::Object {
-        return Err(value.invalid_type("a map"));
-    }
-    for (key, member) in value.members() {
-        let text = if member.is_null() {
-            String::new()
-        } else {
-            member.read().map_err(|e| e.in_key(&key))?
-        };
-        map.insert(key.into_owned(), text);
-    }
-    Ok(map)
+pub fn string_map<'de, D: Deserializer<'de>>(deserializer: D) -> Result<BTreeMap<String, String>, D::Error> {
+    let map = Option::<BTreeMap<String, Option<String>>>::deserialize(deserializer)?;
+    Ok(map
+        .unwrap_or_default()
+        .into_iter()
+        .map(|(key, value)| (key, value.unwrap_or_default()))
+        .collect())
 }
 
+/// Reads a list of views in which `null` (the list or an item) is empty, as the API server does.
+pub fn view_list<'de, D: Deserializer<'de>, T: Default + Deserialize<'de>>(
+    deserializer: D,
+) -> Result<Vec<T>, D::Error> {
+    let items = Option::<Vec<Option<T>>>::deserialize(deserializer)?;
+    Ok(items
+        .unwrap_or_default()
+        .into_iter()
+        .map(Option::unwrap_or_default)
+        .collect())
+}
+
+object_only!(
+    ObjectMeta,
+    Object,
+    Crd,
+    CrdSpec,
+    CrdNames,
+    CrdVersion,
+    CrdStatus,
+    Job,
+    JobSpec,
+    JobStatus,
+    JobCondition
+);
+
 /// The parts of `metadata` the checks read.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(remote = "Self", default, rename_all = "camelCase")]
 pub struct ObjectMeta {
     /// Object name.
+    #[serde(deserialize_with = "null_as_default")]
     pub name: String,
     /// Prefix the API server completes into a name when `name` is empty.
+    #[serde(deserialize_with = "null_as_default")]
     pub generate_name: String,
     /// Namespace, empty for cluster-scoped objects.
+    #[serde(deserialize_with = "null_as_default")]
     pub namespace: String,
     /// Labels.
+    #[serde(deserialize_with = "string_map")]
     pub labels: BTreeMap<String, String>,
     /// Annotations.
+    #[serde(deserialize_with = "string_map")]
     pub annotations: BTreeMap<String, String>,
     /// Finalizers.
+    #[serde(deserialize_with = "null_as_default")]
     pub finalizers: Vec<String>,
     /// Set when the object is being deleted.
     pub deletion_timestamp: Option<String>,
 }
 
 /// An object of which only the metadata is read.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(remote = "Self", default, rename_all = "camelCase")]
 pub struct Object {
     /// `apiVersion`.
+    #[serde(deserialize_with = "null_as_default")]
     pub api_version: String,
     /// `kind`.
+    #[serde(deserialize_with = "null_as_default")]
     pub kind: String,
     /// `metadata`.
+    #[serde(deserialize_with = "null_as_default")]
     pub metadata: ObjectMeta,
 }
 
 /// A CustomResourceDefinition, as far as the checks read it.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(remote = "Self", default, rename_all = "camelCase")]
 pub struct Crd {
     /// `metadata`.
+    #[serde(deserialize_with = "null_as_default")]
     pub metadata: ObjectMeta,
     /// `spec`.
+    #[serde(deserialize_with = "null_as_default")]
     pub spec: CrdSpec,
     /// `status`.
+    #[serde(deserialize_with = "null_as_default")]
     pub status: CrdStatus,
 }
 
 /// `spec` of a CRD.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(remote = "Self", default, rename_all = "camelCase")]
 pub struct CrdSpec {
     /// API group served.
+    #[serde(deserialize_with = "null_as_default")]
     pub group: String,
     /// Names of the resource.
+    #[serde(deserialize_with = "null_as_default")]
     pub names: CrdNames,
     /// `Namespaced` or `Cluster`.
+    #[serde(deserialize_with = "null_as_default")]
     pub scope: String,
     /// Versions served.
+    #[serde(deserialize_with = "view_list")]
     pub versions: Vec<CrdVersion>,
 }
 
 /// `spec.names` of a CRD.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(remote = "Self", default, rename_all = "camelCase")]
 pub struct CrdNames {
     /// Kind.
+    #[serde(deserialize_with = "null_as_default")]
     pub kind: String,
     /// Plural resource name.
+    #[serde(deserialize_with = "null_as_default")]
     pub plural: String,
     /// Singular resource name.
+    #[serde(deserialize_with = "null_as_default")]
     pub singular: String,
     /// Short names.
+    #[serde(deserialize_with = "null_as_default")]
     pub short_names: Vec<String>,
     /// List kind.
+    #[serde(deserialize_with = "null_as_default")]
     pub list_kind: String,
 }
 
 /// One entry of `spec.versions`.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(remote = "Self", default, rename_all = "camelCase")]
 pub struct CrdVersion {
     /// Version name, e.g. `v1beta1`.
+    #[serde(deserialize_with = "null_as_default")]
     pub name: String,
     /// Whether it is served.
+    #[serde(deserialize_with = "null_as_default")]
     pub served: bool,
     /// Whether it is the storage version.
+    #[serde(deserialize_with = "null_as_default")]
     pub storage: bool,
 }
 
 /// `status` of a CRD.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(remote = "Self", default, rename_all = "camelCase")]
 pub struct CrdStatus {
     /// Versions objects have ever been stored as and not yet migrated from.
+    #[serde(deserialize_with = "null_as_default")]
     pub stored_versions: Vec<String>,
 }
 
@@ -137,104 +186,47 @@ impl Crd {
 }
 
 /// A batch/v1 Job, as far as the checks read it.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(remote = "Self", default, rename_all = "camelCase")]
 pub struct Job {
     /// `metadata`.
+    #[serde(deserialize_with = "null_as_default")]
     pub metadata: ObjectMeta,
     /// `spec`.
+    #[serde(deserialize_with = "null_as_default")]
     pub spec: JobSpec,
     /// `status`.
+    #[serde(deserialize_with = "null_as_default")]
     pub status: JobStatus,
 }
 
 /// `spec` of a Job.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(remote = "Self", default, rename_all = "camelCase")]
 pub struct JobSpec {
     /// Seconds after the Job finishes before the TTL controller deletes it.
     pub ttl_seconds_after_finished: Option<i64>,
 }
 
 /// `status` of a Job.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(remote = "Self", default, rename_all = "camelCase")]
 pub struct JobStatus {
     /// Conditions such as `Complete` and `Failed`.
+    #[serde(deserialize_with = "view_list")]
     pub conditions: Vec<JobCondition>,
 }
 
 /// One entry of a Job's `status.conditions`.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(remote = "Self", default, rename_all = "camelCase")]
 pub struct JobCondition {
     /// Condition type, e.g. `Complete`.
+    #[serde(rename = "type", deserialize_with = "null_as_default")]
     pub kind: String,
     /// `True`, `False` or `Unknown`.
+    #[serde(deserialize_with = "null_as_default")]
     pub status: String,
     /// When the condition last changed.
     pub last_transition_time: Option<String>,
 }
-
-from_json_members!(lenient ObjectMeta {
-    "name" => name,
-    "generateName" => generate_name,
-    "namespace" => namespace,
-    "labels" => labels with string_map,
-    "annotations" => annotations with string_map,
-    "finalizers" => finalizers,
-    "deletionTimestamp" => deletion_timestamp,
-});
-
-from_json_members!(lenient Object {
-    "apiVersion" => api_version,
-    "kind" => kind,
-    "metadata" => metadata,
-});
-
-from_json_members!(lenient Crd {
-    "metadata" => metadata,
-    "spec" => spec,
-    "status" => status,
-});
-
-from_json_members!(lenient CrdSpec {
-    "group" => group,
-    "names" => names,
-    "scope" => scope,
-    "versions" => versions,
-});
-
-from_json_members!(lenient CrdNames {
-    "kind" => kind,
-    "plural" => plural,
-    "singular" => singular,
-    "shortNames" => short_names,
-    "listKind" => list_kind,
-});
-
-from_json_members!(lenient CrdVersion {
-    "name" => name,
-    "served" => served,
-    "storage" => storage,
-});
-
-from_json_members!(lenient CrdStatus {
-    "storedVersions" => stored_versions,
-});
-
-from_json_members!(lenient Job {
-    "metadata" => metadata,
-    "spec" => spec,
-    "status" => status,
-});
-
-from_json_members!(lenient JobSpec {
-    "ttlSecondsAfterFinished" => ttl_seconds_after_finished,
-});
-
-from_json_members!(lenient JobStatus {
-    "conditions" => conditions,
-});
-
-from_json_members!(lenient JobCondition {
-    "type" => kind,
-    "status" => status,
-    "lastTransitionTime" => last_transition_time,
-});

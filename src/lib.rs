@@ -14,7 +14,6 @@ pub mod cluster;
 #[cfg(any(test, feature = "testing"))]
 pub mod fuzz;
 pub mod generated;
-pub mod json;
 pub mod k8s;
 #[cfg(not(target_os = "wasi"))]
 pub mod replay;

@@ -1,16 +1,16 @@
 //! Strict settings parsing shared by every check.
 //!
-//! Each check declares how its settings are read with `json::from_json_members!(strict ...)`:
-//! unknown keys are refused and reading starts from the settings' `Default`, so absent keys
-//! keep their documented defaults. [`parse`] adds the path of the offending key to every
-//! error (`` `allowedKeys[1]`: invalid type ... ``), so a wrong type or an unknown key is
-//! reported by name; for a syntax error the path is found by re-reading the settings text up to
-//! where the reader stopped.
+//! Settings structs derive serde's `Deserialize` with `#[serde(default, deny_unknown_fields,
+//! rename_all = "camelCase")]`: unknown keys are refused and absent keys keep their documented
+//! defaults. [`parse`] reads them through `serde_path_to_error`, so every error names the key it
+//! concerns (`` `allowedKeys[1]`: invalid type ... ``), and gives serde_json's message without
+//! its position (settings are short, and the key says where).
 
-use crate::json::{self, FromJson, Json};
+use serde::de::DeserializeOwned;
+use serde_json::Value;
 
 /// Parses settings from raw JSON; absent, empty or `null` means all defaults.
-pub fn parse<T: for<'a> FromJson<'a> + Default>(raw: Option<&str>) -> Result<T, String> {
+pub fn parse<T: DeserializeOwned + Default>(raw: Option<&str>) -> Result<T, String> {
     let text = match raw.map(str::trim) {
         None | Some("") | Some("null") => return Ok(T::default()),
         Some(text) => text,
@@ -18,74 +18,82 @@ pub fn parse<T: for<'a> FromJson<'a> + Default>(raw: Option<&str>) -> Result<T, 
     if !text.starts_with('{') {
         return Err("settings must be a JSON object".to_string());
     }
-    let document = json::parse(text).map_err(|mut e| {
-        e.path = e
-            .offset(text)
-            .map(|end| path_at(text.as_bytes(), end))
-            .unwrap_or_default();
-        e.with_path()
-    })?;
-    document.root().read::<T>().map_err(|e| e.with_path())
+    let mut deserializer = serde_json::Deserializer::from_str(text);
+    let settings = serde_path_to_error::deserialize(&mut deserializer).map_err(|e| describe(&e))?;
+    deserializer.end().map_err(|e| message(&e))?;
+    Ok(settings)
 }
 
-/// One open JSON container while scanning for a path.
-enum Frame<'a> {
-    /// An object and the key whose value is being read, if any.
-    Object(Option<&'a [u8]>),
-    /// An array and the index of the element being read.
-    Array(usize),
+/// Reads settings from a parsed JSON value (a section of the all-in-one policy's settings);
+/// `null` means all defaults. Errors read as [`parse`]'s.
+pub fn from_value<T: DeserializeOwned + Default>(value: Value) -> Result<T, String> {
+    match value {
+        Value::Null => Ok(T::default()),
+        value => serde_path_to_error::deserialize(value).map_err(|e| describe(&e)),
+    }
 }
 
-/// The JSON path (`a.b[2].c`) of the value being read at byte `end` of `text`: the key or
-/// element whose value ends at `end`, or the key just read there.
-fn path_at(text: &[u8], end: usize) -> String {
-    let mut stack: Vec<Frame> = Vec::new();
-    let mut i = 0;
-    while i < end {
-        match text[i] {
-            b'{' => stack.push(Frame::Object(None)),
-            b'[' => stack.push(Frame::Array(0)),
-            b'}' | b']' => {
-                stack.pop();
-            }
-            b',' => match stack.last_mut() {
-                Some(Frame::Object(key)) => *key = None,
-                Some(Frame::Array(index)) => *index += 1,
-                None => {}
-            },
-            b'"' => {
-                let start = i + 1;
-                i = start;
-                while i < end && text[i] != b'"' {
-                    i += if text[i] == b'\\' { 2 } else { 1 };
-                }
-                if let Some(Frame::Object(key @ None)) = stack.last_mut() {
-                    *key = Some(&text[start..i.min(end)]);
-                }
-            }
-            _ => {}
-        }
-        i += 1;
+/// An error as `` `path`: message `` (the message alone at the document's root).
+fn describe(error: &serde_path_to_error::Error<serde_json::Error>) -> String {
+    let path = path_text(error.path());
+    let message = message(error.inner());
+    if path.is_empty() {
+        message
+    } else {
+        format!("`{path}`: {message}")
     }
-    let mut path = String::new();
-    for frame in &stack {
-        match frame {
-            Frame::Object(Some(key)) => {
-                if !path.is_empty() {
-                    path.push('.');
-                }
-                path.push_str(&String::from_utf8_lossy(key));
-            }
-            Frame::Object(None) => {}
-            Frame::Array(index) => {
-                path.push('[');
-                path.push_str(&index.to_string());
-                path.push(']');
-            }
-        }
-    }
-    path
 }
+
+/// A path as `a.b[2].c`: empty at the root, and without the segments of keys that could not be
+/// read (a syntax error where a key was expected belongs to the object around it).
+pub fn path_text(path: &serde_path_to_error::Path) -> String {
+    use serde_path_to_error::Segment;
+    let mut text = String::new();
+    for segment in path.iter() {
+        match segment {
+            Segment::Seq { index } => text.push_str(&format!("[{index}]")),
+            Segment::Map { key } | Segment::Enum { variant: key } => {
+                if !text.is_empty() {
+                    text.push('.');
+                }
+                text.push_str(key);
+            }
+            Segment::Unknown => {}
+        }
+    }
+    text
+}
+
+/// serde_json's message for `error`, without the ` at line L column C` it appends.
+pub fn message(error: &serde_json::Error) -> String {
+    let mut text = error.to_string();
+    if error.line() != 0 {
+        let suffix = format!(" at line {} column {}", error.line(), error.column());
+        if text.ends_with(&suffix) {
+            text.truncate(text.len() - suffix.len());
+        }
+    }
+    text
+}
+
+/// Implements `Deserialize` for a settings enum read from one of a fixed set of strings. Written
+/// out rather than derived so a value of another type reads `expected a string` (a derived enum
+/// would say `expected enum Action`), as the policies document.
+macro_rules! string_enum {
+    ($ty:ty { $($text:literal => $variant:expr),+ $(,)? }) => {
+        impl<'de> serde::Deserialize<'de> for $ty {
+            fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+                const NAMES: &[&str] = &[$($text),+];
+                let text = <std::borrow::Cow<'de, str> as serde::Deserialize>::deserialize(deserializer)?;
+                match text.as_ref() {
+                    $($text => Ok($variant),)+
+                    other => Err(<D::Error as serde::de::Error>::unknown_variant(other, NAMES)),
+                }
+            }
+        }
+    };
+}
+pub(crate) use string_enum;
 
 /// What to do with a finding: the common three-way setting of syncguard checks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -98,12 +106,11 @@ pub enum Action {
     Ignore,
 }
 
-impl<'a> FromJson<'a> for Action {
-    fn from_json(value: Json<'a>) -> Result<Self, json::Error> {
-        let values = [Action::Reject, Action::Warn, Action::Ignore];
-        json::one_of(value, &["reject", "warn", "ignore"], &values)
-    }
-}
+string_enum!(Action {
+    "reject" => Action::Reject,
+    "warn" => Action::Warn,
+    "ignore" => Action::Ignore,
+});
 
 /// Reject or warn: for findings that cannot be ignored.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -114,17 +121,17 @@ pub enum RejectOrWarn {
     Warn,
 }
 
-impl<'a> FromJson<'a> for RejectOrWarn {
-    fn from_json(value: Json<'a>) -> Result<Self, json::Error> {
-        json::one_of(value, &["reject", "warn"], &[RejectOrWarn::Reject, RejectOrWarn::Warn])
-    }
-}
+string_enum!(RejectOrWarn {
+    "reject" => RejectOrWarn::Reject,
+    "warn" => RejectOrWarn::Warn,
+});
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    #[derive(Debug, Default)]
+    #[derive(Debug, Default, serde::Deserialize)]
+    #[serde(default, deny_unknown_fields, rename_all = "camelCase")]
     struct Example {
         max_findings: u32,
         allowed_keys: Vec<String>,
@@ -132,30 +139,10 @@ mod tests {
         enabled: bool,
     }
 
-    json::from_json_members!(strict Example {
-        "maxFindings" => max_findings,
-        "allowedKeys" => allowed_keys,
-        "releases" => releases,
-        "enabled" => enabled,
-    });
-
-    #[derive(Debug, Default)]
+    #[derive(Debug, Default, serde::Deserialize)]
+    #[serde(deny_unknown_fields, rename_all = "camelCase")]
     struct Release {
         set_id: String,
-    }
-
-    impl<'a> FromJson<'a> for Release {
-        fn from_json(value: Json<'a>) -> Result<Self, json::Error> {
-            let mut set_id = None;
-            value.read_members("struct Release", &["setId"], true, |_, v| {
-                set_id = Some(v.read()?);
-                Ok(())
-            })?;
-            match set_id {
-                Some(set_id) => Ok(Release { set_id }),
-                None => Err(value.error("missing field `setId`")),
-            }
-        }
     }
 
     #[test]
@@ -219,7 +206,7 @@ mod tests {
 
     #[test]
     fn actions_name_their_choices() {
-        let read = |text: &str| json::read::<Action>(text).map_err(|e| e.message);
+        let read = |text: &str| serde_json::from_str::<Action>(text).map_err(|e| message(&e));
         assert_eq!(read("\"ignore\""), Ok(Action::Ignore));
         assert_eq!(
             read("\"Reject\""),

@@ -202,7 +202,7 @@ fn run_case<C: Check>(case: &Case) -> Result<(), String> {
             code: response.code,
             warnings: response.warnings.unwrap_or_default(),
             patch,
-            audit_annotations: response.audit_annotations.unwrap_or_default(),
+            audit_annotations: response.audit_annotations.unwrap_or_default().into_iter().collect(),
         },
     )
 }

@@ -358,7 +358,8 @@ pub fn join_and(items: &[String]) -> String {
 
 /// A JSON string literal for embedding a value in a message.
 pub fn quote(value: &str) -> String {
-    crate::json::quoted(value)
+    // Serializing a string cannot fail.
+    serde_json::to_string(value).unwrap_or_default()
 }
 
 #[cfg(test)]

@@ -198,7 +198,8 @@ fn respond(metadata: Option<&Metadata>, request: &RequestDoc, answer: Validation
             message: answer.message.clone(),
             code: answer.code,
         }),
-        audit_annotations: answer.audit_annotations,
+        // Sorted here: the SDK's response keeps them in a HashMap.
+        audit_annotations: answer.audit_annotations.map(|a| a.into_iter().collect()),
         warnings: answer.warnings,
     };
     let Some(mutated) = answer.mutated_object.filter(|_| answer.accepted) else {

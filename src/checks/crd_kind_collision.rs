@@ -51,16 +51,17 @@
 
 use crate::admission::{Request, Verdict};
 use crate::check::Check;
-use crate::cluster::{self, Cluster};
+use crate::cluster::{Cluster, ItemsError};
 use crate::generated::builtin_resources;
-use crate::json::{self, FromJson, Json, Kind, from_json_members};
 use crate::k8s::Crd;
 use crate::rules::{self, CRD_RULE, Rule};
-use crate::settings::{Action, RejectOrWarn};
+use crate::settings::{Action, RejectOrWarn, string_enum};
 use crate::text::{
     CHECK_MESSAGE_CHARS, CHECK_WARNING_CHARS, Part::Elidable, Part::Fixed, Part::Optional, elide, fit, join_fitting,
     join_within, quote, readme_link,
 };
+use serde::Deserialize;
+use serde::de::{Deserializer, SeqAccess, Visitor};
 use std::collections::{BTreeMap, BTreeSet};
 use well_known::WellKnownProjects;
 
@@ -93,15 +94,14 @@ pub enum OnLookupFailure {
     Accept,
 }
 
-impl<'a> FromJson<'a> for OnLookupFailure {
-    fn from_json(value: Json<'a>) -> Result<Self, json::Error> {
-        let values = [OnLookupFailure::Reject, OnLookupFailure::Accept];
-        json::one_of(value, &["reject", "accept"], &values)
-    }
-}
+string_enum!(OnLookupFailure {
+    "reject" => OnLookupFailure::Reject,
+    "accept" => OnLookupFailure::Accept,
+});
 
 /// Settings of the crd-kind-collision check.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default, deny_unknown_fields, rename_all = "camelCase")]
 pub struct Settings {
     /// A kind that a built-in resource of another group has: `reject` (default) or `warn`.
     pub builtin_collisions: RejectOrWarn,
@@ -137,16 +137,6 @@ impl Default for Settings {
     }
 }
 
-from_json_members!(strict Settings {
-    "builtinCollisions" => builtin_collisions,
-    "crdCollisions" => crd_collisions,
-    "nameCollisions" => name_collisions,
-    "allowedGroupSets" => allowed_group_sets,
-    "allowedKinds" => allowed_kinds,
-    "onLookupFailure" => on_lookup_failure,
-    "wellKnownProjects" => well_known_projects,
-});
-
 impl Settings {
     /// Whether `a` and `b` (real group names, `""` for core) appear together in a group set.
     fn allowed_pair(&self, a: &str, b: &str) -> bool {
@@ -167,16 +157,29 @@ impl Settings {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct GroupSet(pub Vec<String>);
 
-impl<'a> FromJson<'a> for GroupSet {
-    fn from_json(value: Json<'a>) -> Result<Self, json::Error> {
-        match value.kind() {
-            Kind::String => {
-                let text = value.as_str()?;
+impl<'de> Deserialize<'de> for GroupSet {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Groups;
+        impl<'de> Visitor<'de> for Groups {
+            type Value = GroupSet;
+
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a list of API groups, or one string of groups separated by commas")
+            }
+
+            fn visit_str<E: serde::de::Error>(self, text: &str) -> Result<GroupSet, E> {
                 Ok(GroupSet(text.split(',').map(|g| g.trim().to_string()).collect()))
             }
-            Kind::Array => value.read().map(GroupSet),
-            _ => Err(value.invalid_type("a list of API groups, or one string of groups separated by commas")),
+
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<GroupSet, A::Error> {
+                let mut groups = Vec::new();
+                while let Some(group) = seq.next_element::<String>()? {
+                    groups.push(group);
+                }
+                Ok(GroupSet(groups))
+            }
         }
+        deserializer.deserialize_any(Groups)
     }
 }
 
@@ -593,18 +596,11 @@ fn crd_findings(
 
 /// Lists the cluster's CRDs, each read as the minimal [`Crd`] view.
 fn list_crds(cluster: &dyn Cluster) -> Result<Vec<Crd>, String> {
-    let list = cluster.list_all(CRD_API_VERSION, CRD_KIND)?;
-    cluster::items(&list)
-        .enumerate()
-        .map(|(i, item)| {
-            item.read::<Crd>().map_err(|e| {
-                format!(
-                    "item {i} of the list is not a readable CustomResourceDefinition: {}",
-                    e.located(item.text())
-                )
-            })
-        })
-        .collect()
+    let items = cluster.list_all(CRD_API_VERSION, CRD_KIND)?;
+    items.read::<Crd>().map_err(|e| match e {
+        ItemsError::NotAList(message) => message,
+        ItemsError::Item(i, e) => format!("item {i} of the list is not a readable CustomResourceDefinition: {e}"),
+    })
 }
 
 /// The action for the kind finding: the strictest among the kinds of servers found.
@@ -632,7 +628,7 @@ fn allowance(group: &str, others: impl IntoIterator<Item = String>) -> String {
         set.insert(other);
     }
     set.insert(group_label(group).to_string());
-    let groups: Vec<String> = set.iter().map(|group| json::quoted(group)).collect();
+    let groups: Vec<String> = set.iter().map(|group| quote(group)).collect();
     format!("{{\"allowedGroupSets\":[[{}]]}}", groups.join(","))
 }
 
@@ -651,7 +647,7 @@ fn kind_message(name: &str, group: &str, kind: &str, findings: &Findings) -> Str
         .collect();
     let groups = findings.kind.keys().map(|g| group_label(g).to_string());
     let by_groups = allowance(group, groups);
-    let by_kind = format!("{{\"allowedKinds\":[{}]}}", json::quoted(kind));
+    let by_kind = format!("{{\"allowedKinds\":[{}]}}", quote(kind));
     let noun = if servers.len() == 1 {
         "another API group"
     } else {

@@ -42,13 +42,13 @@
 use crate::admission::{Request, Verdict};
 use crate::check::Check;
 use crate::cluster::Cluster;
-use crate::json::from_json_members;
 use crate::k8s::Crd;
 use crate::rules::{CRD_RULE, Rule};
 use crate::text::{
     CHECK_MESSAGE_CHARS, CHECK_WARNING_CHARS, Part::Elidable, Part::Fixed, Part::Optional, closest, elide, fit,
     join_and, join_fitting, quote, readme_link,
 };
+use serde::Deserialize;
 use std::collections::BTreeMap;
 
 /// Default of `versionAnnotations`: Gateway API's bundle version annotation.
@@ -61,7 +61,8 @@ pub const GATEWAY_CHANNEL: &str = "gateway.networking.k8s.io/channel";
 pub const CHECK_NAMES: [&str; 4] = ["storedVersions", "downgrade", "channel", "pendingMigration"];
 
 /// Settings of the crd-safe-upgrade check.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(default, deny_unknown_fields, rename_all = "camelCase")]
 pub struct Settings {
     /// Annotation keys whose values are semantic versions that must not go down on UPDATE.
     /// Default: `["gateway.networking.k8s.io/bundle-version"]`; `[]` turns the check off.
@@ -87,12 +88,6 @@ impl Default for Settings {
         }
     }
 }
-
-from_json_members!(strict Settings {
-    "versionAnnotations" => version_annotations,
-    "channelAnnotations" => channel_annotations,
-    "warnOnly" => warn_only,
-});
 
 impl Settings {
     fn warn_only(&self, check: &str) -> bool {
@@ -205,13 +200,11 @@ fn read(parsed: Result<Option<Crd>, String>, what: &str) -> Result<Crd, Verdict>
     match parsed {
         Ok(Some(crd)) => Ok(crd),
         Ok(None) => Err(Verdict::reject_with_code(
-            format!(
-                "crd-safe-upgrade: the request carries no {what}, so the CustomResourceDefinition cannot be checked"
-            ),
+            format!("the request carries no {what}, so the CustomResourceDefinition cannot be checked"),
             400,
         )),
         Err(e) => Err(Verdict::reject_with_code(
-            format!("crd-safe-upgrade: {e}; expected a CustomResourceDefinition of apiextensions.k8s.io/v1"),
+            format!("{e}; expected a CustomResourceDefinition of apiextensions.k8s.io/v1"),
             400,
         )),
     }
@@ -419,7 +412,7 @@ fn stored_versions(name: &str, old: &Crd, new: &Crd) -> Option<Finding> {
 fn downgrade(key: &str, old: Option<&str>, new: Option<&str>) -> Option<Finding> {
     let (old, new) = (old?, new?);
     let path = format!("metadata.annotations[{key}]");
-    match (semver::parse(old), semver::parse(new)) {
+    match (bundle_version(old), bundle_version(new)) {
         (Some(before), Some(after)) => (after < before).then(|| {
             Finding::reject(
                 "downgrade",
@@ -634,104 +627,13 @@ fn audit(name: &str, crd: &Crd) -> Vec<Finding> {
 // ---------------------------------------------------------------------------------------------
 // Semantic versions (semver 2.0.0 precedence), with an optional leading `v`.
 
-mod semver {
-    use std::cmp::Ordering;
-
-    /// A parsed semantic version; build metadata is validated and ignored, as precedence does.
-    #[derive(Debug, Clone, PartialEq, Eq)]
-    pub struct Version<'a> {
-        core: [u64; 3],
-        pre: Vec<&'a str>,
-    }
-
-    fn is_ident_byte(b: u8) -> bool {
-        b.is_ascii_alphanumeric() || b == b'-'
-    }
-
-    fn is_numeric(id: &str) -> bool {
-        !id.is_empty() && id.bytes().all(|b| b.is_ascii_digit())
-    }
-
-    fn number(text: &str) -> Option<u64> {
-        if !is_numeric(text) || (text.len() > 1 && text.starts_with('0')) {
-            return None;
-        }
-        text.parse().ok()
-    }
-
-    /// Parses `1.2.3`, `v1.2.3`, `v1.2.3-rc.1+build.5`; `None` for anything else.
-    pub fn parse(text: &str) -> Option<Version<'_>> {
-        let text = text.strip_prefix('v').unwrap_or(text);
-        let (rest, build) = match text.split_once('+') {
-            Some((rest, build)) => (rest, Some(build)),
-            None => (text, None),
-        };
-        let valid_build = build.is_none_or(|build| {
-            build
-                .split('.')
-                .all(|id| !id.is_empty() && id.bytes().all(is_ident_byte))
-        });
-        if !valid_build {
-            return None;
-        }
-        let (core, pre) = match rest.split_once('-') {
-            Some((core, pre)) => (core, Some(pre)),
-            None => (rest, None),
-        };
-        let mut parts = core.split('.');
-        let mut numbers = [0u64; 3];
-        for slot in &mut numbers {
-            *slot = number(parts.next()?)?;
-        }
-        if parts.next().is_some() {
-            return None;
-        }
-        let pre: Vec<&str> = match pre {
-            None => Vec::new(),
-            Some(pre) => pre.split('.').collect(),
-        };
-        let valid = pre.iter().all(|id| {
-            !id.is_empty() && id.bytes().all(is_ident_byte) && !(is_numeric(id) && id.len() > 1 && id.starts_with('0'))
-        });
-        valid.then_some(Version { core: numbers, pre })
-    }
-
-    fn compare_identifier(a: &str, b: &str) -> Ordering {
-        match (is_numeric(a), is_numeric(b)) {
-            // No leading zeros: a longer number is larger; equal lengths compare as text.
-            (true, true) => a.len().cmp(&b.len()).then_with(|| a.cmp(b)),
-            (true, false) => Ordering::Less,
-            (false, true) => Ordering::Greater,
-            (false, false) => a.cmp(b),
-        }
-    }
-
-    impl Ord for Version<'_> {
-        fn cmp(&self, other: &Self) -> Ordering {
-            self.core
-                .cmp(&other.core)
-                .then_with(|| match (self.pre.is_empty(), other.pre.is_empty()) {
-                    (true, true) => Ordering::Equal,
-                    (true, false) => Ordering::Greater,
-                    (false, true) => Ordering::Less,
-                    (false, false) => {
-                        for (a, b) in self.pre.iter().zip(&other.pre) {
-                            let order = compare_identifier(a, b);
-                            if order != Ordering::Equal {
-                                return order;
-                            }
-                        }
-                        self.pre.len().cmp(&other.pre.len())
-                    }
-                })
-        }
-    }
-
-    impl PartialOrd for Version<'_> {
-        fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-            Some(self.cmp(other))
-        }
-    }
+/// A bundle version annotation as a semantic version, build metadata dropped (it takes no part
+/// in precedence, which the `semver` crate's own ordering would otherwise break ties with);
+/// `None` for anything that is not `MAJOR.MINOR.PATCH[-PRE][+BUILD]` after an optional `v`.
+fn bundle_version(text: &str) -> Option<semver::Version> {
+    let mut version = semver::Version::parse(text.strip_prefix('v').unwrap_or(text)).ok()?;
+    version.build = semver::BuildMetadata::EMPTY;
+    Some(version)
 }
 
 #[cfg(test)]
@@ -766,20 +668,22 @@ mod tests {
             "18446744073709551615.0.0",
         ];
         for pair in chain.windows(2) {
-            let (a, b) = (semver::parse(pair[0]).unwrap(), semver::parse(pair[1]).unwrap());
+            let (a, b) = (bundle_version(pair[0]).unwrap(), bundle_version(pair[1]).unwrap());
             assert!(a < b, "{} < {}", pair[0], pair[1]);
             assert!(b > a, "{} > {}", pair[1], pair[0]);
         }
         // Gateway API's release candidates come before the release.
-        assert!(semver::parse("v1.2.0-rc2").unwrap() < semver::parse("v1.2.0").unwrap());
-        assert!(semver::parse("v1.2.0-rc1").unwrap() < semver::parse("v1.2.0-rc2").unwrap());
+        assert!(bundle_version("v1.2.0-rc2").unwrap() < bundle_version("v1.2.0").unwrap());
+        assert!(bundle_version("v1.2.0-rc1").unwrap() < bundle_version("v1.2.0-rc2").unwrap());
         // Numeric identifiers of any length compare as numbers.
-        assert!(semver::parse("1.0.0-99999999999999999999999").unwrap() > semver::parse("1.0.0-1000").unwrap());
-        assert!(semver::parse("1.0.0-2").unwrap() < semver::parse("1.0.0-10").unwrap());
+        assert!(bundle_version("1.0.0-99999999999999999999999").unwrap() > bundle_version("1.0.0-1000").unwrap());
+        assert!(bundle_version("1.0.0-2").unwrap() < bundle_version("1.0.0-10").unwrap());
         // Build metadata does not take part in precedence.
-        assert_eq!(semver::parse("1.2.3+a.1"), semver::parse("v1.2.3+b"));
+        assert_eq!(bundle_version("1.2.3+a.1"), bundle_version("v1.2.3+b"));
         assert_eq!(
-            semver::parse("1.2.3").unwrap().cmp(&semver::parse("1.2.3+x").unwrap()),
+            bundle_version("1.2.3")
+                .unwrap()
+                .cmp(&bundle_version("1.2.3+x").unwrap()),
             std::cmp::Ordering::Equal
         );
     }
@@ -812,7 +716,7 @@ mod tests {
             "main",
             "99999999999999999999.0.0",
         ] {
-            assert!(semver::parse(text).is_none(), "{text:?} parsed");
+            assert!(bundle_version(text).is_none(), "{text:?} parsed");
         }
         for text in [
             "0.0.0",
@@ -823,7 +727,7 @@ mod tests {
             "1.2.3+001",
             "1.2.3-rc.1+sha.5114f85",
         ] {
-            assert!(semver::parse(text).is_some(), "{text:?} refused");
+            assert!(bundle_version(text).is_some(), "{text:?} refused");
         }
     }
 
@@ -1099,7 +1003,11 @@ mod tests {
         .collect();
         assert!(positions.windows(2).all(|w| w[0] < w[1]), "{message}");
         for _ in 0..3 {
-            assert_eq!(run("UPDATE", new.clone(), old.clone(), settings.clone()), first);
+            let again = run("UPDATE", new.clone(), old.clone(), settings.clone());
+            assert_eq!(
+                serde_json::to_value(again).unwrap(),
+                serde_json::to_value(&first).unwrap()
+            );
         }
     }
 }

@@ -46,27 +46,30 @@
 //!
 //! # Hostile input
 //! The object (and the annotation) is read into a tree that stops at [`MAX_DEPTH`] levels of
-//! JSON nesting: a deeper value is skipped by the JSON reader's iterative skipper, never
-//! recursed into, and where the walk reaches such a cut-off value it reports a finding
+//! JSON nesting: a deeper value is skipped by serde_json's iterative skipper (`IgnoredAny`),
+//! never recursed into, and where the walk reaches such a cut-off value it reports a finding
 //! ("nesting deeper than 100 levels; not checked beyond"). Every recursion here (reading,
-//! walking, dropping the tree) is therefore bounded by [`MAX_DEPTH`], whatever the input. The
-//! schema depth is bounded by the same limit: each nested schema is at least one JSON level
-//! deeper than its parent (two through `properties`), so a schema nested about 47 properties
-//! deep under `openAPIV3Schema` is the deepest checked. The deepest real CRDs nest about 27
-//! JSON levels (the Prometheus operator's).
+//! walking, dropping the tree) is therefore bounded by [`MAX_DEPTH`], whatever the input;
+//! serde_json's own limit of 128 levels is never reached. The schema depth is bounded by the
+//! same limit: each nested schema is at least one JSON level deeper than its parent (two through
+//! `properties`), so a schema nested about 47 properties deep under `openAPIV3Schema` is the
+//! deepest checked. The deepest real CRDs nest about 27 JSON levels (the Prometheus operator's).
 
-use crate::admission::{Request, Verdict};
+use crate::admission::{ObjectJson, Request, Verdict};
 use crate::check::Check;
 use crate::cluster::Cluster;
 use crate::generated::{Field, ObjectType, Shape, object_type};
-use crate::json::{self, from_json_members};
 use crate::rules::{CRD_RULE, Rule};
 use crate::settings::RejectOrWarn;
 use crate::text::{
     CHECK_MESSAGE_CHARS, CHECK_WARNING_CHARS, MAX_WARNINGS_TOTAL_CHARS, Part::Elidable, Part::Fixed, Part::Optional,
     chars, edit_distance, elide, fit, natural_cmp, quote, readme_link,
 };
+use serde::Deserialize;
+use serde::de::{DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use std::borrow::Cow;
 use std::collections::BTreeMap;
+use std::fmt;
 
 /// The annotation in which client-side apply records the manifest it applied last.
 pub const LAST_APPLIED: &str = "kubectl.kubernetes.io/last-applied-configuration";
@@ -90,7 +93,8 @@ const MORE_CHARS: usize = 24;
 const PATCH_KEYS: [&str; 2] = ["x-kubernetes-patch-strategy", "x-kubernetes-patch-merge-key"];
 
 /// Settings of the crd-schema-fields check.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default, deny_unknown_fields, rename_all = "camelCase")]
 pub struct Settings {
     /// `reject` (default) rejects a CRD with findings; `warn` accepts it with warnings.
     pub action: RejectOrWarn,
@@ -112,13 +116,6 @@ impl Default for Settings {
         }
     }
 }
-
-from_json_members!(strict Settings {
-    "action" => action,
-    "allowedKeys" => allowed_keys,
-    "checkLastApplied" => check_last_applied,
-    "maxFindings" => max_findings,
-});
 
 /// The crd-schema-fields check.
 pub struct CrdSchemaFields;
@@ -146,16 +143,18 @@ impl Check for CrdSchemaFields {
         if !applies(request) {
             return Verdict::accept();
         }
-        // The request's object was checked with the rest of the payload: its tree is built
-        // without reading it twice.
-        let object = match request.object.map(|object| object.tree(MAX_DEPTH)) {
+        // The request's object is read once, into the tree the walk needs.
+        let object = match request.object.map(read_node) {
             None => return Verdict::accept(),
-            Some(node @ Node::Object(_)) => node,
-            Some(_) => {
+            Some(Ok(node @ Node::Object(_))) => node,
+            Some(Ok(_)) => {
                 return Verdict::reject_with_code(
                     "the request's object is not a JSON object; a CustomResourceDefinition was expected",
                     400,
                 );
+            }
+            Some(Err(e)) => {
+                return Verdict::reject_with_code(format!("cannot read the request's object: {e}"), 400);
             }
         };
         let name = object.at(&["metadata", "name"]).and_then(Node::as_str).unwrap_or("");
@@ -212,7 +211,7 @@ fn last_applied<'a>(object: &'a Node<'_>, name: &str) -> Result<Option<Node<'a>>
     let manifest = parse_node(text).map_err(|e| {
         format!(
             "is not JSON ({}); only the object was checked (the next `kubectl apply` rewrites it)",
-            elide(&e, DETAIL_CHARS)
+            elide(&e.to_string(), DETAIL_CHARS)
         )
     })?;
     let field = |key: &str| manifest.at(&[key]).and_then(Node::as_str).unwrap_or("");
@@ -422,13 +421,169 @@ fn warnings(name: &str, findings: &[(Finding, Seen)], limit: usize) -> Vec<Strin
 // ---------------------------------------------------------------------------------------------
 // Reading: a depth-limited tree that keeps keys in document order.
 
-/// A JSON value as far as the walk needs it (see [`json::Tree`]): keys in document order,
-/// strings borrowed from the text, containers deeper than [`MAX_DEPTH`] cut off.
-type Node<'j> = json::Tree<'j>;
+/// A JSON value as far as the walk needs it. Objects keep their keys in document order. Keys
+/// and strings borrow from the JSON text unless they hold escapes, so the descriptions that make
+/// up most of a large CRD are never copied.
+#[derive(Debug, Clone, PartialEq)]
+enum Node<'j> {
+    /// `null`, a boolean or a number.
+    Scalar,
+    /// A string.
+    Str(Cow<'j, str>),
+    /// An array.
+    Array(Vec<Node<'j>>),
+    /// An object, keys in document order (duplicates kept).
+    Object(Vec<(Cow<'j, str>, Node<'j>)>),
+    /// A container nested deeper than [`MAX_DEPTH`]; its content was skipped unread.
+    TooDeep,
+}
+
+impl<'j> Node<'j> {
+    /// The value of `key` (the last one, as the API server's decoder keeps the last duplicate).
+    fn get(&self, key: &str) -> Option<&Node<'j>> {
+        match self {
+            Node::Object(entries) => entries.iter().rev().find(|(k, _)| k == key).map(|(_, v)| v),
+            _ => None,
+        }
+    }
+
+    /// The value at a path of object keys.
+    fn at(&self, keys: &[&str]) -> Option<&Node<'j>> {
+        keys.iter().try_fold(self, |node, key| node.get(key))
+    }
+
+    fn as_str(&self) -> Option<&str> {
+        match self {
+            Node::Str(s) => Some(s),
+            _ => None,
+        }
+    }
+}
 
 /// Parses JSON text into a [`Node`] tree cut off at [`MAX_DEPTH`].
-fn parse_node(text: &str) -> Result<Node<'_>, String> {
-    json::tree(text, MAX_DEPTH).map_err(|e| e.located(text))
+fn parse_node(text: &str) -> Result<Node<'_>, serde_json::Error> {
+    let mut de = serde_json::Deserializer::from_str(text);
+    let node = NodeSeed { level: 1 }.deserialize(&mut de)?;
+    de.end()?;
+    Ok(node)
+}
+
+/// Reads the request's object into a [`Node`] tree cut off at [`MAX_DEPTH`].
+fn read_node(object: ObjectJson<'_>) -> Result<Node<'_>, serde_json::Error> {
+    match object {
+        ObjectJson::Raw(raw) => parse_node(raw.get()),
+        ObjectJson::Parsed(value) => NodeSeed { level: 1 }.deserialize(value),
+    }
+}
+
+/// Reads the value at nesting `level` (the root is level 1).
+struct NodeSeed {
+    level: usize,
+}
+
+impl<'de> DeserializeSeed<'de> for NodeSeed {
+    type Value = Node<'de>;
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, deserializer: D) -> Result<Node<'de>, D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for NodeSeed {
+    type Value = Node<'de>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a JSON value")
+    }
+
+    fn visit_bool<E>(self, _: bool) -> Result<Node<'de>, E> {
+        Ok(Node::Scalar)
+    }
+
+    fn visit_i64<E>(self, _: i64) -> Result<Node<'de>, E> {
+        Ok(Node::Scalar)
+    }
+
+    fn visit_u64<E>(self, _: u64) -> Result<Node<'de>, E> {
+        Ok(Node::Scalar)
+    }
+
+    fn visit_f64<E>(self, _: f64) -> Result<Node<'de>, E> {
+        Ok(Node::Scalar)
+    }
+
+    fn visit_unit<E>(self) -> Result<Node<'de>, E> {
+        Ok(Node::Scalar)
+    }
+
+    fn visit_none<E>(self) -> Result<Node<'de>, E> {
+        Ok(Node::Scalar)
+    }
+
+    fn visit_borrowed_str<E>(self, value: &'de str) -> Result<Node<'de>, E> {
+        Ok(Node::Str(Cow::Borrowed(value)))
+    }
+
+    fn visit_str<E>(self, value: &str) -> Result<Node<'de>, E> {
+        Ok(Node::Str(Cow::Owned(value.to_owned())))
+    }
+
+    fn visit_string<E>(self, value: String) -> Result<Node<'de>, E> {
+        Ok(Node::Str(Cow::Owned(value)))
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Node<'de>, A::Error> {
+        if self.level > MAX_DEPTH {
+            // serde_json skips an ignored value with a loop, not recursion.
+            while seq.next_element::<IgnoredAny>()?.is_some() {}
+            return Ok(Node::TooDeep);
+        }
+        let mut items = Vec::new();
+        while let Some(item) = seq.next_element_seed(NodeSeed { level: self.level + 1 })? {
+            items.push(item);
+        }
+        Ok(Node::Array(items))
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Node<'de>, A::Error> {
+        if self.level > MAX_DEPTH {
+            while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+            return Ok(Node::TooDeep);
+        }
+        let mut entries = Vec::new();
+        while let Some(key) = map.next_key_seed(KeySeed)? {
+            let value = map.next_value_seed(NodeSeed { level: self.level + 1 })?;
+            entries.push((key, value));
+        }
+        Ok(Node::Object(entries))
+    }
+}
+
+/// Reads an object key, borrowing it from the JSON text when it holds no escapes.
+struct KeySeed;
+
+impl<'de> DeserializeSeed<'de> for KeySeed {
+    type Value = Cow<'de, str>;
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, deserializer: D) -> Result<Cow<'de, str>, D::Error> {
+        deserializer.deserialize_str(self)
+    }
+}
+
+impl<'de> Visitor<'de> for KeySeed {
+    type Value = Cow<'de, str>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("an object key")
+    }
+
+    fn visit_borrowed_str<E>(self, value: &'de str) -> Result<Cow<'de, str>, E> {
+        Ok(Cow::Borrowed(value))
+    }
+
+    fn visit_str<E>(self, value: &str) -> Result<Cow<'de, str>, E> {
+        Ok(Cow::Owned(value.to_owned()))
+    }
 }
 
 // ---------------------------------------------------------------------------------------------

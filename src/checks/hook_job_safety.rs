@@ -42,17 +42,18 @@
 //!
 //! The `remove` mutation is idempotent: the patched object has no TTL, so it gives no patch.
 
-use crate::admission::{Request, Verdict};
+use crate::admission::{ObjectJson, Request, Verdict};
 use crate::check::Check;
 use crate::cluster::Cluster;
-use crate::json::{self, FromJson, Json, from_json_members};
 use crate::k8s::{Job, ObjectMeta};
 use crate::rules::Rule;
-use crate::settings::Action;
+use crate::settings::{Action, string_enum};
 use crate::text::{
     CHECK_MESSAGE_CHARS, CHECK_WARNING_CHARS, Part::Elidable, Part::Fixed, Part::Optional, fit, join_fitting,
     readme_link,
 };
+use serde::Deserialize;
+use serde_json::Value;
 use std::collections::BTreeMap;
 
 /// The rule of this check: `batch/v1` Jobs, CREATE and UPDATE.
@@ -87,7 +88,8 @@ pub enum TtlAction {
 }
 
 /// Settings of the hook-job-safety check.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default, deny_unknown_fields, rename_all = "camelCase")]
 pub struct Settings {
     /// What to do with a hook Job that sets `spec.ttlSecondsAfterFinished`: `warn` (default),
     /// `reject` or `remove`.
@@ -106,16 +108,10 @@ impl Default for Settings {
     }
 }
 
-impl<'a> FromJson<'a> for TtlAction {
-    fn from_json(value: Json<'a>) -> Result<Self, json::Error> {
-        let values = [TtlAction::Warn, TtlAction::Reject, TtlAction::Remove];
-        json::one_of(value, &["warn", "reject", "remove"], &values)
-    }
-}
-
-from_json_members!(strict Settings {
-    "ttlAction" => ttl_action,
-    "deletePolicy" => delete_policy,
+string_enum!(TtlAction {
+    "warn" => TtlAction::Warn,
+    "reject" => TtlAction::Reject,
+    "remove" => TtlAction::Remove,
 });
 
 /// The hook-job-safety check.
@@ -133,11 +129,14 @@ impl Check for HookJobSafety {
         if !is_job || is_subresource || !request.is_create() {
             return Verdict::accept();
         }
-        let text = request.object_text();
-        if !may_be_hook(text) {
+        let Some(object) = request.object else {
+            return Verdict::accept();
+        };
+        // An object a check before built (all-in-one) has no text to search: it is read.
+        if object.text().is_some_and(|text| !may_be_hook(text)) {
             return Verdict::accept();
         }
-        let job = match read_job(text) {
+        let job = match read_job(object) {
             Ok(job) => job,
             Err(message) => return Verdict::reject_with_code(message, 400),
         };
@@ -155,23 +154,22 @@ impl Check for HookJobSafety {
         let Some(hook) = Hook::of(&job.metadata.annotations) else {
             return Verdict::accept();
         };
-        decide_hook(&job, &hook, &target, settings, text)
+        decide_hook(&job, &hook, &target, settings, object)
     }
 }
 
 /// Reads the object as a Job; the error names the field that does not fit, in the API server's
 /// path form.
-fn read_job(text: &str) -> Result<Job, String> {
-    json::read::<Job>(text).map_err(|e| {
-        let at = if e.path.is_empty() {
+fn read_job(object: ObjectJson<'_>) -> Result<Job, String> {
+    object.read_with_path::<Job>().map_err(|(path, message)| {
+        let at = if path.is_empty() {
             String::new()
         } else {
-            format!(" at {}", e.path)
+            format!(" at {path}")
         };
         format!(
-            "cannot read the Job{at}: {}; a batch/v1 Job must match its schema (the API server \
-             would not decode this one either)",
-            e.message
+            "cannot read the Job{at}: {message}; a batch/v1 Job must match its schema (the API server \
+             would not decode this one either)"
         )
     })
 }
@@ -200,7 +198,7 @@ fn escapes_key_char(text: &str) -> bool {
 }
 
 /// The decision on a hook Job that is not being deleted: TTL first, then the delete policy.
-fn decide_hook(job: &Job, hook: &Hook, target: &Target, settings: &Settings, text: &str) -> Verdict {
+fn decide_hook(job: &Job, hook: &Hook, target: &Target, settings: &Settings, object: ObjectJson<'_>) -> Verdict {
     let mut rejections = Vec::new();
     let mut warnings = Vec::new();
     let mut removal = None;
@@ -222,7 +220,7 @@ fn decide_hook(job: &Job, hook: &Hook, target: &Target, settings: &Settings, tex
         // Nothing is patched on a rejection, so the removal notice is left out.
         return Verdict::reject(join_fitting(&rejections, " ", CHECK_MESSAGE_CHARS)).with_warnings(warnings);
     }
-    match removal.and_then(|notice| Some((notice, without_ttl(text)?))) {
+    match removal.and_then(|notice| Some((notice, without_ttl(object)?))) {
         Some((notice, mutated)) => Verdict::accept()
             .with_warnings(std::iter::once(notice).chain(warnings))
             .mutate(mutated),
@@ -230,14 +228,16 @@ fn decide_hook(job: &Job, hook: &Hook, target: &Target, settings: &Settings, tex
     }
 }
 
-/// The object with `spec.ttlSecondsAfterFinished` removed; `None` if it has no such field.
-fn without_ttl(text: &str) -> Option<String> {
-    let document = json::parse(text).ok()?;
-    let object = document.root();
-    let spec = object.get("spec")?;
-    spec.get("ttlSecondsAfterFinished")?;
-    let spec = json::with_member(Some(spec), "ttlSecondsAfterFinished", None);
-    Some(json::with_member(Some(object), "spec", Some(&spec)))
+/// The object with `spec.ttlSecondsAfterFinished` removed; `None` if it has no such field. The
+/// decision read the Job view; only a Job that loses its TTL is read whole, into the value the
+/// mutation edits.
+fn without_ttl(object: ObjectJson<'_>) -> Option<Value> {
+    let mut object: Value = object.read().ok()?;
+    object
+        .get_mut("spec")?
+        .as_object_mut()?
+        .remove("ttlSecondsAfterFinished")?;
+    Some(object)
 }
 
 /// Name and namespace of the Job, as messages and commands show them.
@@ -503,10 +503,10 @@ fn stuck_message(job: &Job, target: &Target, deleted_at: &str) -> Option<String>
         )
     } else {
         let path = format!("/metadata/finalizers/{finalizer_index}");
-        let path = json::quoted(&path);
+        let path = crate::text::quote(&path);
         let ops = format!(
             "[{{\"op\":\"test\",\"path\":{path},\"value\":{}}},{{\"op\":\"remove\",\"path\":{path}}}]",
-            json::quoted(HOOK_FINALIZER)
+            crate::text::quote(HOOK_FINALIZER)
         );
         format!(
             "kubectl patch job {name} -n {namespace} --type=json -p '{ops}' (this removes only \
@@ -701,7 +701,7 @@ mod tests {
         );
         let first = run("CREATE", object, json!({"ttlAction": "remove"}));
         assert!(first.accepted);
-        let mutated: Value = serde_json::from_str(&first.mutated_object.unwrap()).unwrap();
+        let mutated: Value = first.mutated_object.unwrap();
         assert_eq!(mutated["spec"], json!({"backoffLimit": 2}));
         let second = run("CREATE", mutated, json!({"ttlAction": "remove"}));
         assert!(second.accepted);

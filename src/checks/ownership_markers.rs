@@ -40,8 +40,8 @@
 //! - **Only metadata is read**; the rest of the object is stepped over unread. `null` labels,
 //!   annotations or values count as empty, as Kubernetes decodes them. Metadata of another
 //!   shape (a label value that is a number, say) cannot come from the API server and is
-//!   rejected with code 400. A mutation rewrites `metadata.annotations` and
-//!   `metadata.labels` in the object's text; every other member keeps its text.
+//!   rejected with code 400. Only an object that is adopted is read whole, into the
+//!   `serde_json::Value` whose `metadata.annotations` and `metadata.labels` the mutation edits.
 //! - **Pre-existing problems on UPDATE are warnings.** When an UPDATE leaves the offending
 //!   values exactly as they were in `oldObject`, findings 1 and 2 are returned as warnings
 //!   instead of rejections: rejecting would block every controller that writes the object
@@ -50,14 +50,16 @@
 //! - Objects in `exemptNamespaces` (by the request's namespace), subresource requests and
 //!   operations other than CREATE and UPDATE are accepted untouched.
 
-use crate::admission::{Request, Verdict};
+use crate::admission::{ObjectJson, Request, Verdict};
 use crate::check::Check;
 use crate::cluster::Cluster;
-use crate::json::{self, FromJson, Json, Kind, from_json_members};
 use crate::k8s::Object;
 use crate::rules::Rule;
 use crate::settings::Action;
 use crate::text::{CHECK_MESSAGE_CHARS, CHECK_WARNING_CHARS, Parts, join_fitting, readme_link};
+use serde::Deserialize;
+use serde_json::{Map, Value};
+use sha1::{Digest, Sha1};
 use std::collections::BTreeMap;
 
 /// Annotation naming the Fleet (wrangler) object set an object belongs to.
@@ -95,7 +97,8 @@ pub const ALL_RESOURCES_RULE: Rule = Rule {
 };
 
 /// One Helm release whose objects Fleet should own.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(remote = "Self", deny_unknown_fields, rename_all = "camelCase")]
 pub struct FleetRelease {
     /// Value of `meta.helm.sh/release-name` (required, non-empty).
     pub release_name: String,
@@ -106,26 +109,11 @@ pub struct FleetRelease {
     pub set_id: String,
 }
 
-impl<'a> FromJson<'a> for FleetRelease {
-    fn from_json(value: Json<'a>) -> Result<Self, json::Error> {
-        const FIELDS: [&str; 3] = ["releaseName", "releaseNamespace", "setId"];
-        let mut read: [Option<String>; 3] = Default::default();
-        value.read_members("struct FleetRelease", &FIELDS, true, |i, v| {
-            read[i] = Some(v.read()?);
-            Ok(())
-        })?;
-        let missing = |i: usize| value.error(format!("missing field `{}`", FIELDS[i]));
-        let [release_name, release_namespace, set_id] = read;
-        Ok(FleetRelease {
-            release_name: release_name.ok_or_else(|| missing(0))?,
-            release_namespace: release_namespace.ok_or_else(|| missing(1))?,
-            set_id: set_id.ok_or_else(|| missing(2))?,
-        })
-    }
-}
+crate::admission::object_only!(FleetRelease);
 
 /// Settings of the ownership-markers check.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(default, deny_unknown_fields, rename_all = "camelCase")]
 pub struct Settings {
     /// Helm releases whose objects get Fleet's markers when they lack them. Default: empty
     /// (the check never mutates).
@@ -149,13 +137,6 @@ impl Default for Settings {
         }
     }
 }
-
-from_json_members!(strict Settings {
-    "fleetReleases" => fleet_releases,
-    "ownershipChange" => ownership_change,
-    "helmCompleteness" => helm_completeness,
-    "exemptNamespaces" => exempt_namespaces,
-});
 
 /// The ownership-markers check.
 pub struct OwnershipMarkers;
@@ -201,60 +182,10 @@ impl Check for OwnershipMarkers {
     }
 }
 
-/// Lowercase hex SHA-1 of `data` (FIPS 180-4). Small on purpose: the policy needs one hash of
-/// a few short strings per adopted object, not a hashing framework.
+/// Lowercase hex SHA-1 of `data`, as wrangler writes its object set hash.
 pub fn sha1_hex(data: &[u8]) -> String {
-    let mut h: [u32; 5] = [0x6745_2301, 0xEFCD_AB89, 0x98BA_DCFE, 0x1032_5476, 0xC3D2_E1F0];
-    let bit_len = (data.len() as u64).wrapping_mul(8);
-    let mut message = data.to_vec();
-    message.push(0x80);
-    while message.len() % 64 != 56 {
-        message.push(0);
-    }
-    message.extend_from_slice(&bit_len.to_be_bytes());
-    for block in message.chunks_exact(64) {
-        let mut w = [0u32; 80];
-        for (word, bytes) in w.iter_mut().zip(block.chunks_exact(4)) {
-            *word = u32::from_be_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]);
-        }
-        for t in 16..80 {
-            w[t] = (w[t - 3] ^ w[t - 8] ^ w[t - 14] ^ w[t - 16]).rotate_left(1);
-        }
-        let [mut a, mut b, mut c, mut d, mut e] = h;
-        for (t, word) in w.iter().enumerate() {
-            let (f, k) = match t {
-                0..=19 => ((b & c) | (!b & d), 0x5A82_7999),
-                20..=39 => (b ^ c ^ d, 0x6ED9_EBA1),
-                40..=59 => ((b & c) | (b & d) | (c & d), 0x8F1B_BCDC),
-                _ => (b ^ c ^ d, 0xCA62_C1D6),
-            };
-            let temp = a
-                .rotate_left(5)
-                .wrapping_add(f)
-                .wrapping_add(e)
-                .wrapping_add(k)
-                .wrapping_add(*word);
-            e = d;
-            d = c;
-            c = b.rotate_left(30);
-            b = a;
-            a = temp;
-        }
-        for (state, value) in h.iter_mut().zip([a, b, c, d, e]) {
-            *state = state.wrapping_add(value);
-        }
-    }
-    let mut out = String::with_capacity(40);
-    for word in h {
-        for byte in word.to_be_bytes() {
-            out.push(char::from(HEX[usize::from(byte >> 4)]));
-            out.push(char::from(HEX[usize::from(byte & 0xF)]));
-        }
-    }
-    out
+    Sha1::digest(data).iter().map(|byte| format!("{byte:02x}")).collect()
 }
-
-const HEX: &[u8; 16] = b"0123456789abcdef";
 
 /// Wrangler's object set hash of an object's annotations (see the module doc).
 pub fn objectset_hash(annotations: &BTreeMap<String, String>) -> String {
@@ -317,12 +248,11 @@ impl Meta {
     }
 }
 
-fn read_meta(text: &str, what: &str) -> Result<Option<Meta>, String> {
-    if text.is_empty() || text == "null" {
+fn read_meta(object: Option<ObjectJson<'_>>, what: &str) -> Result<Option<Meta>, String> {
+    let Some(object) = object else {
         return Ok(None);
-    }
-    let raw: Object = json::read(text).map_err(|e| {
-        let e = e.located(text);
+    };
+    let raw: Object = object.read_described().map_err(|e| {
         format!(
             "cannot read the metadata of the request's {what} (Kubernetes requires \
              metadata.labels and metadata.annotations to map strings to strings; quote \
@@ -418,17 +348,22 @@ fn evaluate(request: &Request<'_>, settings: &Settings) -> Verdict {
     {
         return Verdict::accept();
     }
-    let text = request.object_text();
-    if !may_hold_markers(text, settings) {
+    let may_hold = match request.object {
+        None => false,
+        Some(ObjectJson::Raw(raw)) => may_hold_markers(raw.get(), settings),
+        // An object a check before built (all-in-one) has no text to search: it is read.
+        Some(ObjectJson::Parsed(_)) => true,
+    };
+    if !may_hold {
         return Verdict::accept();
     }
-    let new = match read_meta(text, "object") {
+    let new = match read_meta(request.object, "object") {
         Ok(Some(meta)) => meta,
         Ok(None) => return Verdict::accept(),
         Err(message) => return Verdict::reject_with_code(message, 400),
     };
     let old = if request.is_update() {
-        match read_meta(request.old_object_text(), "oldObject") {
+        match read_meta(request.old_object, "oldObject") {
             Ok(old) => old,
             Err(message) => return Verdict::reject_with_code(message, 400),
         }
@@ -490,7 +425,15 @@ fn evaluate(request: &Request<'_>, settings: &Settings) -> Verdict {
     }
     let verdict = Verdict::accept().with_warnings(warnings);
     match adoption {
-        Some((id, hash)) => match mutated_object(text, &id, &hash) {
+        // The decision read the metadata view; only an adopted object is read whole, into the
+        // value the mutation edits.
+        Some((id, hash)) => match request
+            .object
+            .map(|object| object.read::<Value>())
+            .unwrap_or(Ok(Value::Null))
+            .map_err(|e| format!("cannot read the request's object: {e}"))
+            .and_then(|object| mutated_object(object, &id, &hash))
+        {
             Ok(object) => verdict.mutate(object),
             Err(message) => Verdict::reject_with_code(message, 400),
         },
@@ -541,33 +484,30 @@ fn adoption(meta: &Meta, settings: &Settings) -> Option<(String, String)> {
     Some((release.set_id.clone(), objectset_hash(&annotations)))
 }
 
-/// The object with the adoption markers added: `metadata.annotations` and `metadata.labels`
-/// are rewritten (created when absent or `null`), every other member keeps its text.
-fn mutated_object(text: &str, id: &str, hash: &str) -> Result<String, String> {
-    let document = json::parse(text).map_err(|e| format!("cannot read the request's object: {}", e.located(text)))?;
-    let object = document.root();
-    if object.kind() != Kind::Object {
+/// The object with the adoption markers added to `metadata.annotations` and `metadata.labels`
+/// (created when absent or `null`); everything else is left as it is.
+fn mutated_object(mut object: Value, id: &str, hash: &str) -> Result<Value, String> {
+    let Value::Object(fields) = &mut object else {
         return Err("the request's object is not a JSON object".to_string());
+    };
+    let metadata = fields.entry("metadata").or_insert(Value::Null);
+    if metadata.is_null() {
+        *metadata = Value::Object(Map::new());
     }
-    fn present(value: Option<Json<'_>>) -> Option<Json<'_>> {
-        value.filter(|v| !v.is_null())
-    }
-    let metadata = present(object.get("metadata"));
-    if metadata.is_some_and(|m| m.kind() != Kind::Object) {
+    let Value::Object(metadata) = metadata else {
         return Err("the request's object.metadata is not an object".to_string());
-    }
-    let mut metadata_text = metadata.map_or_else(|| "{}".to_string(), |m| m.text().to_string());
+    };
     for (field, key, value) in [("annotations", FLEET_ID, id), ("labels", FLEET_HASH, hash)] {
-        let document = json::parse(&metadata_text).map_err(|e| e.message)?;
-        let metadata = document.root();
-        let map = present(metadata.get(field));
-        if map.is_some_and(|m| m.kind() != Kind::Object) {
-            return Err(format!("the request's object.metadata.{field} is not an object"));
+        let map = metadata.entry(field).or_insert(Value::Null);
+        if map.is_null() {
+            *map = Value::Object(Map::new());
         }
-        let map = json::with_member(map, key, Some(&json::quoted(value)));
-        metadata_text = json::with_member(Some(metadata), field, Some(&map));
+        let Value::Object(map) = map else {
+            return Err(format!("the request's object.metadata.{field} is not an object"));
+        };
+        map.insert(key.to_string(), Value::String(value.to_string()));
     }
-    Ok(json::with_member(Some(object), "metadata", Some(&metadata_text)))
+    Ok(object)
 }
 
 fn annotation_path(key: &str) -> String {
@@ -980,9 +920,8 @@ mod tests {
 
     #[test]
     fn mutation_creates_missing_maps() {
-        let mutated = |text: &str| -> serde_json::Value {
-            serde_json::from_str(&mutated_object(text, "id", "h").unwrap()).unwrap()
-        };
+        let edit = |text: &str| mutated_object(serde_json::from_str(text).unwrap(), "id", "h");
+        let mutated = |text: &str| edit(text).unwrap();
         let object = mutated(r#"{"kind":"X","metadata":{"annotations":null,"name":"n"}}"#);
         assert_eq!(object["metadata"]["annotations"][FLEET_ID], "id");
         assert_eq!(object["metadata"]["labels"][FLEET_HASH], "h");
@@ -995,8 +934,8 @@ mod tests {
             object["metadata"]["labels"],
             serde_json::json!({"a": "b", FLEET_HASH: "h"})
         );
-        assert!(mutated_object(r#"{"metadata":{"labels":[]}}"#, "id", "h").is_err());
-        assert!(mutated_object("[]", "id", "h").is_err());
+        assert!(edit(r#"{"metadata":{"labels":[]}}"#).is_err());
+        assert!(edit("[]").is_err());
     }
 
     #[test]

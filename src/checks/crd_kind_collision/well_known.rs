@@ -20,8 +20,6 @@
 //! `refresh-well-known.sh`; `build.rs` compiles it into sorted 64-bit keys
 //! ([`well_known_key`]), 8 bytes a pair.
 
-use crate::json::{self, FromJson, Json};
-
 include!("well_known_key.rs");
 include!(concat!(env!("OUT_DIR"), "/well_known_kinds.rs"));
 
@@ -54,16 +52,11 @@ pub enum WellKnownProjects {
     Strict,
 }
 
-impl<'a> FromJson<'a> for WellKnownProjects {
-    fn from_json(value: Json<'a>) -> Result<Self, json::Error> {
-        let values = [
-            WellKnownProjects::Warn,
-            WellKnownProjects::Allow,
-            WellKnownProjects::Strict,
-        ];
-        json::one_of(value, &["warn", "allow", "strict"], &values)
-    }
-}
+crate::settings::string_enum!(WellKnownProjects {
+    "warn" => WellKnownProjects::Warn,
+    "allow" => WellKnownProjects::Allow,
+    "strict" => WellKnownProjects::Strict,
+});
 
 impl WellKnownProjects {
     /// Whether the setting exempts the clash of kind `kind` between the CRD's `group` and
@@ -250,7 +243,7 @@ mod tests {
 
     #[test]
     fn settings_values() {
-        let read = |text: &str| crate::json::parse(text).and_then(|doc| doc.root().read::<WellKnownProjects>());
+        let read = |text: &str| serde_json::from_str::<WellKnownProjects>(text);
         assert_eq!(read("\"warn\"").unwrap(), WellKnownProjects::Warn);
         assert_eq!(read("\"allow\"").unwrap(), WellKnownProjects::Allow);
         assert_eq!(read("\"strict\"").unwrap(), WellKnownProjects::Strict);
