@@ -50,7 +50,7 @@ use crate::cluster::{self, Cluster};
 use crate::generated::builtin_resources;
 use crate::json::{self, FromJson, Json, Kind, from_json_members};
 use crate::k8s::Crd;
-use crate::rules::{self, CRD_RULE, Rule};
+use crate::rules::{self, Rule};
 use crate::settings::{Action, RejectOrWarn};
 use crate::text::{join_and, quote};
 use std::collections::{BTreeMap, BTreeSet};
@@ -176,7 +176,7 @@ impl Check for CrdKindCollision {
     type Settings = Settings;
     const NAME: &'static str = "crd-kind-collision";
     const SETTINGS_KEY: &'static str = "crdKindCollision";
-    const RULES: &'static [Rule] = &[CRD_RULE];
+    const RULES: &'static [Rule] = rules::CRD_KIND_COLLISION;
 
     fn validate_settings(settings: &Settings) -> Result<(), String> {
         for (i, set) in settings.allowed_group_sets.iter().enumerate() {

@@ -44,7 +44,7 @@ use crate::check::Check;
 use crate::cluster::Cluster;
 use crate::json::from_json_members;
 use crate::k8s::Crd;
-use crate::rules::{CRD_RULE, Rule};
+use crate::rules::{self, Rule};
 use crate::text::{closest, join_and, quote};
 use std::collections::BTreeMap;
 
@@ -104,7 +104,7 @@ impl Check for CrdSafeUpgrade {
     type Settings = Settings;
     const NAME: &'static str = "crd-safe-upgrade";
     const SETTINGS_KEY: &'static str = "crdSafeUpgrade";
-    const RULES: &'static [Rule] = &[CRD_RULE];
+    const RULES: &'static [Rule] = rules::CRD_SAFE_UPGRADE;
 
     fn validate_settings(settings: &Settings) -> Result<(), String> {
         check_settings(settings)

@@ -60,7 +60,7 @@ use crate::check::Check;
 use crate::cluster::Cluster;
 use crate::generated::{Field, ObjectType, Shape, object_type};
 use crate::json::{self, from_json_members};
-use crate::rules::{CRD_RULE, Rule};
+use crate::rules::{self, Rule};
 use crate::settings::RejectOrWarn;
 use crate::text::{edit_distance, quote};
 use std::collections::BTreeMap;
@@ -115,7 +115,7 @@ impl Check for CrdSchemaFields {
     type Settings = Settings;
     const NAME: &'static str = "crd-schema-fields";
     const SETTINGS_KEY: &'static str = "crdSchemaFields";
-    const RULES: &'static [Rule] = &[CRD_RULE];
+    const RULES: &'static [Rule] = rules::CRD_SCHEMA_FIELDS;
 
     fn validate_settings(settings: &Settings) -> Result<(), String> {
         if !(1..=1000).contains(&settings.max_findings) {

@@ -51,13 +51,8 @@ use crate::rules::Rule;
 use crate::settings::Action;
 use std::collections::BTreeMap;
 
-/// The rule of this check: `batch/v1` Jobs, CREATE and UPDATE.
-pub const JOB_RULE: Rule = Rule {
-    api_groups: &["batch"],
-    api_versions: &["v1"],
-    resources: &["jobs"],
-    operations: &["CREATE", "UPDATE"],
-};
+/// The rule of this check (its metadata.yml): `batch/v1` Jobs, CREATE and UPDATE.
+pub const JOB_RULE: Rule = crate::rules::HOOK_JOB_SAFETY[0];
 
 /// ArgoCD's hook annotation (`PreSync`, `Sync`, `PostSync`, ...).
 pub const ARGOCD_HOOK: &str = "argocd.argoproj.io/hook";
@@ -121,7 +116,7 @@ impl Check for HookJobSafety {
     type Settings = Settings;
     const NAME: &'static str = "hook-job-safety";
     const SETTINGS_KEY: &'static str = "hookJobSafety";
-    const RULES: &'static [Rule] = &[JOB_RULE];
+    const RULES: &'static [Rule] = crate::rules::HOOK_JOB_SAFETY;
 
     fn validate(request: &Request<'_>, settings: &Settings, _cluster: &dyn Cluster) -> Verdict {
         let is_job = request.kind.group == "batch" && request.kind.kind == "Job";

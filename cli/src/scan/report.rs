@@ -363,43 +363,11 @@ pub fn sarif(report: &ScanReport) -> String {
     text
 }
 
-/// A one-line progress bar on stderr.
-pub struct Progress {
-    total: usize,
-    last: Option<usize>,
-}
-
-impl Progress {
-    /// A bar for `total` documents.
-    pub fn new(total: usize) -> Progress {
-        Progress { total, last: None }
-    }
-
-    /// Redraws the bar when the count changed.
-    pub fn draw(&mut self, done: usize) {
-        if self.last == Some(done) {
-            return;
-        }
-        self.last = Some(done);
-        const WIDTH: usize = 30;
-        let filled = (done * WIDTH).checked_div(self.total).unwrap_or(WIDTH).min(WIDTH);
-        let mut stderr = std::io::stderr().lock();
-        let _ = write!(
-            stderr,
-            "\r[{}{}] {done}/{} documents",
-            "#".repeat(filled),
-            " ".repeat(WIDTH - filled),
-            self.total
-        );
-        let _ = stderr.flush();
-    }
-
-    /// Erases the bar.
-    pub fn clear(&mut self) {
-        if self.last.is_some() {
-            let mut stderr = std::io::stderr().lock();
-            let _ = write!(stderr, "\r\x1b[2K");
-            let _ = stderr.flush();
-        }
-    }
+/// The progress bar of a large scan, on stderr (indicatif draws it at most 20 times a second
+/// and not at all when stderr is not a terminal): `[####      ] 1200/10000 documents`.
+pub fn progress_bar(total: usize) -> indicatif::ProgressBar {
+    let style = indicatif::ProgressStyle::with_template("[{bar:30}] {pos}/{len} documents")
+        .map(|style| style.progress_chars("## "))
+        .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar());
+    indicatif::ProgressBar::new(total as u64).with_style(style)
 }
