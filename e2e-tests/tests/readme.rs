@@ -1,14 +1,15 @@
 //! The README examples are the fixtures' answers: every message a policy's README quotes is
 //! checked against what the built module answers on the named case of `test_data/cases.yml`.
 //!
-//! The convention, in `policies/<name>/README.md`: a quote of an answer is introduced by a link
-//! naming its case, ``[case `NAME`](test_data/cases.yml)``, and is the quote right after it
-//! (only spaces, line breaks, `:`, `,` and `)` in between): a code span, or a block quote
-//! (`> ...` lines). The quote must appear in the case's answer (its message, a warning or the
-//! JSON Patch), whitespace runs counting as one space; `...` in a quote stands for text left
-//! out, so the parts around it must appear in that order. A long quote without a case link
-//! (a code span of 60 characters or more that is not JSON, or a block quote) fails the test,
-//! so no answer is quoted without being checked.
+//! The convention, in `policies/<name>/README.md`: a quote of an answer is preceded by a link
+//! naming its case, ``([case `NAME`](test_data/cases.yml))``, which labels the first quote after
+//! it: a code span, a block quote (`> ` lines) or a fenced block. A quote must appear in the
+//! case's answer (its message, a warning, or the refusal of its settings), whitespace runs
+//! counting as one space; `...` stands for text left out, so the parts around it must appear in
+//! that order. Each line of a fenced block must appear that way. A quote of JSON (an array)
+//! must equal the answer's JSON Patch. A quoted answer without a case link fails the test: a
+//! block quote, a fenced block without a language, or a code span of 60 characters or more that
+//! is not JSON.
 
 use e2e_tests::{Engine, annotated_module, parallel_map, policies, root};
 use syncguard::testing::{self, Outcome};
@@ -19,13 +20,24 @@ const CLOSE: &str = "`](test_data/cases.yml)";
 /// A code span at least this long is an answer's text and needs a case link.
 const LONG_QUOTE: usize = 60;
 
+/// How a quote is written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Form {
+    /// A code span.
+    Span,
+    /// `>` lines.
+    Block,
+    /// A fenced block; `true` when it names a language (`yaml`, `console`, ...).
+    Fence(bool),
+}
+
 /// One quote of a README: where it is, the text, and the case it names (if any).
 #[derive(Debug)]
 struct Quote {
     line: usize,
     text: String,
     case: Option<String>,
-    block: bool,
+    form: Form,
 }
 
 /// Collapses whitespace runs to one space and trims.
@@ -33,26 +45,9 @@ fn squash(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
-/// Every code span and block quote of `readme` outside fenced code blocks, each with the case
-/// link right before it.
-fn quotes(readme: &str) -> Vec<Quote> {
-    // Fenced code blocks are commands and manifests, not answers: blank them out, keeping lines.
-    let mut text = String::new();
-    let mut fenced = false;
-    for line in readme.lines() {
-        if line.trim_start().starts_with("```") {
-            fenced = !fenced;
-            text.push('\n');
-            continue;
-        }
-        if !fenced {
-            text.push_str(line);
-        }
-        text.push('\n');
-    }
-    let line_of = |offset: usize| text[..offset].matches('\n').count() + 1;
-    let mut out = Vec::new();
-    let mut pending: Option<String> = None;
+/// Reads links and code spans in `text` (a run of ordinary lines starting at line `first`).
+fn inline(text: &str, first: usize, pending: &mut Option<String>, out: &mut Vec<Quote>) {
+    let line_of = |offset: usize| first + text[..offset].matches('\n').count();
     let bytes = text.as_bytes();
     let mut i = 0;
     while i < text.len() {
@@ -60,40 +55,19 @@ fn quotes(readme: &str) -> Vec<Quote> {
         if let Some(after) = rest.strip_prefix(OPEN)
             && let Some(end) = after.find(CLOSE)
         {
-            pending = Some(after[..end].to_string());
+            *pending = Some(after[..end].to_string());
             i += OPEN.len() + end + CLOSE.len();
-            continue;
-        }
-        let at_line_start = i == 0 || bytes[i - 1] == b'\n';
-        if at_line_start && rest.trim_start_matches(' ').starts_with('>') {
-            // A block quote: this line and the `>` lines after it.
-            let mut quoted = Vec::new();
-            let start = i;
-            for line in rest.split_inclusive('\n') {
-                let Some(content) = line.trim_start_matches(' ').strip_prefix('>') else {
-                    break;
-                };
-                quoted.push(content.trim().to_string());
-                i += line.len();
-            }
-            out.push(Quote {
-                line: line_of(start),
-                text: quoted.join(" "),
-                case: pending.take(),
-                block: true,
-            });
             continue;
         }
         if bytes[i] == b'`' {
             let ticks = rest.len() - rest.trim_start_matches('`').len();
             let fence = &rest[..ticks];
             if let Some(end) = rest[ticks..].find(fence) {
-                let content = &rest[ticks..ticks + end];
                 out.push(Quote {
                     line: line_of(i),
-                    text: content.trim().to_string(),
+                    text: rest[ticks..ticks + end].trim().to_string(),
                     case: pending.take(),
-                    block: false,
+                    form: Form::Span,
                 });
                 i += ticks + end + ticks;
                 continue;
@@ -101,12 +75,61 @@ fn quotes(readme: &str) -> Vec<Quote> {
             i += ticks;
             continue;
         }
-        // Only these may stand between a case link and its quote.
-        if !matches!(bytes[i], b' ' | b'\n' | b':' | b',' | b')') {
-            pending = None;
-        }
-        i += text[i..].chars().next().map_or(1, char::len_utf8);
+        i += rest.chars().next().map_or(1, char::len_utf8);
     }
+}
+
+/// Every quote of `readme`, each with the case link right before it.
+fn quotes(readme: &str) -> Vec<Quote> {
+    let lines: Vec<&str> = readme.lines().collect();
+    let mut out = Vec::new();
+    let mut pending: Option<String> = None;
+    let mut paragraph = String::new();
+    let mut paragraph_start = 1;
+    let mut n = 0;
+    while n < lines.len() {
+        let trimmed = lines[n].trim_start();
+        let fence = trimmed.starts_with("```");
+        let block = trimmed.starts_with('>');
+        if !fence && !block {
+            if paragraph.is_empty() {
+                paragraph_start = n + 1;
+            }
+            paragraph.push_str(lines[n]);
+            paragraph.push('\n');
+            n += 1;
+            continue;
+        }
+        inline(&paragraph, paragraph_start, &mut pending, &mut out);
+        paragraph.clear();
+        let start = n;
+        let mut body = Vec::new();
+        let form = if fence {
+            n += 1;
+            while n < lines.len() && !lines[n].trim_start().starts_with("```") {
+                body.push(lines[n].trim());
+                n += 1;
+            }
+            n += 1;
+            Form::Fence(!trimmed.trim_start_matches('`').trim().is_empty())
+        } else {
+            while let Some(content) = lines.get(n).and_then(|l| l.trim_start().strip_prefix('>')) {
+                body.push(content.trim());
+                n += 1;
+            }
+            Form::Block
+        };
+        let case = pending.take();
+        if case.is_some() || form != Form::Fence(true) {
+            out.push(Quote {
+                line: start + 1,
+                text: body.join("\n"),
+                case,
+                form,
+            });
+        }
+    }
+    inline(&paragraph, paragraph_start, &mut pending, &mut out);
     out
 }
 
@@ -126,14 +149,37 @@ fn appears(quote: &str, answer: &str) -> bool {
     true
 }
 
-/// Everything the module answered that a README may quote, whitespace squashed.
-fn answer_texts(outcome: &Outcome) -> Vec<String> {
-    let mut texts = vec![squash(&outcome.message)];
-    texts.extend(outcome.warnings.iter().map(|w| squash(w)));
-    if let Some(patch) = &outcome.patch {
-        texts.push(patch.to_string());
+/// Everything the module answered that a README may quote, whitespace squashed: the message,
+/// each warning, or the refusal of the case's settings.
+fn answer_texts(answer: &Result<Outcome, String>) -> Vec<String> {
+    match answer {
+        Ok(outcome) => std::iter::once(&outcome.message)
+            .chain(&outcome.warnings)
+            .map(|text| squash(text))
+            .collect(),
+        Err(refusal) => vec![squash(refusal)],
     }
-    texts
+}
+
+/// Why `quote` is not what `answer` says, if it is not.
+fn differs(quote: &Quote, answer: &Result<Outcome, String>) -> Option<String> {
+    let texts = answer_texts(answer);
+    let found = |wanted: &str| texts.iter().any(|text| appears(&squash(wanted), text));
+    if let Ok(quoted @ serde_json::Value::Array(_)) = serde_json::from_str::<serde_json::Value>(&quote.text) {
+        let patch = answer.as_ref().ok().and_then(|o| o.patch.as_ref());
+        return (patch != Some(&quoted)).then(|| format!("the quoted JSON Patch differs from the answer's: {patch:?}"));
+    }
+    let missing: Vec<&str> = match quote.form {
+        Form::Fence(_) => quote.text.lines().filter(|l| !l.trim().is_empty() && !found(l)).collect(),
+        Form::Span | Form::Block => (!found(&quote.text)).then_some(quote.text.as_str()).into_iter().collect(),
+    };
+    (!missing.is_empty()).then(|| {
+        format!(
+            "not in the answer:\n    {}\n  answer:\n    {}",
+            missing.iter().map(|m| squash(m)).collect::<Vec<_>>().join("\n    "),
+            texts.join("\n    ")
+        )
+    })
 }
 
 #[test]
@@ -141,7 +187,6 @@ fn readme_examples_are_the_fixtures_answers() {
     let engine = Engine::syncguard();
     let mut jobs = Vec::new();
     let mut problems = Vec::new();
-    let mut checked = 0;
     for policy in policies() {
         let path = root().join("policies").join(&policy).join("README.md");
         let readme = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
@@ -154,8 +199,10 @@ fn readme_examples_are_the_fixtures_answers() {
                     None => problems.push(format!("{place}: no case `{name}` in test_data/cases.yml")),
                 },
                 None => {
-                    let json = quote.text.starts_with(['{', '[']);
-                    if quote.block || (quote.text.chars().count() >= LONG_QUOTE && !json) {
+                    let long_span = quote.form == Form::Span
+                        && quote.text.chars().count() >= LONG_QUOTE
+                        && !quote.text.starts_with(['{', '[']);
+                    if long_span || quote.form == Form::Block || quote.form == Form::Fence(false) {
                         problems.push(format!(
                             "{place}: a quoted answer without a case link (write [case `NAME`](test_data/cases.yml) before it): {}",
                             quote.text.chars().take(80).collect::<String>()
@@ -165,27 +212,17 @@ fn readme_examples_are_the_fixtures_answers() {
             }
         }
     }
+    assert!(!jobs.is_empty(), "no README quotes a case");
     let answers = parallel_map(&jobs, |(policy, index, _, _)| {
         let case = &testing::load(policy).cases[*index];
         engine.run_case(policy, &annotated_module(policy), case)
     });
     for ((_, _, place, quote), answer) in jobs.iter().zip(answers) {
-        checked += 1;
         let case = quote.case.as_deref().unwrap_or_default();
-        match answer {
-            Err(e) => problems.push(format!("{place}: case `{case}` did not run: {e}")),
-            Ok(outcome) => {
-                let wanted = squash(&quote.text);
-                if !answer_texts(&outcome).iter().any(|text| appears(&wanted, text)) {
-                    problems.push(format!(
-                        "{place}: case `{case}` does not answer the quoted text\n  quoted:   {wanted}\n  answered: {:?}",
-                        answer_texts(&outcome)
-                    ));
-                }
-            }
+        if let Some(problem) = differs(quote, &answer) {
+            problems.push(format!("{place}: case `{case}`: {problem}"));
         }
     }
-    assert!(checked > 0, "no README quotes a case");
     assert!(
         problems.is_empty(),
         "{} README examples differ from their fixtures:\n{}",
@@ -196,19 +233,21 @@ fn readme_examples_are_the_fixtures_answers() {
 
 #[test]
 fn quotes_follow_their_case_links() {
-    let readme = "- a ([case `x`](test_data/cases.yml)): `first quote`, then `free`\n\n\
-                  [case `y`](test_data/cases.yml):\n\n> block\n> quote\n\n```\n`fenced`\n```\n";
-    let found: Vec<(Option<String>, String, bool)> = quotes(readme)
+    let readme = "- a ([case `x`](test_data/cases.yml)): with `first\n  quote`, then `free`\n\n\
+                  [case `y`](test_data/cases.yml):\n\n> block\n> quote\n\n```console\n`skipped`\n```\n\
+                  [case `z`](test_data/cases.yml):\n```\nline one\nline two\n```\n";
+    let found: Vec<(Option<String>, String, Form)> = quotes(readme)
         .into_iter()
-        .map(|q| (q.case, q.text, q.block))
+        .map(|q| (q.case, squash(&q.text), q.form))
         .collect();
-    let quote = |case: Option<&str>, text: &str, block| (case.map(str::to_string), text.to_string(), block);
+    let quote = |case: Option<&str>, text: &str, form| (case.map(str::to_string), text.to_string(), form);
     assert_eq!(
         found,
         vec![
-            quote(Some("x"), "first quote", false),
-            quote(None, "free", false),
-            quote(Some("y"), "block quote", true)
+            quote(Some("x"), "first quote", Form::Span),
+            quote(None, "free", Form::Span),
+            quote(Some("y"), "block quote", Form::Block),
+            quote(Some("z"), "line one line two", Form::Fence(false)),
         ]
     );
     assert!(appears("a ... c", "a b c"));
