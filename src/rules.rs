@@ -173,11 +173,13 @@ mod tests {
 
     #[test]
     fn resources_match_like_the_api_server() {
-        let rule = |resources: &'static [&'static str]| Rule {
-            api_groups: &["*"],
-            api_versions: &["*"],
-            resources,
-            operations: &["CREATE"],
+        let rule = |resources: &'static [&'static str]| -> Rule {
+            Rule {
+                api_groups: &["*"],
+                api_versions: &["*"],
+                resources,
+                operations: &["CREATE"],
+            }
         };
         let any = rule(&["*"]);
         assert!(any.applies_to(&target("apps", "deployments", "", "CREATE")));
