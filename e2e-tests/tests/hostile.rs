@@ -90,6 +90,8 @@ enum Expect {
     Rejected(u16),
     /// A rejection without a code whose message holds this text.
     RejectedWith(&'static str),
+    /// A rejection, with any code, whose message holds this text.
+    MessageHolds(&'static str),
     /// An acceptance.
     Allowed,
 }
@@ -107,12 +109,17 @@ fn check(expect: Expect, answer: &Result<Value, String>, base: &Value) -> Result
         Expect::RejectedWith(text) => {
             !accepted && answer["code"].is_null() && answer["message"].as_str().is_some_and(|m| m.contains(text))
         }
+        Expect::MessageHolds(text) => !accepted && answer["message"].as_str().is_some_and(|m| m.contains(text)),
         Expect::Allowed => accepted,
     };
     if met {
         Ok(())
     } else {
-        Err(format!("expected {expect:?} (base answer {base}), got {answer}"))
+        let brief = |v: &Value| {
+            let message: String = v["message"].as_str().unwrap_or("").chars().take(160).collect();
+            format!("accepted {}, code {}, {message:?}", v["accepted"], v["code"])
+        };
+        Err(format!("expected {expect:?} (the base request: {}), got {}", brief(base), brief(answer)))
     }
 }
 
@@ -126,23 +133,61 @@ fn not_an_object(policy: &str) -> Expect {
     }
 }
 
-/// The README's outcome for an empty object `{}`: placeholder, calibrated below.
-fn empty_object(_policy: &str) -> Expect {
-    Expect::Base
+/// The README's outcome for an object without any field a check reads (`{}`, or `{"x": 1}`
+/// when `unknown` is set): no CRD check finds a kind to check, crd-schema-fields reports the
+/// unknown field `x` (the API server drops it), and no marker of the other checks is there.
+fn no_known_field(policy: &str, unknown: bool) -> Expect {
+    match (policy, unknown) {
+        ("crd-schema-fields", true) => Expect::RejectedWith("1 finding"),
+        ("syncguard", true) => Expect::RejectedWith("crd-schema-fields: "),
+        ("crd-safe-upgrade" | "crd-schema-fields", _) => Expect::Base,
+        _ => Expect::Allowed,
+    }
 }
 
-/// The README's outcome for a field of the object of the wrong JSON type: placeholder.
-fn object_field(_policy: &str, _field: &str, _wrong: &Value) -> Expect {
-    Expect::Base
+/// The README's outcome for a field of the object of the wrong JSON type (`null` counts as
+/// absent everywhere):
+/// - crd-safe-upgrade and crd-kind-collision cannot read a CRD whose `metadata`, `spec` or
+///   `status` has the wrong type (code 400); a CRD without `spec` serves no kind, which
+///   crd-kind-collision accepts;
+/// - crd-schema-fields does not report values of the wrong type (the API server refuses them);
+/// - hook-job-safety cannot read a Job whose `spec` or `status` has the wrong type (code 400);
+/// - ownership-markers reads `apiVersion`, `kind` and `metadata` (code 400 when they have the
+///   wrong type), and accepts unparsed an object whose markers are gone with its `metadata`;
+/// - the all-in-one gives the first check's code, and without one the rejection of
+///   ownership-markers, which the base object's markers trigger.
+fn object_field(policy: &str, field: &str, wrong: &Value) -> Expect {
+    let crd_part = matches!(field, "metadata" | "spec" | "status");
+    match policy {
+        "crd-safe-upgrade" | "crd-kind-collision" | "syncguard" if crd_part && !wrong.is_null() => Expect::Rejected(400),
+        "crd-kind-collision" if field == "spec" => Expect::Allowed,
+        "syncguard" if field == "spec" => Expect::RejectedWith("ownership-markers: "),
+        "hook-job-safety" if matches!(field, "spec" | "status") && !wrong.is_null() => Expect::Rejected(400),
+        "ownership-markers" if field == "metadata" => Expect::Allowed,
+        "ownership-markers" if matches!(field, "apiVersion" | "kind") && !wrong.is_null() && !wrong.is_string() => {
+            Expect::Rejected(400)
+        }
+        _ => Expect::Base,
+    }
 }
 
-/// The README's outcome for JSON nested 100,000 levels deep inside `spec.versions`:
-/// crd-schema-fields (alone or in the all-in-one) reports the depth finding; crd-safe-upgrade
-/// cannot read `spec.versions` as a CRD (code 400); the other checks do not read that part.
+/// The README's outcome for JSON nested 100,000 levels deep inside `spec.versions` (arrays,
+/// not schemas): crd-safe-upgrade and crd-kind-collision cannot read `spec.versions` as a
+/// CRD's (code 400); crd-schema-fields does not report values of the wrong type, and the other
+/// checks do not read that part.
 fn deeply_nested(policy: &str) -> Expect {
     match policy {
-        "crd-schema-fields" | "syncguard" => Expect::RejectedWith("nesting deeper than 100 levels"),
-        "crd-safe-upgrade" => Expect::Rejected(400),
+        "crd-safe-upgrade" | "crd-kind-collision" | "syncguard" => Expect::Rejected(400),
+        _ => Expect::Base,
+    }
+}
+
+/// The README's outcome for a schema nested 100,000 levels deep (`not` in `not`):
+/// crd-schema-fields, alone or in the all-in-one, reports the depth finding.
+fn deep_schema(policy: &str) -> Expect {
+    match policy {
+        "crd-schema-fields" => Expect::RejectedWith("nesting deeper than 100 levels"),
+        "syncguard" => Expect::MessageHolds("nesting deeper than 100 levels"),
         _ => Expect::Base,
     }
 }
@@ -157,6 +202,8 @@ fn request_field(field: &str, wrong: &Value) -> Expect {
     };
     match (field, right_type) {
         (_, false) => Expect::Rejected(400),
+        // A resource that names nothing: only the rule of ownership-markers (`*`) covers it.
+        ("resource", true) => Expect::Allowed,
         // A subresource, or an operation no check registers for: accepted without reading.
         ("subResource" | "operation", true) => Expect::Allowed,
         _ => Expect::Base,
@@ -177,6 +224,17 @@ fn hostile_requests_never_trap() {
             .to_string()
             .replacen("\"versions\":[]", &format!("\"versions\":{}", nested(100_000)), 1);
         inputs.push(("nested-100000".into(), payload(&deep), deeply_nested(&policy)));
+        // A schema nested 100,000 levels deep.
+        let schema = format!(
+            "{}{{\"type\":\"object\"}}{}",
+            "{\"not\":".repeat(100_000),
+            "}".repeat(100_000)
+        );
+        let version = format!(
+            "[{{\"name\":\"v1\",\"served\":true,\"storage\":true,\"schema\":{{\"openAPIV3Schema\":{schema}}}}}]"
+        );
+        let deep_schema_request = base.to_string().replacen("\"versions\":[]", &format!("\"versions\":{version}"), 1);
+        inputs.push(("schema-nested-100000".into(), payload(&deep_schema_request), deep_schema(&policy)));
         // A 20 MB object: more than a policy reads.
         let mut big = base.clone();
         big["object"]["data"] = json!({"blob": "x".repeat(20 * 1024 * 1024)});
@@ -201,9 +259,13 @@ fn hostile_requests_never_trap() {
                     "object" if !wrong.is_object() => not_an_object(&policy),
                     // An object with none of the fields a check reads: CRD checks cannot read
                     // it as a CRD, and it carries no marker for the others.
-                    "object" => Expect::Base,
+                    "object" => no_known_field(&policy, true),
                     // The old object is not read on CREATE.
                     "oldObject" => Expect::Base,
+                    "resource" if wrong.is_object() && policy == "ownership-markers" => Expect::Base,
+                    "resource" if wrong.is_object() && policy == "syncguard" => {
+                        Expect::RejectedWith("ownership-markers: ")
+                    }
                     _ => request_field(field, &wrong),
                 };
                 inputs.push((
@@ -227,10 +289,16 @@ fn hostile_requests_never_trap() {
         // Empty and missing objects.
         let mut empty = base.clone();
         empty["object"] = json!({});
-        inputs.push(("empty-object".into(), payload(&empty.to_string()), empty_object(&policy)));
+        inputs.push(("empty-object".into(), payload(&empty.to_string()), no_known_field(&policy, false)));
         let mut missing = base.clone();
         missing.as_object_mut().expect("object").remove("object");
-        inputs.push(("missing-object".into(), payload(&missing.to_string()), not_an_object(&policy)));
+        // Nothing to check for crd-schema-fields; a CRD check that needs the object cannot read it.
+        let missing_expect = if policy == "crd-schema-fields" {
+            Expect::Allowed
+        } else {
+            not_an_object(&policy)
+        };
+        inputs.push(("missing-object".into(), payload(&missing.to_string()), missing_expect));
         inputs.push(("empty-request".into(), payload("{}"), Expect::Allowed));
         // A subresource, and a resource the check does not register for.
         let mut status = base.clone();
