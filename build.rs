@@ -148,7 +148,11 @@ fn policy_rules() -> String {
         writeln!(code, "];").unwrap();
         writeln!(index, "    ({name:?}, {constant}),").unwrap();
     }
-    writeln!(code, "/// Every policy (`syncguard` is the all-in-one) with its admission rules.").unwrap();
+    writeln!(
+        code,
+        "/// Every policy (`syncguard` is the all-in-one) with its admission rules."
+    )
+    .unwrap();
     writeln!(code, "pub const POLICIES: &[(&str, &[Rule])] = &[\n{index}];").unwrap();
     code
 }

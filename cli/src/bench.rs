@@ -340,7 +340,9 @@ fn slowest_single_checks(
 ) -> Result<std::collections::BTreeMap<String, (String, f64)>> {
     let mut slowest: std::collections::BTreeMap<String, (String, f64)> = std::collections::BTreeMap::new();
     let mut keep = |label: &str, check: &str, median_us: f64| {
-        let entry = slowest.entry(label.to_string()).or_insert((check.to_string(), median_us));
+        let entry = slowest
+            .entry(label.to_string())
+            .or_insert((check.to_string(), median_us));
         if median_us > entry.1 {
             *entry = (check.to_string(), median_us);
         }
@@ -401,7 +403,11 @@ fn compare_with_baseline(report: &mut Report, path: &Path) -> Result<()> {
             continue;
         };
         for f in &mut module.fixtures {
-            f.baseline_median_us = base.fixtures.iter().find(|b| b.fixture == f.fixture).map(|b| b.median_us);
+            f.baseline_median_us = base
+                .fixtures
+                .iter()
+                .find(|b| b.fixture == f.fixture)
+                .map(|b| b.median_us);
         }
     }
     Ok(())
@@ -442,7 +448,10 @@ fn goals(report: &mut Report, singles: usize) {
             .iter()
             .filter_map(|f| Some((f, f.median_us / f.baseline_median_us?.max(1e-9))))
             .collect();
-        let over = compared.iter().filter(|(_, ratio)| *ratio > BASELINE_RATIO_GOAL).count();
+        let over = compared
+            .iter()
+            .filter(|(_, ratio)| *ratio > BASELINE_RATIO_GOAL)
+            .count();
         let worst = compared.iter().max_by(|a, b| a.1.total_cmp(&b.1));
         let unmatched = m.fixtures.len() - compared.len();
         report.goals.push(Goal {
@@ -477,7 +486,10 @@ fn goals(report: &mut Report, singles: usize) {
                 Some((f, check.as_str(), f.median_us / slowest.max(1e-9)))
             })
             .collect();
-        let over = compared.iter().filter(|(_, _, ratio)| *ratio > ALL_IN_ONE_RATIO_GOAL).count();
+        let over = compared
+            .iter()
+            .filter(|(_, _, ratio)| *ratio > ALL_IN_ONE_RATIO_GOAL)
+            .count();
         let worst = compared.iter().max_by(|a, b| a.2.total_cmp(&b.2));
         report.goals.push(Goal {
             goal: format!(

@@ -222,10 +222,7 @@ pub fn with_custom_section(wasm: &[u8], name: &str, data: &[u8]) -> Result<Vec<u
             _ => {}
         }
         if let Some((id, range)) = payload.as_section() {
-            module.section(&wasm_encoder::RawSection {
-                id,
-                data: &wasm[range],
-            });
+            module.section(&wasm_encoder::RawSection { id, data: &wasm[range] });
         }
     }
     module.section(&wasm_encoder::CustomSection {
@@ -264,7 +261,11 @@ mod tests {
     fn custom_section_is_replaced_and_the_rest_kept() {
         let original = module();
         let once = with_custom_section(&original, SECTION, b"first").unwrap();
-        assert_eq!(&once[..original.len()], &original[..], "the module's own sections are copied as they are");
+        assert_eq!(
+            &once[..original.len()],
+            &original[..],
+            "the module's own sections are copied as they are"
+        );
         assert_eq!(custom_section(&once, SECTION).unwrap(), Some(&b"first"[..]));
         let big = vec![b'x'; 200];
         let twice = with_custom_section(&once, SECTION, &big).unwrap();

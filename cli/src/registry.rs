@@ -412,7 +412,11 @@ fn registry_error(error: &OciDistributionError) -> String {
 /// or its `auths` entry; anonymous when there is none.
 fn docker_auth(policy: &PolicyRef) -> RegistryAuth {
     let registry = policy.registry();
-    match auth_from_docker_config(registry, policy.reference.resolve_registry(), docker_credential::get_credential) {
+    match auth_from_docker_config(
+        registry,
+        policy.reference.resolve_registry(),
+        docker_credential::get_credential,
+    ) {
         Ok(auth) => auth,
         Err(e) => {
             eprintln!("Warning: the Docker credentials of {registry}: {e}; using anonymous access");
@@ -432,7 +436,11 @@ pub fn auth_from_docker_config(
 ) -> Result<RegistryAuth> {
     let mut keys = Vec::new();
     for name in [registry, resolved] {
-        for key in [name.to_string(), format!("https://{name}"), format!("https://{name}/v1/")] {
+        for key in [
+            name.to_string(),
+            format!("https://{name}"),
+            format!("https://{name}/v1/"),
+        ] {
             if !keys.contains(&key) {
                 keys.push(key);
             }
@@ -522,7 +530,10 @@ mod tests {
             basic(auth(&config, "docker.io", "index.docker.io").unwrap()),
             ("bob".to_string(), "s3cret:with:colons".to_string())
         );
-        assert_eq!(basic(auth(&config, "ghcr.io", "ghcr.io").unwrap()), ("u".into(), "p".into()));
+        assert_eq!(
+            basic(auth(&config, "ghcr.io", "ghcr.io").unwrap()),
+            ("u".into(), "p".into())
+        );
         assert!(matches!(
             auth(&config, "quay.io", "quay.io").unwrap(),
             RegistryAuth::Anonymous

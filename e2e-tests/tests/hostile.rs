@@ -119,7 +119,11 @@ fn check(expect: Expect, answer: &Result<Value, String>, base: &Value) -> Result
             let message: String = v["message"].as_str().unwrap_or("").chars().take(160).collect();
             format!("accepted {}, code {}, {message:?}", v["accepted"], v["code"])
         };
-        Err(format!("expected {expect:?} (the base request: {}), got {}", brief(base), brief(answer)))
+        Err(format!(
+            "expected {expect:?} (the base request: {}), got {}",
+            brief(base),
+            brief(answer)
+        ))
     }
 }
 
@@ -159,7 +163,9 @@ fn no_known_field(policy: &str, unknown: bool) -> Expect {
 fn object_field(policy: &str, field: &str, wrong: &Value) -> Expect {
     let crd_part = matches!(field, "metadata" | "spec" | "status");
     match policy {
-        "crd-safe-upgrade" | "crd-kind-collision" | "syncguard" if crd_part && !wrong.is_null() => Expect::Rejected(400),
+        "crd-safe-upgrade" | "crd-kind-collision" | "syncguard" if crd_part && !wrong.is_null() => {
+            Expect::Rejected(400)
+        }
         "crd-kind-collision" if field == "spec" => Expect::Allowed,
         "syncguard" if field == "spec" => Expect::RejectedWith("ownership-markers: "),
         "hook-job-safety" if matches!(field, "spec" | "status") && !wrong.is_null() => Expect::Rejected(400),
@@ -233,8 +239,14 @@ fn hostile_requests_never_trap() {
         let version = format!(
             "[{{\"name\":\"v1\",\"served\":true,\"storage\":true,\"schema\":{{\"openAPIV3Schema\":{schema}}}}}]"
         );
-        let deep_schema_request = base.to_string().replacen("\"versions\":[]", &format!("\"versions\":{version}"), 1);
-        inputs.push(("schema-nested-100000".into(), payload(&deep_schema_request), deep_schema(&policy)));
+        let deep_schema_request = base
+            .to_string()
+            .replacen("\"versions\":[]", &format!("\"versions\":{version}"), 1);
+        inputs.push((
+            "schema-nested-100000".into(),
+            payload(&deep_schema_request),
+            deep_schema(&policy),
+        ));
         // A 20 MB object: more than a policy reads.
         let mut big = base.clone();
         big["object"]["data"] = json!({"blob": "x".repeat(20 * 1024 * 1024)});
@@ -289,7 +301,11 @@ fn hostile_requests_never_trap() {
         // Empty and missing objects.
         let mut empty = base.clone();
         empty["object"] = json!({});
-        inputs.push(("empty-object".into(), payload(&empty.to_string()), no_known_field(&policy, false)));
+        inputs.push((
+            "empty-object".into(),
+            payload(&empty.to_string()),
+            no_known_field(&policy, false),
+        ));
         let mut missing = base.clone();
         missing.as_object_mut().expect("object").remove("object");
         // Nothing to check for crd-schema-fields; a CRD check that needs the object cannot read it.

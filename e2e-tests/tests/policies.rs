@@ -176,7 +176,9 @@ fn module_sizes() {
     for policy in policies() {
         let size = size_of(root().join("policies").join(&policy).join("policy.wasm"));
         if size > SINGLE_LIMIT {
-            over.push(format!("{policy}: policy.wasm is {size} bytes, over the {SINGLE_LIMIT}-byte guard"));
+            over.push(format!(
+                "{policy}: policy.wasm is {size} bytes, over the {SINGLE_LIMIT}-byte guard"
+            ));
         }
     }
     let all_in_one = size_of(root().join("syncguard.wasm"));

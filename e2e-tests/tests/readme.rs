@@ -183,8 +183,15 @@ fn differs(quote: &Quote, answer: &Result<Outcome, String>) -> Option<String> {
         return (patch != Some(&quoted)).then(|| format!("the quoted JSON Patch differs from the answer's: {patch:?}"));
     }
     let missing: Vec<&str> = match quote.form {
-        Form::Fence(_) => quote.text.lines().filter(|l| !l.trim().is_empty() && !found(l)).collect(),
-        Form::Span | Form::Block => (!found(&quote.text)).then_some(quote.text.as_str()).into_iter().collect(),
+        Form::Fence(_) => quote
+            .text
+            .lines()
+            .filter(|l| !l.trim().is_empty() && !found(l))
+            .collect(),
+        Form::Span | Form::Block => (!found(&quote.text))
+            .then_some(quote.text.as_str())
+            .into_iter()
+            .collect(),
     };
     (!missing.is_empty()).then(|| {
         format!(

@@ -239,7 +239,10 @@ pub fn json(report: &ScanReport, verbose: bool) -> String {
 /// at `line` when known.
 fn location_in(uri: &str, line: Option<usize>) -> sarif::Location {
     let artifact = if !uri.contains(':') && uri != "stdin" {
-        sarif::ArtifactLocation::builder().uri(uri).uri_base_id("%SRCROOT%").build()
+        sarif::ArtifactLocation::builder()
+            .uri(uri)
+            .uri_base_id("%SRCROOT%")
+            .build()
     } else {
         sarif::ArtifactLocation::builder().uri(uri).build()
     };
