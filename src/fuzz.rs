@@ -444,7 +444,7 @@ mod tests {
 
     #[test]
     fn objects_without_identity_get_the_checks_own_resource() {
-        let call = decode(&[crate::rules::CRD_RULE], &[STRUCTURED, 0]);
+        let call = decode(crate::rules::CRD_SCHEMA_FIELDS, &[STRUCTURED, 0]);
         let payload: Value = serde_json::from_slice(&call.payload).unwrap();
         assert_eq!(payload["request"]["resource"]["resource"], "customresourcedefinitions");
         assert_eq!(payload["request"]["kind"]["kind"], "CustomResourceDefinition");

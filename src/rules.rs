@@ -1,67 +1,111 @@
-//! Admission rules as the policies register them (the `rules` of metadata.yml), and the
-//! matching the API server does, used to route requests inside the all-in-one policy.
+//! Admission rules as the policies register them (the `rules` of metadata.yml), and the one
+//! matcher that decides, as the API server does, whether a request falls under them: the
+//! all-in-one policy routes requests with it and `syncguard scan` picks the policies of a
+//! document with it.
+//!
+//! Each policy's rules are declared once, in its metadata.yml (what Kubewarden reads):
+//! `build.rs` turns every `policies/<name>/metadata.yml` and the all-in-one's `metadata.yml` into
+//! the constants below ([`CRD_SCHEMA_FIELDS`], ..., [`SYNCGUARD`]).
 
 use crate::admission::Request;
+use serde::{Deserialize, Serialize};
+use std::ops::Deref;
 
-/// One admission rule: which groups, versions, resources and operations a check sees.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Rule {
+/// One admission rule: which groups, versions, resources and operations a policy sees.
+///
+/// `L` is how each list is held: static slices in the tables generated from metadata.yml,
+/// `Vec<String>` in metadata read at run time (the `syncguard` command).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Rule<L = &'static [&'static str]> {
     /// API groups (`""` is the core group, `"*"` any).
-    pub api_groups: &'static [&'static str],
+    pub api_groups: L,
     /// API versions (`"*"` any).
-    pub api_versions: &'static [&'static str],
-    /// Resources (`"*"` any resource, not subresources).
-    pub resources: &'static [&'static str],
-    /// Operations (`CREATE`, `UPDATE`, ...).
-    pub operations: &'static [&'static str],
+    pub api_versions: L,
+    /// Resources: `"*"` any resource (not subresources), `"*/*"` any resource and subresource,
+    /// `"pods/*"` pods and their subresources, `"*/scale"` the scale subresource of any resource.
+    pub resources: L,
+    /// Operations (`CREATE`, `UPDATE`, `DELETE`, `CONNECT`, `"*"` any).
+    pub operations: L,
 }
 
-/// The rule of the three CRD checks.
-pub const CRD_RULE: Rule = Rule {
-    api_groups: &["apiextensions.k8s.io"],
-    api_versions: &["v1"],
-    resources: &["customresourcedefinitions"],
-    operations: &["CREATE", "UPDATE"],
-};
-
-fn any_or(list: &[&str], value: &str) -> bool {
-    list.iter().any(|item| *item == "*" || *item == value)
+/// What a rule is matched against: the resource of a request as the API server names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Target<'a> {
+    /// API group, `""` for the core group.
+    pub group: &'a str,
+    /// API version.
+    pub version: &'a str,
+    /// Resource (plural), e.g. `jobs`.
+    pub resource: &'a str,
+    /// Subresource, `""` for none.
+    pub subresource: &'a str,
+    /// Operation, e.g. `CREATE`.
+    pub operation: &'a str,
 }
 
-impl Rule {
-    /// Whether a request falls under this rule, as the API server decides it.
+impl<'a> Target<'a> {
+    /// The target of a request.
     ///
     /// Kubewarden's audit scanner puts the object's kind where the resource belongs
     /// (`resource.resource: CustomResourceDefinition`); such a request is matched by the
     /// built-in resource its group and kind name.
-    pub fn matches(&self, request: &Request<'_>) -> bool {
-        let plural = if request.resource.resource == request.kind.kind {
+    pub fn of(request: &'a Request<'_>) -> Target<'a> {
+        let resource = if request.resource.resource == request.kind.kind {
             crate::generated::builtin_kinds(&request.kind.kind)
                 .find(|r| r.group == request.kind.group && !r.subresource)
                 .map_or(request.resource.resource.as_str(), |r| r.plural)
         } else {
             request.resource.resource.as_str()
         };
-        let resource = match request.sub_resource.as_deref() {
-            Some(sub) if !sub.is_empty() => format!("{plural}/{sub}"),
-            _ => plural.to_string(),
-        };
-        let resource_matches = self.resources.iter().any(|r| match r.split_once('/') {
-            None => *r == "*" && !resource.contains('/') || *r == resource,
-            Some(("*", "*")) => true,
-            Some(_) => *r == resource,
+        Target {
+            group: &request.resource.group,
+            version: &request.resource.version,
+            resource,
+            subresource: request.sub_resource.as_deref().unwrap_or(""),
+            operation: &request.operation,
+        }
+    }
+}
+
+fn any_or<S: AsRef<str>>(list: &[S], value: &str) -> bool {
+    list.iter().any(|item| item.as_ref() == "*" || item.as_ref() == value)
+}
+
+impl<L, S> Rule<L>
+where
+    L: Deref<Target = [S]>,
+    S: AsRef<str>,
+{
+    /// Whether the rule covers `target`, with the API server's matching of webhook rules
+    /// (`k8s.io/apiserver/pkg/admission/plugin/webhook/predicates/rules`): a resource entry
+    /// `res/sub` matches when `res` is `*` or the resource and `sub` is `*` or the
+    /// subresource, an entry without `/` having the empty subresource.
+    pub fn applies_to(&self, target: &Target<'_>) -> bool {
+        let resource_matches = self.resources.iter().any(|entry| {
+            let (resource, subresource) = entry.as_ref().split_once('/').unwrap_or((entry.as_ref(), ""));
+            (resource == "*" || resource == target.resource)
+                && (subresource == "*" || subresource == target.subresource)
         });
-        any_or(self.api_groups, &request.resource.group)
-            && any_or(self.api_versions, &request.resource.version)
+        any_or(&self.api_groups, target.group)
+            && any_or(&self.api_versions, target.version)
             && resource_matches
-            && any_or(self.operations, &request.operation)
+            && any_or(&self.operations, target.operation)
+    }
+
+    /// Whether a request falls under this rule (see [`Target::of`] and [`Rule::applies_to`]).
+    pub fn matches(&self, request: &Request<'_>) -> bool {
+        self.applies_to(&Target::of(request))
     }
 }
 
 /// Whether any of `rules` matches the request.
 pub fn any_matches(rules: &[Rule], request: &Request<'_>) -> bool {
-    rules.iter().any(|rule| rule.matches(request))
+    let target = Target::of(request);
+    rules.iter().any(|rule| rule.applies_to(&target))
 }
+
+include!(concat!(env!("OUT_DIR"), "/policy_rules.rs"));
 
 #[cfg(test)]
 mod tests {
@@ -81,27 +125,37 @@ mod tests {
         }
     }
 
+    fn target<'a>(group: &'a str, resource: &'a str, subresource: &'a str, operation: &'a str) -> Target<'a> {
+        Target {
+            group,
+            version: "v1",
+            resource,
+            subresource,
+            operation,
+        }
+    }
+
     #[test]
     fn crd_rule() {
-        assert!(CRD_RULE.matches(&request(
+        assert!(CRD_SCHEMA_FIELDS[0].matches(&request(
             "apiextensions.k8s.io",
             "customresourcedefinitions",
             None,
             "UPDATE"
         )));
-        assert!(!CRD_RULE.matches(&request(
+        assert!(!CRD_SCHEMA_FIELDS[0].matches(&request(
             "apiextensions.k8s.io",
             "customresourcedefinitions",
             None,
             "DELETE"
         )));
-        assert!(!CRD_RULE.matches(&request(
+        assert!(!CRD_SCHEMA_FIELDS[0].matches(&request(
             "apiextensions.k8s.io",
             "customresourcedefinitions",
             Some("status"),
             "UPDATE"
         )));
-        assert!(!CRD_RULE.matches(&request("apps", "deployments", None, "CREATE")));
+        assert!(!CRD_SCHEMA_FIELDS[0].matches(&request("apps", "deployments", None, "CREATE")));
     }
 
     #[test]
@@ -109,20 +163,95 @@ mod tests {
         let mut audit = request("apiextensions.k8s.io", "CustomResourceDefinition", None, "CREATE");
         audit.kind.group = "apiextensions.k8s.io".into();
         audit.kind.kind = "CustomResourceDefinition".into();
-        assert!(CRD_RULE.matches(&audit));
+        assert!(CRD_SCHEMA_FIELDS[0].matches(&audit));
         audit.kind.group = "example.com".into();
-        assert!(!CRD_RULE.matches(&audit));
+        assert!(!CRD_SCHEMA_FIELDS[0].matches(&audit));
     }
 
     #[test]
-    fn wildcard_resource_skips_subresources() {
-        let rule = Rule {
-            api_groups: &["*"],
-            api_versions: &["*"],
-            resources: &["*"],
-            operations: &["CREATE"],
+    fn resources_match_like_the_api_server() {
+        let rule = |resources: &'static [&'static str]| -> Rule {
+            Rule {
+                api_groups: &["*"],
+                api_versions: &["*"],
+                resources,
+                operations: &["CREATE"],
+            }
         };
-        assert!(rule.matches(&request("apps", "deployments", None, "CREATE")));
-        assert!(!rule.matches(&request("apps", "deployments", Some("scale"), "CREATE")));
+        let any = rule(&["*"]);
+        assert!(any.applies_to(&target("apps", "deployments", "", "CREATE")));
+        assert!(!any.applies_to(&target("apps", "deployments", "scale", "CREATE")));
+        assert!(!any.applies_to(&target("apps", "deployments", "", "UPDATE")));
+        let all = rule(&["*/*"]);
+        assert!(all.applies_to(&target("apps", "deployments", "", "CREATE")));
+        assert!(all.applies_to(&target("apps", "deployments", "scale", "CREATE")));
+        let deployments_and_subresources = rule(&["deployments/*"]);
+        assert!(deployments_and_subresources.applies_to(&target("apps", "deployments", "", "CREATE")));
+        assert!(deployments_and_subresources.applies_to(&target("apps", "deployments", "scale", "CREATE")));
+        assert!(!deployments_and_subresources.applies_to(&target("apps", "statefulsets", "", "CREATE")));
+        let any_scale = rule(&["*/scale"]);
+        assert!(any_scale.applies_to(&target("apps", "statefulsets", "scale", "CREATE")));
+        assert!(!any_scale.applies_to(&target("apps", "statefulsets", "", "CREATE")));
+        let status = rule(&["jobs/status"]);
+        assert!(!status.applies_to(&target("batch", "jobs", "", "CREATE")));
+        assert!(status.applies_to(&target("batch", "jobs", "status", "CREATE")));
+    }
+
+    #[test]
+    fn owned_rules_match_like_static_ones() {
+        let owned = |list: &[&str]| list.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let rule = Rule {
+            api_groups: owned(&["batch"]),
+            api_versions: owned(&["v1"]),
+            resources: owned(&["jobs"]),
+            operations: owned(&["CREATE", "UPDATE"]),
+        };
+        assert!(rule.applies_to(&target("batch", "jobs", "", "UPDATE")));
+        assert!(!rule.applies_to(&target("", "jobs", "", "CREATE")));
+        assert!(!rule.applies_to(&target("batch", "jobs", "", "DELETE")));
+        let version = Target {
+            version: "v2",
+            ..target("batch", "jobs", "", "CREATE")
+        };
+        assert!(!rule.applies_to(&version));
+    }
+
+    /// Whether every request `inner` covers, `outer` covers too.
+    fn includes(outer: &Rule, inner: &Rule) -> bool {
+        let lists = |outer: &[&str], inner: &[&str]| inner.iter().all(|item| any_or(outer, item));
+        let resources = inner.resources.iter().all(|entry| {
+            let (resource, subresource) = entry.split_once('/').unwrap_or((entry, ""));
+            outer.resources.iter().any(|wide| {
+                let (wide_resource, wide_subresource) = wide.split_once('/').unwrap_or((wide, ""));
+                (wide_resource == "*" || wide_resource == resource)
+                    && (wide_subresource == "*" || wide_subresource == subresource)
+            })
+        });
+        lists(outer.api_groups, inner.api_groups)
+            && lists(outer.api_versions, inner.api_versions)
+            && resources
+            && lists(outer.operations, inner.operations)
+    }
+
+    #[test]
+    fn all_in_one_rules_are_the_union_of_the_checks() {
+        let checks: Vec<&Rule> = POLICIES
+            .iter()
+            .filter(|(name, _)| *name != "syncguard")
+            .flat_map(|(_, rules)| rules.iter())
+            .collect();
+        assert!(checks.len() >= 5, "every check has rules");
+        for rule in &checks {
+            assert!(
+                SYNCGUARD.iter().any(|wide| includes(wide, rule)),
+                "the all-in-one metadata.yml misses {rule:?}"
+            );
+        }
+        for rule in SYNCGUARD {
+            assert!(
+                checks.iter().any(|check| includes(check, rule)),
+                "the all-in-one metadata.yml registers {rule:?}, which no check does"
+            );
+        }
     }
 }

@@ -1,7 +1,9 @@
 //! `syncguard bench`: the figures behind the project's performance goals, measured side by
 //! side in one run: module size, cold start (wasmtime compile, no cache), and warm `validate`
-//! time (median and p95) on every fixture, beside the no-op floor module on the same payload,
-//! and `syncguard scan` throughput over a generated tree of manifests.
+//! time (median and p95) on every fixture, beside the no-op floor module on the same payload
+//! and beside the figure of the baseline commit (`bench/baseline-2b4861c.json`), the all-in-one
+//! beside the slowest single check on each fixture, and `syncguard scan` throughput over a
+//! generated tree of manifests.
 
 use crate::engine::{Capabilities, Engine, Instance, Limits, Module};
 use crate::evaluate;
@@ -40,10 +42,22 @@ pub struct BenchArgs {
     /// Manifests in that tree; 0 skips the scan throughput.
     #[arg(long, default_value_t = SCAN_MANIFESTS)]
     scan_manifests: usize,
+    /// The figures every fixture's warm validate is compared with: `target/bench.json` of the
+    /// baseline commit.
+    #[arg(long, default_value = BASELINE)]
+    baseline: PathBuf,
 }
 
-/// Goal: every single-check module at most this many bytes.
-const SIZE_GOAL: u64 = 128 * 1024;
+/// The committed figures of the baseline commit.
+const BASELINE: &str = "bench/baseline-2b4861c.json";
+/// The baseline commit, for the table's headings.
+const BASELINE_COMMIT: &str = "2b4861c";
+/// Goal: every fixture's warm validate at most this multiple of its baseline figure.
+const BASELINE_RATIO_GOAL: f64 = 1.2;
+/// Goal: the all-in-one's warm validate on each fixture at most this multiple of the slowest
+/// single check on the same request.
+const ALL_IN_ONE_RATIO_GOAL: f64 = 1.1;
+
 /// Goal: warm validate on the Prometheus CRD at most this multiple of the floor.
 const FLOOR_RATIO_GOAL: f64 = 1.1;
 /// Manifests in the scan throughput's tree.
@@ -69,6 +83,12 @@ struct FixtureFigures {
     ratio_to_floor: f64,
     read_floor_median_us: f64,
     ratio_to_read_floor: f64,
+    /// The same fixture's median in the baseline run, when it had this fixture.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    baseline_median_us: Option<f64>,
+    /// All-in-one only: the slowest single check on this request (name and median).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    slowest_single: Option<(String, f64)>,
 }
 
 /// `syncguard scan` over the generated tree, with every policy module at its defaults.
@@ -97,6 +117,7 @@ struct Goal {
     met: bool,
 }
 
+#[derive(Clone)]
 struct Fixture {
     label: String,
     payload: String,
@@ -214,6 +235,7 @@ pub fn bench(args: BenchArgs) -> Result<std::process::ExitCode> {
         goals: Vec::new(),
     };
     let mut all_fixtures = Vec::new();
+    let mut own_fixtures = Vec::new();
     let measure = |name: &str, path: &Path, fixtures: &[Fixture]| -> Result<ModuleFigures> {
         let wasm = std::fs::read(path).with_context(|| format!("{}: run `make build`", path.display()))?;
         let mut cold = Vec::new();
@@ -243,6 +265,8 @@ pub fn bench(args: BenchArgs) -> Result<std::process::ExitCode> {
                 ratio_to_floor: median.as_secs_f64() / floor_median.as_secs_f64().max(1e-9),
                 read_floor_median_us: micros(read_floor_median),
                 ratio_to_read_floor: median.as_secs_f64() / read_floor_median.as_secs_f64().max(1e-9),
+                baseline_median_us: None,
+                slowest_single: None,
             });
         }
         let bytes = std::fs::metadata(
@@ -269,6 +293,7 @@ pub fn bench(args: BenchArgs) -> Result<std::process::ExitCode> {
             dir.join("policy.wasm")
         };
         report.modules.push(measure(policy, &path, &fixtures)?);
+        own_fixtures.push((policy.clone(), path, fixtures.clone()));
         all_fixtures.extend(fixtures.into_iter().map(|f| Fixture {
             payload: all_in_one_payload(policy, &f),
             label: f.label,
@@ -276,10 +301,14 @@ pub fn bench(args: BenchArgs) -> Result<std::process::ExitCode> {
         }));
     }
     if args.all_in_one.is_file() {
-        report
-            .modules
-            .push(measure("syncguard (all-in-one)", &args.all_in_one, &all_fixtures)?);
+        let mut all = measure(ALL_IN_ONE, &args.all_in_one, &all_fixtures)?;
+        let slowest = slowest_single_checks(&engine, &report.modules, &own_fixtures, args.iterations)?;
+        for f in &mut all.fixtures {
+            f.slowest_single = slowest.get(&f.fixture).cloned();
+        }
+        report.modules.push(all);
     }
+    compare_with_baseline(&mut report, &args.baseline)?;
     if args.scan_manifests > 0 {
         report.scan = Some(scan_throughput(
             &args.policies_dir,
@@ -295,6 +324,93 @@ pub fn bench(args: BenchArgs) -> Result<std::process::ExitCode> {
     std::fs::write(&args.json_out, serde_json::to_string_pretty(&report)?)?;
     println!("\nwritten to {}", args.json_out.display());
     Ok(std::process::ExitCode::SUCCESS)
+}
+
+/// The all-in-one's name in the report.
+const ALL_IN_ONE: &str = "syncguard (all-in-one)";
+
+/// For each fixture (by label), the single check that is slowest on its request, with its
+/// median: the fixture's own check with the case's settings (already measured, in `measured`),
+/// every other check at its defaults with the same replay, as the all-in-one runs them.
+fn slowest_single_checks(
+    engine: &Engine,
+    measured: &[ModuleFigures],
+    own: &[(String, PathBuf, Vec<Fixture>)],
+    iterations: usize,
+) -> Result<std::collections::BTreeMap<String, (String, f64)>> {
+    let mut slowest: std::collections::BTreeMap<String, (String, f64)> = std::collections::BTreeMap::new();
+    let mut keep = |label: &str, check: &str, median_us: f64| {
+        let entry = slowest
+            .entry(label.to_string())
+            .or_insert((check.to_string(), median_us));
+        if median_us > entry.1 {
+            *entry = (check.to_string(), median_us);
+        }
+    };
+    for module in measured {
+        for f in &module.fixtures {
+            keep(&f.fixture, &module.module, f.median_us);
+        }
+    }
+    for (check, path, _) in own {
+        let module = engine.compile(&std::fs::read(path).with_context(|| format!("{}", path.display()))?)?;
+        for (policy, _, fixtures) in own {
+            if policy == check {
+                continue;
+            }
+            for fixture in fixtures {
+                let mut value: serde_json::Value = serde_json::from_str(&fixture.payload)?;
+                value["settings"] = serde_json::json!({});
+                let at_defaults = Fixture {
+                    payload: value.to_string(),
+                    ..fixture.clone()
+                };
+                let (median, _) = time_validate(&module, &at_defaults, iterations)?;
+                keep(&fixture.label, check, micros(median));
+            }
+        }
+    }
+    Ok(slowest)
+}
+
+/// A fixture's median in a baseline `target/bench.json` (only what the comparison reads).
+#[derive(serde::Deserialize)]
+struct BaselineFixture {
+    fixture: String,
+    median_us: f64,
+}
+
+/// A module of a baseline `target/bench.json`.
+#[derive(serde::Deserialize)]
+struct BaselineModule {
+    module: String,
+    fixtures: Vec<BaselineFixture>,
+}
+
+/// A baseline `target/bench.json`.
+#[derive(serde::Deserialize)]
+struct BaselineReport {
+    modules: Vec<BaselineModule>,
+}
+
+/// Fills each fixture's baseline median from the baseline file (module and fixture by name).
+fn compare_with_baseline(report: &mut Report, path: &Path) -> Result<()> {
+    let text = std::fs::read_to_string(path).with_context(|| format!("the baseline figures {}", path.display()))?;
+    let baseline: BaselineReport =
+        serde_json::from_str(&text).map_err(|e| anyhow!("{}: not a bench report: {e}", path.display()))?;
+    for module in &mut report.modules {
+        let Some(base) = baseline.modules.iter().find(|b| b.module == module.module) else {
+            continue;
+        };
+        for f in &mut module.fixtures {
+            f.baseline_median_us = base
+                .fixtures
+                .iter()
+                .find(|b| b.fixture == f.fixture)
+                .map(|b| b.median_us);
+        }
+    }
+    Ok(())
 }
 
 /// Generates the benchmark tree and scans it once with every module of `policies_dir` (its
@@ -326,27 +442,73 @@ fn scan_throughput(policies_dir: &Path, tree: &Path, manifests: usize) -> Result
 }
 
 fn goals(report: &mut Report, singles: usize) {
-    let single = &report.modules[..singles.min(report.modules.len())];
-    for m in single {
+    for m in &report.modules {
+        let compared: Vec<(&FixtureFigures, f64)> = m
+            .fixtures
+            .iter()
+            .filter_map(|f| Some((f, f.median_us / f.baseline_median_us?.max(1e-9))))
+            .collect();
+        let over = compared
+            .iter()
+            .filter(|(_, ratio)| *ratio > BASELINE_RATIO_GOAL)
+            .count();
+        let worst = compared.iter().max_by(|a, b| a.1.total_cmp(&b.1));
+        let unmatched = m.fixtures.len() - compared.len();
         report.goals.push(Goal {
-            goal: format!("{} at most {} KiB", m.module, SIZE_GOAL / 1024),
-            measured: format!("{:.1} KiB", m.bytes as f64 / 1024.0),
-            met: m.bytes <= SIZE_GOAL,
-        });
-    }
-    let largest = single.iter().map(|m| m.bytes).max().unwrap_or(0);
-    if let Some(all) = report.modules.get(singles) {
-        report.goals.push(Goal {
-            goal: "all-in-one at most twice the largest single module".into(),
-            measured: format!(
-                "{:.1} KiB vs 2 x {:.1} KiB",
-                all.bytes as f64 / 1024.0,
-                largest as f64 / 1024.0
+            goal: format!(
+                "{} warm validate on every fixture at most {BASELINE_RATIO_GOAL}x its figure at {BASELINE_COMMIT}",
+                m.module
             ),
-            met: all.bytes <= 2 * largest,
+            measured: match worst {
+                Some((f, ratio)) => format!(
+                    "{over} of {} fixtures over; worst {ratio:.2}x on {} ({:.0} us vs {:.0} us){}",
+                    compared.len(),
+                    f.fixture,
+                    f.median_us,
+                    f.baseline_median_us.unwrap_or_default(),
+                    if unmatched > 0 {
+                        format!("; {unmatched} fixtures new since {BASELINE_COMMIT}")
+                    } else {
+                        String::new()
+                    }
+                ),
+                None => format!("no fixture has a figure at {BASELINE_COMMIT}"),
+            },
+            met: over == 0 && !compared.is_empty(),
         });
     }
-    for m in single {
+    if let Some(all) = report.modules.get(singles) {
+        let compared: Vec<(&FixtureFigures, &str, f64)> = all
+            .fixtures
+            .iter()
+            .filter_map(|f| {
+                let (check, slowest) = f.slowest_single.as_ref()?;
+                Some((f, check.as_str(), f.median_us / slowest.max(1e-9)))
+            })
+            .collect();
+        let over = compared
+            .iter()
+            .filter(|(_, _, ratio)| *ratio > ALL_IN_ONE_RATIO_GOAL)
+            .count();
+        let worst = compared.iter().max_by(|a, b| a.2.total_cmp(&b.2));
+        report.goals.push(Goal {
+            goal: format!(
+                "all-in-one warm validate at most {ALL_IN_ONE_RATIO_GOAL}x the slowest single check on every fixture"
+            ),
+            measured: match worst {
+                Some((f, check, ratio)) => format!(
+                    "{over} of {} fixtures over; worst {ratio:.2}x on {} ({:.0} us vs {:.0} us for {check})",
+                    compared.len(),
+                    f.fixture,
+                    f.median_us,
+                    f.slowest_single.as_ref().map_or(0.0, |s| s.1)
+                ),
+                None => "no fixture measured".into(),
+            },
+            met: over == 0 && !compared.is_empty(),
+        });
+    }
+    for m in &report.modules[..singles.min(report.modules.len())] {
         if let Some(f) = m.fixtures.iter().find(|f| f.fixture.contains("prometheus")) {
             report.goals.push(Goal {
                 goal: format!(
@@ -381,9 +543,23 @@ fn scan_goal(report: &mut Report) {
 }
 
 fn print_table(report: &Report) {
+    let optional = |value: Option<f64>, precision: usize| value.map_or("-".to_string(), |v| format!("{v:.precision$}"));
     println!(
-        "{:<28} {:>9} {:>9}   {:<52} {:>10} {:>10} {:>10} {:>7} {:>10} {:>7}",
-        "module", "KiB", "cold ms", "fixture", "median us", "p95 us", "floor us", "ratio", "read us", "ratio"
+        "{:<28} {:>9} {:>9}   {:<52} {:>10} {:>10} {:>10} {:>7} {:>10} {:>7} {:>10} {:>7} {:>10} {:>7}",
+        "module",
+        "KiB",
+        "cold ms",
+        "fixture",
+        "median us",
+        "p95 us",
+        "floor us",
+        "ratio",
+        "read us",
+        "ratio",
+        format!("{BASELINE_COMMIT} us"),
+        "ratio",
+        "slowest us",
+        "ratio"
     );
     for m in &report.modules {
         for (i, f) in m.fixtures.iter().enumerate() {
@@ -397,14 +573,19 @@ fn print_table(report: &Report) {
                 (String::new(), String::new(), String::new())
             };
             let fixture: String = f.fixture.chars().take(52).collect();
+            let slowest = f.slowest_single.as_ref().map(|s| s.1);
             println!(
-                "{name:<28} {size:>9} {cold:>9}   {fixture:<52} {:>10.1} {:>10.1} {:>10.1} {:>7.2} {:>10.1} {:>7.2}",
+                "{name:<28} {size:>9} {cold:>9}   {fixture:<52} {:>10.1} {:>10.1} {:>10.1} {:>7.2} {:>10.1} {:>7.2} {:>10} {:>7} {:>10} {:>7}",
                 f.median_us,
                 f.p95_us,
                 f.floor_median_us,
                 f.ratio_to_floor,
                 f.read_floor_median_us,
-                f.ratio_to_read_floor
+                f.ratio_to_read_floor,
+                optional(f.baseline_median_us, 1),
+                optional(f.baseline_median_us.map(|b| f.median_us / b.max(1e-9)), 2),
+                optional(slowest, 1),
+                optional(slowest.map(|s| f.median_us / s.max(1e-9)), 2),
             );
         }
     }

@@ -10,19 +10,8 @@ pub const SECTION: &str = "io.kubewarden.metadata";
 /// Annotation holding the policy's README.
 pub const USAGE_ANNOTATION: &str = "io.kubewarden.policy.usage";
 
-/// One admission rule of metadata.yml.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct Rule {
-    /// API groups.
-    pub api_groups: Vec<String>,
-    /// API versions.
-    pub api_versions: Vec<String>,
-    /// Resources.
-    pub resources: Vec<String>,
-    /// Operations.
-    pub operations: Vec<String>,
-}
+/// One admission rule of metadata.yml: the core's rule, with owned lists.
+pub type Rule = syncguard::rules::Rule<Vec<String>>;
 
 /// A resource a context-aware policy may read.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq, PartialOrd, Ord)]
@@ -219,62 +208,75 @@ pub fn custom_section<'a>(wasm: &'a [u8], name: &str) -> Result<Option<&'a [u8]>
 }
 
 /// The module with every custom section named `name` removed and one holding `data` appended.
+/// Every other section is copied byte for byte, in order.
 pub fn with_custom_section(wasm: &[u8], name: &str, data: &[u8]) -> Result<Vec<u8>> {
-    if wasm.len() < 8 || &wasm[..4] != b"\0asm" {
-        bail!("not a WebAssembly module (bad magic number)");
-    }
-    let mut out = wasm[..8].to_vec();
-    let mut offset = 8;
-    while offset < wasm.len() {
-        let id = wasm[offset];
-        let (size, leb_len) =
-            read_leb(&wasm[offset + 1..]).ok_or_else(|| anyhow!("truncated WebAssembly section header"))?;
-        let body_start = offset + 1 + leb_len;
-        let end = body_start
-            .checked_add(size as usize)
-            .filter(|end| *end <= wasm.len())
-            .ok_or_else(|| anyhow!("truncated WebAssembly section"))?;
-        let keep = id != 0 || section_name(&wasm[body_start..end]) != Some(name);
-        if keep {
-            out.extend_from_slice(&wasm[offset..end]);
+    let mut module = wasm_encoder::Module::new();
+    for payload in wasmparser::Parser::new(0).parse_all(wasm) {
+        let payload = payload.map_err(|e| anyhow!("not a WebAssembly module: {e}"))?;
+        match &payload {
+            wasmparser::Payload::Version {
+                encoding: wasmparser::Encoding::Component,
+                ..
+            } => bail!("a WebAssembly component, not a module: Kubewarden runs waPC modules"),
+            wasmparser::Payload::CustomSection(reader) if reader.name() == name => continue,
+            _ => {}
         }
-        offset = end;
-    }
-    let mut section = Vec::new();
-    write_leb(&mut section, name.len() as u64);
-    section.extend_from_slice(name.as_bytes());
-    section.extend_from_slice(data);
-    out.push(0);
-    write_leb(&mut out, section.len() as u64);
-    out.extend_from_slice(&section);
-    Ok(out)
-}
-
-fn section_name(body: &[u8]) -> Option<&str> {
-    let (len, leb_len) = read_leb(body)?;
-    let bytes = body.get(leb_len..leb_len.checked_add(len as usize)?)?;
-    std::str::from_utf8(bytes).ok()
-}
-
-fn read_leb(bytes: &[u8]) -> Option<(u64, usize)> {
-    let mut value = 0u64;
-    for (i, byte) in bytes.iter().enumerate().take(10) {
-        value |= u64::from(byte & 0x7f) << (7 * i);
-        if byte & 0x80 == 0 {
-            return Some((value, i + 1));
+        if let Some((id, range)) = payload.as_section() {
+            module.section(&wasm_encoder::RawSection { id, data: &wasm[range] });
         }
     }
-    None
+    module.section(&wasm_encoder::CustomSection {
+        name: name.into(),
+        data: data.into(),
+    });
+    Ok(module.finish())
 }
 
-fn write_leb(out: &mut Vec<u8>, mut value: u64) {
-    loop {
-        let byte = (value & 0x7f) as u8;
-        value >>= 7;
-        if value == 0 {
-            out.push(byte);
-            return;
-        }
-        out.push(byte | 0x80);
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A module with one type, one function and a custom section `keep`.
+    fn module() -> Vec<u8> {
+        let mut module = wasm_encoder::Module::new();
+        let mut types = wasm_encoder::TypeSection::new();
+        types.ty().function([], []);
+        module.section(&types);
+        let mut functions = wasm_encoder::FunctionSection::new();
+        functions.function(0);
+        module.section(&functions);
+        module.section(&wasm_encoder::CustomSection {
+            name: "keep".into(),
+            data: b"kept".into(),
+        });
+        let mut code = wasm_encoder::CodeSection::new();
+        let mut body = wasm_encoder::Function::new([]);
+        body.instruction(&wasm_encoder::Instruction::End);
+        code.function(&body);
+        module.section(&code);
+        module.finish()
+    }
+
+    #[test]
+    fn custom_section_is_replaced_and_the_rest_kept() {
+        let original = module();
+        let once = with_custom_section(&original, SECTION, b"first").unwrap();
+        assert_eq!(
+            &once[..original.len()],
+            &original[..],
+            "the module's own sections are copied as they are"
+        );
+        assert_eq!(custom_section(&once, SECTION).unwrap(), Some(&b"first"[..]));
+        let big = vec![b'x'; 200];
+        let twice = with_custom_section(&once, SECTION, &big).unwrap();
+        assert_eq!(custom_section(&twice, SECTION).unwrap(), Some(&big[..]));
+        assert_eq!(custom_section(&twice, "keep").unwrap(), Some(&b"kept"[..]));
+        let sections = wasmparser::Parser::new(0)
+            .parse_all(&twice)
+            .filter(|p| matches!(p, Ok(wasmparser::Payload::CustomSection(r)) if r.name() == SECTION))
+            .count();
+        assert_eq!(sections, 1);
+        wasmparser::Validator::new().validate_all(&twice).unwrap();
+        assert!(with_custom_section(b"not wasm", SECTION, b"").is_err());
     }
 }

@@ -11,12 +11,13 @@
 //! HTTPS without certificate verification, then plain HTTP; only a failure to talk to the
 //! registry at all moves on to the next step. No registry, not even localhost, gets plain HTTP
 //! without the flag. Credentials come from the Docker config file (`$DOCKER_CONFIG/config.json`,
-//! else `~/.docker/config.json`, its `auths` entries); without a matching entry, access is
+//! else `~/.docker/config.json`) through the `docker_credential` crate: the registry's credential
+//! helper (`credHelpers`), else its `auths` entry, else the `credsStore`; without any, access is
 //! anonymous.
 
 use crate::metadata::Metadata;
 use anyhow::{Context, Result, anyhow, bail};
-use base64::Engine as _;
+use docker_credential::{CredentialRetrievalError, DockerCredential};
 use oci_client::client::{ClientConfig, ClientProtocol, Config, ImageLayer};
 use oci_client::errors::OciDistributionError;
 use oci_client::manifest::{self, OciImageManifest};
@@ -398,7 +399,7 @@ fn registry_error(error: &OciDistributionError) -> String {
     if denied {
         format!(
             "{}; the registry refused the credentials (or their absence): log in with `docker login HOST` \
-             (syncguard reads the `auths` of $DOCKER_CONFIG/config.json or ~/.docker/config.json)",
+             (syncguard reads $DOCKER_CONFIG/config.json or ~/.docker/config.json and its credential helpers)",
             error_chain(error)
         )
     } else {
@@ -406,77 +407,61 @@ fn registry_error(error: &OciDistributionError) -> String {
     }
 }
 
-/// The Docker config file: `$DOCKER_CONFIG/config.json`, else `~/.docker/config.json`.
-fn docker_config_path() -> Option<PathBuf> {
-    if let Some(dir) = std::env::var_os("DOCKER_CONFIG").filter(|d| !d.is_empty()) {
-        return Some(PathBuf::from(dir).join("config.json"));
-    }
-    std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".docker").join("config.json"))
-}
-
-/// Credentials for the policy's registry from the Docker config file's `auths`, else anonymous.
+/// Credentials for the policy's registry from the Docker config file
+/// (`$DOCKER_CONFIG/config.json`, else `~/.docker/config.json`): its credential helper or store,
+/// or its `auths` entry; anonymous when there is none.
 fn docker_auth(policy: &PolicyRef) -> RegistryAuth {
-    let Some(path) = docker_config_path() else {
-        return RegistryAuth::Anonymous;
-    };
-    let Ok(text) = std::fs::read_to_string(&path) else {
-        return RegistryAuth::Anonymous;
-    };
-    match auth_from_docker_config(&text, policy.registry(), policy.reference.resolve_registry()) {
+    let registry = policy.registry();
+    match auth_from_docker_config(
+        registry,
+        policy.reference.resolve_registry(),
+        docker_credential::get_credential,
+    ) {
         Ok(auth) => auth,
         Err(e) => {
-            eprintln!("Warning: {}: {e}; using anonymous access", path.display());
+            eprintln!("Warning: the Docker credentials of {registry}: {e}; using anonymous access");
             RegistryAuth::Anonymous
         }
     }
 }
 
-/// Finds `registry` (as written, or as resolved, e.g. `index.docker.io`) in a Docker config's
-/// `auths`. Keys may carry a scheme and a path (`https://index.docker.io/v1/`).
-pub fn auth_from_docker_config(text: &str, registry: &str, resolved: &str) -> Result<RegistryAuth> {
-    let config: serde_json::Value = serde_json::from_str(text).map_err(|e| anyhow!("not valid JSON: {e}"))?;
-    let normalize = |key: &str| {
-        let key = key
-            .strip_prefix("https://")
-            .or_else(|| key.strip_prefix("http://"))
-            .unwrap_or(key);
-        key.split('/').next().unwrap_or(key).to_string()
-    };
-    let entry = config["auths"]
-        .as_object()
-        .into_iter()
-        .flatten()
-        .find(|(key, _)| {
-            let key = normalize(key);
-            key == registry || key == resolved
-        })
-        .map(|(_, entry)| entry);
-    let Some(entry) = entry else {
-        let helper = config["credHelpers"]
-            .get(registry)
-            .or_else(|| config["credHelpers"].get(resolved));
-        if helper.is_some() || config["credsStore"].is_string() {
-            eprintln!(
-                "Warning: the Docker config names a credential helper for {registry}; syncguard reads only `auths` entries, using anonymous access"
-            );
+/// Finds the credentials of `registry` (as written, or as resolved, e.g. `index.docker.io`)
+/// with `lookup`, which asks the Docker config for one server key. `docker login` keys most
+/// registries by host and Docker Hub by `https://index.docker.io/v1/`, so each name is also
+/// tried with that scheme and path.
+pub fn auth_from_docker_config(
+    registry: &str,
+    resolved: &str,
+    lookup: impl Fn(&str) -> Result<DockerCredential, CredentialRetrievalError>,
+) -> Result<RegistryAuth> {
+    let mut keys = Vec::new();
+    for name in [registry, resolved] {
+        for key in [
+            name.to_string(),
+            format!("https://{name}"),
+            format!("https://{name}/v1/"),
+        ] {
+            if !keys.contains(&key) {
+                keys.push(key);
+            }
         }
-        return Ok(RegistryAuth::Anonymous);
-    };
-    if let Some(auth) = entry["auth"].as_str().filter(|a| !a.is_empty()) {
-        let decoded = base64::engine::general_purpose::STANDARD
-            .decode(auth.trim())
-            .map_err(|e| anyhow!("the `auth` of {registry} is not base64: {e}"))?;
-        let decoded = String::from_utf8(decoded).map_err(|_| anyhow!("the `auth` of {registry} is not UTF-8"))?;
-        let (user, password) = decoded
-            .split_once(':')
-            .ok_or_else(|| anyhow!("the `auth` of {registry} is not base64 of user:password"))?;
-        return Ok(RegistryAuth::Basic(user.to_string(), password.to_string()));
     }
-    if let (Some(user), Some(password)) = (entry["username"].as_str(), entry["password"].as_str()) {
-        return Ok(RegistryAuth::Basic(user.to_string(), password.to_string()));
-    }
-    if entry["identitytoken"].is_string() {
-        bail!("the entry of {registry} holds an identity token, which syncguard does not support");
+    for key in &keys {
+        match lookup(key) {
+            Ok(DockerCredential::UsernamePassword(user, password)) => return Ok(RegistryAuth::Basic(user, password)),
+            Ok(DockerCredential::IdentityToken(_)) => {
+                bail!("the entry of {key} holds an identity token, which the registry client does not support")
+            }
+            // A helper or store answers "not found" with a failure: try the next key.
+            Err(CredentialRetrievalError::NoCredentialConfigured | CredentialRetrievalError::HelperFailure { .. }) => {
+                continue;
+            }
+            // No config file (or an unreadable one): anonymous access, as docker does.
+            Err(CredentialRetrievalError::ConfigNotFound | CredentialRetrievalError::ConfigReadError) => {
+                return Ok(RegistryAuth::Anonymous);
+            }
+            Err(e) => bail!("{key}: {e}"),
+        }
     }
     Ok(RegistryAuth::Anonymous)
 }
@@ -527,27 +512,35 @@ mod tests {
 
     #[test]
     fn docker_config_auths() {
+        use base64::Engine as _;
         let b64 = base64::engine::general_purpose::STANDARD.encode("bob:s3cret:with:colons");
         let config = format!(
             r#"{{"auths":{{"https://index.docker.io/v1/":{{"auth":"{b64}"}},"ghcr.io":{{"username":"u","password":"p"}}}}}}"#
         );
+        let auth = |config: &str, registry: &str, resolved: &str| {
+            auth_from_docker_config(registry, resolved, |key| {
+                docker_credential::get_credential_from_reader(config.as_bytes(), key)
+            })
+        };
         let basic = |auth: RegistryAuth| match auth {
             RegistryAuth::Basic(u, p) => (u, p),
             _ => panic!("expected basic auth"),
         };
         assert_eq!(
-            basic(auth_from_docker_config(&config, "docker.io", "index.docker.io").unwrap()),
+            basic(auth(&config, "docker.io", "index.docker.io").unwrap()),
             ("bob".to_string(), "s3cret:with:colons".to_string())
         );
         assert_eq!(
-            basic(auth_from_docker_config(&config, "ghcr.io", "ghcr.io").unwrap()),
+            basic(auth(&config, "ghcr.io", "ghcr.io").unwrap()),
             ("u".into(), "p".into())
         );
         assert!(matches!(
-            auth_from_docker_config(&config, "quay.io", "quay.io").unwrap(),
+            auth(&config, "quay.io", "quay.io").unwrap(),
             RegistryAuth::Anonymous
         ));
-        assert!(auth_from_docker_config(r#"{"auths":{"x.io":{"auth":"!!"}}}"#, "x.io", "x.io").is_err());
+        assert!(auth(r#"{"auths":{"x.io":{"auth":"!!"}}}"#, "x.io", "x.io").is_err());
+        let token = auth(r#"{"auths":{"x.io":{"identitytoken":"t"}}}"#, "x.io", "x.io").unwrap_err();
+        assert!(token.to_string().contains("identity token"), "{token}");
     }
 
     #[test]

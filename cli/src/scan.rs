@@ -30,7 +30,7 @@ use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 use syncguard_scan::evaluate::{Evaluator, clash_evaluations, evaluate_document};
 
@@ -253,22 +253,18 @@ pub struct ActivePolicy {
 }
 
 impl ActivePolicy {
-    /// Whether a CREATE of `resource` in `group`/`version` falls under the policy's rules.
+    /// Whether a CREATE of `resource` in `group`/`version` falls under the policy's rules,
+    /// decided by the core's matcher, the one the all-in-one policy routes requests with.
     pub fn matches(&self, group: &str, version: &str, resource: &str) -> bool {
-        self.rules
-            .iter()
-            .any(|rule| rule_matches(rule, group, version, resource, "CREATE"))
+        let target = syncguard::rules::Target {
+            group,
+            version,
+            resource,
+            subresource: "",
+            operation: "CREATE",
+        };
+        self.rules.iter().any(|rule| rule.applies_to(&target))
     }
-}
-
-/// Whether a metadata rule covers a request, as the API server matches webhook rules (`*`
-/// in resources covers resources, not subresources; `*/*` covers both).
-pub fn rule_matches(rule: &Rule, group: &str, version: &str, resource: &str, operation: &str) -> bool {
-    let any = |list: &[String], value: &str| list.iter().any(|item| item == "*" || item == value);
-    any(&rule.api_groups, group)
-        && any(&rule.api_versions, version)
-        && rule.resources.iter().any(|r| r == "*" || r == "*/*" || r == resource)
-        && any(&rule.operations, operation)
 }
 
 /// The policies of a run: compiled, configured, settings checked.
@@ -530,20 +526,9 @@ fn evaluate_all(
     const CHUNK: usize = 16;
     let total = documents.len();
     let next = AtomicUsize::new(0);
-    let done = AtomicUsize::new(0);
-    let finished = AtomicBool::new(false);
     let jobs = options.jobs.clamp(1, total.div_ceil(CHUNK).max(1));
-    std::thread::scope(|scope| {
-        let progress = (options.progress && total >= PROGRESS_THRESHOLD).then(|| {
-            scope.spawn(|| {
-                let mut bar = report::Progress::new(total);
-                while !finished.load(Ordering::Relaxed) {
-                    bar.draw(done.load(Ordering::Relaxed));
-                    std::thread::sleep(Duration::from_millis(100));
-                }
-                bar.clear();
-            })
-        });
+    let progress = (options.progress && total >= PROGRESS_THRESHOLD).then(|| report::progress_bar(total));
+    let evaluations = std::thread::scope(|scope| {
         let workers: Vec<_> = (0..jobs)
             .map(|_| {
                 scope.spawn(|| {
@@ -557,20 +542,21 @@ fn evaluate_all(
                         let end = (start + CHUNK).min(total);
                         for (index, doc) in documents.iter().enumerate().take(end).skip(start) {
                             evaluate_document(&mut worker, index, doc, sources, plurals, &mut out);
-                            done.fetch_add(1, Ordering::Relaxed);
+                            if let Some(bar) = &progress {
+                                bar.inc(1);
+                            }
                         }
                     }
                     out
                 })
             })
             .collect();
-        let evaluations: Vec<Evaluation> = workers.into_iter().flat_map(|w| w.join().unwrap_or_default()).collect();
-        finished.store(true, Ordering::Relaxed);
-        if let Some(progress) = progress {
-            let _ = progress.join();
-        }
-        evaluations
-    })
+        workers.into_iter().flat_map(|w| w.join().unwrap_or_default()).collect()
+    });
+    if let Some(bar) = progress {
+        bar.finish_and_clear();
+    }
+    evaluations
 }
 
 /// One thread's instances: one per policy, created on first use and reused.
@@ -654,62 +640,6 @@ impl Evaluator for Worker<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn rule(groups: &[&str], resources: &[&str], ops: &[&str]) -> Rule {
-        let owned = |list: &[&str]| list.iter().map(|s| s.to_string()).collect();
-        Rule {
-            api_groups: owned(groups),
-            api_versions: owned(&["v1"]),
-            resources: owned(resources),
-            operations: owned(ops),
-        }
-    }
-
-    #[test]
-    fn rules_match_like_the_api_server() {
-        assert!(rule_matches(
-            &rule(&["batch"], &["jobs"], &["CREATE"]),
-            "batch",
-            "v1",
-            "jobs",
-            "CREATE"
-        ));
-        assert!(!rule_matches(
-            &rule(&["batch"], &["jobs"], &["UPDATE"]),
-            "batch",
-            "v1",
-            "jobs",
-            "CREATE"
-        ));
-        assert!(!rule_matches(
-            &rule(&["batch"], &["jobs"], &["CREATE"]),
-            "",
-            "v1",
-            "jobs",
-            "CREATE"
-        ));
-        assert!(rule_matches(
-            &rule(&["*"], &["*"], &["*"]),
-            "x.io",
-            "v1",
-            "things",
-            "CREATE"
-        ));
-        assert!(!rule_matches(
-            &rule(&["*"], &["jobs/status"], &["*"]),
-            "batch",
-            "v1",
-            "jobs",
-            "CREATE"
-        ));
-        assert!(!rule_matches(
-            &rule(&["*"], &["*"], &["*"]),
-            "x.io",
-            "v2",
-            "things",
-            "CREATE"
-        ));
-    }
 
     #[test]
     fn colors_follow_the_terminal_and_no_color() {

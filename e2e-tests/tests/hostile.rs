@@ -1,6 +1,10 @@
-//! Hostile input through the built modules: nothing traps or panics (a trap or guest error
-//! would show as code 500), and every input gets the outcome documented in the README's
-//! "Hostile input" table.
+//! Hostile input through the built modules: nothing traps or panics, and every input gets the
+//! outcome the README's "Hostile input" table promises: code 400 for what cannot be read
+//! (`operation: 42`, a payload over 16 MiB, bytes that are not a validation request, refused
+//! settings), an acceptance without reading for what no check applies to (DELETE, CONNECT,
+//! another operation, a subresource), the depth finding of crd-schema-fields for JSON nested
+//! 100,000 levels deep, and for an object of the wrong type the outcome each check's README
+//! documents.
 
 use e2e_tests::{Scratch, all_in_one_module, annotated_module, call_module, policies};
 use serde_json::{Value, json};
@@ -79,26 +83,136 @@ fn payload(request: &str) -> Vec<u8> {
 /// What a hostile input must get; in every case the module must answer (no trap).
 #[derive(Clone, Copy, Debug)]
 enum Expect {
-    /// Any verdict the check documents.
-    Answer,
+    /// The verdict of the well-formed base request (a field no check reads, or one whose
+    /// value is of the right type): accepted or not, with the same code.
+    Base,
     /// A rejection with this code.
     Rejected(u16),
+    /// A rejection without a code whose message holds this text.
+    RejectedWith(&'static str),
+    /// A rejection, with any code, whose message holds this text.
+    MessageHolds(&'static str),
     /// An acceptance.
     Allowed,
 }
 
-fn check(expect: Expect, answer: &Result<Value, String>) -> Result<(), String> {
+fn check(expect: Expect, answer: &Result<Value, String>, base: &Value) -> Result<(), String> {
     let answer = answer
         .as_ref()
         .map_err(|e| format!("the module trapped or failed: {e}"))?;
     let accepted = answer["accepted"]
         .as_bool()
         .ok_or_else(|| format!("not a validation response: {answer}"))?;
-    match expect {
-        Expect::Answer => Ok(()),
-        Expect::Rejected(code) if !accepted && answer["code"] == code => Ok(()),
-        Expect::Allowed if accepted => Ok(()),
-        _ => Err(format!("expected {expect:?}, got {answer}")),
+    let met = match expect {
+        Expect::Base => answer["accepted"] == base["accepted"] && answer["code"] == base["code"],
+        Expect::Rejected(code) => !accepted && answer["code"] == code,
+        Expect::RejectedWith(text) => {
+            !accepted && answer["code"].is_null() && answer["message"].as_str().is_some_and(|m| m.contains(text))
+        }
+        Expect::MessageHolds(text) => !accepted && answer["message"].as_str().is_some_and(|m| m.contains(text)),
+        Expect::Allowed => accepted,
+    };
+    if met {
+        Ok(())
+    } else {
+        let brief = |v: &Value| {
+            let message: String = v["message"].as_str().unwrap_or("").chars().take(160).collect();
+            format!("accepted {}, code {}, {message:?}", v["accepted"], v["code"])
+        };
+        Err(format!(
+            "expected {expect:?} (the base request: {}), got {}",
+            brief(base),
+            brief(answer)
+        ))
+    }
+}
+
+/// The README's outcome for an object that is not a JSON object, or is missing: the CRD checks
+/// cannot read a CRD (code 400); hook-job-safety and ownership-markers accept unparsed an
+/// object without their markers (their quick filter).
+fn not_an_object(policy: &str) -> Expect {
+    match policy {
+        "hook-job-safety" | "ownership-markers" => Expect::Allowed,
+        _ => Expect::Rejected(400),
+    }
+}
+
+/// The README's outcome for an object without any field a check reads (`{}`, or `{"x": 1}`
+/// when `unknown` is set): no CRD check finds a kind to check, crd-schema-fields reports the
+/// unknown field `x` (the API server drops it), and no marker of the other checks is there.
+fn no_known_field(policy: &str, unknown: bool) -> Expect {
+    match (policy, unknown) {
+        ("crd-schema-fields", true) => Expect::RejectedWith("1 finding"),
+        ("syncguard", true) => Expect::RejectedWith("crd-schema-fields: "),
+        ("crd-safe-upgrade" | "crd-schema-fields", _) => Expect::Base,
+        _ => Expect::Allowed,
+    }
+}
+
+/// The README's outcome for a field of the object of the wrong JSON type (`null` counts as
+/// absent everywhere):
+/// - crd-safe-upgrade and crd-kind-collision cannot read a CRD whose `metadata`, `spec` or
+///   `status` has the wrong type (code 400); a CRD without `spec` serves no kind, which
+///   crd-kind-collision accepts;
+/// - crd-schema-fields does not report values of the wrong type (the API server refuses them);
+/// - hook-job-safety cannot read a Job whose `spec` or `status` has the wrong type (code 400);
+/// - ownership-markers reads `apiVersion`, `kind` and `metadata` (code 400 when they have the
+///   wrong type), and accepts unparsed an object whose markers are gone with its `metadata`;
+/// - the all-in-one gives the first check's code, and without one the rejection of
+///   ownership-markers, which the base object's markers trigger.
+fn object_field(policy: &str, field: &str, wrong: &Value) -> Expect {
+    let crd_part = matches!(field, "metadata" | "spec" | "status");
+    match policy {
+        "crd-safe-upgrade" | "crd-kind-collision" | "syncguard" if crd_part && !wrong.is_null() => {
+            Expect::Rejected(400)
+        }
+        "crd-kind-collision" if field == "spec" => Expect::Allowed,
+        "syncguard" if field == "spec" => Expect::RejectedWith("ownership-markers: "),
+        "hook-job-safety" if matches!(field, "spec" | "status") && !wrong.is_null() => Expect::Rejected(400),
+        "ownership-markers" if field == "metadata" => Expect::Allowed,
+        "ownership-markers" if matches!(field, "apiVersion" | "kind") && !wrong.is_null() && !wrong.is_string() => {
+            Expect::Rejected(400)
+        }
+        _ => Expect::Base,
+    }
+}
+
+/// The README's outcome for JSON nested 100,000 levels deep inside `spec.versions` (arrays,
+/// not schemas): crd-safe-upgrade and crd-kind-collision cannot read `spec.versions` as a
+/// CRD's (code 400); crd-schema-fields does not report values of the wrong type, and the other
+/// checks do not read that part.
+fn deeply_nested(policy: &str) -> Expect {
+    match policy {
+        "crd-safe-upgrade" | "crd-kind-collision" | "syncguard" => Expect::Rejected(400),
+        _ => Expect::Base,
+    }
+}
+
+/// The README's outcome for a schema nested 100,000 levels deep (`not` in `not`):
+/// crd-schema-fields, alone or in the all-in-one, reports the depth finding.
+fn deep_schema(policy: &str) -> Expect {
+    match policy {
+        "crd-schema-fields" => Expect::RejectedWith("nesting deeper than 100 levels"),
+        "syncguard" => Expect::MessageHolds("nesting deeper than 100 levels"),
+        _ => Expect::Base,
+    }
+}
+
+/// The README's outcome for a request field of the given JSON type: code 400 when the field
+/// is read and the type is wrong; `uid` and `dryRun` are never read.
+fn request_field(field: &str, wrong: &Value) -> Expect {
+    let right_type = match field {
+        "uid" | "dryRun" => return Expect::Base,
+        "kind" | "resource" => wrong.is_object(),
+        _ => wrong.is_string(),
+    };
+    match (field, right_type) {
+        (_, false) => Expect::Rejected(400),
+        // A resource that names nothing: only the rule of ownership-markers (`*`) covers it.
+        ("resource", true) => Expect::Allowed,
+        // A subresource, or an operation no check registers for: accepted without reading.
+        ("subResource" | "operation", true) => Expect::Allowed,
+        _ => Expect::Base,
     }
 }
 
@@ -109,11 +223,30 @@ fn hostile_requests_never_trap() {
     for (policy, module) in modules() {
         let base = base_request(&policy);
         let mut inputs: Vec<(String, Vec<u8>, Expect)> = Vec::new();
+        // First the well-formed request, whose answer some inputs must keep.
+        inputs.push(("base".into(), payload(&base.to_string()), Expect::Base));
         // JSON nested 100,000 levels deep inside the object.
         let deep = base
             .to_string()
             .replacen("\"versions\":[]", &format!("\"versions\":{}", nested(100_000)), 1);
-        inputs.push(("nested-100000".into(), payload(&deep), Expect::Answer));
+        inputs.push(("nested-100000".into(), payload(&deep), deeply_nested(&policy)));
+        // A schema nested 100,000 levels deep.
+        let schema = format!(
+            "{}{{\"type\":\"object\"}}{}",
+            "{\"not\":".repeat(100_000),
+            "}".repeat(100_000)
+        );
+        let version = format!(
+            "[{{\"name\":\"v1\",\"served\":true,\"storage\":true,\"schema\":{{\"openAPIV3Schema\":{schema}}}}}]"
+        );
+        let deep_schema_request = base
+            .to_string()
+            .replacen("\"versions\":[]", &format!("\"versions\":{version}"), 1);
+        inputs.push((
+            "schema-nested-100000".into(),
+            payload(&deep_schema_request),
+            deep_schema(&policy),
+        ));
         // A 20 MB object: more than a policy reads.
         let mut big = base.clone();
         big["object"]["data"] = json!({"blob": "x".repeat(20 * 1024 * 1024)});
@@ -134,10 +267,23 @@ fn hostile_requests_never_trap() {
             for wrong in [json!(42), json!("x"), json!(["x"]), json!({"x": 1})] {
                 let mut request = base.clone();
                 request[field] = wrong.clone();
+                let expect = match field {
+                    "object" if !wrong.is_object() => not_an_object(&policy),
+                    // An object with none of the fields a check reads: CRD checks cannot read
+                    // it as a CRD, and it carries no marker for the others.
+                    "object" => no_known_field(&policy, true),
+                    // The old object is not read on CREATE.
+                    "oldObject" => Expect::Base,
+                    "resource" if wrong.is_object() && policy == "ownership-markers" => Expect::Base,
+                    "resource" if wrong.is_object() && policy == "syncguard" => {
+                        Expect::RejectedWith("ownership-markers: ")
+                    }
+                    _ => request_field(field, &wrong),
+                };
                 inputs.push((
                     format!("wrong-type-{field}-{wrong}"),
                     payload(&request.to_string()),
-                    Expect::Answer,
+                    expect,
                 ));
             }
         }
@@ -148,18 +294,38 @@ fn hostile_requests_never_trap() {
                 inputs.push((
                     format!("wrong-type-object.{field}-{wrong}"),
                     payload(&request.to_string()),
-                    Expect::Answer,
+                    object_field(&policy, field, &wrong),
                 ));
             }
         }
         // Empty and missing objects.
         let mut empty = base.clone();
         empty["object"] = json!({});
-        inputs.push(("empty-object".into(), payload(&empty.to_string()), Expect::Answer));
+        inputs.push((
+            "empty-object".into(),
+            payload(&empty.to_string()),
+            no_known_field(&policy, false),
+        ));
         let mut missing = base.clone();
         missing.as_object_mut().expect("object").remove("object");
-        inputs.push(("missing-object".into(), payload(&missing.to_string()), Expect::Answer));
+        // Nothing to check for crd-schema-fields; a CRD check that needs the object cannot read it.
+        let missing_expect = if policy == "crd-schema-fields" {
+            Expect::Allowed
+        } else {
+            not_an_object(&policy)
+        };
+        inputs.push(("missing-object".into(), payload(&missing.to_string()), missing_expect));
         inputs.push(("empty-request".into(), payload("{}"), Expect::Allowed));
+        // A subresource, and a resource the check does not register for.
+        let mut status = base.clone();
+        status["subResource"] = json!("status");
+        inputs.push(("subresource".into(), payload(&status.to_string()), Expect::Allowed));
+        if !matches!(policy.as_str(), "ownership-markers" | "syncguard") {
+            let mut other = base.clone();
+            other["resource"] = json!({"group": "", "version": "v1", "resource": "pods"});
+            other["kind"] = json!({"group": "", "version": "v1", "kind": "Pod"});
+            inputs.push(("another-resource".into(), payload(&other.to_string()), Expect::Allowed));
+        }
         // Operations none of the checks registers for.
         for operation in ["DELETE", "CONNECT"] {
             let mut request = base.clone();
@@ -195,8 +361,10 @@ fn hostile_requests_never_trap() {
             .enumerate()
             .map(|(i, (_, bytes, _))| scratch.write(&format!("{policy}-{i}"), bytes))
             .collect();
-        for ((name, _, expect), answer) in inputs.iter().zip(call(&module, "validate", &paths)) {
-            if let Err(problem) = check(*expect, &answer) {
+        let answers = call(&module, "validate", &paths);
+        let base_answer = answers[0].clone().unwrap_or_default();
+        for ((name, _, expect), answer) in inputs.iter().zip(&answers) {
+            if let Err(problem) = check(*expect, answer, &base_answer) {
                 failures.push(format!("{policy}/{name}: {problem}"));
             }
         }

@@ -168,28 +168,32 @@ fn every_fixture_of_every_policy() {
     );
 }
 
-/// Size guard: a single-check module over 256 KiB is a regression, and so is an all-in-one
-/// module over 512 KiB (the modules read JSON with serde_json and speak waPC through
-/// kubewarden-policy-sdk; Kubewarden's own policies ship at 0.7 to 1.7 MB).
+/// Size guards (not goals): a single-check module over 256 KiB fails, and so does an all-in-one
+/// module over 512 KiB. Several times smaller than Kubewarden's own policies (0.7 to 1.7 MB); a
+/// module's size is paid once, when the engine compiles it.
 #[test]
 fn module_sizes() {
+    const SINGLE_LIMIT: u64 = 256 * 1024;
+    const ALL_IN_ONE_LIMIT: u64 = 512 * 1024;
     let size_of = |path: std::path::PathBuf| {
         std::fs::metadata(&path)
             .unwrap_or_else(|e| panic!("{}: {e}; run `make build`", path.display()))
             .len()
     };
-    let limit = 256 * 1024;
+    let mut over = Vec::new();
     for policy in policies() {
         let size = size_of(root().join("policies").join(&policy).join("policy.wasm"));
-        assert!(
-            size <= limit,
-            "{policy}: policy.wasm is {size} bytes, over the {limit}-byte guard"
-        );
+        if size > SINGLE_LIMIT {
+            over.push(format!(
+                "{policy}: policy.wasm is {size} bytes, over the {SINGLE_LIMIT}-byte guard"
+            ));
+        }
     }
-    let all_in_one_limit = 512 * 1024;
     let all_in_one = size_of(root().join("syncguard.wasm"));
-    assert!(
-        all_in_one <= all_in_one_limit,
-        "syncguard.wasm is {all_in_one} bytes, over the {all_in_one_limit}-byte guard"
-    );
+    if all_in_one > ALL_IN_ONE_LIMIT {
+        over.push(format!(
+            "syncguard.wasm is {all_in_one} bytes, over the {ALL_IN_ONE_LIMIT}-byte guard"
+        ));
+    }
+    assert!(over.is_empty(), "{}", over.join("\n"));
 }

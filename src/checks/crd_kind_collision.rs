@@ -54,7 +54,7 @@ use crate::check::Check;
 use crate::cluster::{Cluster, ItemsError};
 use crate::generated::builtin_resources;
 use crate::k8s::Crd;
-use crate::rules::{self, CRD_RULE, Rule};
+use crate::rules::{self, Rule};
 use crate::settings::{Action, RejectOrWarn, string_enum};
 use crate::text::{
     CHECK_MESSAGE_CHARS, CHECK_WARNING_CHARS, Part::Elidable, Part::Fixed, Part::Optional, elide, fit, join_fitting,
@@ -200,7 +200,7 @@ impl Check for CrdKindCollision {
     type Settings = Settings;
     const NAME: &'static str = "crd-kind-collision";
     const SETTINGS_KEY: &'static str = "crdKindCollision";
-    const RULES: &'static [Rule] = &[CRD_RULE];
+    const RULES: &'static [Rule] = rules::CRD_KIND_COLLISION;
 
     fn validate_settings(settings: &Settings) -> Result<(), String> {
         for (i, set) in settings.allowed_group_sets.iter().enumerate() {

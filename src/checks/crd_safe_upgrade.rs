@@ -43,7 +43,7 @@ use crate::admission::{Request, Verdict};
 use crate::check::Check;
 use crate::cluster::Cluster;
 use crate::k8s::Crd;
-use crate::rules::{CRD_RULE, Rule};
+use crate::rules::{self, Rule};
 use crate::text::{
     CHECK_MESSAGE_CHARS, CHECK_WARNING_CHARS, Part::Elidable, Part::Fixed, Part::Optional, closest, elide, fit,
     join_and, join_fitting, quote, readme_link,
@@ -102,7 +102,7 @@ impl Check for CrdSafeUpgrade {
     type Settings = Settings;
     const NAME: &'static str = "crd-safe-upgrade";
     const SETTINGS_KEY: &'static str = "crdSafeUpgrade";
-    const RULES: &'static [Rule] = &[CRD_RULE];
+    const RULES: &'static [Rule] = rules::CRD_SAFE_UPGRADE;
 
     fn validate_settings(settings: &Settings) -> Result<(), String> {
         check_settings(settings)

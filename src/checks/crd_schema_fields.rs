@@ -59,7 +59,7 @@ use crate::admission::{ObjectJson, Request, Verdict};
 use crate::check::Check;
 use crate::cluster::Cluster;
 use crate::generated::{Field, ObjectType, Shape, object_type};
-use crate::rules::{CRD_RULE, Rule};
+use crate::rules::{self, Rule};
 use crate::settings::RejectOrWarn;
 use crate::text::{
     CHECK_MESSAGE_CHARS, CHECK_WARNING_CHARS, MAX_WARNINGS_TOTAL_CHARS, Part::Elidable, Part::Fixed, Part::Optional,
@@ -124,7 +124,7 @@ impl Check for CrdSchemaFields {
     type Settings = Settings;
     const NAME: &'static str = "crd-schema-fields";
     const SETTINGS_KEY: &'static str = "crdSchemaFields";
-    const RULES: &'static [Rule] = &[CRD_RULE];
+    const RULES: &'static [Rule] = rules::CRD_SCHEMA_FIELDS;
 
     fn validate_settings(settings: &Settings) -> Result<(), String> {
         if !(1..=1000).contains(&settings.max_findings) {

@@ -7,7 +7,7 @@
 //! the Job keeps a `metadata.deletionTimestamp` forever and the sync never finishes.
 //!
 //! # What the check looks at
-//! Requests for `batch/v1` Jobs (rule [`JOB_RULE`]: CREATE and UPDATE).
+//! Requests for `batch/v1` Jobs, CREATE and UPDATE (its metadata.yml's rule).
 //! A *hook Job* is a Job annotated `argocd.argoproj.io/hook` or `helm.sh/hook` (any value).
 //! In messages a Helm hook is also named by the ArgoCD phase ArgoCD runs it in:
 //! `pre-install`/`pre-upgrade` are PreSync, `post-install`/`post-upgrade` are PostSync.
@@ -55,14 +55,6 @@ use crate::text::{
 use serde::Deserialize;
 use serde_json::Value;
 use std::collections::BTreeMap;
-
-/// The rule of this check: `batch/v1` Jobs, CREATE and UPDATE.
-pub const JOB_RULE: Rule = Rule {
-    api_groups: &["batch"],
-    api_versions: &["v1"],
-    resources: &["jobs"],
-    operations: &["CREATE", "UPDATE"],
-};
 
 /// ArgoCD's hook annotation (`PreSync`, `Sync`, `PostSync`, ...).
 pub const ARGOCD_HOOK: &str = "argocd.argoproj.io/hook";
@@ -121,7 +113,7 @@ impl Check for HookJobSafety {
     type Settings = Settings;
     const NAME: &'static str = "hook-job-safety";
     const SETTINGS_KEY: &'static str = "hookJobSafety";
-    const RULES: &'static [Rule] = &[JOB_RULE];
+    const RULES: &'static [Rule] = crate::rules::HOOK_JOB_SAFETY;
 
     fn validate(request: &Request<'_>, settings: &Settings, _cluster: &dyn Cluster) -> Verdict {
         let is_job = request.kind.group == "batch" && request.kind.kind == "Job";

@@ -88,14 +88,6 @@ const FLEET_MARKER: &str = "objectset.rio.cattle.io/";
 /// Text whose presence sends a request past the fast path when Helm metadata matters.
 const HELM_MARKER: &str = "meta.helm.sh/release-";
 
-/// Every resource of every group and version, CREATE and UPDATE (subresources excluded).
-pub const ALL_RESOURCES_RULE: Rule = Rule {
-    api_groups: &["*"],
-    api_versions: &["*"],
-    resources: &["*"],
-    operations: &["CREATE", "UPDATE"],
-};
-
 /// One Helm release whose objects Fleet should own.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(remote = "Self", deny_unknown_fields, rename_all = "camelCase")]
@@ -145,7 +137,7 @@ impl Check for OwnershipMarkers {
     type Settings = Settings;
     const NAME: &'static str = "ownership-markers";
     const SETTINGS_KEY: &'static str = "ownershipMarkers";
-    const RULES: &'static [Rule] = &[ALL_RESOURCES_RULE];
+    const RULES: &'static [Rule] = crate::rules::OWNERSHIP_MARKERS;
 
     fn validate_settings(settings: &Settings) -> Result<(), String> {
         let mut seen: Vec<(&str, &str)> = Vec::new();

@@ -4,8 +4,8 @@
 use crate::scan::input::{Document, InputError, Source};
 use crate::scan::{Evaluation, ScanReport, Verdict};
 use serde_json::{Value, json};
+use serde_sarif::sarif;
 use std::fmt::Write as _;
-use std::io::Write as _;
 
 const RESET: &str = "\x1b[0m";
 const BOLD: &str = "\x1b[1m";
@@ -235,24 +235,37 @@ pub fn json(report: &ScanReport, verbose: bool) -> String {
     text
 }
 
-fn physical_location(uri: &str, line: usize) -> Value {
-    let mut artifact = json!({"uri": uri});
-    if !uri.contains(':') && uri != "stdin" {
-        artifact["uriBaseId"] = json!("%SRCROOT%");
-    }
-    json!({
-        "physicalLocation": {
-            "artifactLocation": artifact,
-            "region": {"startLine": line.max(1)},
-        }
-    })
+/// A SARIF location in `uri` (relative to `%SRCROOT%` unless it is `stdin` or has a scheme),
+/// at `line` when known.
+fn location_in(uri: &str, line: Option<usize>) -> sarif::Location {
+    let artifact = if !uri.contains(':') && uri != "stdin" {
+        sarif::ArtifactLocation::builder()
+            .uri(uri)
+            .uri_base_id("%SRCROOT%")
+            .build()
+    } else {
+        sarif::ArtifactLocation::builder().uri(uri).build()
+    };
+    let physical = match line {
+        Some(line) => sarif::PhysicalLocation::builder()
+            .artifact_location(artifact)
+            .region(sarif::Region::builder().start_line(line.max(1) as i64).build())
+            .build(),
+        None => sarif::PhysicalLocation::builder().artifact_location(artifact).build(),
+    };
+    sarif::Location::builder().physical_location(physical).build()
+}
+
+fn text_message(text: impl Into<String>) -> sarif::Message {
+    sarif::Message::builder().text(text.into()).build()
 }
 
 /// SARIF 2.1.0 output as GitHub code scanning takes it: a rule per policy that ran, a result
 /// per rejection (`error`), mutation and warning (`warning`), each located at the document's
-/// first line; input errors as tool execution notifications.
+/// first line; input errors as tool execution notifications. Written with the types of
+/// `serde-sarif`, generated from the SARIF 2.1.0 JSON schema.
 pub fn sarif(report: &ScanReport) -> String {
-    let rules: Vec<Value> = report
+    let rules: Vec<sarif::ReportingDescriptor> = report
         .policies
         .iter()
         .map(|p| {
@@ -260,19 +273,27 @@ pub fn sarif(report: &ScanReport) -> String {
                 .description
                 .clone()
                 .unwrap_or_else(|| format!("syncguard policy {}", p.name));
-            let mut rule = json!({
-                "id": p.name,
-                "name": p.name,
-                "shortDescription": {"text": description},
-                "fullDescription": {"text": description},
-                "defaultConfiguration": {"level": "error"},
-                "properties": {"tags": ["kubernetes", "gitops", "syncguard"]},
-            });
-            if let Some(url) = &p.url {
-                rule["helpUri"] = json!(url);
-                rule["help"] = json!({"text": format!("{description}. Documentation: {url}")});
+            let text = |text: String| sarif::MultiformatMessageString::builder().text(text).build();
+            let configuration = sarif::ReportingConfiguration::builder()
+                .level(serde_json::json!("error"))
+                .build();
+            let properties = sarif::PropertyBag::builder()
+                .tags(vec!["kubernetes".to_string(), "gitops".into(), "syncguard".into()])
+                .build();
+            let rule = sarif::ReportingDescriptor::builder()
+                .id(p.name.clone())
+                .name(p.name.clone())
+                .short_description(text(description.clone()))
+                .full_description(text(description.clone()))
+                .default_configuration(configuration)
+                .properties(properties);
+            match &p.url {
+                Some(url) => rule
+                    .help_uri(url.clone())
+                    .help(text(format!("{description}. Documentation: {url}")))
+                    .build(),
+                None => rule.build(),
             }
-            rule
         })
         .collect();
     let mut results = Vec::new();
@@ -284,122 +305,85 @@ pub fn sarif(report: &ScanReport) -> String {
         let policy = report.policies.get(e.policy).map(|p| p.name.as_str()).unwrap_or("");
         for (verdict, message) in findings(e) {
             let level = if verdict == Verdict::Rejected {
-                "error"
+                sarif::ResultLevel::Error
             } else {
-                "warning"
+                sarif::ResultLevel::Warning
             };
             let object = match (&doc.info.namespace, &doc.info.name) {
                 (Some(ns), Some(name)) => format!("{} {ns}/{name}", doc.info.kind),
                 (None, Some(name)) => format!("{} {name}", doc.info.kind),
                 _ => doc.info.kind.clone(),
             };
-            let mut result = json!({
-                "ruleId": policy,
-                "ruleIndex": e.policy,
-                "level": level,
-                "message": {"text": format!("{object} ({}): {message}", verdict.as_str())},
-                "locations": [physical_location(&source.uri, doc.line)],
+            let related: Vec<sarif::Location> = e
+                .related
+                .iter()
+                .enumerate()
+                .filter_map(|(i, &r)| {
+                    let other = &report.documents[r];
+                    let uri = &report.sources.get(other.source)?.uri;
+                    let mut place = location_in(uri, Some(other.line));
+                    place.id = Some((i + 1) as i64);
+                    place.message = Some(text_message(format!("{} {}", other.info.api_version, other.info.kind)));
+                    Some(place)
+                })
+                .collect();
+            let result = sarif::Result::builder()
+                .rule_id(policy)
+                .rule_index(e.policy as i64)
+                .level(level)
+                .message(text_message(format!("{object} ({}): {message}", verdict.as_str())))
+                .locations(vec![location_in(&source.uri, Some(doc.line))]);
+            results.push(if related.is_empty() {
+                result.build()
+            } else {
+                result.related_locations(related).build()
             });
-            if !e.related.is_empty() {
-                let related: Vec<Value> = e
-                    .related
-                    .iter()
-                    .enumerate()
-                    .filter_map(|(i, &r)| {
-                        let other = &report.documents[r];
-                        let uri = &report.sources.get(other.source)?.uri;
-                        let mut place = physical_location(uri, other.line);
-                        place["id"] = json!(i + 1);
-                        place["message"] = json!({"text": format!("{} {}", other.info.api_version, other.info.kind)});
-                        Some(place)
-                    })
-                    .collect();
-                result["relatedLocations"] = json!(related);
-            }
-            results.push(result);
         }
     }
-    let notifications: Vec<Value> = report
+    let notifications: Vec<sarif::Notification> = report
         .errors
         .iter()
         .map(|e| {
             let source = e.source.and_then(|i| report.sources.get(i));
             let uri = source.map(|s| s.uri.clone()).unwrap_or_else(|| e.path.clone());
-            let mut note = json!({
-                "level": "error",
-                "message": {"text": e.message},
-                "locations": [physical_location(&uri, e.line.unwrap_or(1))],
-            });
-            if e.line.is_none() {
-                note["locations"][0]["physicalLocation"]
-                    .as_object_mut()
-                    .map(|p| p.remove("region"));
-            }
-            note
+            sarif::Notification::builder()
+                .level(serde_json::json!("error"))
+                .message(text_message(e.message.clone()))
+                .locations(vec![location_in(&uri, e.line)])
+                .build()
         })
         .collect();
-    let value = json!({
-        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
-        "version": "2.1.0",
-        "runs": [{
-            "tool": {
-                "driver": {
-                    "name": "syncguard",
-                    "version": env!("CARGO_PKG_VERSION"),
-                    "semanticVersion": env!("CARGO_PKG_VERSION"),
-                    "informationUri": "https://github.com/syncguard/syncguard",
-                    "rules": rules,
-                }
-            },
-            "invocations": [{
-                "executionSuccessful": report.errors.is_empty(),
-                "toolExecutionNotifications": notifications,
-            }],
-            "results": results,
-        }],
-    });
-    let mut text = serde_json::to_string_pretty(&value).unwrap_or_default();
+    let driver = sarif::ToolComponent::builder()
+        .name("syncguard")
+        .version(env!("CARGO_PKG_VERSION"))
+        .semantic_version(env!("CARGO_PKG_VERSION"))
+        .information_uri("https://github.com/syncguard/syncguard")
+        .rules(rules)
+        .build();
+    let invocation = sarif::Invocation::builder()
+        .execution_successful(report.errors.is_empty())
+        .tool_execution_notifications(notifications)
+        .build();
+    let run = sarif::Run::builder()
+        .tool(sarif::Tool::builder().driver(driver).build())
+        .invocations(vec![invocation])
+        .results(results)
+        .build();
+    let log = sarif::Sarif::builder()
+        .schema("https://json.schemastore.org/sarif-2.1.0.json")
+        .version(serde_json::json!("2.1.0"))
+        .runs(vec![run])
+        .build();
+    let mut text = serde_json::to_string_pretty(&log).unwrap_or_default();
     text.push('\n');
     text
 }
 
-/// A one-line progress bar on stderr.
-pub struct Progress {
-    total: usize,
-    last: Option<usize>,
-}
-
-impl Progress {
-    /// A bar for `total` documents.
-    pub fn new(total: usize) -> Progress {
-        Progress { total, last: None }
-    }
-
-    /// Redraws the bar when the count changed.
-    pub fn draw(&mut self, done: usize) {
-        if self.last == Some(done) {
-            return;
-        }
-        self.last = Some(done);
-        const WIDTH: usize = 30;
-        let filled = (done * WIDTH).checked_div(self.total).unwrap_or(WIDTH).min(WIDTH);
-        let mut stderr = std::io::stderr().lock();
-        let _ = write!(
-            stderr,
-            "\r[{}{}] {done}/{} documents",
-            "#".repeat(filled),
-            " ".repeat(WIDTH - filled),
-            self.total
-        );
-        let _ = stderr.flush();
-    }
-
-    /// Erases the bar.
-    pub fn clear(&mut self) {
-        if self.last.is_some() {
-            let mut stderr = std::io::stderr().lock();
-            let _ = write!(stderr, "\r\x1b[2K");
-            let _ = stderr.flush();
-        }
-    }
+/// The progress bar of a large scan, on stderr (indicatif draws it at most 20 times a second
+/// and not at all when stderr is not a terminal): `[####      ] 1200/10000 documents`.
+pub fn progress_bar(total: usize) -> indicatif::ProgressBar {
+    let style = indicatif::ProgressStyle::with_template("[{bar:30}] {pos}/{len} documents")
+        .map(|style| style.progress_chars("## "))
+        .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar());
+    indicatif::ProgressBar::new(total as u64).with_style(style)
 }
