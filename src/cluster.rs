@@ -1,7 +1,7 @@
 //! Cluster facts for context-aware checks, answered by Kubewarden's host callbacks in a
 //! cluster, by a replay file under kwctl or `syncguard run`, and by the scanned set offline.
 
-use crate::json;
+use crate::{json, reflector};
 use serde_json::Value;
 
 /// Objects as the cluster answered them: a checked Kubernetes List, whose [`items`] each check
@@ -10,8 +10,10 @@ pub type Items = json::Document<'static>;
 
 /// Read access to the cluster's objects.
 pub trait Cluster {
-    /// Every object of `kind` in `api_version`, across namespaces (`list_resources_all`).
-    fn list_all(&self, api_version: &str, kind: &str) -> Result<Items, String>;
+    /// Every object of `kind` in `api_version`, across namespaces (`list_resources_all`), each
+    /// pruned to `field_masks` (dot-separated paths; none: whole objects) as Kubewarden's
+    /// reflector does (see [`crate::reflector`]).
+    fn list_all(&self, api_version: &str, kind: &str, field_masks: &[&str]) -> Result<Items, String>;
 }
 
 /// A cluster that answers nothing: for checks that are not context-aware.
@@ -19,14 +21,15 @@ pub trait Cluster {
 pub struct NoCluster;
 
 impl Cluster for NoCluster {
-    fn list_all(&self, api_version: &str, kind: &str) -> Result<Items, String> {
+    fn list_all(&self, api_version: &str, kind: &str, _field_masks: &[&str]) -> Result<Items, String> {
         Err(format!(
             "no cluster lookups are available here (asked for {kind} in {api_version})"
         ))
     }
 }
 
-/// A fixed set of objects: the offline stand-in for a cluster.
+/// A fixed set of objects: the offline stand-in for a cluster. It answers as Kubewarden does:
+/// each listed object goes through [`reflector::reflect`] with the lookup's field masks.
 #[derive(Debug, Default, Clone)]
 pub struct StaticCluster {
     /// The objects, each with `apiVersion` and `kind`.
@@ -34,21 +37,35 @@ pub struct StaticCluster {
 }
 
 impl Cluster for StaticCluster {
-    fn list_all(&self, api_version: &str, kind: &str) -> Result<Items, String> {
-        let matching: Vec<&Value> = self
+    fn list_all(&self, api_version: &str, kind: &str, field_masks: &[&str]) -> Result<Items, String> {
+        let mask = (!field_masks.is_empty()).then(|| reflector::FieldMask::new(field_masks.iter().copied()));
+        let matching: Vec<Value> = self
             .objects
             .iter()
             .filter(|o| o["apiVersion"] == api_version && o["kind"] == kind)
+            .map(|o| {
+                let mut object = o.clone();
+                reflector::reflect(&mut object, mask.as_ref());
+                object
+            })
             .collect();
-        to_items(matching)
+        to_items(&matching)
     }
 }
 
 /// The payload of Kubewarden's `kubernetes/list_resources_all` host call, as JSON text (keys
-/// sorted, no selectors).
-pub fn list_all_request(api_version: &str, kind: &str) -> String {
+/// sorted, no selectors): `field_masks` is `null` when `field_masks` is empty, else the paths
+/// sorted and without repeats (the host reads them as a set).
+pub fn list_all_request(api_version: &str, kind: &str, field_masks: &[&str]) -> String {
+    let masks = if field_masks.is_empty() {
+        "null".to_string()
+    } else {
+        let paths: std::collections::BTreeSet<&str> = field_masks.iter().copied().collect();
+        let quoted: Vec<String> = paths.into_iter().map(json::quoted).collect();
+        format!("[{}]", quoted.join(","))
+    };
     format!(
-        "{{\"api_version\":{},\"field_masks\":null,\"field_selector\":null,\"kind\":{},\"label_selector\":null}}",
+        "{{\"api_version\":{},\"field_masks\":{masks},\"field_selector\":null,\"kind\":{},\"label_selector\":null}}",
         json::quoted(api_version),
         json::quoted(kind)
     )
@@ -113,8 +130,43 @@ mod tests {
                 serde_json::json!({"apiVersion": "v1", "kind": "Service"}),
             ],
         };
-        let pods = cluster.list_all("v1", "Pod").unwrap();
+        let pods = cluster.list_all("v1", "Pod", &[]).unwrap();
         assert_eq!(items(&pods).count(), 1);
         assert_eq!(items(&pods).next().unwrap().get("kind").unwrap().text(), "\"Pod\"");
+    }
+
+    #[test]
+    fn static_cluster_answers_as_the_reflector_does() {
+        let cluster = StaticCluster {
+            objects: vec![serde_json::json!({
+                "apiVersion": "v1",
+                "kind": "Pod",
+                "metadata": {"name": "a", "managedFields": [{"manager": "kubectl"}]},
+                "spec": {"nodeName": "n", "containers": [{"name": "c", "image": "i"}]},
+            })],
+        };
+        let pods = cluster.list_all("v1", "Pod", &["spec.containers.image"]).unwrap();
+        let pod: Value = serde_json::from_str(items(&pods).next().unwrap().text()).unwrap();
+        assert_eq!(
+            pod,
+            serde_json::json!({
+                "apiVersion": "v1",
+                "kind": "Pod",
+                "metadata": {"name": "a", "annotations": {}, "managedFields": []},
+                "spec": {"containers": [{"image": "i"}]},
+            })
+        );
+    }
+
+    #[test]
+    fn list_all_requests_carry_the_masks_as_a_sorted_set() {
+        assert_eq!(
+            list_all_request("v1", "Pod", &[]),
+            r#"{"api_version":"v1","field_masks":null,"field_selector":null,"kind":"Pod","label_selector":null}"#
+        );
+        assert_eq!(
+            list_all_request("v1", "Pod", &["spec.b", "spec.a", "spec.b"]),
+            r#"{"api_version":"v1","field_masks":["spec.a","spec.b"],"field_selector":null,"kind":"Pod","label_selector":null}"#
+        );
     }
 }

@@ -30,8 +30,8 @@ fn validate_settings<C: Check>(payload: &[u8]) -> CallResult {
 struct HostCluster;
 
 impl Cluster for HostCluster {
-    fn list_all(&self, api_version: &str, kind: &str) -> Result<cluster::Items, String> {
-        let body = cluster::list_all_request(api_version, kind);
+    fn list_all(&self, api_version: &str, kind: &str, field_masks: &[&str]) -> Result<cluster::Items, String> {
+        let body = cluster::list_all_request(api_version, kind, field_masks);
         let answer =
             wapc_guest::host_call("kubewarden", "kubernetes", "list_resources_all", body.as_bytes()).map_err(|e| {
                 let message = e.to_string();

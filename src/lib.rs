@@ -15,6 +15,7 @@ pub mod fuzz;
 pub mod generated;
 pub mod json;
 pub mod k8s;
+pub mod reflector;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod replay;
 pub mod rules;

@@ -516,9 +516,22 @@ fn crd_findings(
     findings.clash_names(own, &others, &label, other_group);
 }
 
-/// Lists the cluster's CRDs, each read as the minimal [`Crd`] view.
+/// The fields of the cluster's CRDs the check reads ([`crd_findings`]), asked for as Kubewarden
+/// field masks so that the host sends only these (plus `apiVersion`, `kind` and `metadata`,
+/// which always come whole; `metadata.name` is read from there). Whole CRDs with their schemas
+/// are tens of kilobytes each; these fields are a few hundred bytes.
+pub const LISTED_CRD_FIELDS: &[&str] = &[
+    "spec.group",
+    "spec.names.kind",
+    "spec.names.plural",
+    "spec.names.shortNames",
+    "spec.names.singular",
+];
+
+/// Lists the cluster's CRDs, pruned to [`LISTED_CRD_FIELDS`], each read as the minimal [`Crd`]
+/// view (whose other fields then read as absent).
 fn list_crds(cluster: &dyn Cluster) -> Result<Vec<Crd>, String> {
-    let list = cluster.list_all(CRD_API_VERSION, CRD_KIND)?;
+    let list = cluster.list_all(CRD_API_VERSION, CRD_KIND, LISTED_CRD_FIELDS)?;
     cluster::items(&list)
         .enumerate()
         .map(|(i, item)| {
@@ -638,8 +651,9 @@ mod tests {
     }
 
     impl Cluster for Counting {
-        fn list_all(&self, api_version: &str, kind: &str) -> Result<crate::cluster::Items, String> {
+        fn list_all(&self, api_version: &str, kind: &str, field_masks: &[&str]) -> Result<crate::cluster::Items, String> {
             assert_eq!((api_version, kind), (CRD_API_VERSION, CRD_KIND));
+            assert_eq!(field_masks, LISTED_CRD_FIELDS);
             self.calls.set(self.calls.get() + 1);
             self.answer
                 .clone()
@@ -874,6 +888,30 @@ mod tests {
             },
         );
         assert!(verdict.accepted && verdict.warnings.is_empty(), "{verdict:?}");
+    }
+
+    #[test]
+    fn listed_crds_are_read_from_the_masked_fields_only() {
+        // What the masks leave out never reaches the check: a listed CRD whose schema, scope,
+        // versions and status would not read as a CRD still counts by its group and names.
+        let object = crd("stable.example.com", "Shirt", "shirts", &[]);
+        let mut other = crd("beta.example.com", "Shirt", "shirts", &["sh"]);
+        other["spec"]["versions"] = json!("not a list");
+        other["spec"]["scope"] = json!(3);
+        other["spec"]["names"]["categories"] = json!({"not": "a list"});
+        other["status"] = json!({"storedVersions": "v1"});
+        let verdict = decide(
+            &request("CREATE", &object),
+            json!({}),
+            &StaticCluster { objects: vec![other] },
+        );
+        assert!(!verdict.accepted, "{verdict:?}");
+        assert!(
+            verdict
+                .message
+                .unwrap()
+                .contains("beta.example.com (CustomResourceDefinition shirts.beta.example.com)")
+        );
     }
 
     #[test]
