@@ -54,16 +54,19 @@ impl Cluster for StaticCluster {
 }
 
 /// The payload of Kubewarden's `kubernetes/list_resources_all` host call, as JSON text (keys
-/// sorted, no selectors): `field_masks` is `null` when `field_masks` is empty, else the paths
-/// sorted and without repeats (the host reads them as a set).
+/// sorted, no selectors): `field_masks` is `null` when `field_masks` is empty, else the paths in
+/// the order given (the host reads them as a set; callers pass them sorted).
 pub fn list_all_request(api_version: &str, kind: &str, field_masks: &[&str]) -> String {
-    let masks = if field_masks.is_empty() {
-        "null".to_string()
-    } else {
-        let paths: std::collections::BTreeSet<&str> = field_masks.iter().copied().collect();
-        let quoted: Vec<String> = paths.into_iter().map(json::quoted).collect();
-        format!("[{}]", quoted.join(","))
-    };
+    let mut masks = String::from(if field_masks.is_empty() { "null" } else { "[" });
+    for (i, path) in field_masks.iter().enumerate() {
+        if i > 0 {
+            masks.push(',');
+        }
+        json::write_string(&mut masks, path);
+    }
+    if !field_masks.is_empty() {
+        masks.push(']');
+    }
     format!(
         "{{\"api_version\":{},\"field_masks\":{masks},\"field_selector\":null,\"kind\":{},\"label_selector\":null}}",
         json::quoted(api_version),
@@ -159,13 +162,13 @@ mod tests {
     }
 
     #[test]
-    fn list_all_requests_carry_the_masks_as_a_sorted_set() {
+    fn list_all_requests_carry_the_masks() {
         assert_eq!(
             list_all_request("v1", "Pod", &[]),
             r#"{"api_version":"v1","field_masks":null,"field_selector":null,"kind":"Pod","label_selector":null}"#
         );
         assert_eq!(
-            list_all_request("v1", "Pod", &["spec.b", "spec.a", "spec.b"]),
+            list_all_request("v1", "Pod", &["spec.a", "spec.b"]),
             r#"{"api_version":"v1","field_masks":["spec.a","spec.b"],"field_selector":null,"kind":"Pod","label_selector":null}"#
         );
     }

@@ -86,18 +86,14 @@ pub fn reflect(object: &mut Value, mask: Option<&FieldMask>) {
     let Value::Object(map) = object else {
         return;
     };
-    let metadata = map
-        .entry("metadata")
-        .or_insert_with(|| Value::Object(Map::new()));
+    let metadata = map.entry("metadata").or_insert_with(|| Value::Object(Map::new()));
     if !metadata.is_object() {
         *metadata = Value::Object(Map::new());
     }
     if let Value::Object(meta) = metadata {
         meta.retain(|key, value| !value.is_null() && OBJECT_META_FIELDS.contains(&key.as_str()));
         meta.insert("managedFields".into(), Value::Array(Vec::new()));
-        let annotations = meta
-            .entry("annotations")
-            .or_insert_with(|| Value::Object(Map::new()));
+        let annotations = meta.entry("annotations").or_insert_with(|| Value::Object(Map::new()));
         if let Value::Object(annotations) = annotations {
             annotations.remove(LAST_APPLIED);
         }

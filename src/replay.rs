@@ -72,7 +72,11 @@ impl HostRequest {
 /// The fields of each Kubernetes request kwctl knows (policy-evaluator's
 /// `CallbackRequestType`), and which of them are optional.
 fn known_fields(tag: &str) -> Option<&'static [(&'static str, bool)]> {
-    const SELECTORS: [(&str, bool); 3] = [("label_selector", true), ("field_selector", true), ("field_masks", true)];
+    const SELECTORS: [(&str, bool); 3] = [
+        ("label_selector", true),
+        ("field_selector", true),
+        ("field_masks", true),
+    ];
     match tag {
         "KubernetesListResourceAll" => Some(&[
             ("api_version", false),
@@ -220,9 +224,7 @@ pub fn reflect_file(text: &str) -> Result<String, String> {
             out.push_str(line);
             out.push('\n');
         } else if line.starts_with("- ") {
-            let (request, response) = exchanges
-                .next()
-                .ok_or("the file has more entries than it parses to")?;
+            let (request, response) = exchanges.next().ok_or("the file has more entries than it parses to")?;
             write_exchange(&mut out, request, response)?;
         }
     }
@@ -293,7 +295,10 @@ fn reflected_list(request: &HostRequest, list: Value) -> Result<String, String> 
     let text = |key: &str| request.fields.get(key).and_then(Value::as_str).unwrap_or("");
     let mut out = String::from("{\n");
     out.push_str(&format!("  \"apiVersion\": {},\n", Value::from(text("api_version"))));
-    out.push_str(&format!("  \"kind\": {},\n", Value::from(format!("{}List", text("kind")))));
+    out.push_str(&format!(
+        "  \"kind\": {},\n",
+        Value::from(format!("{}List", text("kind")))
+    ));
     out.push_str("  \"metadata\": {},\n  \"items\": ");
     let items = serde_json::to_string_pretty(&items).map_err(|e| e.to_string())?;
     let mut lines = items.lines();
@@ -495,7 +500,10 @@ mod tests {
         assert_eq!(reflected, expected);
         assert_eq!(reflect_file(&reflected).unwrap(), reflected);
         let errors = reflect_file(FILE).unwrap();
-        assert!(errors.ends_with("    type: Error\n    message: \"forbidden\"\n"), "{errors}");
+        assert!(
+            errors.ends_with("    type: Error\n    message: \"forbidden\"\n"),
+            "{errors}"
+        );
         assert_eq!(
             Replay::parse(&errors).unwrap().exchanges[1],
             Replay::parse(FILE).unwrap().exchanges[1]

@@ -9,8 +9,9 @@ kinds listed in index.yaml). Each CRD is rebuilt from it:
 - the catalog converter's additions are undone: `additionalProperties: false` beside
   `properties`, and `oneOf: [string, integer]` for `x-kubernetes-int-or-string`;
 - versions are sorted by Kubernetes version priority; the highest is the storage version;
-- names: the catalog's kind, the plural and singular derived from it (English rules), scope
-  `Namespaced` (the catalog does not record scope or short names).
+- names: the catalog's kind (in its schema description's case when the catalog lowercased it),
+  the plural and singular derived from it (English rules), scope `Namespaced` (the catalog does
+  not record scope or short names).
 
 Usage: build.py CATALOG_DIR  (writes crds.json.gz beside this script; needs PyYAML)
 """
@@ -70,6 +71,7 @@ kubeflow.org sparkoperator.k8s.io nvidia.com
 """.split()
 COUNT = 500
 PRIORITY = re.compile(r"^v(\d+)(?:(alpha|beta)(\d+))?$")
+KIND = re.compile(r"^[A-Za-z][A-Za-z0-9]*$")
 
 
 def version_key(name):
@@ -89,6 +91,17 @@ def plural(kind):
     if re.search(r"[^aeiou]y$", lower):
         return lower[:-1] + "ies"
     return lower + "s"
+
+
+def kind_case(kind, schema):
+    """The catalog lowercases some kinds; their schema's description usually names the kind."""
+    if kind != kind.lower():
+        return kind
+    text = schema.get("description") if isinstance(schema, dict) else None
+    for word in re.findall(r"[A-Za-z][A-Za-z0-9]*", text or ""):
+        if word.lower() == kind and word != kind:
+            return word
+    return kind
 
 
 def clean(node):
@@ -123,17 +136,23 @@ def main():
         for entry in index.get(group) or []:
             version = entry["apiVersion"].split("/")[-1]
             path = os.path.join(catalog, entry["filename"])
-            if not os.path.isfile(path):
+            # Skip entries whose file is missing or whose kind is not a kind.
+            if not os.path.isfile(path) or not KIND.match(entry["kind"]):
                 continue
-            kinds.setdefault(entry["kind"], []).append((version, path))
-        for kind in sorted(kinds):
+            # One CRD per kind whatever the case the catalog wrote it in.
+            kinds.setdefault(entry["kind"].lower(), []).append((entry["kind"], version, path))
+        for key in sorted(kinds):
             if len(crds) == COUNT:
                 break
-            versions = sorted(kinds[kind], key=lambda v: version_key(v[0]), reverse=True)
+            kind = max((k for k, _, _ in kinds[key]), key=lambda k: k != k.lower())
+            versions = sorted({(v, p) for _, v, p in kinds[key]}, key=lambda v: version_key(v[0]), reverse=True)
             served = []
             for i, (version, path) in enumerate(versions):
                 with open(path) as f:
-                    schema = clean(json.load(f))
+                    raw = json.load(f)
+                if i == 0:
+                    kind = kind_case(kind, raw)
+                schema = clean(raw)
                 served.append({
                     "name": version,
                     "served": True,

@@ -338,7 +338,9 @@ pub fn bench(args: BenchArgs) -> Result<std::process::ExitCode> {
         ] {
             let files = scan::bench::generate(tree, args.scan_manifests, every)?;
             let input = format!("{} generated manifests, {label}", args.scan_manifests);
-            report.scans.push(scan_throughput(&args.policies_dir, tree, files, input)?);
+            report
+                .scans
+                .push(scan_throughput(&args.policies_dir, tree, files, input)?);
         }
     }
     if args.real_crds.is_file() {
@@ -349,7 +351,14 @@ pub fn bench(args: BenchArgs) -> Result<std::process::ExitCode> {
             .scans
             .push(scan_throughput(&args.policies_dir, &args.real_crds_dir, files, input)?);
         if args.cluster_crds > 0 {
-            report.lookup = Some(lookup_cost(&engine, &args.policies_dir, &floor, &crds, args.cluster_crds, args.iterations)?);
+            report.lookup = Some(lookup_cost(
+                &engine,
+                &args.policies_dir,
+                &floor,
+                &crds,
+                args.cluster_crds,
+                args.iterations,
+            )?);
         }
     }
     goals(&mut report, policies.len());
@@ -438,7 +447,10 @@ fn scan_goal(report: &mut Report) {
         );
         let goal = if i < generated {
             Goal {
-                goal: format!("scan of {} at {SCAN_RATE_GOAL:.0} manifests per second or more", scan.input),
+                goal: format!(
+                    "scan of {} at {SCAN_RATE_GOAL:.0} manifests per second or more",
+                    scan.input
+                ),
                 measured,
                 met: scan.documents_per_second >= SCAN_RATE_GOAL,
             }
@@ -526,10 +538,17 @@ fn lookup_cost(
         .collect();
     let cluster = Arc::new(OfflineCluster::new(&documents, &[]));
     drop(documents);
-    // The CRD under admission: a real one the cluster does not hold yet.
+    // The CRD under admission: a real one's schemas under a kind and names no group serves yet,
+    // so that the check reads the whole list and accepts.
     let mut crd = real[0].clone();
-    crd["metadata"]["name"] = "certificates.bench.example.com".into();
+    crd["metadata"]["name"] = "benchwidgets.bench.example.com".into();
     crd["spec"]["group"] = "bench.example.com".into();
+    crd["spec"]["names"] = serde_json::json!({
+        "kind": "BenchWidget",
+        "listKind": "BenchWidgetList",
+        "plural": "benchwidgets",
+        "singular": "benchwidget",
+    });
     let request = serde_json::json!({
         "uid": "bench",
         "kind": {"group": "apiextensions.k8s.io", "version": "v1", "kind": "CustomResourceDefinition"},
@@ -561,7 +580,9 @@ fn lookup_cost(
     let answer = crate::engine::Lookups::answer(scope.as_ref(), &asked).map_err(|e| anyhow!(e))?;
     let answer_ms = started.elapsed().as_secs_f64() * 1e3;
     let mut unmasked_request = asked.clone();
-    unmasked_request.fields.insert("field_masks".into(), serde_json::Value::Null);
+    unmasked_request
+        .fields
+        .insert("field_masks".into(), serde_json::Value::Null);
     let unmasked_bytes = crate::engine::Lookups::answer(scope.as_ref(), &unmasked_request)
         .map_err(|e| anyhow!(e))?
         .len();
@@ -654,7 +675,13 @@ fn print_table(report: &Report) {
     for scan in &report.scans {
         println!(
             "\nsyncguard scan of {}: {} documents in {} files, {} evaluations on {} jobs: {:.2} s, {:.0} documents per second",
-            scan.input, scan.documents, scan.files, scan.evaluations, scan.jobs, scan.seconds, scan.documents_per_second
+            scan.input,
+            scan.documents,
+            scan.files,
+            scan.evaluations,
+            scan.jobs,
+            scan.seconds,
+            scan.documents_per_second
         );
     }
     if let Some(lookup) = &report.lookup {

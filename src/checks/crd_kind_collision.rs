@@ -53,6 +53,7 @@ use crate::k8s::Crd;
 use crate::rules::{self, CRD_RULE, Rule};
 use crate::settings::{Action, RejectOrWarn};
 use crate::text::{join_and, quote};
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Part of every rejection for a failed cluster lookup under `onLookupFailure: reject`: the one
@@ -363,15 +364,10 @@ fn evaluate(crd: &Crd, request_name: &str, settings: &Settings, cluster: &dyn Cl
     let mut findings = Findings::default();
     builtin_findings(group, kind, &own, settings, &mut findings);
 
-    let lookup_error = match list_crds(cluster) {
-        Ok(listed) => {
-            for other in &listed {
-                crd_findings(&name, group, kind, &own, other, settings, &mut findings);
-            }
-            None
-        }
-        Err(error) => Some(error),
-    };
+    let lookup_error = list_crds(cluster, |other| {
+        crd_findings(&name, group, kind, &own, other, settings, &mut findings);
+    })
+    .err();
 
     let mut rejections = Vec::new();
     let mut warnings = Vec::new();
@@ -480,17 +476,28 @@ fn crd_findings(
     group: &str,
     kind: &str,
     own: &[OwnName<'_>],
-    other: &Crd,
+    other: &ListedCrd<'_>,
     settings: &Settings,
     findings: &mut Findings,
 ) {
-    let other_group = other.spec.group.as_str();
+    let other_group = &*other.spec.group;
     if other.metadata.name == name || other_group == group || settings.allowed_pair(group, other_group) {
         return;
     }
     let kind_allowed = settings.allowed_kind(kind);
     let other_names = &other.spec.names;
     let same_kind = other_names.kind == kind;
+    let shares_a_name = own.iter().any(|n| {
+        let value = n.value;
+        value == other_names.plural
+            || value == other_names.singular
+            || (other_names.singular.is_empty() && is_lowercase_of(value, &other_names.kind))
+            || other_names.short_names.iter().any(|s| s == value)
+    });
+    // Most listed CRDs share nothing with this one: skip them before building labels.
+    if !same_kind && !shares_a_name {
+        return;
+    }
     let label = format!("CustomResourceDefinition {}", other.metadata.name);
     if same_kind && !kind_allowed {
         findings
@@ -509,12 +516,74 @@ fn crd_findings(
     let singular = if other_names.singular.is_empty() {
         lowercase_kind.as_str()
     } else {
-        other_names.singular.as_str()
+        &*other_names.singular
     };
-    let mut others = vec![(other_names.plural.as_str(), "plural"), (singular, "singular")];
-    others.extend(other_names.short_names.iter().map(|s| (s.as_str(), "short name")));
+    let mut others = vec![(&*other_names.plural, "plural"), (singular, "singular")];
+    others.extend(other_names.short_names.iter().map(|s| (&**s, "short name")));
     findings.clash_names(own, &others, &label, other_group);
 }
+
+/// A CRD of the cluster's list, as far as the check reads it ([`LISTED_CRD_FIELDS`] and
+/// `metadata.name`), borrowed from the answer: the list may hold thousands of CRDs, and reading
+/// each into the full [`Crd`] view (labels, annotations, versions) costs allocations for fields
+/// the check never looks at.
+#[derive(Debug, Default)]
+struct ListedCrd<'a> {
+    /// `metadata`.
+    metadata: ListedMeta<'a>,
+    /// `spec`.
+    spec: ListedSpec<'a>,
+}
+
+/// `metadata` of a listed CRD: its name.
+#[derive(Debug, Default)]
+struct ListedMeta<'a> {
+    /// `metadata.name`.
+    name: Cow<'a, str>,
+}
+
+/// `spec` of a listed CRD: its group and names.
+#[derive(Debug, Default)]
+struct ListedSpec<'a> {
+    /// `spec.group`.
+    group: Cow<'a, str>,
+    /// `spec.names`.
+    names: ListedNames<'a>,
+}
+
+/// `spec.names` of a listed CRD.
+#[derive(Debug, Default)]
+struct ListedNames<'a> {
+    /// Kind.
+    kind: Cow<'a, str>,
+    /// Plural resource name.
+    plural: Cow<'a, str>,
+    /// Singular resource name.
+    singular: Cow<'a, str>,
+    /// Short names.
+    short_names: Vec<Cow<'a, str>>,
+}
+
+from_json_members!(lenient ListedCrd<'a> {
+    "metadata" => metadata,
+    "spec" => spec,
+});
+
+from_json_members!(lenient ListedMeta<'a> {
+    "name" => name,
+});
+
+from_json_members!(lenient ListedSpec<'a> {
+    "group" => group,
+    "names" => names,
+});
+
+from_json_members!(lenient ListedNames<'a> {
+    "kind" => kind,
+    "plural" => plural,
+    "singular" => singular,
+    "shortNames" => short_names,
+});
 
 /// The fields of the cluster's CRDs the check reads ([`crd_findings`]), asked for as Kubewarden
 /// field masks so that the host sends only these (plus `apiVersion`, `kind` and `metadata`,
@@ -528,21 +597,23 @@ pub const LISTED_CRD_FIELDS: &[&str] = &[
     "spec.names.singular",
 ];
 
-/// Lists the cluster's CRDs, pruned to [`LISTED_CRD_FIELDS`], each read as the minimal [`Crd`]
-/// view (whose other fields then read as absent).
-fn list_crds(cluster: &dyn Cluster) -> Result<Vec<Crd>, String> {
+/// Lists the cluster's CRDs, pruned to [`LISTED_CRD_FIELDS`], and calls `each` with every one
+/// read as a [`ListedCrd`] (borrowed from the answer, which lives only for this call).
+fn list_crds(cluster: &dyn Cluster, mut each: impl FnMut(&ListedCrd<'_>)) -> Result<(), String> {
     let list = cluster.list_all(CRD_API_VERSION, CRD_KIND, LISTED_CRD_FIELDS)?;
-    cluster::items(&list)
-        .enumerate()
-        .map(|(i, item)| {
-            item.read::<Crd>().map_err(|e| {
-                format!(
-                    "item {i} of the list is not a readable CustomResourceDefinition: {}",
-                    e.located(item.text())
-                )
-            })
-        })
-        .collect()
+    let mut listed = Vec::new();
+    for (i, item) in cluster::items(&list).enumerate() {
+        let crd = item.read::<ListedCrd<'_>>().map_err(|e| {
+            format!(
+                "item {i} of the list is not a readable CustomResourceDefinition: {}",
+                e.located(item.text())
+            )
+        })?;
+        listed.push(crd);
+    }
+    // Findings only once every item has read: an unreadable item fails the whole lookup.
+    listed.iter().for_each(&mut each);
+    Ok(())
 }
 
 /// The action for the kind finding: the strictest among the kinds of servers found.
@@ -651,7 +722,12 @@ mod tests {
     }
 
     impl Cluster for Counting {
-        fn list_all(&self, api_version: &str, kind: &str, field_masks: &[&str]) -> Result<crate::cluster::Items, String> {
+        fn list_all(
+            &self,
+            api_version: &str,
+            kind: &str,
+            field_masks: &[&str],
+        ) -> Result<crate::cluster::Items, String> {
             assert_eq!((api_version, kind), (CRD_API_VERSION, CRD_KIND));
             assert_eq!(field_masks, LISTED_CRD_FIELDS);
             self.calls.set(self.calls.get() + 1);
@@ -888,6 +964,12 @@ mod tests {
             },
         );
         assert!(verdict.accepted && verdict.warnings.is_empty(), "{verdict:?}");
+    }
+
+    #[test]
+    fn listed_fields_are_sorted_without_repeats() {
+        // The host reads the masks as a set; the request writes them as given.
+        assert!(LISTED_CRD_FIELDS.windows(2).all(|w| w[0] < w[1]));
     }
 
     #[test]

@@ -156,9 +156,20 @@ pub fn real_crds(path: &Path) -> Result<Vec<Value>> {
 /// generated folder) and returns how many it wrote.
 pub fn write_real_crds(dir: &Path, crds: &[Value]) -> Result<usize> {
     fresh_dir(dir)?;
-    for crd in crds {
-        let name = crd["metadata"]["name"].as_str().unwrap_or("crd");
-        let path = dir.join(format!("{name}.yaml"));
+    for (i, crd) in crds.iter().enumerate() {
+        let name: String = crd["metadata"]["name"]
+            .as_str()
+            .unwrap_or("crd")
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '.' || c == '-' {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .collect();
+        let path = dir.join(format!("{i:03}-{name}.yaml"));
         let text = serde_yaml_ng::to_string(crd)?;
         std::fs::write(&path, text).map_err(|e| anyhow!("cannot write {}: {e}", path.display()))?;
     }
@@ -195,10 +206,27 @@ fn as_in_a_cluster(crd: &mut Value, i: usize) {
     let applied = crd.clone();
     let mut meta = Map::new();
     meta.insert("name".into(), crd["metadata"]["name"].clone());
-    meta.insert("uid".into(), Value::from(format!("{:08x}-7d3c-4b1e-9f2a-{:012x}", i * 2_654_435_761 % (1 << 32), i)));
+    meta.insert(
+        "uid".into(),
+        Value::from(format!(
+            "{:08x}-7d3c-4b1e-9f2a-{:012x}",
+            i * 2_654_435_761 % (1 << 32),
+            i
+        )),
+    );
     meta.insert("resourceVersion".into(), Value::from((100_000 + i * 37).to_string()));
     meta.insert("generation".into(), Value::from(1 + i % 3));
-    meta.insert("creationTimestamp".into(), Value::from(format!("2025-{:02}-{:02}T{:02}:{:02}:{:02}Z", 1 + i % 12, 1 + i % 28, i % 24, i % 60, (i * 7) % 60)));
+    meta.insert(
+        "creationTimestamp".into(),
+        Value::from(format!(
+            "2025-{:02}-{:02}T{:02}:{:02}:{:02}Z",
+            1 + i % 12,
+            1 + i % 28,
+            i % 24,
+            i % 60,
+            (i * 7) % 60
+        )),
+    );
     let manager = match i % 3 {
         0 => {
             meta.insert(
@@ -225,7 +253,10 @@ fn as_in_a_cluster(crd: &mut Value, i: usize) {
             "helm"
         }
         1 => {
-            meta.insert("labels".into(), json!({"app.kubernetes.io/name": project, "app.kubernetes.io/version": "v2.4.0"}));
+            meta.insert(
+                "labels".into(),
+                json!({"app.kubernetes.io/name": project, "app.kubernetes.io/version": "v2.4.0"}),
+            );
             let mut last = applied;
             last["metadata"]["labels"] = meta["labels"].clone();
             let mut annotations = Map::new();
@@ -235,7 +266,10 @@ fn as_in_a_cluster(crd: &mut Value, i: usize) {
             "kubectl-client-side-apply"
         }
         _ => {
-            meta.insert("annotations".into(), json!({"controller-gen.kubebuilder.io/version": "v0.18.0"}));
+            meta.insert(
+                "annotations".into(),
+                json!({"controller-gen.kubebuilder.io/version": "v0.18.0"}),
+            );
             meta.insert(
                 "ownerReferences".into(),
                 json!([{
@@ -350,7 +384,12 @@ mod tests {
         // A generated tree is replaced; another folder is refused.
         assert_eq!(generate(&dir, 10, FEW_CRDS).unwrap(), 1);
         std::fs::remove_file(dir.join(MARKER)).unwrap();
-        assert!(generate(&dir, 10, FEW_CRDS).unwrap_err().to_string().contains("not empty"));
+        assert!(
+            generate(&dir, 10, FEW_CRDS)
+                .unwrap_err()
+                .to_string()
+                .contains("not empty")
+        );
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
@@ -358,7 +397,11 @@ mod tests {
     fn crd_share_is_chosen() {
         let count = |every: usize| {
             (0..10)
-                .map(|app| application(0, app, PER_FILE, every).matches("kind: CustomResourceDefinition").count())
+                .map(|app| {
+                    application(0, app, PER_FILE, every)
+                        .matches("kind: CustomResourceDefinition")
+                        .count()
+                })
                 .sum::<usize>()
         };
         assert_eq!(count(FEW_CRDS), 1);
@@ -374,9 +417,19 @@ mod tests {
             "spec": {"group": "cert-manager.io", "names": {"kind": "Certificate", "plural": "certificates"}, "scope": "Namespaced",
                      "versions": [{"name": "v1", "served": true, "storage": true, "schema": {"openAPIV3Schema": {"type": "object"}}}]},
         })];
-        let crds: Vec<Value> = cluster_crds(&real, 3).iter().map(|t| serde_json::from_str(t).unwrap()).collect();
+        let crds: Vec<Value> = cluster_crds(&real, 3)
+            .iter()
+            .map(|t| serde_json::from_str(t).unwrap())
+            .collect();
         let names: Vec<&str> = crds.iter().map(|c| c["metadata"]["name"].as_str().unwrap()).collect();
-        assert_eq!(names, ["certificates.cert-manager.io", "certificates.c1.cert-manager.io", "certificates.c2.cert-manager.io"]);
+        assert_eq!(
+            names,
+            [
+                "certificates.cert-manager.io",
+                "certificates.c1.cert-manager.io",
+                "certificates.c2.cert-manager.io"
+            ]
+        );
         assert_eq!(crds[1]["spec"]["group"], "c1.cert-manager.io");
         for crd in &crds {
             assert_eq!(crd["metadata"]["managedFields"].as_array().unwrap().len(), 2);
@@ -386,7 +439,12 @@ mod tests {
             crds[0]["metadata"]["managedFields"][0]["fieldsV1"]["f:spec"]["f:versions"]["k:{\"name\":\"v1\"}"]["f:served"],
             json!({})
         );
-        let last: Value = serde_json::from_str(crds[1]["metadata"]["annotations"][syncguard::reflector::LAST_APPLIED].as_str().unwrap()).unwrap();
+        let last: Value = serde_json::from_str(
+            crds[1]["metadata"]["annotations"][syncguard::reflector::LAST_APPLIED]
+                .as_str()
+                .unwrap(),
+        )
+        .unwrap();
         assert_eq!(last["spec"], crds[1]["spec"]);
         assert_eq!(crds[2]["metadata"]["ownerReferences"][0]["kind"], "ProviderRevision");
     }

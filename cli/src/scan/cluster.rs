@@ -170,7 +170,13 @@ impl OfflineCluster {
         answer.without(exclude)
     }
 
-    fn answer_list(&self, api_version: &str, kind: &str, namespace: Option<&str>, mask: Option<&FieldMask>) -> ListAnswer {
+    fn answer_list(
+        &self,
+        api_version: &str,
+        kind: &str,
+        namespace: Option<&str>,
+        mask: Option<&FieldMask>,
+    ) -> ListAnswer {
         let group = group_of(api_version);
         let mut bytes = Vec::new();
         bytes.extend_from_slice(b"{\"apiVersion\":");
@@ -504,7 +510,10 @@ spec: {group: beta.example.com, names: {kind: Shirt, plural: shirts}}
             serde_json::json!({"api_version": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition"}),
         );
         let unmasked: serde_json::Value = serde_json::from_slice(&scope.answer(&whole).unwrap()).unwrap();
-        assert_eq!(unmasked["items"][0]["status"], serde_json::json!({"storedVersions": ["v1"]}));
+        assert_eq!(
+            unmasked["items"][0]["status"],
+            serde_json::json!({"storedVersions": ["v1"]})
+        );
         assert_eq!(cluster.answers.lock().unwrap().len(), 2);
         // Only the document itself is ever cut out: a lone item, and none for other kinds.
         let only = Arc::new(OfflineCluster::new(&[], &scanned[..1]));
@@ -520,7 +529,10 @@ spec: {group: beta.example.com, names: {kind: Shirt, plural: shirts}}
         assert_eq!(object["spec"], serde_json::json!({"group": "stable.example.com"}));
         assert!(object.get("status").is_none());
         // A get does not go through the reflector: metadata stays as the object has it.
-        assert_eq!(object["metadata"]["managedFields"], serde_json::json!([{"manager": "kubectl"}]));
+        assert_eq!(
+            object["metadata"]["managedFields"],
+            serde_json::json!([{"manager": "kubectl"}])
+        );
     }
 
     #[test]
