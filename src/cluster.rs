@@ -2,11 +2,13 @@
 //! cluster, by a replay file under kwctl or `syncguard run`, and by the scanned set offline.
 
 use crate::k8s::view_list;
+use crate::reflector;
 use kubewarden_policy_sdk::host_capabilities::kubernetes::ListAllResourcesRequest;
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 use serde_json::value::RawValue;
+use std::collections::BTreeSet;
 
 /// Objects as the cluster answered them: the text of a Kubernetes List, unread until a check
 /// reads its items into the view it needs with [`Items::read`].
@@ -48,8 +50,10 @@ impl Items {
 
 /// Read access to the cluster's objects.
 pub trait Cluster {
-    /// Every object of `kind` in `api_version`, across namespaces (`list_resources_all`).
-    fn list_all(&self, api_version: &str, kind: &str) -> Result<Items, String>;
+    /// Every object of `kind` in `api_version`, across namespaces (`list_resources_all`), each
+    /// pruned to `field_masks` (dot-separated paths; none: whole objects) as Kubewarden's
+    /// reflector does (see [`crate::reflector`]).
+    fn list_all(&self, api_version: &str, kind: &str, field_masks: &[&str]) -> Result<Items, String>;
 }
 
 /// A cluster that answers nothing: for checks that are not context-aware.
@@ -57,14 +61,15 @@ pub trait Cluster {
 pub struct NoCluster;
 
 impl Cluster for NoCluster {
-    fn list_all(&self, api_version: &str, kind: &str) -> Result<Items, String> {
+    fn list_all(&self, api_version: &str, kind: &str, _field_masks: &[&str]) -> Result<Items, String> {
         Err(format!(
             "no cluster lookups are available here (asked for {kind} in {api_version})"
         ))
     }
 }
 
-/// A fixed set of objects: the offline stand-in for a cluster.
+/// A fixed set of objects: the offline stand-in for a cluster. It answers as Kubewarden does:
+/// each listed object goes through [`reflector::reflect`] with the lookup's field masks.
 #[derive(Debug, Default, Clone)]
 pub struct StaticCluster {
     /// The objects, each with `apiVersion` and `kind`.
@@ -72,25 +77,37 @@ pub struct StaticCluster {
 }
 
 impl Cluster for StaticCluster {
-    fn list_all(&self, api_version: &str, kind: &str) -> Result<Items, String> {
-        let matching: Vec<&Value> = self
+    fn list_all(&self, api_version: &str, kind: &str, field_masks: &[&str]) -> Result<Items, String> {
+        let mask = (!field_masks.is_empty()).then(|| reflector::FieldMask::new(field_masks.iter().copied()));
+        let matching: Vec<Value> = self
             .objects
             .iter()
             .filter(|o| o["apiVersion"] == api_version && o["kind"] == kind)
+            .map(|o| {
+                let mut object = o.clone();
+                reflector::reflect(&mut object, mask.as_ref());
+                object
+            })
             .collect();
-        to_items(matching)
+        to_items(&matching)
     }
 }
 
-/// The request of Kubewarden's `kubernetes/list_resources_all` host call (no selectors, no
-/// field masks), as kubewarden-policy-sdk defines it.
-pub fn list_all_request(api_version: &str, kind: &str) -> ListAllResourcesRequest {
+/// The request of Kubewarden's `kubernetes/list_resources_all` host call, as
+/// kubewarden-policy-sdk defines it: no selectors, and `field_masks` absent (`null`) when none
+/// are given, else the set of paths.
+pub fn list_all_request(api_version: &str, kind: &str, field_masks: &[&str]) -> ListAllResourcesRequest {
     ListAllResourcesRequest {
         api_version: api_version.to_string(),
         kind: kind.to_string(),
         label_selector: None,
         field_selector: None,
-        field_masks: None,
+        field_masks: (!field_masks.is_empty()).then(|| {
+            field_masks
+                .iter()
+                .map(|path| path.to_string())
+                .collect::<BTreeSet<String>>()
+        }),
     }
 }
 
@@ -176,8 +193,45 @@ mod tests {
                 serde_json::json!({"apiVersion": "v1", "kind": "Service"}),
             ],
         };
-        let pods = cluster.list_all("v1", "Pod").unwrap().read::<Value>().unwrap();
+        let pods = cluster.list_all("v1", "Pod", &[]).unwrap().read::<Value>().unwrap();
         assert_eq!(pods.len(), 1);
         assert_eq!(pods[0]["kind"], "Pod");
+    }
+
+    #[test]
+    fn static_cluster_answers_as_the_reflector_does() {
+        let cluster = StaticCluster {
+            objects: vec![serde_json::json!({
+                "apiVersion": "v1",
+                "kind": "Pod",
+                "metadata": {"name": "a", "managedFields": [{"manager": "kubectl"}]},
+                "spec": {"nodeName": "n", "containers": [{"name": "c", "image": "i"}]},
+            })],
+        };
+        let pods = cluster
+            .list_all("v1", "Pod", &["spec.containers.image"])
+            .unwrap()
+            .read::<Value>()
+            .unwrap();
+        assert_eq!(
+            pods[0],
+            serde_json::json!({
+                "apiVersion": "v1",
+                "kind": "Pod",
+                "metadata": {"name": "a", "annotations": {}, "managedFields": []},
+                "spec": {"containers": [{"image": "i"}]},
+            })
+        );
+    }
+
+    #[test]
+    fn list_all_requests_carry_the_masks() {
+        let text = |masks: &[&str]| serde_json::to_string(&list_all_request("v1", "Pod", masks)).unwrap();
+        assert!(text(&[]).contains(r#""field_masks":null"#), "{}", text(&[]));
+        assert!(
+            text(&["spec.b", "spec.a"]).contains(r#""field_masks":["spec.a","spec.b"]"#),
+            "{}",
+            text(&["spec.b", "spec.a"])
+        );
     }
 }

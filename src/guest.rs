@@ -23,8 +23,9 @@ fn validate_settings<C: Check>(payload: &[u8]) -> CallResult {
 struct HostCluster;
 
 impl Cluster for HostCluster {
-    fn list_all(&self, api_version: &str, kind: &str) -> Result<cluster::Items, String> {
-        let request = serde_json::to_vec(&cluster::list_all_request(api_version, kind)).map_err(|e| e.to_string())?;
+    fn list_all(&self, api_version: &str, kind: &str, field_masks: &[&str]) -> Result<cluster::Items, String> {
+        let request = serde_json::to_vec(&cluster::list_all_request(api_version, kind, field_masks))
+            .map_err(|e| e.to_string())?;
         // The SDK's `list_all_resources` would read the answer into k8s-openapi's typed List;
         // the checks read each item into their own small view instead, so only its request
         // type is used and the call is made here.

@@ -15,6 +15,7 @@ pub mod cluster;
 pub mod fuzz;
 pub mod generated;
 pub mod k8s;
+pub mod reflector;
 #[cfg(not(target_os = "wasi"))]
 pub mod replay;
 pub mod rules;

@@ -2,11 +2,13 @@
 //! side in one run: module size, cold start (wasmtime compile, no cache), and warm `validate`
 //! time (median and p95) on every fixture, beside the no-op floor module on the same payload
 //! and beside the figure of the baseline commit (`bench/baseline-2b4861c.json`), the all-in-one
-//! beside the slowest single check on each fixture, and `syncguard scan` throughput over a
-//! generated tree of manifests.
+//! beside the slowest single check on each fixture; `syncguard scan` throughput over generated
+//! trees of manifests (few CRDs, and a quarter CRDs) and over a folder of 500 real CRDs; and the
+//! cost of crd-kind-collision's context lookup in a cluster of 5,000 CRDs (bytes handed to the
+//! module, warm validate time).
 
 use crate::engine::{Capabilities, Engine, Instance, Limits, Module};
-use crate::evaluate;
+use crate::{evaluate, scan};
 use anyhow::{Context, Result, anyhow};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
@@ -46,6 +48,18 @@ pub struct BenchArgs {
     /// baseline commit.
     #[arg(long, default_value = BASELINE)]
     baseline: PathBuf,
+    /// Where the tree of manifests of which a quarter are CRDs goes (replaced on each run).
+    #[arg(long, default_value = "target/bench-tree-crds")]
+    scan_crd_tree: PathBuf,
+    /// The real CRDs (a gzipped JSON array, see bench/real-crds/build.py).
+    #[arg(long, default_value = "bench/real-crds/crds.json.gz")]
+    real_crds: PathBuf,
+    /// Where the real CRDs are written as a folder of YAML files to scan (replaced on each run).
+    #[arg(long, default_value = "target/bench-real-crds")]
+    real_crds_dir: PathBuf,
+    /// CRDs in the cluster of the context lookup case; 0 skips it.
+    #[arg(long, default_value_t = CLUSTER_CRDS)]
+    cluster_crds: usize,
 }
 
 /// The committed figures of the baseline commit.
@@ -64,6 +78,16 @@ const FLOOR_RATIO_GOAL: f64 = 1.1;
 const SCAN_MANIFESTS: usize = 10_000;
 /// Goal: `syncguard scan` of that tree at least this many manifests per second.
 const SCAN_RATE_GOAL: f64 = 2_000.0;
+/// In the second tree, every this many manifests one is a CRD (a quarter).
+const CRD_HEAVY_EVERY: usize = 4;
+/// Goal: `syncguard scan` of the folder of real CRDs within this many seconds.
+const REAL_CRDS_SECONDS_GOAL: f64 = 3.0;
+/// CRDs in the cluster of the context lookup case.
+const CLUSTER_CRDS: usize = 5_000;
+/// Goal: at most this many bytes handed to the module per lookup in that cluster.
+const LOOKUP_BYTES_GOAL: usize = 4 * 1024 * 1024;
+/// The policy whose lookup is measured.
+const LOOKUP_POLICY: &str = "crd-kind-collision";
 
 #[derive(Serialize)]
 struct ModuleFigures {
@@ -91,10 +115,12 @@ struct FixtureFigures {
     slowest_single: Option<(String, f64)>,
 }
 
-/// `syncguard scan` over the generated tree, with every policy module at its defaults.
+/// `syncguard scan` over one input, with every policy module at its defaults.
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 struct ScanFigures {
+    /// What was scanned.
+    input: String,
     files: usize,
     documents: usize,
     evaluations: usize,
@@ -103,10 +129,34 @@ struct ScanFigures {
     documents_per_second: f64,
 }
 
+/// crd-kind-collision on one CRD CREATE in a cluster of many CRDs, its lookup answered as
+/// Kubewarden answers it (the module's field masks applied).
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct LookupFigures {
+    /// CRDs in the cluster.
+    crds: usize,
+    /// The List of the whole objects, as the API server holds them.
+    whole_bytes: usize,
+    /// The List Kubewarden sends without field masks (managedFields and last-applied removed).
+    unmasked_bytes: usize,
+    /// The List Kubewarden sends for the module's field masks: what the module receives.
+    bytes_per_lookup: usize,
+    /// Time to compute that answer once (what `syncguard scan` does once per scan).
+    answer_ms: f64,
+    median_us: f64,
+    p95_us: f64,
+    /// The no-op floor module on the same request (no lookup).
+    floor_median_us: f64,
+}
+
 #[derive(Serialize)]
 struct Report {
     modules: Vec<ModuleFigures>,
-    scan: Option<ScanFigures>,
+    /// Scan throughput: the generated tree (few CRDs), the tree of which a quarter are CRDs,
+    /// and the folder of real CRDs.
+    scans: Vec<ScanFigures>,
+    lookup: Option<LookupFigures>,
     goals: Vec<Goal>,
 }
 
@@ -231,7 +281,8 @@ pub fn bench(args: BenchArgs) -> Result<std::process::ExitCode> {
     policies.sort();
     let mut report = Report {
         modules: Vec::new(),
-        scan: None,
+        scans: Vec::new(),
+        lookup: None,
         goals: Vec::new(),
     };
     let mut all_fixtures = Vec::new();
@@ -310,11 +361,34 @@ pub fn bench(args: BenchArgs) -> Result<std::process::ExitCode> {
     }
     compare_with_baseline(&mut report, &args.baseline)?;
     if args.scan_manifests > 0 {
-        report.scan = Some(scan_throughput(
-            &args.policies_dir,
-            &args.scan_tree,
-            args.scan_manifests,
-        )?);
+        for (tree, every, label) in [
+            (&args.scan_tree, scan::bench::FEW_CRDS, "one in a hundred a CRD"),
+            (&args.scan_crd_tree, CRD_HEAVY_EVERY, "a quarter CRDs"),
+        ] {
+            let files = scan::bench::generate(tree, args.scan_manifests, every)?;
+            let input = format!("{} generated manifests, {label}", args.scan_manifests);
+            report
+                .scans
+                .push(scan_throughput(&args.policies_dir, tree, files, input)?);
+        }
+    }
+    if args.real_crds.is_file() {
+        let crds = scan::bench::real_crds(&args.real_crds)?;
+        let files = scan::bench::write_real_crds(&args.real_crds_dir, &crds)?;
+        let input = format!("{files} real CRDs of widely used projects");
+        report
+            .scans
+            .push(scan_throughput(&args.policies_dir, &args.real_crds_dir, files, input)?);
+        if args.cluster_crds > 0 {
+            report.lookup = Some(lookup_cost(
+                &engine,
+                &args.policies_dir,
+                &floor,
+                &crds,
+                args.cluster_crds,
+                args.iterations,
+            )?);
+        }
     }
     goals(&mut report, policies.len());
     print_table(&report);
@@ -413,11 +487,10 @@ fn compare_with_baseline(report: &mut Report, path: &Path) -> Result<()> {
     Ok(())
 }
 
-/// Generates the benchmark tree and scans it once with every module of `policies_dir` (its
-/// annotated modules, default settings), on as many threads as there are CPUs.
-fn scan_throughput(policies_dir: &Path, tree: &Path, manifests: usize) -> Result<ScanFigures> {
+/// Scans `tree` (of `files` files) once with every module of `policies_dir` (its annotated
+/// modules, default settings), on as many threads as there are CPUs.
+fn scan_throughput(policies_dir: &Path, tree: &Path, files: usize, input: String) -> Result<ScanFigures> {
     use crate::scan::{self, PolicySet, ScanOptions};
-    let files = scan::bench::generate(tree, manifests)?;
     let modules = scan::policies::from_dir(policies_dir)?;
     let set = PolicySet::prepare(modules, &scan::config::Config::default(), "", Limits::default())?;
     let options = ScanOptions {
@@ -432,6 +505,7 @@ fn scan_throughput(policies_dir: &Path, tree: &Path, manifests: usize) -> Result
     }
     let documents = result.documents.len();
     Ok(ScanFigures {
+        input,
         files,
         documents,
         evaluations: result.counts().evaluations,
@@ -527,19 +601,209 @@ fn goals(report: &mut Report, singles: usize) {
 }
 
 fn scan_goal(report: &mut Report) {
-    if let Some(scan) = &report.scan {
+    let generated = report.scans.len().min(2);
+    for (i, scan) in report.scans.iter().enumerate() {
+        let measured = format!(
+            "{:.0} per second, {:.2} s ({} documents, {} evaluations, {} jobs)",
+            scan.documents_per_second, scan.seconds, scan.documents, scan.evaluations, scan.jobs
+        );
+        let goal = if i < generated {
+            Goal {
+                goal: format!(
+                    "scan of {} at {SCAN_RATE_GOAL:.0} manifests per second or more",
+                    scan.input
+                ),
+                measured,
+                met: scan.documents_per_second >= SCAN_RATE_GOAL,
+            }
+        } else {
+            Goal {
+                goal: format!("scan of {} in {REAL_CRDS_SECONDS_GOAL:.0} s or less", scan.input),
+                measured,
+                met: scan.seconds <= REAL_CRDS_SECONDS_GOAL,
+            }
+        };
+        report.goals.push(goal);
+    }
+    if let Some(lookup) = &report.lookup {
         report.goals.push(Goal {
             goal: format!(
-                "scan of {} manifests at {SCAN_RATE_GOAL:.0} manifests per second or more",
-                scan.documents
+                "{LOOKUP_POLICY} with {} CRDs in the cluster: at most {} MiB handed to the module per lookup",
+                lookup.crds,
+                LOOKUP_BYTES_GOAL / (1024 * 1024)
             ),
             measured: format!(
-                "{:.0} per second ({} documents, {} evaluations, {:.2} s, {} jobs)",
-                scan.documents_per_second, scan.documents, scan.evaluations, scan.seconds, scan.jobs
+                "{:.2} MiB (without field masks {:.1} MiB, whole objects {:.1} MiB); warm validate {:.1} ms vs the floor's {:.3} ms",
+                mib(lookup.bytes_per_lookup),
+                mib(lookup.unmasked_bytes),
+                mib(lookup.whole_bytes),
+                lookup.median_us / 1e3,
+                lookup.floor_median_us / 1e3
             ),
-            met: scan.documents_per_second >= SCAN_RATE_GOAL,
+            met: lookup.bytes_per_lookup <= LOOKUP_BYTES_GOAL,
         });
     }
+}
+
+fn mib(bytes: usize) -> f64 {
+    bytes as f64 / (1024.0 * 1024.0)
+}
+
+/// Answers lookups with fixed bytes: the List Kubewarden would send, computed once.
+struct Fixed(Vec<u8>);
+
+impl crate::engine::Lookups for Fixed {
+    fn answer(&self, _request: &syncguard::replay::HostRequest) -> Result<Vec<u8>, String> {
+        Ok(self.0.clone())
+    }
+}
+
+/// crd-kind-collision's lookup in a cluster of `count` CRDs built from the real ones: the
+/// cluster answers the module's own request (its field masks) the way `syncguard scan` does;
+/// the module then validates a CRD CREATE against that answer, warm, beside the floor.
+fn lookup_cost(
+    engine: &Engine,
+    policies_dir: &Path,
+    floor: &Module,
+    real: &[serde_json::Value],
+    count: usize,
+    iterations: usize,
+) -> Result<LookupFigures> {
+    use crate::scan::cluster::{DocumentScope, OfflineCluster};
+    use crate::scan::input::{Document, ObjectInfo};
+    let objects = scan::bench::cluster_crds(real, count);
+    let whole_bytes = objects.iter().map(|o| o.len() + 1).sum::<usize>() + 1;
+    let documents: Vec<Document> = objects
+        .into_iter()
+        .enumerate()
+        .map(|(index, json)| {
+            let name = serde_json::from_str::<serde_json::Value>(&json)
+                .ok()
+                .and_then(|v| v["metadata"]["name"].as_str().map(str::to_string));
+            Document {
+                source: 0,
+                line: 1,
+                index,
+                item: None,
+                info: ObjectInfo {
+                    api_version: "apiextensions.k8s.io/v1".into(),
+                    group: "apiextensions.k8s.io".into(),
+                    version: "v1".into(),
+                    kind: "CustomResourceDefinition".into(),
+                    name,
+                    namespace: None,
+                },
+                object: json.into(),
+                crd_names: None,
+            }
+        })
+        .collect();
+    let cluster = Arc::new(OfflineCluster::new(&documents, &[]));
+    drop(documents);
+    // The CRD under admission: a real one's schemas under a kind and names no group serves yet,
+    // so that the check reads the whole list and accepts.
+    let mut crd = real[0].clone();
+    crd["metadata"]["name"] = "benchwidgets.bench.example.com".into();
+    crd["spec"]["group"] = "bench.example.com".into();
+    crd["spec"]["names"] = serde_json::json!({
+        "kind": "BenchWidget",
+        "listKind": "BenchWidgetList",
+        "plural": "benchwidgets",
+        "singular": "benchwidget",
+    });
+    let request = serde_json::json!({
+        "uid": "bench",
+        "kind": {"group": "apiextensions.k8s.io", "version": "v1", "kind": "CustomResourceDefinition"},
+        "resource": {"group": "apiextensions.k8s.io", "version": "v1", "resource": "customresourcedefinitions"},
+        "name": crd["metadata"]["name"],
+        "operation": "CREATE",
+        "object": crd,
+    });
+    let payload = serde_json::json!({"request": request, "settings": {}}).to_string();
+    let wasm = std::fs::read(policies_dir.join(LOOKUP_POLICY).join("annotated-policy.wasm"))
+        .with_context(|| format!("{LOOKUP_POLICY}: run `make build`"))?;
+    let module = engine.compile(&wasm)?;
+    // The module's own request, recorded from one call, answered as scan answers it.
+    let scope = Arc::new(DocumentScope::new(cluster.clone()));
+    let recorder = Arc::new(Recorder::default());
+    let probe = module.instantiate(Capabilities {
+        allow_context_aware: true,
+        replay: None,
+        lookups: Some(recorder.clone()),
+    })?;
+    let _ = probe.call("validate", payload.as_bytes());
+    let asked = recorder
+        .0
+        .lock()
+        .map_err(|_| anyhow!("the lookup recorder broke"))?
+        .clone()
+        .ok_or_else(|| anyhow!("{LOOKUP_POLICY} made no lookup"))?;
+    let started = Instant::now();
+    let answer = crate::engine::Lookups::answer(scope.as_ref(), &asked).map_err(|e| anyhow!(e))?;
+    let answer_ms = started.elapsed().as_secs_f64() * 1e3;
+    let mut unmasked_request = asked.clone();
+    unmasked_request
+        .fields
+        .insert("field_masks".into(), serde_json::Value::Null);
+    let unmasked_bytes = crate::engine::Lookups::answer(scope.as_ref(), &unmasked_request)
+        .map_err(|e| anyhow!(e))?
+        .len();
+    let bytes_per_lookup = answer.len();
+    let fixture = Fixture {
+        label: format!("{LOOKUP_POLICY}/{count} CRDs in the cluster"),
+        payload,
+        replay: None,
+    };
+    let timed = module.instantiate(Capabilities {
+        allow_context_aware: true,
+        replay: None,
+        lookups: Some(Arc::new(Fixed(answer))),
+    })?;
+    let (median, p95) = time_calls(&timed, &fixture, iterations)?;
+    let (floor_median, _) = time_validate(floor, &fixture, iterations)?;
+    Ok(LookupFigures {
+        crds: count,
+        whole_bytes,
+        unmasked_bytes,
+        bytes_per_lookup,
+        answer_ms,
+        median_us: micros(median),
+        p95_us: micros(p95),
+        floor_median_us: micros(floor_median),
+    })
+}
+
+/// Keeps the last lookup request a module made and answers it with an empty List.
+#[derive(Default)]
+struct Recorder(std::sync::Mutex<Option<syncguard::replay::HostRequest>>);
+
+impl crate::engine::Lookups for Recorder {
+    fn answer(&self, request: &syncguard::replay::HostRequest) -> Result<Vec<u8>, String> {
+        *self.0.lock().map_err(|_| "the lookup recorder broke".to_string())? = Some(request.clone());
+        Ok(br#"{"items":[]}"#.to_vec())
+    }
+}
+
+/// Times `iterations` calls of `validate` on one instance (after one warm-up call).
+fn time_calls(instance: &Instance, fixture: &Fixture, iterations: usize) -> Result<(Duration, Duration)> {
+    let mut samples = Vec::with_capacity(iterations);
+    for i in 0..iterations + 1 {
+        let start = Instant::now();
+        let answer = instance
+            .call("validate", fixture.payload.as_bytes())
+            .map_err(|e| anyhow!("{}: {e}", fixture.label))?;
+        if i > 0 {
+            samples.push(start.elapsed());
+        }
+        if i == 0 {
+            let response: serde_json::Value = serde_json::from_slice(&answer)?;
+            if response["accepted"] != true {
+                return Err(anyhow!("{}: the module did not accept: {response}", fixture.label));
+            }
+        }
+    }
+    samples.sort();
+    Ok((percentile(&samples, 0.5), percentile(&samples, 0.95)))
 }
 
 fn print_table(report: &Report) {
@@ -589,10 +853,29 @@ fn print_table(report: &Report) {
             );
         }
     }
-    if let Some(scan) = &report.scan {
+    for scan in &report.scans {
         println!(
-            "\nsyncguard scan: {} documents in {} files, {} evaluations on {} jobs: {:.2} s, {:.0} documents per second",
-            scan.documents, scan.files, scan.evaluations, scan.jobs, scan.seconds, scan.documents_per_second
+            "\nsyncguard scan of {}: {} documents in {} files, {} evaluations on {} jobs: {:.2} s, {:.0} documents per second",
+            scan.input,
+            scan.documents,
+            scan.files,
+            scan.evaluations,
+            scan.jobs,
+            scan.seconds,
+            scan.documents_per_second
+        );
+    }
+    if let Some(lookup) = &report.lookup {
+        println!(
+            "\n{LOOKUP_POLICY} with {} CRDs in the cluster: {} bytes per lookup (without field masks {}, whole objects {}; answered once in {:.0} ms); warm validate median {:.1} us, p95 {:.1} us; floor {:.1} us",
+            lookup.crds,
+            lookup.bytes_per_lookup,
+            lookup.unmasked_bytes,
+            lookup.whole_bytes,
+            lookup.answer_ms,
+            lookup.median_us,
+            lookup.p95_us,
+            lookup.floor_median_us
         );
     }
     println!("\nGoals");

@@ -1,7 +1,9 @@
 //! Hosts policy modules the way Kubewarden's policy-evaluator does: wasmtime with a waPC host,
 //! WASI preview 1, epoch-based time limits, a memory cap, and the `kubewarden` host callbacks
 //! answered from a kwctl replay file or from any other [`Lookups`] (the offline cluster of
-//! `syncguard scan`).
+//! `syncguard scan`). A replayed request must equal the recorded one as kwctl compares them,
+//! `field_masks` included (see [`syncguard::replay`]); the recorded answer is returned as it is,
+//! so a replay file holds what Kubewarden sends for those masks.
 
 use crate::metadata::Metadata;
 use anyhow::{Context, Result, anyhow};

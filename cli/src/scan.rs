@@ -105,6 +105,9 @@ pub struct ScanArgs {
     /// How many manifests `--generate-bench-tree` writes.
     #[arg(long, hide = true, default_value_t = 10_000)]
     count: usize,
+    /// Every how many manifests `--generate-bench-tree` writes a CustomResourceDefinition.
+    #[arg(long, hide = true, default_value_t = bench::FEW_CRDS)]
+    crd_every: usize,
 }
 
 /// Runs `syncguard scan`: 0 clean, 1 on any rejection, 2 on usage or input errors.
@@ -120,7 +123,7 @@ pub fn scan(args: ScanArgs) -> ExitCode {
 
 fn run(args: ScanArgs) -> Result<ExitCode> {
     if let Some(dir) = &args.generate_bench_tree {
-        let files = bench::generate(dir, args.count)?;
+        let files = bench::generate(dir, args.count, args.crd_every)?;
         eprintln!(
             "wrote {} manifests in {files} files under {}",
             args.count,

@@ -724,4 +724,45 @@ fn generated_bench_tree_is_clean() {
     let stats: Value = serde_json::from_str(run.stderr.trim()).unwrap();
     assert_eq!(stats["documents"], 205);
     assert!(stats["documentsPerSecond"].as_f64().unwrap() > 0.0);
+    // The benchmark's CRD-heavy tree (a quarter CRDs) is clean too: each CRD is checked against
+    // all the others through the one shared answer to crd-kind-collision's lookup.
+    let crds = dir.path().join("crds");
+    let run = scan_in(
+        dir.path(),
+        &[
+            "--generate-bench-tree",
+            crds.to_str().unwrap(),
+            "--count",
+            "40",
+            "--crd-every",
+            "4",
+        ],
+        None,
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let lookup = policies(&["crd-kind-collision"]);
+    let run = scan_in(
+        dir.path(),
+        &[
+            "--policies",
+            lookup.path().to_str().unwrap(),
+            "--format",
+            "json",
+            "--verbose",
+            "crds",
+        ],
+        None,
+    );
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    let report: Value = serde_json::from_str(&run.stdout).unwrap();
+    let checked: Vec<&Value> = report["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["policy"] == "crd-kind-collision")
+        .collect();
+    assert_eq!(checked.len(), 10, "{}", run.stdout);
+    assert!(checked.iter().all(|r| r["verdict"] == "accepted"), "{}", run.stdout);
+    assert_eq!(report["summary"]["rejected"], 0, "{}", run.stdout);
+    assert_eq!(report["summary"]["warned"], 0, "{}", run.stdout);
 }

@@ -112,9 +112,10 @@ pub struct CoreEvaluator {
 struct ScopeCluster<'a>(&'a DocumentScope);
 
 impl Cluster for ScopeCluster<'_> {
-    fn list_all(&self, api_version: &str, kind: &str) -> Result<Items, String> {
+    fn list_all(&self, api_version: &str, kind: &str, field_masks: &[&str]) -> Result<Items, String> {
         let tag = HostRequest::tag_for("kubernetes", "list_resources_all").unwrap_or("KubernetesListResourceAll");
-        let body = serde_json::to_vec(&cluster::list_all_request(api_version, kind)).map_err(|e| e.to_string())?;
+        let body = serde_json::to_vec(&cluster::list_all_request(api_version, kind, field_masks))
+            .map_err(|e| e.to_string())?;
         let request = HostRequest::from_call(tag, &body)?;
         cluster::list_items(&self.0.answer(&request)?)
     }

@@ -2,18 +2,29 @@
 //! the API server, and it answers from the scanned objects plus a `--cluster-snapshot` file.
 //!
 //! - Objects are matched by API group and kind, whatever version the policy asks for: the API
-//!   server serves every object of a resource at each of its versions. Objects are returned
-//!   as written.
+//!   server serves every object of a resource at each of its versions.
+//! - Objects are answered as Kubewarden answers them ([`syncguard::reflector`]): a listed object
+//!   without `metadata.managedFields` and the `kubectl.kubernetes.io/last-applied-configuration`
+//!   annotation, and every object pruned to the request's `field_masks` (all but `apiVersion`,
+//!   `kind` and `metadata`).
 //! - A scanned object replaces a snapshot object with the same group, kind, namespace and
 //!   name: the scan describes the cluster after the manifests are applied.
 //! - The object under evaluation is left out of the answers: it is being CREATEd, so the
 //!   cluster does not hold it yet.
 //! - `list_resources_all`, `list_resources_by_namespace` and `get_resource` are answered;
 //!   the host still refuses anything the module's `contextAwareResources` does not declare.
+//!   Label and field selectors are not applied.
+//!
+//! Cost: each distinct list lookup (request and masks) is answered once per scan, whatever the
+//! number of documents and threads asking it; each call then gets those bytes with the document
+//! under evaluation cut out, one copy of the answer (which the host makes anyway to hand it to
+//! the module). Nothing is parsed or pruned again per document.
 
 use crate::input::{self, Document, InputError};
-use std::collections::BTreeMap;
-use std::sync::{Arc, Mutex};
+use std::collections::{BTreeMap, HashMap};
+use std::ops::Range;
+use std::sync::{Arc, Mutex, OnceLock};
+use syncguard::reflector::{self, FieldMask};
 use syncguard::replay::HostRequest;
 
 /// Group, kind, namespace (empty when cluster-scoped or unset) and name of an object.
@@ -48,10 +59,51 @@ struct Entry {
     json: Arc<str>,
 }
 
-/// The objects a scan knows about, indexed by group and kind.
+/// One list lookup's answer, computed once: the List as JSON and where each item is in it.
+#[derive(Debug)]
+struct ListAnswer {
+    /// Group of the listed objects.
+    group: String,
+    /// Kind of the listed objects.
+    kind: String,
+    /// The List.
+    bytes: Vec<u8>,
+    /// Byte range of each item, in order.
+    items: Vec<Range<usize>>,
+    /// Position in `items` of each named object, by namespace and name.
+    positions: HashMap<(String, String), usize>,
+}
+
+impl ListAnswer {
+    /// The List without the item of `exclude` (when it holds it): the bytes around it, copied.
+    fn without(&self, exclude: Option<&ObjectKey>) -> Vec<u8> {
+        let position = exclude
+            .filter(|k| !k.name.is_empty() && k.group == self.group && k.kind == self.kind)
+            .and_then(|k| self.positions.get(&(k.namespace.clone(), k.name.clone())));
+        let Some(&i) = position else {
+            return self.bytes.clone();
+        };
+        // The item and the comma after it, or before it when it is the last of several.
+        let cut = if i + 1 < self.items.len() {
+            self.items[i].start..self.items[i + 1].start
+        } else if i > 0 {
+            self.items[i - 1].end..self.items[i].end
+        } else {
+            self.items[i].clone()
+        };
+        let mut out = Vec::with_capacity(self.bytes.len() - cut.len());
+        out.extend_from_slice(&self.bytes[..cut.start]);
+        out.extend_from_slice(&self.bytes[cut.end..]);
+        out
+    }
+}
+
+/// The objects a scan knows about, indexed by group and kind, and the answers computed so far.
 #[derive(Debug, Default)]
 pub struct OfflineCluster {
     by_group_kind: BTreeMap<(String, String), Vec<Entry>>,
+    /// Answers of list lookups by request, each computed by the first caller.
+    answers: Mutex<HashMap<String, Arc<OnceLock<ListAnswer>>>>,
 }
 
 impl OfflineCluster {
@@ -75,7 +127,10 @@ impl OfflineCluster {
                 json,
             });
         }
-        OfflineCluster { by_group_kind }
+        OfflineCluster {
+            by_group_kind,
+            answers: Mutex::default(),
+        }
     }
 
     /// How many objects it holds.
@@ -84,8 +139,7 @@ impl OfflineCluster {
         self.by_group_kind.values().map(Vec::len).sum()
     }
 
-    fn entries(&self, api_version: &str, kind: &str) -> &[Entry] {
-        let group = api_version.rsplit_once('/').map(|(g, _)| g).unwrap_or("");
+    fn entries(&self, group: &str, kind: &str) -> &[Entry] {
         self.by_group_kind
             .get(&(group.to_string(), kind.to_string()))
             .map(Vec::as_slice)
@@ -93,60 +147,113 @@ impl OfflineCluster {
     }
 
     /// A List of the objects of `kind` in the group of `api_version`, in `namespace` when
-    /// given, without `exclude`.
-    pub fn list(&self, api_version: &str, kind: &str, namespace: Option<&str>, exclude: Option<&ObjectKey>) -> Vec<u8> {
-        let group = api_version.rsplit_once('/').map(|(g, _)| g).unwrap_or("");
-        let mut out = String::new();
-        out.push_str("{\"apiVersion\":");
-        out.push_str(&serde_json::Value::from(api_version).to_string());
-        out.push_str(",\"kind\":");
-        out.push_str(&serde_json::Value::from(format!("{kind}List")).to_string());
-        out.push_str(",\"metadata\":{\"resourceVersion\":\"\"},\"items\":[");
-        let mut first = true;
-        for entry in self.entries(api_version, kind) {
+    /// given, each as the reflector answers it for `mask`, without `exclude`. Computed once per
+    /// distinct `request`; later calls copy it.
+    pub fn list(
+        &self,
+        request: &HostRequest,
+        api_version: &str,
+        kind: &str,
+        namespace: Option<&str>,
+        exclude: Option<&ObjectKey>,
+    ) -> Vec<u8> {
+        let key = format!("{}{}", request.tag, serde_json::Value::Object(request.fields.clone()));
+        let cell = self
+            .answers
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .entry(key)
+            .or_default()
+            .clone();
+        let answer = cell.get_or_init(|| self.answer_list(api_version, kind, namespace, request.field_mask().as_ref()));
+        answer.without(exclude)
+    }
+
+    fn answer_list(
+        &self,
+        api_version: &str,
+        kind: &str,
+        namespace: Option<&str>,
+        mask: Option<&FieldMask>,
+    ) -> ListAnswer {
+        let group = group_of(api_version);
+        let mut bytes = Vec::new();
+        bytes.extend_from_slice(b"{\"apiVersion\":");
+        bytes.extend_from_slice(serde_json::Value::from(api_version).to_string().as_bytes());
+        bytes.extend_from_slice(b",\"kind\":");
+        bytes.extend_from_slice(serde_json::Value::from(format!("{kind}List")).to_string().as_bytes());
+        bytes.extend_from_slice(b",\"metadata\":{},\"items\":[");
+        let mut items = Vec::new();
+        let mut positions = HashMap::new();
+        for entry in self.entries(group, kind) {
             if namespace.is_some_and(|ns| ns != entry.namespace) {
                 continue;
             }
-            if exclude.is_some_and(|k| {
-                !entry.name.is_empty()
-                    && k.group == group
-                    && k.kind == kind
-                    && k.namespace == entry.namespace
-                    && k.name == entry.name
-            }) {
-                continue;
+            if !items.is_empty() {
+                bytes.push(b',');
             }
-            if !first {
-                out.push(',');
+            let start = bytes.len();
+            match serde_json::from_str::<serde_json::Value>(&entry.json) {
+                Ok(mut object) => {
+                    reflector::reflect(&mut object, mask);
+                    // Writing a Value into a Vec cannot fail.
+                    let _ = serde_json::to_writer(&mut bytes, &object);
+                }
+                Err(_) => bytes.extend_from_slice(entry.json.as_bytes()),
             }
-            first = false;
-            out.push_str(&entry.json);
+            if !entry.name.is_empty() {
+                positions.insert((entry.namespace.clone(), entry.name.clone()), items.len());
+            }
+            items.push(start..bytes.len());
         }
-        out.push_str("]}");
-        out.into_bytes()
+        bytes.extend_from_slice(b"]}");
+        ListAnswer {
+            group: group.to_string(),
+            kind: kind.to_string(),
+            bytes,
+            items,
+            positions,
+        }
     }
 
-    /// The object of `kind` named `name` (in `namespace`), unless it is `exclude`.
+    /// The object of `kind` named `name` (in `namespace`), pruned to `mask`, unless it is
+    /// `exclude`.
     pub fn get(
         &self,
         api_version: &str,
         kind: &str,
         namespace: Option<&str>,
         name: &str,
+        mask: Option<&FieldMask>,
         exclude: Option<&ObjectKey>,
-    ) -> Option<Arc<str>> {
-        let group = api_version.rsplit_once('/').map(|(g, _)| g).unwrap_or("");
+    ) -> Option<Vec<u8>> {
+        let group = group_of(api_version);
         let namespace = namespace.unwrap_or("");
         let excluded =
             exclude.is_some_and(|k| k.group == group && k.kind == kind && k.namespace == namespace && k.name == name);
         if excluded {
             return None;
         }
-        self.entries(api_version, kind)
+        let entry = self
+            .entries(group, kind)
             .iter()
-            .find(|e| e.name == name && e.namespace == namespace)
-            .map(|e| e.json.clone())
+            .find(|e| e.name == name && e.namespace == namespace)?;
+        let Some(mask) = mask else {
+            return Some(entry.json.as_bytes().to_vec());
+        };
+        match serde_json::from_str::<serde_json::Value>(&entry.json) {
+            Ok(mut object) => {
+                reflector::apply_mask(&mut object, mask);
+                Some(object.to_string().into_bytes())
+            }
+            Err(_) => Some(entry.json.as_bytes().to_vec()),
+        }
     }
+}
+
+/// The API group of an `apiVersion` (`""` for the core group's `v1`).
+fn group_of(api_version: &str) -> &str {
+    api_version.rsplit_once('/').map(|(g, _)| g).unwrap_or("")
 }
 
 /// The offline cluster as one policy instance sees it: the document under evaluation is
@@ -179,16 +286,22 @@ impl DocumentScope {
         let api_version = text("api_version").ok_or("the lookup has no api_version")?;
         let kind = text("kind").ok_or("the lookup has no kind")?;
         match request.tag.as_str() {
-            "KubernetesListResourceAll" => Ok(self.cluster.list(api_version, kind, None, current.as_ref())),
+            "KubernetesListResourceAll" => Ok(self.cluster.list(request, api_version, kind, None, current.as_ref())),
             "KubernetesListResourceNamespace" => {
                 let namespace = text("namespace").ok_or("the namespaced lookup has no namespace")?;
-                Ok(self.cluster.list(api_version, kind, Some(namespace), current.as_ref()))
+                Ok(self
+                    .cluster
+                    .list(request, api_version, kind, Some(namespace), current.as_ref()))
             }
             "KubernetesGetResource" => {
                 let name = text("name").ok_or("the lookup has no name")?;
                 let namespace = text("namespace").filter(|n| !n.is_empty());
-                match self.cluster.get(api_version, kind, namespace, name, current.as_ref()) {
-                    Some(json) => Ok(json.as_bytes().to_vec()),
+                let mask = request.field_mask();
+                match self
+                    .cluster
+                    .get(api_version, kind, namespace, name, mask.as_ref(), current.as_ref())
+                {
+                    Some(json) => Ok(json),
                     None => Err(match namespace {
                         Some(ns) => format!("{kind} {ns}/{name} ({api_version}) not found"),
                         None => format!("{kind} {name} ({api_version}) not found"),
@@ -353,6 +466,78 @@ spec: {group: beta.example.com, names: {kind: Shirt, plural: shirts}}
             serde_json::json!({"api_version": "v1", "kind": "Pod"}),
         );
         assert!(names(&scope.answer(&pods).unwrap()).is_empty());
+    }
+
+    #[test]
+    fn answers_as_kubewarden_once_per_lookup() {
+        let scanned = docs(
+            "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: shirts.stable.example.com\n  annotations: {kubectl.kubernetes.io/last-applied-configuration: '{}', team: a}\n  managedFields: [{manager: kubectl}]\nspec: {group: stable.example.com, scope: Namespaced, names: {kind: Shirt, plural: shirts}, versions: [{name: v1, served: true}]}\nstatus: {storedVersions: [v1]}\n---\napiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata: {name: shirts.beta.example.com}\nspec: {group: beta.example.com, names: {kind: Shirt, plural: shirts}}\n",
+        );
+        let cluster = Arc::new(OfflineCluster::new(&[], &scanned));
+        let scope = DocumentScope::new(cluster.clone());
+        let masked = request(
+            "KubernetesListResourceAll",
+            serde_json::json!({"api_version": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition", "field_masks": ["spec.names.kind", "spec.group"]}),
+        );
+        let body: serde_json::Value = serde_json::from_slice(&scope.answer(&masked).unwrap()).unwrap();
+        assert_eq!(
+            body,
+            serde_json::json!({
+                "apiVersion": "apiextensions.k8s.io/v1",
+                "kind": "CustomResourceDefinitionList",
+                "metadata": {},
+                "items": [
+                    {
+                        "apiVersion": "apiextensions.k8s.io/v1",
+                        "kind": "CustomResourceDefinition",
+                        "metadata": {"name": "shirts.beta.example.com", "annotations": {}, "managedFields": []},
+                        "spec": {"group": "beta.example.com", "names": {"kind": "Shirt"}},
+                    },
+                    {
+                        "apiVersion": "apiextensions.k8s.io/v1",
+                        "kind": "CustomResourceDefinition",
+                        "metadata": {"name": "shirts.stable.example.com", "annotations": {"team": "a"}, "managedFields": []},
+                        "spec": {"group": "stable.example.com", "names": {"kind": "Shirt"}},
+                    },
+                ],
+            })
+        );
+        // The same lookup from another document reuses the answer, cut around that document
+        // wherever it sits; another set of masks is another answer.
+        // (scanned[0] is the stable CRD, second in the sorted List; scanned[1] the first.)
+        for (i, other) in [(0, 0), (1, 1)] {
+            scope.set_current(Some(ObjectKey::of(&scanned[i])));
+            let cut: serde_json::Value = serde_json::from_slice(&scope.answer(&masked).unwrap()).unwrap();
+            assert_eq!(cut["items"], serde_json::json!([body["items"][other]]));
+        }
+        let whole = request(
+            "KubernetesListResourceAll",
+            serde_json::json!({"api_version": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition"}),
+        );
+        let unmasked: serde_json::Value = serde_json::from_slice(&scope.answer(&whole).unwrap()).unwrap();
+        assert_eq!(
+            unmasked["items"][0]["status"],
+            serde_json::json!({"storedVersions": ["v1"]})
+        );
+        assert_eq!(cluster.answers.lock().unwrap().len(), 2);
+        // Only the document itself is ever cut out: a lone item, and none for other kinds.
+        let only = Arc::new(OfflineCluster::new(&[], &scanned[..1]));
+        let alone = DocumentScope::new(only);
+        alone.set_current(Some(ObjectKey::of(&scanned[0])));
+        assert!(names(&alone.answer(&masked).unwrap()).is_empty());
+        let get = request(
+            "KubernetesGetResource",
+            serde_json::json!({"api_version": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition", "name": "shirts.stable.example.com", "disable_cache": false, "field_masks": ["spec.group"]}),
+        );
+        scope.set_current(None);
+        let object: serde_json::Value = serde_json::from_slice(&scope.answer(&get).unwrap()).unwrap();
+        assert_eq!(object["spec"], serde_json::json!({"group": "stable.example.com"}));
+        assert!(object.get("status").is_none());
+        // A get does not go through the reflector: metadata stays as the object has it.
+        assert_eq!(
+            object["metadata"]["managedFields"],
+            serde_json::json!([{"manager": "kubectl"}])
+        );
     }
 
     #[test]

@@ -398,15 +398,10 @@ fn evaluate(crd: &Crd, request_name: &str, settings: &Settings, cluster: &dyn Cl
     let mut findings = Findings::default();
     builtin_findings(group, kind, &own, settings, &mut findings);
 
-    let lookup_error = match list_crds(cluster) {
-        Ok(listed) => {
-            for other in &listed {
-                crd_findings(&name, group, kind, &own, other, settings, &mut findings);
-            }
-            None
-        }
-        Err(error) => Some(error),
-    };
+    let lookup_error = list_crds(cluster, |other| {
+        crd_findings(&name, group, kind, &own, other, settings, &mut findings);
+    })
+    .err();
 
     let mut rejections = Vec::new();
     let mut warnings = Vec::new();
@@ -560,13 +555,24 @@ fn crd_findings(
     settings: &Settings,
     findings: &mut Findings,
 ) {
-    let other_group = other.spec.group.as_str();
+    let other_group = &*other.spec.group;
     if other.metadata.name == name || other_group == group || settings.allowed_pair(group, other_group) {
         return;
     }
     let kind_allowed = settings.allowed_kind(kind);
     let other_names = &other.spec.names;
     let same_kind = other_names.kind == kind;
+    let shares_a_name = own.iter().any(|n| {
+        let value = n.value;
+        value == other_names.plural
+            || value == other_names.singular
+            || (other_names.singular.is_empty() && is_lowercase_of(value, &other_names.kind))
+            || other_names.short_names.iter().any(|s| s == value)
+    });
+    // Most listed CRDs share nothing with this one: skip them before building labels.
+    if !same_kind && !shares_a_name {
+        return;
+    }
     let label = format!("CustomResourceDefinition {}", other.metadata.name);
     let well_known =
         same_kind && !kind_allowed && settings.well_known_projects.exempts(group, kind, other_group, false);
@@ -587,20 +593,36 @@ fn crd_findings(
     let singular = if other_names.singular.is_empty() {
         lowercase_kind.as_str()
     } else {
-        other_names.singular.as_str()
+        &*other_names.singular
     };
-    let mut others = vec![(other_names.plural.as_str(), "plural"), (singular, "singular")];
-    others.extend(other_names.short_names.iter().map(|s| (s.as_str(), "short name")));
+    let mut others = vec![(&*other_names.plural, "plural"), (singular, "singular")];
+    others.extend(other_names.short_names.iter().map(|s| (&**s, "short name")));
     findings.clash_names(own, &others, &label, other_group);
 }
 
-/// Lists the cluster's CRDs, each read as the minimal [`Crd`] view.
-fn list_crds(cluster: &dyn Cluster) -> Result<Vec<Crd>, String> {
-    let items = cluster.list_all(CRD_API_VERSION, CRD_KIND)?;
-    items.read::<Crd>().map_err(|e| match e {
+/// The fields of the cluster's CRDs the check reads ([`crd_findings`]), asked for as Kubewarden
+/// field masks so that the host sends only these (plus `apiVersion`, `kind` and `metadata`,
+/// which always come whole; `metadata.name` is read from there). Whole CRDs with their schemas
+/// are tens of kilobytes each; these fields are a few hundred bytes.
+pub const LISTED_CRD_FIELDS: &[&str] = &[
+    "spec.group",
+    "spec.names.kind",
+    "spec.names.plural",
+    "spec.names.shortNames",
+    "spec.names.singular",
+];
+
+/// Lists the cluster's CRDs, pruned to [`LISTED_CRD_FIELDS`], and calls `each` with every one
+/// read as the minimal [`Crd`] view (the fields the masks leave out read as empty), once every
+/// item has read: an unreadable item fails the whole lookup.
+fn list_crds(cluster: &dyn Cluster, mut each: impl FnMut(&Crd)) -> Result<(), String> {
+    let items = cluster.list_all(CRD_API_VERSION, CRD_KIND, LISTED_CRD_FIELDS)?;
+    let listed = items.read::<Crd>().map_err(|e| match e {
         ItemsError::NotAList(message) => message,
         ItemsError::Item(i, e) => format!("item {i} of the list is not a readable CustomResourceDefinition: {e}"),
-    })
+    })?;
+    listed.iter().for_each(&mut each);
+    Ok(())
 }
 
 /// The action for the kind finding: the strictest among the kinds of servers found.
@@ -779,8 +801,14 @@ mod tests {
     }
 
     impl Cluster for Counting {
-        fn list_all(&self, api_version: &str, kind: &str) -> Result<crate::cluster::Items, String> {
+        fn list_all(
+            &self,
+            api_version: &str,
+            kind: &str,
+            field_masks: &[&str],
+        ) -> Result<crate::cluster::Items, String> {
             assert_eq!((api_version, kind), (CRD_API_VERSION, CRD_KIND));
+            assert_eq!(field_masks, LISTED_CRD_FIELDS);
             self.calls.set(self.calls.get() + 1);
             self.answer
                 .clone()
@@ -1022,6 +1050,36 @@ mod tests {
             },
         );
         assert!(verdict.accepted && verdict.warnings.is_empty(), "{verdict:?}");
+    }
+
+    #[test]
+    fn listed_fields_are_sorted_without_repeats() {
+        // The host reads the masks as a set; the request writes them as given.
+        assert!(LISTED_CRD_FIELDS.windows(2).all(|w| w[0] < w[1]));
+    }
+
+    #[test]
+    fn listed_crds_are_read_from_the_masked_fields_only() {
+        // What the masks leave out never reaches the check: a listed CRD whose schema, scope,
+        // versions and status would not read as a CRD still counts by its group and names.
+        let object = crd("stable.example.com", "Shirt", "shirts", &[]);
+        let mut other = crd("beta.example.com", "Shirt", "shirts", &["sh"]);
+        other["spec"]["versions"] = json!("not a list");
+        other["spec"]["scope"] = json!(3);
+        other["spec"]["names"]["categories"] = json!({"not": "a list"});
+        other["status"] = json!({"storedVersions": "v1"});
+        let verdict = decide(
+            &request("CREATE", &object),
+            json!({}),
+            &StaticCluster { objects: vec![other] },
+        );
+        assert!(!verdict.accepted, "{verdict:?}");
+        assert!(
+            verdict
+                .message
+                .unwrap()
+                .contains("beta.example.com (CustomResourceDefinition shirts.beta.example.com)")
+        );
     }
 
     #[test]
