@@ -105,31 +105,31 @@ impl<'a> ObjectJson<'a> {
         }
     }
 
-    /// Reads the object as `T` and names the path of the value that does not fit
-    /// (`spec.ttlSecondsAfterFinished`) beside serde_json's message (without a position).
+    /// Reads the object as `T`; an error names the path of the value that does not fit
+    /// (`spec.ttlSecondsAfterFinished`) beside serde_json's message, never a position in the text,
+    /// so it does not depend on the order of keys in the JSON (Kubewarden sorts them).
     pub fn read_with_path<T: Deserialize<'a>>(&self) -> Result<T, (String, String)> {
-        let located = |error: serde_path_to_error::Error<serde_json::Error>| {
-            let path = crate::settings::path_text(error.path());
-            (path, crate::settings::message(error.inner()))
-        };
-        match self {
-            ObjectJson::Raw(raw) => {
-                let mut deserializer = serde_json::Deserializer::from_str(raw.get());
-                serde_path_to_error::deserialize(&mut deserializer).map_err(located)
-            }
-            ObjectJson::Parsed(value) => serde_path_to_error::deserialize(*value).map_err(located),
-        }
+        self.read().map_err(|error| {
+            let path = match self {
+                // Worked out from where serde_json stopped, once reading has failed: a second,
+                // path-tracking instance of every view's deserializer (serde_path_to_error) would
+                // cost each module tens of kilobytes for the same answer.
+                ObjectJson::Raw(raw) => crate::settings::path_of_error(raw.get(), &error),
+                ObjectJson::Parsed(_) => String::new(),
+            };
+            (path, crate::settings::message(&error))
+        })
     }
 
-    /// Reads the object as `T`; an error names the path of the value that does not fit
-    /// (`` `spec.versions`: invalid type ... ``), never a position in the text, so the message
-    /// does not depend on the order of keys in the JSON (Kubewarden sorts them). The path is
-    /// worked out only when reading fails.
+    /// [`ObjectJson::read_with_path`] with the path and the message in one text
+    /// (`` `spec.versions`: invalid type ... ``).
     pub fn read_described<T: Deserialize<'a>>(&self) -> Result<T, String> {
-        self.read().or_else(|_| match self.read_with_path::<T>() {
-            Ok(value) => Ok(value),
-            Err((path, message)) if path.is_empty() => Err(message),
-            Err((path, message)) => Err(format!("`{path}`: {message}")),
+        self.read_with_path().map_err(|(path, message)| {
+            if path.is_empty() {
+                message
+            } else {
+                format!("`{path}`: {message}")
+            }
         })
     }
 

@@ -95,6 +95,87 @@ macro_rules! string_enum {
 }
 pub(crate) use string_enum;
 
+/// The JSON path (`spec.versions[0].name`) in `text` of the value serde_json was reading when it
+/// failed with `error`; empty for the document itself.
+pub fn path_of_error(text: &str, error: &serde_json::Error) -> String {
+    // serde_json's position is just past the token it stopped on; for a syntax error that token
+    // is the offending character itself, which belongs to no key.
+    let mut end = line_offset(text, error.line()).saturating_add(error.column());
+    if error.classify() == serde_json::error::Category::Syntax {
+        end = end.saturating_sub(1);
+    }
+    path_at(text.as_bytes(), end.min(text.len()))
+}
+
+/// Byte offset of the start of 1-based `line` in `text`.
+fn line_offset(text: &str, line: usize) -> usize {
+    if line <= 1 {
+        return 0;
+    }
+    text.match_indices('\n')
+        .nth(line - 2)
+        .map_or(text.len(), |(i, _)| i + 1)
+}
+
+/// One open JSON container while scanning for a path.
+enum Frame<'a> {
+    /// An object and the key whose value is being read, if any.
+    Object(Option<&'a [u8]>),
+    /// An array and the index of the element being read.
+    Array(usize),
+}
+
+/// The JSON path (`a.b[2].c`) of the value being read at byte `end` of `text`: the key or
+/// element whose value ends at `end`, or the key just read there.
+fn path_at(text: &[u8], end: usize) -> String {
+    let mut stack: Vec<Frame> = Vec::new();
+    let mut i = 0;
+    while i < end {
+        match text[i] {
+            b'{' => stack.push(Frame::Object(None)),
+            b'[' => stack.push(Frame::Array(0)),
+            b'}' | b']' => {
+                stack.pop();
+            }
+            b',' => match stack.last_mut() {
+                Some(Frame::Object(key)) => *key = None,
+                Some(Frame::Array(index)) => *index += 1,
+                None => {}
+            },
+            b'"' => {
+                let start = i + 1;
+                i = start;
+                while i < end && text[i] != b'"' {
+                    i += if text[i] == b'\\' { 2 } else { 1 };
+                }
+                if let Some(Frame::Object(key @ None)) = stack.last_mut() {
+                    *key = Some(&text[start..i.min(end)]);
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    let mut path = String::new();
+    for frame in &stack {
+        match frame {
+            Frame::Object(Some(key)) => {
+                if !path.is_empty() {
+                    path.push('.');
+                }
+                path.push_str(&String::from_utf8_lossy(key));
+            }
+            Frame::Object(None) => {}
+            Frame::Array(index) => {
+                path.push('[');
+                path.push_str(&index.to_string());
+                path.push(']');
+            }
+        }
+    }
+    path
+}
+
 /// What to do with a finding: the common three-way setting of syncguard checks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Action {

@@ -142,7 +142,7 @@ fn not_an_object(policy: &str) -> Expect {
 /// unknown field `x` (the API server drops it), and no marker of the other checks is there.
 fn no_known_field(policy: &str, unknown: bool) -> Expect {
     match (policy, unknown) {
-        ("crd-schema-fields", true) => Expect::RejectedWith("1 finding"),
+        ("crd-schema-fields", true) => Expect::RejectedWith("1 field the API server drops"),
         ("syncguard", true) => Expect::RejectedWith("crd-schema-fields: "),
         ("crd-safe-upgrade" | "crd-schema-fields", _) => Expect::Base,
         _ => Expect::Allowed,
