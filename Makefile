@@ -143,7 +143,7 @@ playground: playground-setup
 	  target/$(PLAYGROUND_TARGET)/playground-wasm/syncguard_playground.wasm
 	@# No wasm-opt pass here: Debian's binaryen (108) turns wasm-bindgen's externref table into a
 	@# funcref table, and the module then fails to start in the browser.
-	cp playground/www/index.html playground/www/playground.js playground/www/playground.css $(PLAYGROUND_DIR)/
+	cp playground/www/index.html playground/www/playground.js playground/www/playground.css playground/www/wapc.js $(PLAYGROUND_DIR)/
 
 ## playground-tests: the playground's verdicts against `syncguard scan`'s on every fixture, and
 ## the built page in headless chromium over WebDriver
