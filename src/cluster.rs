@@ -8,7 +8,10 @@ use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 use serde_json::value::RawValue;
+use std::cell::RefCell;
 use std::collections::BTreeSet;
+use std::rc::Rc;
+use std::thread::LocalKey;
 
 /// Objects as the cluster answered them: the text of a Kubernetes List, unread until a check
 /// reads its items into the view it needs with [`Items::read`].
@@ -46,7 +49,31 @@ impl Items {
         }
         Ok(items)
     }
+
+    /// [`Items::read`], reusing the items of the last List read into `last` when this List's
+    /// text is the same, byte for byte. An engine that keeps one module instance for many
+    /// requests (`syncguard scan` does, for every document of a tree) hands the same List to
+    /// each of them; reading it again each time would make a scan quadratic in the List's
+    /// size. The answer never depends on the cache: the items are those the text reads as.
+    /// An engine that starts every evaluation from a fresh instance never finds anything here.
+    pub fn read_reusing<T: DeserializeOwned + Default>(
+        self,
+        last: &'static LocalKey<LastList<T>>,
+    ) -> Result<Rc<Vec<T>>, ItemsError> {
+        if let Some(items) = last.with_borrow(|last| match last {
+            Some((body, items)) if *body == self.body => Some(items.clone()),
+            _ => None,
+        }) {
+            return Ok(items);
+        }
+        let items = Rc::new(self.read::<T>()?);
+        last.set(Some((self.body, items.clone())));
+        Ok(items)
+    }
 }
+
+/// A List's text and its items as read, kept for [`Items::read_reusing`] in a `thread_local!`.
+pub type LastList<T> = RefCell<Option<(String, Rc<Vec<T>>)>>;
 
 /// Read access to the cluster's objects.
 pub trait Cluster {
@@ -183,6 +210,23 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
+    }
+
+    #[test]
+    fn the_same_list_text_is_read_once() {
+        thread_local! {
+            static LAST: LastList<Value> = const { RefCell::new(None) };
+        }
+        let first = list_items(br#"{"items": [{"a": 1}]}"#).unwrap().read_reusing(&LAST).unwrap();
+        let again = list_items(br#"{"items": [{"a": 1}]}"#).unwrap().read_reusing(&LAST).unwrap();
+        assert!(Rc::ptr_eq(&first, &again));
+        let other = list_items(br#"{"items": [{"a": 1}, {"b": 2}]}"#).unwrap().read_reusing(&LAST).unwrap();
+        assert_eq!(other.len(), 2);
+        let back = list_items(br#"{"items": [{"a": 1}]}"#).unwrap().read_reusing(&LAST).unwrap();
+        assert!(!Rc::ptr_eq(&first, &back) && first == back);
+        assert!(list_items(b"[").unwrap().read_reusing(&LAST).is_err());
+        let kept = list_items(br#"{"items": [{"a": 1}]}"#).unwrap().read_reusing(&LAST).unwrap();
+        assert!(Rc::ptr_eq(&back, &kept), "a failed read leaves the last list in place");
     }
 
     #[test]

@@ -52,6 +52,9 @@ impl Engine {
     pub fn new(limits: Limits) -> Result<Self> {
         let mut config = wasmtime::Config::new();
         config.epoch_interruption(true);
+        if std::env::var_os("SYNCGUARD_PERFMAP").is_some() {
+            config.profiler(wasmtime::ProfilingStrategy::PerfMap);
+        }
         let engine = wasmtime::Engine::new(&config).map_err(|e| anyhow!("cannot start wasmtime: {e}"))?;
         let stop = Arc::new(AtomicBool::new(false));
         let ticker = engine.clone();

@@ -43,17 +43,18 @@
 //! Input rules:
 //! - requests outside the CRD rule (other resources, subresources such as `status`, DELETE)
 //!   are accepted without reading the object;
-//! - an object that is missing or not a readable CRD (wrong field types) is rejected with
-//!   code 400;
+//! - an object that is missing, or whose `metadata.name`, `spec.group` or `spec.names` has a
+//!   wrong type, is rejected with code 400 (the check reads nothing else of it: a wrong type
+//!   elsewhere is for the API server and the other checks to refuse);
 //! - a CRD without `spec.group` or `spec.names.kind` is accepted without a lookup: it serves no
 //!   kind, and the API server refuses it itself;
 //! - a listed item that is not a readable CRD makes the whole lookup count as failed.
 
 use crate::admission::{Request, Verdict};
 use crate::check::Check;
-use crate::cluster::{Cluster, ItemsError};
+use crate::cluster::{Cluster, ItemsError, LastList};
 use crate::generated::builtin_resources;
-use crate::k8s::Crd;
+use crate::k8s::CrdIdentity;
 use crate::rules::{self, Rule};
 use crate::settings::{Action, RejectOrWarn, string_enum};
 use crate::text::{
@@ -246,7 +247,7 @@ impl Check for CrdKindCollision {
         if !rules::any_matches(Self::RULES, request) {
             return Verdict::accept();
         }
-        let crd = match request.object_as::<Crd>() {
+        let crd = match request.object_as::<CrdIdentity>() {
             Ok(Some(crd)) => crd,
             Ok(None) => {
                 return Verdict::reject_with_code("the request carries no CustomResourceDefinition object", 400);
@@ -348,7 +349,7 @@ impl Findings {
 }
 
 /// Decides one CRD: built-in collisions first, then (when needed) the cluster's CRDs.
-fn evaluate(crd: &Crd, request_name: &str, settings: &Settings, cluster: &dyn Cluster) -> Verdict {
+fn evaluate(crd: &CrdIdentity, request_name: &str, settings: &Settings, cluster: &dyn Cluster) -> Verdict {
     let group = crd.spec.group.as_str();
     let names = &crd.spec.names;
     let kind = names.kind.as_str();
@@ -551,7 +552,7 @@ fn crd_findings(
     group: &str,
     kind: &str,
     own: &[OwnName<'_>],
-    other: &Crd,
+    other: &CrdIdentity,
     settings: &Settings,
     findings: &mut Findings,
 ) {
@@ -612,12 +613,17 @@ pub const LISTED_CRD_FIELDS: &[&str] = &[
     "spec.names.singular",
 ];
 
+thread_local! {
+    /// The last list of CRDs read, for [`list_crds`] to reuse when the cluster answers the same.
+    static LAST_LIST: LastList<CrdIdentity> = const { std::cell::RefCell::new(None) };
+}
+
 /// Lists the cluster's CRDs, pruned to [`LISTED_CRD_FIELDS`], and calls `each` with every one
-/// read as the minimal [`Crd`] view (the fields the masks leave out read as empty), once every
-/// item has read: an unreadable item fails the whole lookup.
-fn list_crds(cluster: &dyn Cluster, mut each: impl FnMut(&Crd)) -> Result<(), String> {
+/// read as a [`CrdIdentity`], once every item has read: an unreadable item fails the whole
+/// lookup. The same answer as the last one is not read again (see `Items::read_reusing`).
+fn list_crds(cluster: &dyn Cluster, mut each: impl FnMut(&CrdIdentity)) -> Result<(), String> {
     let items = cluster.list_all(CRD_API_VERSION, CRD_KIND, LISTED_CRD_FIELDS)?;
-    let listed = items.read::<Crd>().map_err(|e| match e {
+    let listed = items.read_reusing(&LAST_LIST).map_err(|e| match e {
         ItemsError::NotAList(message) => message,
         ItemsError::Item(i, e) => format!("item {i} of the list is not a readable CustomResourceDefinition: {e}"),
     })?;
