@@ -81,11 +81,11 @@ policies: setup
 	$(WASM_OPT) $(WASM_DIR)/syncguard_noop.wasm -o bench/noop/policy.wasm
 	$(WASM_OPT) $(WASM_DIR)/syncguard_read_floor.wasm -o bench/read-floor/policy.wasm
 
-## all-in-one: every check in one module, ./syncguard.wasm (built after the single policies:
-## they share target/ and only this build enables the all-in-one entry point)
+## all-in-one: every check in one module, ./syncguard.wasm (only this build enables the
+## all-in-one entry point; its own profile builds it for size, see Cargo.toml)
 all-in-one: policies
-	$(CARGO) build --locked --release --target $(TARGET) -p syncguard --features all-in-one
-	$(WASM_OPT) $(WASM_DIR)/syncguard.wasm -o syncguard.wasm
+	$(CARGO) build --locked --profile all-in-one --target $(TARGET) -p syncguard --features all-in-one
+	$(WASM_OPT) target/$(TARGET)/all-in-one/syncguard.wasm -o syncguard.wasm
 
 ## annotate: embed metadata.yml and README.md in each module, as kwctl annotate does
 annotate: cli policies all-in-one

@@ -124,9 +124,9 @@ impl Lookups for Replay {
     }
 }
 
-impl Lookups for syncguard_scan::cluster::DocumentScope {
+impl Lookups for syncguard_scan::cluster::OfflineCluster {
     fn answer(&self, request: &HostRequest) -> Result<Vec<u8>, String> {
-        syncguard_scan::cluster::DocumentScope::answer(self, request)
+        syncguard_scan::cluster::OfflineCluster::answer(self, request)
     }
 }
 

@@ -8,9 +8,10 @@
 //!
 //! Speed: each module is compiled once per run. Each worker thread keeps one instance per
 //! policy and reuses it for every document it evaluates, one call at a time. That is safe
-//! because syncguard's modules keep no state between calls: the core has no `static` or
-//! thread-local state, and the only global of the waPC guest library is the table of
-//! operations filled by `wapc_init`. An instance whose call traps or times out is dropped and
+//! because no answer of syncguard's modules depends on an earlier call: the only global of the
+//! waPC guest library is the table of operations filled by `wapc_init`, and the core's one
+//! piece of thread-local state is crd-kind-collision's last List read, reused only when the
+//! cluster answers the same text again (every CRD of a scan gets the same List). An instance whose call traps or times out is dropped and
 //! replaced by a fresh one.
 
 pub mod bench;
@@ -24,7 +25,7 @@ use crate::engine::{Capabilities, Engine, Instance, Limits, Module};
 use crate::evaluate::{self, AdmissionResponse, EvalError, RequestDoc};
 use crate::metadata::Rule;
 use anyhow::{Result, anyhow, bail};
-use cluster::{DocumentScope, ObjectKey, OfflineCluster, Plurals};
+use cluster::{OfflineCluster, Plurals};
 use input::{Document, InputError, Source};
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -566,7 +567,7 @@ fn evaluate_all(
 struct Worker<'a> {
     set: &'a PolicySet,
     cluster: Arc<OfflineCluster>,
-    instances: Vec<Option<(Instance, Arc<DocumentScope>)>>,
+    instances: Vec<Option<Instance>>,
 }
 
 impl<'a> Worker<'a> {
@@ -578,15 +579,14 @@ impl<'a> Worker<'a> {
         }
     }
 
-    fn instance(&mut self, policy: usize) -> Result<&(Instance, Arc<DocumentScope>)> {
+    fn instance(&mut self, policy: usize) -> Result<&Instance> {
         if self.instances[policy].is_none() {
-            let scope = Arc::new(DocumentScope::new(self.cluster.clone()));
             let instance = self.set.policies[policy].module.instantiate(Capabilities {
                 allow_context_aware: true,
                 replay: None,
-                lookups: Some(scope.clone()),
+                lookups: Some(self.cluster.clone()),
             })?;
-            self.instances[policy] = Some((instance, scope));
+            self.instances[policy] = Some(instance);
         }
         self.instances[policy]
             .as_ref()
@@ -603,15 +603,14 @@ impl Evaluator for Worker<'_> {
         self.set.policies[policy].matches(group, version, resource)
     }
 
-    fn evaluate(&mut self, policy: usize, document: usize, request: &str, uid: &str, key: &ObjectKey) -> Evaluation {
+    fn evaluate(&mut self, policy: usize, document: usize, request: &str, uid: &str) -> Evaluation {
         let set = self.set;
         let request = RequestDoc {
             raw: request.to_string(),
             uid: uid.to_string(),
         };
         let response = match self.instance(policy) {
-            Ok((instance, scope)) => {
-                scope.set_current(Some(key.clone()));
+            Ok(instance) => {
                 let active = &set.policies[policy];
                 evaluate::validate_with_settings_text(
                     instance,

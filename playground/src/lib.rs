@@ -19,7 +19,7 @@ use syncguard::checks::{
 };
 use syncguard::cluster::{self, Cluster, Items};
 use syncguard::replay::HostRequest;
-use syncguard_scan::cluster::{DocumentScope, ObjectKey, OfflineCluster, Plurals};
+use syncguard_scan::cluster::{OfflineCluster, Plurals};
 use syncguard_scan::config::Config;
 use syncguard_scan::evaluate::{self, Evaluation, Evaluator};
 use syncguard_scan::{clash, input};
@@ -104,12 +104,12 @@ struct Active {
 /// command sends its module, lookups answered by the offline cluster.
 pub struct CoreEvaluator {
     active: Vec<Active>,
-    scope: DocumentScope,
+    cluster: OfflineCluster,
 }
 
 /// The offline cluster as a core check asks it: the `list_resources_all` host call, answered
-/// by the same [`DocumentScope::answer`] that answers the command's modules.
-struct ScopeCluster<'a>(&'a DocumentScope);
+/// by the same [`OfflineCluster::answer`] that answers the command's modules.
+struct ScopeCluster<'a>(&'a OfflineCluster);
 
 impl Cluster for ScopeCluster<'_> {
     fn list_all(&self, api_version: &str, kind: &str, field_masks: &[&str]) -> Result<Items, String> {
@@ -135,11 +135,10 @@ impl Evaluator for CoreEvaluator {
         syncguard::rules::any_matches(self.active[policy].policy.rules, &request)
     }
 
-    fn evaluate(&mut self, policy: usize, document: usize, request: &str, _uid: &str, key: &ObjectKey) -> Evaluation {
+    fn evaluate(&mut self, policy: usize, document: usize, request: &str, _uid: &str) -> Evaluation {
         let active = &self.active[policy];
-        self.scope.set_current(Some(key.clone()));
         let payload = evaluate::validate_payload(request, &active.settings);
-        let answer = (active.policy.validate)(payload.as_bytes(), &ScopeCluster(&self.scope));
+        let answer = (active.policy.validate)(payload.as_bytes(), &ScopeCluster(&self.cluster));
         match check::decode_response(&answer) {
             Ok(answer) => {
                 // syncguard's non-mutating policies never return a mutated object, so the
@@ -256,7 +255,7 @@ pub fn report(state: &State) -> Value {
     let plurals = Plurals::new(snapshot.iter().chain(&documents));
     let mut evaluator = CoreEvaluator {
         active,
-        scope: DocumentScope::new(Arc::new(OfflineCluster::new(&snapshot, &documents))),
+        cluster: OfflineCluster::new(&snapshot, &documents),
     };
     let mut evaluations = Vec::new();
     for (index, doc) in documents.iter().enumerate() {

@@ -9,20 +9,23 @@
 //!   `kind` and `metadata`).
 //! - A scanned object replaces a snapshot object with the same group, kind, namespace and
 //!   name: the scan describes the cluster after the manifests are applied.
-//! - The object under evaluation is left out of the answers: it is being CREATEd, so the
-//!   cluster does not hold it yet.
+//! - Every answer holds the whole tree, the document under evaluation included, as Kubewarden's
+//!   audit scanner evaluates objects the cluster already holds and as the cluster answers when
+//!   a manifest is applied again: the scan describes the cluster once the tree is applied. A
+//!   check must skip the object's own state, as it must in a cluster (crd-kind-collision skips
+//!   its own name and its own group).
 //! - `list_resources_all`, `list_resources_by_namespace` and `get_resource` are answered;
 //!   the host still refuses anything the module's `contextAwareResources` does not declare.
 //!   Label and field selectors are not applied.
 //!
 //! Cost: each distinct list lookup (request and masks) is answered once per scan, whatever the
-//! number of documents and threads asking it; each call then gets those bytes with the document
-//! under evaluation cut out, one copy of the answer (which the host makes anyway to hand it to
-//! the module). Nothing is parsed or pruned again per document.
+//! number of documents and threads asking it; every call then gets the same bytes, copied once
+//! (the copy the host makes anyway to hand them to the module). Nothing is parsed or pruned
+//! again per document, and a module that keeps the items of the List it read last (as
+//! crd-kind-collision does) reads them once per instance.
 
 use crate::input::{self, Document, InputError};
 use std::collections::{BTreeMap, HashMap};
-use std::ops::Range;
 use std::sync::{Arc, Mutex, OnceLock};
 use syncguard::reflector::{self, FieldMask};
 use syncguard::replay::HostRequest;
@@ -59,51 +62,13 @@ struct Entry {
     json: Arc<str>,
 }
 
-/// One list lookup's answer, computed once: the List as JSON and where each item is in it.
-#[derive(Debug)]
-struct ListAnswer {
-    /// Group of the listed objects.
-    group: String,
-    /// Kind of the listed objects.
-    kind: String,
-    /// The List.
-    bytes: Vec<u8>,
-    /// Byte range of each item, in order.
-    items: Vec<Range<usize>>,
-    /// Position in `items` of each named object, by namespace and name.
-    positions: HashMap<(String, String), usize>,
-}
-
-impl ListAnswer {
-    /// The List without the item of `exclude` (when it holds it): the bytes around it, copied.
-    fn without(&self, exclude: Option<&ObjectKey>) -> Vec<u8> {
-        let position = exclude
-            .filter(|k| !k.name.is_empty() && k.group == self.group && k.kind == self.kind)
-            .and_then(|k| self.positions.get(&(k.namespace.clone(), k.name.clone())));
-        let Some(&i) = position else {
-            return self.bytes.clone();
-        };
-        // The item and the comma after it, or before it when it is the last of several.
-        let cut = if i + 1 < self.items.len() {
-            self.items[i].start..self.items[i + 1].start
-        } else if i > 0 {
-            self.items[i - 1].end..self.items[i].end
-        } else {
-            self.items[i].clone()
-        };
-        let mut out = Vec::with_capacity(self.bytes.len() - cut.len());
-        out.extend_from_slice(&self.bytes[..cut.start]);
-        out.extend_from_slice(&self.bytes[cut.end..]);
-        out
-    }
-}
 
 /// The objects a scan knows about, indexed by group and kind, and the answers computed so far.
 #[derive(Debug, Default)]
 pub struct OfflineCluster {
     by_group_kind: BTreeMap<(String, String), Vec<Entry>>,
     /// Answers of list lookups by request, each computed by the first caller.
-    answers: Mutex<HashMap<String, Arc<OnceLock<ListAnswer>>>>,
+    answers: Mutex<HashMap<String, Arc<OnceLock<Vec<u8>>>>>,
 }
 
 impl OfflineCluster {
@@ -147,16 +112,9 @@ impl OfflineCluster {
     }
 
     /// A List of the objects of `kind` in the group of `api_version`, in `namespace` when
-    /// given, each as the reflector answers it for `mask`, without `exclude`. Computed once per
-    /// distinct `request`; later calls copy it.
-    pub fn list(
-        &self,
-        request: &HostRequest,
-        api_version: &str,
-        kind: &str,
-        namespace: Option<&str>,
-        exclude: Option<&ObjectKey>,
-    ) -> Vec<u8> {
+    /// given, each as the reflector answers it for `mask`. Computed once per distinct
+    /// `request`; later calls copy it.
+    pub fn list(&self, request: &HostRequest, api_version: &str, kind: &str, namespace: Option<&str>) -> Vec<u8> {
         let key = format!("{}{}", request.tag, serde_json::Value::Object(request.fields.clone()));
         let cell = self
             .answers
@@ -166,7 +124,7 @@ impl OfflineCluster {
             .or_default()
             .clone();
         let answer = cell.get_or_init(|| self.answer_list(api_version, kind, namespace, request.field_mask().as_ref()));
-        answer.without(exclude)
+        answer.clone()
     }
 
     fn answer_list(
@@ -175,7 +133,7 @@ impl OfflineCluster {
         kind: &str,
         namespace: Option<&str>,
         mask: Option<&FieldMask>,
-    ) -> ListAnswer {
+    ) -> Vec<u8> {
         let group = group_of(api_version);
         let mut bytes = Vec::new();
         bytes.extend_from_slice(b"{\"apiVersion\":");
@@ -183,16 +141,14 @@ impl OfflineCluster {
         bytes.extend_from_slice(b",\"kind\":");
         bytes.extend_from_slice(serde_json::Value::from(format!("{kind}List")).to_string().as_bytes());
         bytes.extend_from_slice(b",\"metadata\":{},\"items\":[");
-        let mut items = Vec::new();
-        let mut positions = HashMap::new();
+        let mut first = true;
         for entry in self.entries(group, kind) {
             if namespace.is_some_and(|ns| ns != entry.namespace) {
                 continue;
             }
-            if !items.is_empty() {
+            if !std::mem::take(&mut first) {
                 bytes.push(b',');
             }
-            let start = bytes.len();
             match serde_json::from_str::<serde_json::Value>(&entry.json) {
                 Ok(mut object) => {
                     reflector::reflect(&mut object, mask);
@@ -201,23 +157,12 @@ impl OfflineCluster {
                 }
                 Err(_) => bytes.extend_from_slice(entry.json.as_bytes()),
             }
-            if !entry.name.is_empty() {
-                positions.insert((entry.namespace.clone(), entry.name.clone()), items.len());
-            }
-            items.push(start..bytes.len());
         }
         bytes.extend_from_slice(b"]}");
-        ListAnswer {
-            group: group.to_string(),
-            kind: kind.to_string(),
-            bytes,
-            items,
-            positions,
-        }
+        bytes
     }
 
-    /// The object of `kind` named `name` (in `namespace`), pruned to `mask`, unless it is
-    /// `exclude`.
+    /// The object of `kind` named `name` (in `namespace`), pruned to `mask`.
     pub fn get(
         &self,
         api_version: &str,
@@ -225,15 +170,9 @@ impl OfflineCluster {
         namespace: Option<&str>,
         name: &str,
         mask: Option<&FieldMask>,
-        exclude: Option<&ObjectKey>,
     ) -> Option<Vec<u8>> {
         let group = group_of(api_version);
         let namespace = namespace.unwrap_or("");
-        let excluded =
-            exclude.is_some_and(|k| k.group == group && k.kind == kind && k.namespace == namespace && k.name == name);
-        if excluded {
-            return None;
-        }
         let entry = self
             .entries(group, kind)
             .iter()
@@ -256,51 +195,23 @@ fn group_of(api_version: &str) -> &str {
     api_version.rsplit_once('/').map(|(g, _)| g).unwrap_or("")
 }
 
-/// The offline cluster as one policy instance sees it: the document under evaluation is
-/// set before each call and left out of the answers.
-pub struct DocumentScope {
-    cluster: Arc<OfflineCluster>,
-    current: Mutex<Option<ObjectKey>>,
-}
-
-impl DocumentScope {
-    /// A scope over `cluster` with no current document.
-    pub fn new(cluster: Arc<OfflineCluster>) -> DocumentScope {
-        DocumentScope {
-            cluster,
-            current: Mutex::new(None),
-        }
-    }
-
-    /// Sets the document under evaluation.
-    pub fn set_current(&self, key: Option<ObjectKey>) {
-        *self.current.lock().unwrap_or_else(|e| e.into_inner()) = key;
-    }
-}
-
-impl DocumentScope {
+impl OfflineCluster {
     /// Answers a context-aware lookup of a policy, or gives the error the policy receives.
     pub fn answer(&self, request: &HostRequest) -> Result<Vec<u8>, String> {
-        let current = self.current.lock().unwrap_or_else(|e| e.into_inner()).clone();
         let text = |key: &str| request.fields.get(key).and_then(|v| v.as_str());
         let api_version = text("api_version").ok_or("the lookup has no api_version")?;
         let kind = text("kind").ok_or("the lookup has no kind")?;
         match request.tag.as_str() {
-            "KubernetesListResourceAll" => Ok(self.cluster.list(request, api_version, kind, None, current.as_ref())),
+            "KubernetesListResourceAll" => Ok(self.list(request, api_version, kind, None)),
             "KubernetesListResourceNamespace" => {
                 let namespace = text("namespace").ok_or("the namespaced lookup has no namespace")?;
-                Ok(self
-                    .cluster
-                    .list(request, api_version, kind, Some(namespace), current.as_ref()))
+                Ok(self.list(request, api_version, kind, Some(namespace)))
             }
             "KubernetesGetResource" => {
                 let name = text("name").ok_or("the lookup has no name")?;
                 let namespace = text("namespace").filter(|n| !n.is_empty());
                 let mask = request.field_mask();
-                match self
-                    .cluster
-                    .get(api_version, kind, namespace, name, mask.as_ref(), current.as_ref())
-                {
+                match self.get(api_version, kind, namespace, name, mask.as_ref()) {
                     Some(json) => Ok(json),
                     None => Err(match namespace {
                         Some(ns) => format!("{kind} {ns}/{name} ({api_version}) not found"),
@@ -425,14 +336,14 @@ spec: {group: beta.example.com, names: {kind: Shirt, plural: shirts}}
     }
 
     #[test]
-    fn answers_list_all_without_the_current_document() {
+    fn answers_list_all_with_every_object_of_the_tree() {
         let scanned = docs(CRDS);
         let snapshot = docs(
             "apiVersion: v1\nkind: List\nitems:\n- apiVersion: apiextensions.k8s.io/v1\n  kind: CustomResourceDefinition\n  metadata: {name: gateways.networking.istio.io}\n  spec: {group: networking.istio.io, names: {kind: Gateway, plural: gateways}}\n- apiVersion: apiextensions.k8s.io/v1\n  kind: CustomResourceDefinition\n  metadata: {name: shirts.beta.example.com, labels: {from: snapshot}}\n",
         );
         let cluster = Arc::new(OfflineCluster::new(&snapshot, &scanned));
         assert_eq!(cluster.len(), 3);
-        let scope = DocumentScope::new(cluster);
+        let scope = cluster;
         let list = request(
             "KubernetesListResourceAll",
             serde_json::json!({"api_version": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition", "label_selector": null, "field_selector": null}),
@@ -450,17 +361,15 @@ spec: {group: beta.example.com, names: {kind: Shirt, plural: shirts}}
         assert!(!String::from_utf8_lossy(&all).contains("snapshot"));
         let body: serde_json::Value = serde_json::from_slice(&all).unwrap();
         assert_eq!(body["kind"], "CustomResourceDefinitionList");
-        scope.set_current(Some(ObjectKey::of(&scanned[0])));
-        assert_eq!(
-            names(&scope.answer(&list).unwrap()),
-            vec!["gateways.networking.istio.io", "shirts.beta.example.com"]
-        );
+        // Every document gets the same answer, itself included (the scan describes the cluster
+        // once the tree is applied, as the audit scanner sees it).
+        assert_eq!(scope.answer(&list).unwrap(), all);
         // Any version of the group answers: the API server converts.
         let v1beta1 = request(
             "KubernetesListResourceAll",
             serde_json::json!({"api_version": "apiextensions.k8s.io/v1beta1", "kind": "CustomResourceDefinition"}),
         );
-        assert_eq!(names(&scope.answer(&v1beta1).unwrap()).len(), 2);
+        assert_eq!(names(&scope.answer(&v1beta1).unwrap()).len(), 3);
         let pods = request(
             "KubernetesListResourceAll",
             serde_json::json!({"api_version": "v1", "kind": "Pod"}),
@@ -474,7 +383,7 @@ spec: {group: beta.example.com, names: {kind: Shirt, plural: shirts}}
             "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: shirts.stable.example.com\n  annotations: {kubectl.kubernetes.io/last-applied-configuration: '{}', team: a}\n  managedFields: [{manager: kubectl}]\nspec: {group: stable.example.com, scope: Namespaced, names: {kind: Shirt, plural: shirts}, versions: [{name: v1, served: true}]}\nstatus: {storedVersions: [v1]}\n---\napiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata: {name: shirts.beta.example.com}\nspec: {group: beta.example.com, names: {kind: Shirt, plural: shirts}}\n",
         );
         let cluster = Arc::new(OfflineCluster::new(&[], &scanned));
-        let scope = DocumentScope::new(cluster.clone());
+        let scope = cluster.clone();
         let masked = request(
             "KubernetesListResourceAll",
             serde_json::json!({"api_version": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition", "field_masks": ["spec.names.kind", "spec.group"]}),
@@ -502,34 +411,24 @@ spec: {group: beta.example.com, names: {kind: Shirt, plural: shirts}}
                 ],
             })
         );
-        // The same lookup from another document reuses the answer, cut around that document
-        // wherever it sits; another set of masks is another answer.
-        // (scanned[0] is the stable CRD, second in the sorted List; scanned[1] the first.)
-        for (i, other) in [(0, 0), (1, 1)] {
-            scope.set_current(Some(ObjectKey::of(&scanned[i])));
-            let cut: serde_json::Value = serde_json::from_slice(&scope.answer(&masked).unwrap()).unwrap();
-            assert_eq!(cut["items"], serde_json::json!([body["items"][other]]));
-        }
+        // The same lookup again reuses the answer; another set of masks is another answer.
+        let again: serde_json::Value = serde_json::from_slice(&scope.answer(&masked).unwrap()).unwrap();
+        assert_eq!(again, body);
         let whole = request(
             "KubernetesListResourceAll",
             serde_json::json!({"api_version": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition"}),
         );
         let unmasked: serde_json::Value = serde_json::from_slice(&scope.answer(&whole).unwrap()).unwrap();
+        // (items sorted by name: beta, then stable)
         assert_eq!(
-            unmasked["items"][0]["status"],
+            unmasked["items"][1]["status"],
             serde_json::json!({"storedVersions": ["v1"]})
         );
         assert_eq!(cluster.answers.lock().unwrap().len(), 2);
-        // Only the document itself is ever cut out: a lone item, and none for other kinds.
-        let only = Arc::new(OfflineCluster::new(&[], &scanned[..1]));
-        let alone = DocumentScope::new(only);
-        alone.set_current(Some(ObjectKey::of(&scanned[0])));
-        assert!(names(&alone.answer(&masked).unwrap()).is_empty());
         let get = request(
             "KubernetesGetResource",
             serde_json::json!({"api_version": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition", "name": "shirts.stable.example.com", "disable_cache": false, "field_masks": ["spec.group"]}),
         );
-        scope.set_current(None);
         let object: serde_json::Value = serde_json::from_slice(&scope.answer(&get).unwrap()).unwrap();
         assert_eq!(object["spec"], serde_json::json!({"group": "stable.example.com"}));
         assert!(object.get("status").is_none());
@@ -545,7 +444,7 @@ spec: {group: beta.example.com, names: {kind: Shirt, plural: shirts}}
         let scanned = docs(
             "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a, namespace: x}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: b, namespace: y}\n",
         );
-        let scope = DocumentScope::new(Arc::new(OfflineCluster::new(&[], &scanned)));
+        let scope = OfflineCluster::new(&[], &scanned);
         let by_ns = request(
             "KubernetesListResourceNamespace",
             serde_json::json!({"api_version": "v1", "kind": "ConfigMap", "namespace": "y"}),

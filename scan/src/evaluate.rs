@@ -4,7 +4,7 @@
 //! core checks compiled into it.
 
 use crate::clash;
-use crate::cluster::{ObjectKey, Plurals};
+use crate::cluster::Plurals;
 use crate::input::{Document, Source};
 use serde_json::Value;
 
@@ -147,8 +147,8 @@ pub trait Evaluator {
     fn matches(&self, policy: usize, group: &str, version: &str, resource: &str) -> bool;
 
     /// Policy `policy`'s evaluation of the AdmissionRequest `request` (JSON text, uid `uid`)
-    /// of document `document`, whose object is `key`: lookups leave it out of their answers.
-    fn evaluate(&mut self, policy: usize, document: usize, request: &str, uid: &str, key: &ObjectKey) -> Evaluation;
+    /// of document `document`.
+    fn evaluate(&mut self, policy: usize, document: usize, request: &str, uid: &str) -> Evaluation;
 }
 
 /// Evaluates document `index` with every policy whose rules match it, appending to `out`.
@@ -170,9 +170,8 @@ pub fn evaluate_document<E: Evaluator + ?Sized>(
     let source = sources.get(doc.source).map(|s| s.display.as_str()).unwrap_or("");
     let uid = uid(source, doc.index, doc.item);
     let request = request_json(doc, &resource, &uid);
-    let key = ObjectKey::of(doc);
     for policy in matching {
-        out.push(evaluator.evaluate(policy, index, &request, &uid, &key));
+        out.push(evaluator.evaluate(policy, index, &request, &uid));
     }
 }
 
