@@ -217,15 +217,30 @@ mod tests {
         thread_local! {
             static LAST: LastList<Value> = const { RefCell::new(None) };
         }
-        let first = list_items(br#"{"items": [{"a": 1}]}"#).unwrap().read_reusing(&LAST).unwrap();
-        let again = list_items(br#"{"items": [{"a": 1}]}"#).unwrap().read_reusing(&LAST).unwrap();
+        let first = list_items(br#"{"items": [{"a": 1}]}"#)
+            .unwrap()
+            .read_reusing(&LAST)
+            .unwrap();
+        let again = list_items(br#"{"items": [{"a": 1}]}"#)
+            .unwrap()
+            .read_reusing(&LAST)
+            .unwrap();
         assert!(Rc::ptr_eq(&first, &again));
-        let other = list_items(br#"{"items": [{"a": 1}, {"b": 2}]}"#).unwrap().read_reusing(&LAST).unwrap();
+        let other = list_items(br#"{"items": [{"a": 1}, {"b": 2}]}"#)
+            .unwrap()
+            .read_reusing(&LAST)
+            .unwrap();
         assert_eq!(other.len(), 2);
-        let back = list_items(br#"{"items": [{"a": 1}]}"#).unwrap().read_reusing(&LAST).unwrap();
+        let back = list_items(br#"{"items": [{"a": 1}]}"#)
+            .unwrap()
+            .read_reusing(&LAST)
+            .unwrap();
         assert!(!Rc::ptr_eq(&first, &back) && first == back);
         assert!(list_items(b"[").unwrap().read_reusing(&LAST).is_err());
-        let kept = list_items(br#"{"items": [{"a": 1}]}"#).unwrap().read_reusing(&LAST).unwrap();
+        let kept = list_items(br#"{"items": [{"a": 1}]}"#)
+            .unwrap()
+            .read_reusing(&LAST)
+            .unwrap();
         assert!(Rc::ptr_eq(&back, &kept), "a failed read leaves the last list in place");
     }
 

@@ -11,7 +11,6 @@
 //! The page calls [`evaluate`] and renders the JSON it returns (see [`report`]).
 
 use serde_json::{Value, json};
-use std::sync::Arc;
 use syncguard::check::{self, Check};
 use syncguard::checks::{
     crd_kind_collision::CrdKindCollision, crd_safe_upgrade::CrdSafeUpgrade, crd_schema_fields::CrdSchemaFields,

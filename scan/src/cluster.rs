@@ -62,7 +62,6 @@ struct Entry {
     json: Arc<str>,
 }
 
-
 /// The objects a scan knows about, indexed by group and kind, and the answers computed so far.
 #[derive(Debug, Default)]
 pub struct OfflineCluster {
@@ -127,13 +126,7 @@ impl OfflineCluster {
         answer.clone()
     }
 
-    fn answer_list(
-        &self,
-        api_version: &str,
-        kind: &str,
-        namespace: Option<&str>,
-        mask: Option<&FieldMask>,
-    ) -> Vec<u8> {
+    fn answer_list(&self, api_version: &str, kind: &str, namespace: Option<&str>, mask: Option<&FieldMask>) -> Vec<u8> {
         let group = group_of(api_version);
         let mut bytes = Vec::new();
         bytes.extend_from_slice(b"{\"apiVersion\":");
