@@ -82,10 +82,10 @@ policies: setup
 	$(WASM_OPT) $(WASM_DIR)/syncguard_read_floor.wasm -o bench/read-floor/policy.wasm
 
 ## all-in-one: every check in one module, ./syncguard.wasm (only this build enables the
-## all-in-one entry point; its own profile builds it for size, see Cargo.toml)
+## all-in-one entry point; the core is linked as a cdylib here alone, so with LTO, see Cargo.toml)
 all-in-one: policies
-	$(CARGO) build --locked --profile all-in-one --target $(TARGET) -p syncguard --features all-in-one
-	$(WASM_OPT) target/$(TARGET)/all-in-one/syncguard.wasm -o syncguard.wasm
+	$(CARGO) rustc --locked --release --target $(TARGET) -p syncguard --features all-in-one --crate-type cdylib
+	$(WASM_OPT) $(WASM_DIR)/syncguard.wasm -o syncguard.wasm
 
 ## annotate: embed metadata.yml and README.md in each module, as kwctl annotate does
 annotate: cli policies all-in-one
@@ -137,7 +137,8 @@ examples: build playground
 
 ## playground: the static site in target/playground/ (index.html, its script and the .wasm)
 playground: playground-setup
-	$(CARGO) build --locked --profile playground-wasm --target $(PLAYGROUND_TARGET) -p syncguard-playground
+	@# As a cdylib alone, so that it is linked with LTO (see the all-in-one's note in Cargo.toml).
+	$(CARGO) rustc --locked --profile playground-wasm --target $(PLAYGROUND_TARGET) -p syncguard-playground --crate-type cdylib
 	@rm -rf $(PLAYGROUND_DIR) && mkdir -p $(PLAYGROUND_DIR)
 	wasm-bindgen --target web --no-typescript --out-dir $(PLAYGROUND_DIR) \
 	  target/$(PLAYGROUND_TARGET)/playground-wasm/syncguard_playground.wasm
