@@ -124,13 +124,27 @@ impl<'a> ObjectJson<'a> {
     /// [`ObjectJson::read_with_path`] with the path and the message in one text
     /// (`` `spec.versions`: invalid type ... ``).
     pub fn read_described<T: Deserialize<'a>>(&self) -> Result<T, String> {
-        self.read_with_path().map_err(|(path, message)| {
-            if path.is_empty() {
-                message
-            } else {
-                format!("`{path}`: {message}")
-            }
-        })
+        self.read_with_path().map_err(describe)
+    }
+
+    /// For a check that may edit the object: the object read whole, into the value the edit
+    /// changes, and view `T` read from that value, so the text is read once. The SDK's response
+    /// carries a mutated object as a [`Value`], so an edit needs the whole object as one.
+    ///
+    /// The value is `None` for an object a check built (there is no text; the edit copies it) and
+    /// when the text does not read as a value (nesting over serde_json's limit); the view is then
+    /// read as [`ObjectJson::read_with_path`] reads it. When the view does not fit the value, the
+    /// error is [`ObjectJson::read_with_path`]'s on the text, so it names the path.
+    pub fn read_for_edit<T: serde::de::DeserializeOwned>(&self) -> (Option<Value>, Result<T, (String, String)>) {
+        let whole = match self {
+            ObjectJson::Raw(raw) => serde_json::from_str::<Value>(raw.get()).ok(),
+            ObjectJson::Parsed(_) => None,
+        };
+        let view = match &whole {
+            Some(value) => T::deserialize(value).or_else(|_| self.read_with_path()),
+            None => self.read_with_path(),
+        };
+        (whole, view)
     }
 
     /// The request's own JSON text; `None` for an object a check built.
@@ -139,6 +153,16 @@ impl<'a> ObjectJson<'a> {
             ObjectJson::Raw(raw) => Some(raw.get()),
             ObjectJson::Parsed(_) => None,
         }
+    }
+}
+
+/// The path and the message of a read error in one text (`` `spec.versions`: invalid type ... ``),
+/// the message alone when the path is the whole object.
+pub fn describe((path, message): (String, String)) -> String {
+    if path.is_empty() {
+        message
+    } else {
+        format!("`{path}`: {message}")
     }
 }
 
@@ -338,4 +362,44 @@ pub fn settings_response_json(result: Result<(), String>) -> Vec<u8> {
 /// JSON bytes of a response (plain structs of strings, booleans and numbers: this cannot fail).
 fn encode<T: Serialize>(value: &T) -> Vec<u8> {
     serde_json::to_vec(value).unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::k8s::Job;
+
+    fn raw(text: &str) -> &RawValue {
+        serde_json::from_str(text).unwrap()
+    }
+
+    #[test]
+    fn read_for_edit_reads_the_text_once_and_the_view_from_the_value() {
+        let text = raw(r#"{"metadata":{"name":"j"},"spec":{"ttlSecondsAfterFinished":5}}"#);
+        let (whole, view) = ObjectJson::Raw(text).read_for_edit::<Job>();
+        assert_eq!(whole.unwrap()["spec"]["ttlSecondsAfterFinished"], 5);
+        let job = view.unwrap();
+        assert_eq!(
+            (job.metadata.name.as_str(), job.spec.ttl_seconds_after_finished),
+            ("j", Some(5))
+        );
+    }
+
+    #[test]
+    fn read_for_edit_names_the_path_of_a_view_that_does_not_fit() {
+        let text = raw(r#"{"metadata":{"name":"j"},"spec":{"ttlSecondsAfterFinished":"5"}}"#);
+        let (whole, view) = ObjectJson::Raw(text).read_for_edit::<Job>();
+        assert!(whole.is_some());
+        let (path, message) = view.unwrap_err();
+        assert_eq!(path, "spec.ttlSecondsAfterFinished");
+        assert!(message.starts_with("invalid type: string \"5\""), "{message}");
+    }
+
+    #[test]
+    fn read_for_edit_of_a_built_object_reads_only_the_view() {
+        let value = serde_json::json!({"metadata": {"name": "j"}});
+        let (whole, view) = ObjectJson::Parsed(&value).read_for_edit::<Job>();
+        assert!(whole.is_none());
+        assert_eq!(view.unwrap().metadata.name, "j");
+    }
 }

@@ -26,7 +26,9 @@
 //! 3. The object is read as a Job. `null` anywhere counts as absent, as the API server's own
 //!    decoder treats it. An object that cannot be read (a field of the wrong type, such as a
 //!    string `spec.ttlSecondsAfterFinished`) is rejected with code 400 naming the field; the API
-//!    server would not have decoded it either.
+//!    server would not have decoded it either. With `ttlAction: remove`, a Job whose text holds
+//!    `ttlSecondsAfterFinished` is read once, whole, into the value the removal edits, and the
+//!    Job view is read from that value.
 //! 4. An object with `metadata.deletionTimestamp` (only the audit scanner sends one as CREATE,
 //!    since a real create never carries it) gets only the stuck-hook check: rejected when it
 //!    holds `argocd.argoproj.io/hook-finalizer` in `metadata.finalizers` and has finished (a
@@ -128,7 +130,16 @@ impl Check for HookJobSafety {
         if object.text().is_some_and(|text| !may_be_hook(text)) {
             return Verdict::accept();
         }
-        let job = match read_job(object) {
+        // A Job that may lose its TTL is read once, whole: the view comes from the value the
+        // removal edits. The text search only decides how it is read (a miss costs a second
+        // read for the edit, never a wrong answer).
+        let (whole, view) = match object.text() {
+            Some(text) if settings.ttl_action == TtlAction::Remove && text.contains(TTL_FIELD) => {
+                object.read_for_edit::<Job>()
+            }
+            _ => (None, object.read_with_path::<Job>()),
+        };
+        let job = match job_of(view) {
             Ok(job) => job,
             Err(message) => return Verdict::reject_with_code(message, 400),
         };
@@ -146,14 +157,14 @@ impl Check for HookJobSafety {
         let Some(hook) = Hook::of(&job.metadata.annotations) else {
             return Verdict::accept();
         };
-        decide_hook(&job, &hook, &target, settings, object)
+        decide_hook(&job, &hook, &target, settings, object, whole)
     }
 }
 
-/// Reads the object as a Job; the error names the field that does not fit, in the API server's
-/// path form.
-fn read_job(object: ObjectJson<'_>) -> Result<Job, String> {
-    object.read_with_path::<Job>().map_err(|(path, message)| {
+/// The Job of a view read with [`ObjectJson::read_with_path`] (or `read_for_edit`), or the 400
+/// message of one that does not fit, naming the field in the API server's path form.
+fn job_of(read: Result<Job, (String, String)>) -> Result<Job, String> {
+    read.map_err(|(path, message)| {
         let at = if path.is_empty() {
             String::new()
         } else {
@@ -190,7 +201,15 @@ fn escapes_key_char(text: &str) -> bool {
 }
 
 /// The decision on a hook Job that is not being deleted: TTL first, then the delete policy.
-fn decide_hook(job: &Job, hook: &Hook, target: &Target, settings: &Settings, object: ObjectJson<'_>) -> Verdict {
+/// `whole` is the object already read as a value, if it was (see `validate`).
+fn decide_hook(
+    job: &Job,
+    hook: &Hook,
+    target: &Target,
+    settings: &Settings,
+    object: ObjectJson<'_>,
+    whole: Option<Value>,
+) -> Verdict {
     let mut rejections = Vec::new();
     let mut warnings = Vec::new();
     let mut removal = None;
@@ -212,7 +231,7 @@ fn decide_hook(job: &Job, hook: &Hook, target: &Target, settings: &Settings, obj
         // Nothing is patched on a rejection, so the removal notice is left out.
         return Verdict::reject(join_fitting(&rejections, " ", CHECK_MESSAGE_CHARS)).with_warnings(warnings);
     }
-    match removal.and_then(|notice| Some((notice, without_ttl(object)?))) {
+    match removal.and_then(|notice| Some((notice, without_ttl(object, whole)?))) {
         Some((notice, mutated)) => Verdict::accept()
             .with_warnings(std::iter::once(notice).chain(warnings))
             .mutate(mutated),
@@ -221,16 +240,19 @@ fn decide_hook(job: &Job, hook: &Hook, target: &Target, settings: &Settings, obj
 }
 
 /// The object with `spec.ttlSecondsAfterFinished` removed; `None` if it has no such field. The
-/// decision read the Job view; only a Job that loses its TTL is read whole, into the value the
-/// mutation edits.
-fn without_ttl(object: ObjectJson<'_>) -> Option<Value> {
-    let mut object: Value = object.read().ok()?;
-    object
-        .get_mut("spec")?
-        .as_object_mut()?
-        .remove("ttlSecondsAfterFinished")?;
+/// object is `whole` when it was read as a value already, else read (or, built by a check
+/// before, copied) now.
+fn without_ttl(object: ObjectJson<'_>, whole: Option<Value>) -> Option<Value> {
+    let mut object: Value = match whole {
+        Some(value) => value,
+        None => object.read().ok()?,
+    };
+    object.get_mut("spec")?.as_object_mut()?.remove(TTL_FIELD)?;
     Some(object)
 }
+
+/// The Job field the `remove` TTL action takes away.
+const TTL_FIELD: &str = "ttlSecondsAfterFinished";
 
 /// Name and namespace of the Job, as messages and commands show them.
 struct Target {

@@ -40,8 +40,10 @@
 //! - **Only metadata is read**; the rest of the object is stepped over unread. `null` labels,
 //!   annotations or values count as empty, as Kubernetes decodes them. Metadata of another
 //!   shape (a label value that is a number, say) cannot come from the API server and is
-//!   rejected with code 400. Only an object that is adopted is read whole, into the
-//!   `serde_json::Value` whose `metadata.annotations` and `metadata.labels` the mutation edits.
+//!   rejected with code 400. An object that may be adopted (the name of a listed release is in
+//!   its text, Fleet's markers are not) is read once, whole, into the `serde_json::Value` whose
+//!   `metadata.annotations` and `metadata.labels` the mutation edits, and the metadata view is
+//!   read from that value.
 //! - **Pre-existing problems on UPDATE are warnings.** When an UPDATE leaves the offending
 //!   values exactly as they were in `oldObject`, findings 1 and 2 are returned as warnings
 //!   instead of rejections: rejecting would block every controller that writes the object
@@ -240,24 +242,36 @@ impl Meta {
     }
 }
 
-fn read_meta(object: Option<ObjectJson<'_>>, what: &str) -> Result<Option<Meta>, String> {
-    let Some(object) = object else {
-        return Ok(None);
-    };
-    let raw: Object = object.read_described().map_err(|e| {
+/// The metadata of a view read with [`ObjectJson::read_with_path`] (or `read_for_edit`), or the
+/// 400 message of one that does not fit.
+fn meta_of(read: Result<Object, (String, String)>, what: &str) -> Result<Meta, String> {
+    let raw = read.map_err(|e| {
         format!(
             "cannot read the metadata of the request's {what} (Kubernetes requires \
              metadata.labels and metadata.annotations to map strings to strings; quote \
-             numbers and booleans in the manifest): {e}"
+             numbers and booleans in the manifest): {}",
+            crate::admission::describe(e)
         )
     })?;
-    Ok(Some(Meta {
+    Ok(Meta {
         kind: raw.kind,
         name: raw.metadata.name,
         namespace: raw.metadata.namespace,
         labels: raw.metadata.labels,
         annotations: raw.metadata.annotations,
-    }))
+    })
+}
+
+/// Whether Fleet adoption (check 3) may apply to the object with this text: a listed release's
+/// name is in it and Fleet's markers are not. It only decides how the object is read: whole
+/// when it may be edited, else only its metadata (a miss, say through an escaped name, costs a
+/// second read for the edit, never a wrong answer).
+fn may_be_adopted(text: &str, settings: &Settings) -> bool {
+    !text.contains(FLEET_MARKER)
+        && settings
+            .fleet_releases
+            .iter()
+            .any(|release| text.contains(release.release_name.as_str()))
 }
 
 /// How the object is named in messages and fix commands.
@@ -349,18 +363,25 @@ fn evaluate(request: &Request<'_>, settings: &Settings) -> Verdict {
     if !may_hold {
         return Verdict::accept();
     }
-    let new = match read_meta(request.object, "object") {
-        Ok(Some(meta)) => meta,
-        Ok(None) => return Verdict::accept(),
+    let Some(object) = request.object else {
+        return Verdict::accept();
+    };
+    // An object that may be adopted is read once, whole: the metadata view comes from the value
+    // the adoption edits.
+    let (whole, view) = match object.text() {
+        Some(text) if may_be_adopted(text, settings) => object.read_for_edit::<Object>(),
+        _ => (None, object.read_with_path::<Object>()),
+    };
+    let new = match meta_of(view, "object") {
+        Ok(meta) => meta,
         Err(message) => return Verdict::reject_with_code(message, 400),
     };
-    let old = if request.is_update() {
-        match read_meta(request.old_object, "oldObject") {
-            Ok(old) => old,
+    let old = match request.old_object.filter(|_| request.is_update()) {
+        Some(old) => match meta_of(old.read_with_path(), "oldObject") {
+            Ok(meta) => Some(meta),
             Err(message) => return Verdict::reject_with_code(message, 400),
-        }
-    } else {
-        None
+        },
+        None => None,
     };
     let target = Target::new(request, &new);
 
@@ -417,12 +438,10 @@ fn evaluate(request: &Request<'_>, settings: &Settings) -> Verdict {
     }
     let verdict = Verdict::accept().with_warnings(warnings);
     match adoption {
-        // The decision read the metadata view; only an adopted object is read whole, into the
-        // value the mutation edits.
-        Some((id, hash)) => match request
-            .object
-            .map(|object| object.read::<Value>())
-            .unwrap_or(Ok(Value::Null))
+        // The object read whole above, or (when the text search missed, or for an object a
+        // check before built) read or copied now.
+        Some((id, hash)) => match whole
+            .map_or_else(|| object.read::<Value>(), Ok)
             .map_err(|e| format!("cannot read the request's object: {e}"))
             .and_then(|object| mutated_object(object, &id, &hash))
         {
