@@ -11,6 +11,28 @@ use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+/// A CustomResourceDefinition admission request as the API server sends it: `operation` of
+/// `object`, with `old` as `oldObject` when given, named after the object.
+pub fn crd_request(operation: &str, object: &Value, old: Option<&Value>) -> Value {
+    let mut request = serde_json::json!({
+        "uid": "u",
+        "kind": {"group": "apiextensions.k8s.io", "version": "v1", "kind": "CustomResourceDefinition"},
+        "resource": {"group": "apiextensions.k8s.io", "version": "v1", "resource": "customresourcedefinitions"},
+        "name": object["metadata"]["name"],
+        "operation": operation,
+        "object": object,
+    });
+    if let Some(old) = old {
+        request["oldObject"] = old.clone();
+    }
+    request
+}
+
+/// The `validate` payload Kubewarden hands a policy: `request` and the policy's `settings`.
+pub fn payload(request: &Value, settings: &Value) -> String {
+    serde_json::json!({"request": request, "settings": settings}).to_string()
+}
+
 /// A policy's table of cases.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -716,15 +716,8 @@ fn lookup_cost(
         "plural": "benchwidgets",
         "singular": "benchwidget",
     });
-    let request = serde_json::json!({
-        "uid": "bench",
-        "kind": {"group": "apiextensions.k8s.io", "version": "v1", "kind": "CustomResourceDefinition"},
-        "resource": {"group": "apiextensions.k8s.io", "version": "v1", "resource": "customresourcedefinitions"},
-        "name": crd["metadata"]["name"],
-        "operation": "CREATE",
-        "object": crd,
-    });
-    let payload = serde_json::json!({"request": request, "settings": {}}).to_string();
+    let request = syncguard::testing::crd_request("CREATE", &crd, None);
+    let payload = syncguard::testing::payload(&request, &serde_json::json!({}));
     let wasm = std::fs::read(policies_dir.join(LOOKUP_POLICY).join("annotated-policy.wasm"))
         .with_context(|| format!("{LOOKUP_POLICY}: run `make build`"))?;
     let module = engine.compile(&wasm)?;

@@ -788,6 +788,7 @@ mod tests {
     use super::*;
     use crate::check;
     use crate::cluster::StaticCluster;
+    use crate::testing;
     use serde_json::{Value, json};
     use std::cell::Cell;
 
@@ -843,19 +844,11 @@ mod tests {
     }
 
     fn request(operation: &str, object: &Value) -> Value {
-        json!({
-            "uid": "1",
-            "kind": {"group": "apiextensions.k8s.io", "version": "v1", "kind": "CustomResourceDefinition"},
-            "resource": {"group": "apiextensions.k8s.io", "version": "v1", "resource": "customresourcedefinitions"},
-            "name": object["metadata"]["name"],
-            "operation": operation,
-            "object": object,
-        })
+        testing::crd_request(operation, object, None)
     }
 
     fn decide(request: &Value, settings: Value, cluster: &dyn Cluster) -> Verdict {
-        let payload = json!({"request": request, "settings": settings}).to_string();
-        check::decide::<CrdKindCollision>(payload.as_bytes(), cluster)
+        check::decide::<CrdKindCollision>(testing::payload(request, &settings).as_bytes(), cluster)
     }
 
     fn settings_error(settings: Value) -> String {

@@ -641,6 +641,7 @@ mod tests {
     use super::*;
     use crate::check::{decode_response, handle_validate, parse_settings};
     use crate::cluster::NoCluster;
+    use crate::testing;
     use serde_json::json;
 
     #[test]
@@ -810,22 +811,8 @@ mod tests {
         old: serde_json::Value,
         settings: serde_json::Value,
     ) -> crate::admission::ValidationResponse {
-        let payload = json!({
-            "request": {
-                "uid": "u",
-                "kind": {"group": "apiextensions.k8s.io", "version": "v1", "kind": "CustomResourceDefinition"},
-                "resource": {"group": "apiextensions.k8s.io", "version": "v1", "resource": "customresourcedefinitions"},
-                "operation": operation,
-                "object": object,
-                "oldObject": old,
-            },
-            "settings": settings,
-        });
-        decode_response(&handle_validate::<CrdSafeUpgrade>(
-            payload.to_string().as_bytes(),
-            &NoCluster,
-        ))
-        .unwrap()
+        let payload = testing::payload(&testing::crd_request(operation, &object, Some(&old)), &settings);
+        decode_response(&handle_validate::<CrdSafeUpgrade>(payload.as_bytes(), &NoCluster)).unwrap()
     }
 
     fn v(name: &str, served: bool, storage: bool) -> serde_json::Value {

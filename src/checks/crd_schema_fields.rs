@@ -893,6 +893,7 @@ mod tests {
     use super::*;
     use crate::check::{decide, parse_settings};
     use crate::cluster::NoCluster;
+    use crate::testing;
     use serde_json::{Value, json};
 
     /// The JSONSchemaProps keys listed in docs/problems.md#1-crd-schema-fields-the-api-server-silently-drops.
@@ -958,14 +959,7 @@ mod tests {
     const ROOT: &str = "spec.versions[0].schema.openAPIV3Schema";
 
     fn run(object: &Value, settings: Value) -> Verdict {
-        let request = json!({
-            "uid": "u",
-            "kind": {"group": "apiextensions.k8s.io", "version": "v1", "kind": "CustomResourceDefinition"},
-            "resource": {"group": "apiextensions.k8s.io", "version": "v1", "resource": "customresourcedefinitions"},
-            "operation": "CREATE",
-            "object": object,
-        });
-        let payload = json!({"request": request, "settings": settings}).to_string();
+        let payload = testing::payload(&testing::crd_request("CREATE", object, None), &settings);
         decide::<CrdSchemaFields>(payload.as_bytes(), &NoCluster)
     }
 

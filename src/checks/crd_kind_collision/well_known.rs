@@ -359,15 +359,8 @@ mod tests {
                 .filter(|(j, _)| *j != i)
                 .map(|(_, (_, other))| other.clone())
                 .collect();
-            let request = serde_json::json!({
-                "uid": "1",
-                "kind": {"group": "apiextensions.k8s.io", "version": "v1", "kind": "CustomResourceDefinition"},
-                "resource": {"group": "apiextensions.k8s.io", "version": "v1", "resource": "customresourcedefinitions"},
-                "name": crd["metadata"]["name"],
-                "operation": "CREATE",
-                "object": crd,
-            });
-            let payload = serde_json::json!({"request": request, "settings": {}}).to_string();
+            let request = crate::testing::crd_request("CREATE", crd, None);
+            let payload = crate::testing::payload(&request, &serde_json::json!({}));
             let verdict = check::decide::<CrdKindCollision>(payload.as_bytes(), &StaticCluster { objects: others });
             let name = crd["metadata"]["name"].as_str().unwrap();
             if !verdict.accepted {
