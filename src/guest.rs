@@ -34,6 +34,6 @@ impl Cluster for HostCluster {
                 let message = e.to_string();
                 message.strip_prefix("Host error: ").unwrap_or(&message).to_string()
             })?;
-        cluster::list_items(&answer)
+        cluster::list_items(answer)
     }
 }

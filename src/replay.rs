@@ -166,7 +166,7 @@ impl Replay {
         self.exchanges
             .iter()
             .filter_map(|(_, response)| match response {
-                HostResponse::Success(body) => cluster::list_items(body).ok()?.read::<Value>().ok(),
+                HostResponse::Success(body) => cluster::list_items(body.as_slice()).ok()?.read::<Value>().ok(),
                 HostResponse::Error(_) => None,
             })
             .flatten()
@@ -203,7 +203,7 @@ impl Cluster for Replay {
         let body = serde_json::to_vec(&cluster::list_all_request(api_version, kind, field_masks))
             .map_err(|e| e.to_string())?;
         let request = HostRequest::from_call("KubernetesListResourceAll", &body)?;
-        cluster::list_items(&self.answer(&request)?)
+        cluster::list_items(self.answer(&request)?)
     }
 }
 

@@ -116,7 +116,7 @@ impl Cluster for ScopeCluster<'_> {
         let body = serde_json::to_vec(&cluster::list_all_request(api_version, kind, field_masks))
             .map_err(|e| e.to_string())?;
         let request = HostRequest::from_call(tag, &body)?;
-        cluster::list_items(&self.0.answer(&request)?)
+        cluster::list_items(self.0.answer(&request)?)
     }
 }
 

@@ -267,11 +267,11 @@ fn meta_of(read: Result<Object, (String, String)>, what: &str) -> Result<Meta, S
 /// when it may be edited, else only its metadata (a miss, say through an escaped name, costs a
 /// second read for the edit, never a wrong answer).
 fn may_be_adopted(text: &str, settings: &Settings) -> bool {
-    !text.contains(FLEET_MARKER)
-        && settings
-            .fleet_releases
-            .iter()
-            .any(|release| text.contains(release.release_name.as_str()))
+    settings
+        .fleet_releases
+        .iter()
+        .any(|release| text.contains(release.release_name.as_str()))
+        && !text.contains(FLEET_MARKER)
 }
 
 /// How the object is named in messages and fix commands.
