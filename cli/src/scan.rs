@@ -11,8 +11,8 @@
 //! because no answer of syncguard's modules depends on an earlier call: the only global of the
 //! waPC guest library is the table of operations filled by `wapc_init`, and the core's one
 //! piece of thread-local state is crd-kind-collision's last List read, reused only when the
-//! cluster answers the same text again (every CRD of a scan gets the same List). An instance whose call traps or times out is dropped and
-//! replaced by a fresh one.
+//! cluster answers the same text again (every CRD of a scan gets the same List). An instance
+//! whose call traps or times out is dropped and replaced by a fresh one.
 
 pub mod bench;
 pub mod policies;

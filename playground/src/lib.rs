@@ -108,9 +108,9 @@ pub struct CoreEvaluator {
 
 /// The offline cluster as a core check asks it: the `list_resources_all` host call, answered
 /// by the same [`OfflineCluster::answer`] that answers the command's modules.
-struct ScopeCluster<'a>(&'a OfflineCluster);
+struct TreeCluster<'a>(&'a OfflineCluster);
 
-impl Cluster for ScopeCluster<'_> {
+impl Cluster for TreeCluster<'_> {
     fn list_all(&self, api_version: &str, kind: &str, field_masks: &[&str]) -> Result<Items, String> {
         let tag = HostRequest::tag_for("kubernetes", "list_resources_all").unwrap_or("KubernetesListResourceAll");
         let body = serde_json::to_vec(&cluster::list_all_request(api_version, kind, field_masks))
@@ -137,7 +137,7 @@ impl Evaluator for CoreEvaluator {
     fn evaluate(&mut self, policy: usize, document: usize, request: &str, _uid: &str) -> Evaluation {
         let active = &self.active[policy];
         let payload = evaluate::validate_payload(request, &active.settings);
-        let answer = (active.policy.validate)(payload.as_bytes(), &ScopeCluster(&self.cluster));
+        let answer = (active.policy.validate)(payload.as_bytes(), &TreeCluster(&self.cluster));
         match check::decode_response(&answer) {
             Ok(answer) => {
                 // syncguard's non-mutating policies never return a mutated object, so the

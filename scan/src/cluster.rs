@@ -334,14 +334,13 @@ spec: {group: beta.example.com, names: {kind: Shirt, plural: shirts}}
         let snapshot = docs(
             "apiVersion: v1\nkind: List\nitems:\n- apiVersion: apiextensions.k8s.io/v1\n  kind: CustomResourceDefinition\n  metadata: {name: gateways.networking.istio.io}\n  spec: {group: networking.istio.io, names: {kind: Gateway, plural: gateways}}\n- apiVersion: apiextensions.k8s.io/v1\n  kind: CustomResourceDefinition\n  metadata: {name: shirts.beta.example.com, labels: {from: snapshot}}\n",
         );
-        let cluster = Arc::new(OfflineCluster::new(&snapshot, &scanned));
+        let cluster = OfflineCluster::new(&snapshot, &scanned);
         assert_eq!(cluster.len(), 3);
-        let scope = cluster;
         let list = request(
             "KubernetesListResourceAll",
             serde_json::json!({"api_version": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition", "label_selector": null, "field_selector": null}),
         );
-        let all = scope.answer(&list).unwrap();
+        let all = cluster.answer(&list).unwrap();
         assert_eq!(
             names(&all),
             vec![
@@ -356,18 +355,18 @@ spec: {group: beta.example.com, names: {kind: Shirt, plural: shirts}}
         assert_eq!(body["kind"], "CustomResourceDefinitionList");
         // Every document gets the same answer, itself included (the scan describes the cluster
         // once the tree is applied, as the audit scanner sees it).
-        assert_eq!(scope.answer(&list).unwrap(), all);
+        assert_eq!(cluster.answer(&list).unwrap(), all);
         // Any version of the group answers: the API server converts.
         let v1beta1 = request(
             "KubernetesListResourceAll",
             serde_json::json!({"api_version": "apiextensions.k8s.io/v1beta1", "kind": "CustomResourceDefinition"}),
         );
-        assert_eq!(names(&scope.answer(&v1beta1).unwrap()).len(), 3);
+        assert_eq!(names(&cluster.answer(&v1beta1).unwrap()).len(), 3);
         let pods = request(
             "KubernetesListResourceAll",
             serde_json::json!({"api_version": "v1", "kind": "Pod"}),
         );
-        assert!(names(&scope.answer(&pods).unwrap()).is_empty());
+        assert!(names(&cluster.answer(&pods).unwrap()).is_empty());
     }
 
     #[test]
@@ -375,13 +374,12 @@ spec: {group: beta.example.com, names: {kind: Shirt, plural: shirts}}
         let scanned = docs(
             "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: shirts.stable.example.com\n  annotations: {kubectl.kubernetes.io/last-applied-configuration: '{}', team: a}\n  managedFields: [{manager: kubectl}]\nspec: {group: stable.example.com, scope: Namespaced, names: {kind: Shirt, plural: shirts}, versions: [{name: v1, served: true}]}\nstatus: {storedVersions: [v1]}\n---\napiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata: {name: shirts.beta.example.com}\nspec: {group: beta.example.com, names: {kind: Shirt, plural: shirts}}\n",
         );
-        let cluster = Arc::new(OfflineCluster::new(&[], &scanned));
-        let scope = cluster.clone();
+        let cluster = OfflineCluster::new(&[], &scanned);
         let masked = request(
             "KubernetesListResourceAll",
             serde_json::json!({"api_version": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition", "field_masks": ["spec.names.kind", "spec.group"]}),
         );
-        let body: serde_json::Value = serde_json::from_slice(&scope.answer(&masked).unwrap()).unwrap();
+        let body: serde_json::Value = serde_json::from_slice(&cluster.answer(&masked).unwrap()).unwrap();
         assert_eq!(
             body,
             serde_json::json!({
@@ -405,13 +403,13 @@ spec: {group: beta.example.com, names: {kind: Shirt, plural: shirts}}
             })
         );
         // The same lookup again reuses the answer; another set of masks is another answer.
-        let again: serde_json::Value = serde_json::from_slice(&scope.answer(&masked).unwrap()).unwrap();
+        let again: serde_json::Value = serde_json::from_slice(&cluster.answer(&masked).unwrap()).unwrap();
         assert_eq!(again, body);
         let whole = request(
             "KubernetesListResourceAll",
             serde_json::json!({"api_version": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition"}),
         );
-        let unmasked: serde_json::Value = serde_json::from_slice(&scope.answer(&whole).unwrap()).unwrap();
+        let unmasked: serde_json::Value = serde_json::from_slice(&cluster.answer(&whole).unwrap()).unwrap();
         // (items sorted by name: beta, then stable)
         assert_eq!(
             unmasked["items"][1]["status"],
@@ -422,7 +420,7 @@ spec: {group: beta.example.com, names: {kind: Shirt, plural: shirts}}
             "KubernetesGetResource",
             serde_json::json!({"api_version": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition", "name": "shirts.stable.example.com", "disable_cache": false, "field_masks": ["spec.group"]}),
         );
-        let object: serde_json::Value = serde_json::from_slice(&scope.answer(&get).unwrap()).unwrap();
+        let object: serde_json::Value = serde_json::from_slice(&cluster.answer(&get).unwrap()).unwrap();
         assert_eq!(object["spec"], serde_json::json!({"group": "stable.example.com"}));
         assert!(object.get("status").is_none());
         // A get does not go through the reflector: metadata stays as the object has it.
@@ -437,23 +435,23 @@ spec: {group: beta.example.com, names: {kind: Shirt, plural: shirts}}
         let scanned = docs(
             "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a, namespace: x}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: b, namespace: y}\n",
         );
-        let scope = OfflineCluster::new(&[], &scanned);
+        let cluster = OfflineCluster::new(&[], &scanned);
         let by_ns = request(
             "KubernetesListResourceNamespace",
             serde_json::json!({"api_version": "v1", "kind": "ConfigMap", "namespace": "y"}),
         );
-        assert_eq!(names(&scope.answer(&by_ns).unwrap()), vec!["b"]);
+        assert_eq!(names(&cluster.answer(&by_ns).unwrap()), vec!["b"]);
         let get = request(
             "KubernetesGetResource",
             serde_json::json!({"api_version": "v1", "kind": "ConfigMap", "name": "a", "namespace": "x", "disable_cache": false}),
         );
-        let object: serde_json::Value = serde_json::from_slice(&scope.answer(&get).unwrap()).unwrap();
+        let object: serde_json::Value = serde_json::from_slice(&cluster.answer(&get).unwrap()).unwrap();
         assert_eq!(object["metadata"]["name"], "a");
         let missing = request(
             "KubernetesGetResource",
             serde_json::json!({"api_version": "v1", "kind": "ConfigMap", "name": "a", "namespace": "y"}),
         );
-        assert_eq!(scope.answer(&missing).unwrap_err(), "ConfigMap y/a (v1) not found");
+        assert_eq!(cluster.answer(&missing).unwrap_err(), "ConfigMap y/a (v1) not found");
     }
 
     #[test]

@@ -280,7 +280,7 @@ struct Target {
     resource: String,
     /// Kind, as Helm names it in its errors.
     kind: String,
-    /// Object name (a placeholder when the API server has not generated it yet).
+    /// Object name; `<name>` when the API server has not generated it yet.
     name: String,
     /// Namespace, empty for cluster-scoped objects.
     namespace: String,
