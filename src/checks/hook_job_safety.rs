@@ -51,7 +51,7 @@ use crate::k8s::{Job, ObjectMeta};
 use crate::rules::Rule;
 use crate::settings::{Action, string_enum};
 use crate::text::{
-    CHECK_MESSAGE_CHARS, CHECK_WARNING_CHARS, Part::Elidable, Part::Fixed, Part::Optional, fit, join_fitting,
+    CHECK_MESSAGE_CHARS, CHECK_WARNING_CHARS, Part::Elidable, Part::Fixed, Part::Optional, contains, fit, join_fitting,
     readme_link,
 };
 use serde::Deserialize;
@@ -134,7 +134,7 @@ impl Check for HookJobSafety {
         // removal edits. The text search only decides how it is read (a miss costs a second
         // read for the edit, never a wrong answer).
         let (whole, view) = match object.text() {
-            Some(text) if settings.ttl_action == TtlAction::Remove && text.contains(TTL_FIELD) => {
+            Some(text) if settings.ttl_action == TtlAction::Remove && contains(text, TTL_FIELD) => {
                 object.read_for_edit::<Job>()
             }
             _ => (None, object.read_with_path::<Job>()),
@@ -179,7 +179,7 @@ fn job_of(read: Result<Job, (String, String)>) -> Result<Job, String> {
 
 /// Whether the raw object may be a hook Job or carry the hook finalizer (see the module doc).
 fn may_be_hook(text: &str) -> bool {
-    text.contains(ARGOCD_HOOK) || text.contains(HELM_HOOK) || escapes_key_char(text)
+    contains(text, ARGOCD_HOOK) || contains(text, HELM_HOOK) || escapes_key_char(text)
 }
 
 /// Whether the JSON text escapes a character that occurs in the hook keys (`\/` or a `\u`

@@ -58,7 +58,7 @@ use crate::cluster::Cluster;
 use crate::k8s::Object;
 use crate::rules::Rule;
 use crate::settings::Action;
-use crate::text::{CHECK_MESSAGE_CHARS, CHECK_WARNING_CHARS, Parts, join_fitting, readme_link};
+use crate::text::{CHECK_MESSAGE_CHARS, CHECK_WARNING_CHARS, Parts, contains, has_escape, join_fitting, readme_link};
 use serde::Deserialize;
 use serde_json::{Map, Value};
 use sha1::{Digest, Sha1};
@@ -196,10 +196,7 @@ pub fn may_hold_markers(text: &str, settings: &Settings) -> bool {
     let helm_matters = settings.helm_completeness != Action::Ignore
         || settings.ownership_change != Action::Ignore
         || !settings.fleet_releases.is_empty();
-    text.contains(FLEET_MARKER)
-        || (helm_matters && text.contains(HELM_MARKER))
-        || text.contains("\\u")
-        || text.contains("\\/")
+    contains(text, FLEET_MARKER) || (helm_matters && contains(text, HELM_MARKER)) || has_escape(text, b"u/")
 }
 
 /// The metadata of one object as the checks use it.
@@ -270,8 +267,8 @@ fn may_be_adopted(text: &str, settings: &Settings) -> bool {
     settings
         .fleet_releases
         .iter()
-        .any(|release| text.contains(release.release_name.as_str()))
-        && !text.contains(FLEET_MARKER)
+        .any(|release| contains(text, &release.release_name))
+        && !contains(text, FLEET_MARKER)
 }
 
 /// How the object is named in messages and fix commands.
