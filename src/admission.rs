@@ -147,12 +147,88 @@ impl<'a> ObjectJson<'a> {
         (whole, view)
     }
 
+    /// The texts of the object's members named `keys` (`None` for one it does not have), read
+    /// from the request's JSON without stepping over what follows the last of them: Kubewarden
+    /// sorts keys, so `kind` and `metadata` come before the rest of an object however large it
+    /// is. `None` for an object a check built and for a text that is not a JSON object. Only a
+    /// shortcut: with duplicated keys the first is taken, and what follows is not checked (the
+    /// request was read whole once already, so it is well-formed JSON).
+    pub fn members<const N: usize>(&self, keys: [&str; N]) -> Option<[Option<&'a str>; N]> {
+        let ObjectJson::Raw(raw) = self else {
+            return None;
+        };
+        let mut found = [None; N];
+        let mut reader = serde_json::Deserializer::from_str(raw.get());
+        let read = reader.deserialize_map(Members {
+            keys: &keys,
+            found: &mut found,
+        });
+        // serde_json reports the members left unread as an error once the visitor has stopped.
+        let complete = found.iter().all(Option::is_some);
+        (complete || read.is_ok()).then(|| found.map(|member| member.map(RawValue::get)))
+    }
+
     /// The request's own JSON text; `None` for an object a check built.
     pub fn text(&self) -> Option<&'a str> {
         match self {
             ObjectJson::Raw(raw) => Some(raw.get()),
             ObjectJson::Parsed(_) => None,
         }
+    }
+}
+
+/// Reads the members `keys` of an object as unread text, and stops once it has them all (see
+/// [`ObjectJson::members`]).
+struct Members<'k, 'a, const N: usize> {
+    keys: &'k [&'k str; N],
+    found: &'k mut [Option<&'a RawValue>; N],
+}
+
+impl<'de, const N: usize> serde::de::Visitor<'de> for Members<'_, 'de, N> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("an object")
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        while let Some(index) = map.next_key_seed(KeyIndex(self.keys))? {
+            match index.filter(|&i| self.found[i].is_none()) {
+                Some(i) => {
+                    self.found[i] = Some(map.next_value()?);
+                    if self.found.iter().all(Option::is_some) {
+                        return Ok(());
+                    }
+                }
+                None => {
+                    map.next_value::<serde::de::IgnoredAny>()?;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Reads a key as its index in a list of keys, without allocating (an escaped key included).
+struct KeyIndex<'k, const N: usize>(&'k [&'k str; N]);
+
+impl<'de, const N: usize> serde::de::DeserializeSeed<'de> for KeyIndex<'_, N> {
+    type Value = Option<usize>;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Option<usize>, D::Error> {
+        deserializer.deserialize_str(self)
+    }
+}
+
+impl<'de, const N: usize> serde::de::Visitor<'de> for KeyIndex<'_, N> {
+    type Value = Option<usize>;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a key")
+    }
+
+    fn visit_str<E>(self, key: &str) -> Result<Option<usize>, E> {
+        Ok(self.0.iter().position(|k| *k == key))
     }
 }
 
@@ -371,6 +447,30 @@ mod tests {
 
     fn raw(text: &str) -> &RawValue {
         serde_json::from_str(text).unwrap()
+    }
+
+    #[test]
+    fn members_stop_after_the_last_one_asked_for() {
+        let members = |text: &'static str| ObjectJson::Raw(raw(text)).members(["kind", "metadata"]);
+        // What follows the members is not read: a trailing member of the wrong shape for any
+        // view does not matter.
+        assert_eq!(
+            members(r#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a"},"data":{"x":"y"}}"#),
+            Some([Some(r#""ConfigMap""#), Some(r#"{"name":"a"}"#)])
+        );
+        assert_eq!(
+            members(r#"{"metadata":null,"data":[1,2],"kind":"ConfigMap"}"#),
+            Some([Some(r#""ConfigMap""#), Some("null")])
+        );
+        assert_eq!(members(r#"{"data":{},"kind":"A"}"#), Some([Some(r#""A""#), None]));
+        assert_eq!(members(r#"{"m\u0065tadata":{}}"#), Some([None, Some("{}")]));
+        assert_eq!(
+            members(r#"{"kind":"A","kind":"B","metadata":1}"#),
+            Some([Some(r#""A""#), Some("1")])
+        );
+        assert_eq!(members("[1]"), None);
+        assert_eq!(members(r#""text""#), None);
+        assert_eq!(ObjectJson::Parsed(&Value::Null).members(["kind"]), None);
     }
 
     #[test]

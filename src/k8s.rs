@@ -4,7 +4,8 @@
 //! API server's decoder, every view reads JSON `null` as absent (raw manifests carry
 //! `annotations: null` or `status: {storedVersions: null}`), and a wrong type is an error.
 
-use crate::admission::{null_as_default, object_only};
+use crate::admission::{ObjectJson, null_as_default, object_only};
+use serde::de::DeserializeOwned;
 use serde::{Deserialize, Deserializer};
 use std::collections::BTreeMap;
 
@@ -86,6 +87,42 @@ pub struct Object {
     /// `metadata`.
     #[serde(deserialize_with = "null_as_default")]
     pub metadata: ObjectMeta,
+}
+
+impl Object {
+    /// The members the view reads, for [`ObjectJson::members`].
+    pub const MEMBERS: [&'static str; 3] = ["apiVersion", "kind", "metadata"];
+
+    /// Reads the view from the object's `apiVersion`, `kind` and `metadata` members alone, so
+    /// what follows them, however large, is not stepped over (see [`ObjectJson::members`]). When
+    /// a member does not fit, the whole object is read as [`ObjectJson::read_with_path`] reads
+    /// it, so the error names the path.
+    pub fn read(object: ObjectJson<'_>) -> Result<Object, (String, String)> {
+        Object::read_from(object, object.members(Object::MEMBERS))
+    }
+
+    /// [`Object::read`] from the members' texts the caller already has.
+    pub fn read_from(object: ObjectJson<'_>, members: Option<[Option<&str>; 3]>) -> Result<Object, (String, String)> {
+        fn member<T: DeserializeOwned + Default>(text: Option<&str>) -> Option<T> {
+            match text {
+                None => Some(T::default()),
+                Some(text) => serde_json::from_str::<Option<T>>(text)
+                    .ok()
+                    .map(Option::unwrap_or_default),
+            }
+        }
+        let read = members.and_then(|[api_version, kind, metadata]| {
+            Some(Object {
+                api_version: member(api_version)?,
+                kind: member(kind)?,
+                metadata: member(metadata)?,
+            })
+        });
+        match read {
+            Some(view) => Ok(view),
+            None => object.read_with_path(),
+        }
+    }
 }
 
 /// A CustomResourceDefinition, as far as the checks read it.

@@ -29,19 +29,21 @@
 //!    name, release namespace or Fleet id going from one non-empty value to another is reported.
 //!
 //! Rules that keep the check cheap and safe:
-//! - **Fast path.** The raw JSON text of the object is scanned for `objectset.rio.cattle.io/`
-//!   and, unless checks 2 to 4 are all off (`helmCompleteness: ignore`,
-//!   `ownershipChange: ignore`, no `fleetReleases`), for `meta.helm.sh/release-`. Without them
-//!   the request is accepted unparsed. Any `\u` or `\/` escape in the text also counts as a hit,
-//!   because an escaped key could spell a marker without containing it literally; the API server
-//!   sends canonical JSON where these keys are never escaped, so this only costs a parse. The
-//!   old object is not scanned: every finding needs a marker in the new object (an ownership
-//!   change needs a non-empty new value).
-//! - **Only metadata is read**; the rest of the object is stepped over unread. `null` labels,
+//! - **Fast path.** Every marker is a key of `metadata`, so the raw JSON text of the object's
+//!   `metadata` is scanned for `objectset.rio.cattle.io/` and, unless checks 2 to 4 are all off
+//!   (`helmCompleteness: ignore`, `ownershipChange: ignore`, no `fleetReleases`), for
+//!   `meta.helm.sh/release-`. Without them the request is accepted unparsed. Any `\u` or `\/`
+//!   escape in that text also counts as a hit, because an escaped key could spell a marker
+//!   without containing it literally; the API server sends canonical JSON where these keys are
+//!   never escaped, so this only costs a parse. The old object is not scanned: every finding
+//!   needs a marker in the new object (an ownership change needs a non-empty new value).
+//! - **Only metadata is read**, with `apiVersion` and `kind`: Kubewarden sorts an object's keys,
+//!   so they come first, and reading stops after `metadata`; the rest of the object, however
+//!   large (a dashboard ConfigMap, a CRD's schema), is not even stepped over. `null` labels,
 //!   annotations or values count as empty, as Kubernetes decodes them. Metadata of another
 //!   shape (a label value that is a number, say) cannot come from the API server and is
 //!   rejected with code 400. An object that may be adopted (the name of a listed release is in
-//!   its text, Fleet's markers are not) is read once, whole, into the `serde_json::Value` whose
+//!   its metadata, Fleet's markers are not) is read once, whole, into the `serde_json::Value` whose
 //!   `metadata.annotations` and `metadata.labels` the mutation edits, and the metadata view is
 //!   read from that value.
 //! - **Pre-existing problems on UPDATE are warnings.** When an UPDATE leaves the offending
@@ -52,7 +54,7 @@
 //! - Objects in `exemptNamespaces` (by the request's namespace), subresource requests and
 //!   operations other than CREATE and UPDATE are accepted untouched.
 
-use crate::admission::{ObjectJson, Request, Verdict};
+use crate::admission::{Request, Verdict};
 use crate::check::Check;
 use crate::cluster::Cluster;
 use crate::k8s::Object;
@@ -190,8 +192,8 @@ pub fn objectset_hash(annotations: &BTreeMap<String, String>) -> String {
     sha1_hex(text.as_bytes())
 }
 
-/// Whether the raw object text may hold a marker the settings make relevant (the fast path's
-/// test; see the module doc).
+/// Whether the raw text of an object's metadata may hold a marker the settings make relevant
+/// (the fast path's test; see the module doc).
 pub fn may_hold_markers(text: &str, settings: &Settings) -> bool {
     let helm_matters = settings.helm_completeness != Action::Ignore
         || settings.ownership_change != Action::Ignore
@@ -259,10 +261,10 @@ fn meta_of(read: Result<Object, (String, String)>, what: &str) -> Result<Meta, S
     })
 }
 
-/// Whether Fleet adoption (check 3) may apply to the object with this text: a listed release's
-/// name is in it and Fleet's markers are not. It only decides how the object is read: whole
-/// when it may be edited, else only its metadata (a miss, say through an escaped name, costs a
-/// second read for the edit, never a wrong answer).
+/// Whether Fleet adoption (check 3) may apply to the object whose metadata has this text: a
+/// listed release's name is in it and Fleet's markers are not. It only decides how the object
+/// is read: whole when it may be edited, else only its metadata (a miss, say through an escaped
+/// name, costs a second read for the edit, never a wrong answer).
 fn may_be_adopted(text: &str, settings: &Settings) -> bool {
     settings
         .fleet_releases
@@ -351,30 +353,32 @@ fn evaluate(request: &Request<'_>, settings: &Settings) -> Verdict {
     {
         return Verdict::accept();
     }
-    let may_hold = match request.object {
-        None => false,
-        Some(ObjectJson::Raw(raw)) => may_hold_markers(raw.get(), settings),
-        // An object a check before built (all-in-one) has no text to search: it is read.
-        Some(ObjectJson::Parsed(_)) => true,
-    };
-    if !may_hold {
-        return Verdict::accept();
-    }
     let Some(object) = request.object else {
         return Verdict::accept();
     };
+    // Every marker is a key of `metadata`, so only its text is searched, read without stepping
+    // over the rest of the object. An object a check before built (all-in-one) has no text to
+    // search: it is read.
+    let members = object.members(Object::MEMBERS);
+    let text = match members {
+        Some([_, _, metadata]) => Some(metadata.unwrap_or_default()),
+        None => object.text(),
+    };
+    if text.is_some_and(|text| !may_hold_markers(text, settings)) {
+        return Verdict::accept();
+    }
     // An object that may be adopted is read once, whole: the metadata view comes from the value
     // the adoption edits.
-    let (whole, view) = match object.text() {
+    let (whole, view) = match text {
         Some(text) if may_be_adopted(text, settings) => object.read_for_edit::<Object>(),
-        _ => (None, object.read_with_path::<Object>()),
+        _ => (None, Object::read_from(object, members)),
     };
     let new = match meta_of(view, "object") {
         Ok(meta) => meta,
         Err(message) => return Verdict::reject_with_code(message, 400),
     };
     let old = match request.old_object.filter(|_| request.is_update()) {
-        Some(old) => match meta_of(old.read_with_path(), "oldObject") {
+        Some(old) => match meta_of(Object::read(old), "oldObject") {
             Ok(meta) => Some(meta),
             Err(message) => return Verdict::reject_with_code(message, 400),
         },
