@@ -24,15 +24,16 @@ use serde_json::Value;
 pub struct Section<C: Check> {
     /// Whether the check runs (default true).
     pub enabled: bool,
-    /// The check's own settings.
-    pub settings: C::Settings,
+    /// The check's own settings; `None` for a section the settings leave out, whose defaults
+    /// are built only for a request the check decides (most requests go to one or two checks).
+    pub settings: Option<C::Settings>,
 }
 
 impl<C: Check> Default for Section<C> {
     fn default() -> Self {
         Section {
             enabled: true,
-            settings: C::Settings::default(),
+            settings: None,
         }
     }
 }
@@ -60,7 +61,10 @@ impl<C: Check> Section<C> {
         let settings = settings::from_value::<C::Settings>(Value::Object(members))
             .and_then(|settings| C::validate_settings(&settings).map(|()| settings))
             .map_err(|e| format!("`{key}`: {e}"))?;
-        Ok(Section { enabled, settings })
+        Ok(Section {
+            enabled,
+            settings: Some(settings),
+        })
     }
 }
 
@@ -151,13 +155,21 @@ fn step<C: Check>(
     if !section.enabled || !any_matches(C::RULES, request) {
         return;
     }
+    let defaults;
+    let settings = match &section.settings {
+        Some(settings) => settings,
+        None => {
+            defaults = C::Settings::default();
+            &defaults
+        }
+    };
     let verdict = match mutated.as_ref() {
         Some(object) => {
             let mut current = request.clone();
             current.object = Some(ObjectJson::Parsed(object));
-            C::validate(&current, &section.settings, cluster)
+            C::validate(&current, settings, cluster)
         }
-        None => C::validate(request, &section.settings, cluster),
+        None => C::validate(request, settings, cluster),
     };
     fold(C::NAME, verdict, mutated, combined);
 }
@@ -284,8 +296,10 @@ mod tests {
         ] {
             let settings = crate::check::parse_settings::<AllInOne>(raw).unwrap();
             assert!(settings.crd_schema_fields.enabled && settings.hook_job_safety.enabled);
-            assert_eq!(settings.crd_schema_fields.settings.max_findings, 20);
+            assert!(settings.crd_schema_fields.settings.is_none());
         }
+        let settings = crate::check::parse_settings::<AllInOne>(Some(r#"{"crdSchemaFields": {}}"#)).unwrap();
+        assert_eq!(settings.crd_schema_fields.settings.unwrap().max_findings, 20);
         let settings =
             crate::check::parse_settings::<AllInOne>(Some(r#"{"ownershipMarkers": {"enabled": false}}"#)).unwrap();
         assert!(!settings.ownership_markers.enabled);
