@@ -43,9 +43,9 @@
 //!   annotations or values count as empty, as Kubernetes decodes them. Metadata of another
 //!   shape (a label value that is a number, say) cannot come from the API server and is
 //!   rejected with code 400. An object that may be adopted (the name of a listed release is in
-//!   its metadata, Fleet's markers are not) is read once, whole, into the `serde_json::Value` whose
-//!   `metadata.annotations` and `metadata.labels` the mutation edits, and the metadata view is
-//!   read from that value.
+//!   its metadata, Fleet's markers are not) is read once, whole, into the `serde_json::Value`
+//!   whose `metadata.annotations` and `metadata.labels` the mutation edits, and the metadata
+//!   view is read from that value.
 //! - **Pre-existing problems on UPDATE are warnings.** When an UPDATE leaves the offending
 //!   values exactly as they were in `oldObject`, findings 1 and 2 are returned as warnings
 //!   instead of rejections: rejecting would block every controller that writes the object
