@@ -147,20 +147,31 @@ impl<'a> ObjectJson<'a> {
         (whole, view)
     }
 
-    /// The texts of the object's members named `keys` (`None` for one it does not have), read
-    /// from the request's JSON without stepping over what follows the last of them: Kubewarden
-    /// sorts keys, so `kind` and `metadata` come before the rest of an object however large it
-    /// is. `None` for an object a check built and for a text that is not a JSON object. Only a
-    /// shortcut: with duplicated keys the first is taken, and what follows is not checked (the
-    /// request was read whole once already, so it is well-formed JSON).
-    pub fn members<const N: usize>(&self, keys: [&str; N]) -> Option<[Option<&'a str>; N]> {
+    /// The texts of the object's members at `paths` (`["metadata"]`, `["spec", "names"]`; `None`
+    /// for one it does not have), read from the request's JSON without stepping over what follows
+    /// the last of them: Kubewarden sorts keys, so `kind`, `metadata` and `spec.names` come before
+    /// the rest of an object however large it is. `None` for an object a check built, for a text
+    /// that is not a JSON object, and when an object on a path is not an object. No path may be
+    /// the start of another. Only a shortcut:
+    /// with duplicated keys the first is taken, and what follows is not checked (the request was
+    /// read whole once already, so it is well-formed JSON).
+    pub fn members<const N: usize>(&self, paths: [&[&str]; N]) -> Option<[Option<&'a str>; N]> {
+        const { assert!(N <= 64, "members: at most 64 paths") };
+        debug_assert!(
+            paths
+                .iter()
+                .all(|a| !a.is_empty() && paths.iter().all(|b| a == b || !b.starts_with(a))),
+            "members: every path is non-empty and none is the start of another"
+        );
         let ObjectJson::Raw(raw) = self else {
             return None;
         };
         let mut found = [None; N];
         let mut reader = serde_json::Deserializer::from_str(raw.get());
         let read = reader.deserialize_map(Members {
-            keys: &keys,
+            paths: &paths,
+            depth: 0,
+            wanted: (0..N).fold(0, |mask, i| mask | 1 << i),
             found: &mut found,
         });
         // serde_json reports the members left unread as an error once the visitor has stopped.
@@ -177,10 +188,13 @@ impl<'a> ObjectJson<'a> {
     }
 }
 
-/// Reads the members `keys` of an object as unread text, and stops once it has them all (see
+/// Reads the members at `paths` of an object (at `depth` in them, `wanted` the paths that go
+/// through this object, as bits) as unread text, and stops once it has them all (see
 /// [`ObjectJson::members`]).
 struct Members<'k, 'a, const N: usize> {
-    keys: &'k [&'k str; N],
+    paths: &'k [&'k [&'k str]; N],
+    depth: usize,
+    wanted: u64,
     found: &'k mut [Option<&'a RawValue>; N],
 }
 
@@ -192,43 +206,82 @@ impl<'de, const N: usize> serde::de::Visitor<'de> for Members<'_, 'de, N> {
     }
 
     fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
-        while let Some(index) = map.next_key_seed(KeyIndex(self.keys))? {
-            match index.filter(|&i| self.found[i].is_none()) {
-                Some(i) => {
-                    self.found[i] = Some(map.next_value()?);
-                    if self.found.iter().all(Option::is_some) {
-                        return Ok(());
+        let Members {
+            paths,
+            depth,
+            wanted,
+            found,
+        } = self;
+        while let Some(key) = map.next_key_seed(KeyMatch { paths, depth, wanted })? {
+            // The paths through this key still missing: ending here, or going deeper.
+            let (mut here, mut deeper) = (0u64, 0u64);
+            for i in (0..N).filter(|&i| key & 1 << i != 0 && found[i].is_none()) {
+                if paths[i].len() == depth + 1 {
+                    here |= 1 << i;
+                } else {
+                    deeper |= 1 << i;
+                }
+            }
+            if here != 0 {
+                let value: &RawValue = map.next_value()?;
+                for (i, slot) in found.iter_mut().enumerate() {
+                    if here & 1 << i != 0 {
+                        *slot = Some(value);
                     }
                 }
-                None => {
-                    map.next_value::<serde::de::IgnoredAny>()?;
-                }
+            } else if deeper != 0 {
+                map.next_value_seed(Members {
+                    paths,
+                    depth: depth + 1,
+                    wanted: deeper,
+                    found: &mut *found,
+                })?;
+            } else {
+                map.next_value::<serde::de::IgnoredAny>()?;
+            }
+            if found.iter().all(Option::is_some) {
+                return Ok(());
             }
         }
         Ok(())
     }
 }
 
-/// Reads a key as its index in a list of keys, without allocating (an escaped key included).
-struct KeyIndex<'k, const N: usize>(&'k [&'k str; N]);
+impl<'de, const N: usize> serde::de::DeserializeSeed<'de> for Members<'_, 'de, N> {
+    type Value = ();
 
-impl<'de, const N: usize> serde::de::DeserializeSeed<'de> for KeyIndex<'_, N> {
-    type Value = Option<usize>;
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+        deserializer.deserialize_map(self)
+    }
+}
 
-    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Option<usize>, D::Error> {
+/// Reads a key as the set of wanted paths (as bits) that go through it at `depth`, without
+/// allocating (an escaped key included).
+struct KeyMatch<'k, const N: usize> {
+    paths: &'k [&'k [&'k str]; N],
+    depth: usize,
+    wanted: u64,
+}
+
+impl<'de, const N: usize> serde::de::DeserializeSeed<'de> for KeyMatch<'_, N> {
+    type Value = u64;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<u64, D::Error> {
         deserializer.deserialize_str(self)
     }
 }
 
-impl<'de, const N: usize> serde::de::Visitor<'de> for KeyIndex<'_, N> {
-    type Value = Option<usize>;
+impl<'de, const N: usize> serde::de::Visitor<'de> for KeyMatch<'_, N> {
+    type Value = u64;
 
     fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("a key")
     }
 
-    fn visit_str<E>(self, key: &str) -> Result<Option<usize>, E> {
-        Ok(self.0.iter().position(|k| *k == key))
+    fn visit_str<E>(self, key: &str) -> Result<u64, E> {
+        Ok((0..N)
+            .filter(|&i| self.wanted & 1 << i != 0 && self.paths[i].get(self.depth) == Some(&key))
+            .fold(0, |mask, i| mask | 1 << i))
     }
 }
 
@@ -451,7 +504,7 @@ mod tests {
 
     #[test]
     fn members_stop_after_the_last_one_asked_for() {
-        let members = |text: &'static str| ObjectJson::Raw(raw(text)).members(["kind", "metadata"]);
+        let members = |text: &'static str| ObjectJson::Raw(raw(text)).members([&["kind"], &["metadata"]]);
         // What follows the members is not read: a trailing member of the wrong shape for any
         // view does not matter.
         assert_eq!(
@@ -470,7 +523,26 @@ mod tests {
         );
         assert_eq!(members("[1]"), None);
         assert_eq!(members(r#""text""#), None);
-        assert_eq!(ObjectJson::Parsed(&Value::Null).members(["kind"]), None);
+        assert_eq!(ObjectJson::Parsed(&Value::Null).members([&["kind"]]), None);
+    }
+
+    #[test]
+    fn members_on_paths_stop_inside_the_object() {
+        let members =
+            |text: &'static str| ObjectJson::Raw(raw(text)).members([&["metadata", "name"], &["spec", "names"]]);
+        // Reading stops in `spec` after `names`: the versions that follow are not read.
+        assert_eq!(
+            members(r#"{"metadata":{"name":"a.b"},"spec":{"group":"b","names":{"kind":"A"},"versions":[]}}"#),
+            Some([Some(r#""a.b""#), Some(r#"{"kind":"A"}"#)])
+        );
+        // Out of order, or with a member missing, the whole object is read.
+        assert_eq!(
+            members(r#"{"spec":{"names":{},"scope":"x"},"kind":"K","metadata":{"labels":{},"name":"n"}}"#),
+            Some([Some(r#""n""#), Some("{}")])
+        );
+        assert_eq!(members(r#"{"spec":{"group":"g"},"metadata":{}}"#), Some([None, None]));
+        // An object on the path that is not an object: not read here.
+        assert_eq!(members(r#"{"metadata":null,"spec":{"names":{}}}"#), None);
     }
 
     #[test]

@@ -91,7 +91,7 @@ pub struct Object {
 
 impl Object {
     /// The members the view reads, for [`ObjectJson::members`].
-    pub const MEMBERS: [&'static str; 3] = ["apiVersion", "kind", "metadata"];
+    pub const MEMBERS: [&'static [&'static str]; 3] = [&["apiVersion"], &["kind"], &["metadata"]];
 
     /// Reads the view from the object's `apiVersion`, `kind` and `metadata` members alone, so
     /// what follows them, however large, is not stepped over (see [`ObjectJson::members`]). When
@@ -103,14 +103,6 @@ impl Object {
 
     /// [`Object::read`] from the members' texts the caller already has.
     pub fn read_from(object: ObjectJson<'_>, members: Option<[Option<&str>; 3]>) -> Result<Object, (String, String)> {
-        fn member<T: DeserializeOwned + Default>(text: Option<&str>) -> Option<T> {
-            match text {
-                None => Some(T::default()),
-                Some(text) => serde_json::from_str::<Option<T>>(text)
-                    .ok()
-                    .map(Option::unwrap_or_default),
-            }
-        }
         let read = members.and_then(|[api_version, kind, metadata]| {
             Some(Object {
                 api_version: member(api_version)?,
@@ -122,6 +114,18 @@ impl Object {
             Some(view) => Ok(view),
             None => object.read_with_path(),
         }
+    }
+}
+
+/// A member read by [`ObjectJson::members`] as `T`: absent or `null` as the default, as every
+/// view reads them; `None` when it does not fit (the caller then reads the whole object, whose
+/// error names the path).
+fn member<T: DeserializeOwned + Default>(text: Option<&str>) -> Option<T> {
+    match text {
+        None => Some(T::default()),
+        Some(text) => serde_json::from_str::<Option<T>>(text)
+            .ok()
+            .map(Option::unwrap_or_default),
     }
 }
 
@@ -238,6 +242,23 @@ pub struct CrdIdentity {
     /// `spec`, of which only the group and the names are read.
     #[serde(deserialize_with = "null_as_default")]
     pub spec: CrdIdentitySpec,
+}
+
+impl CrdIdentity {
+    /// Reads the view from the CRD's `metadata.name`, `spec.group` and `spec.names` alone, so
+    /// reading stops before `spec.versions` and its schemas (see [`ObjectJson::members`]);
+    /// `None` when the text does not allow it or a member does not fit: the caller then reads
+    /// the whole object, whose error names the path.
+    pub fn from_members(object: ObjectJson<'_>) -> Option<CrdIdentity> {
+        let [name, group, names] = object.members([&["metadata", "name"], &["spec", "group"], &["spec", "names"]])?;
+        Some(CrdIdentity {
+            metadata: NameOnly { name: member(name)? },
+            spec: CrdIdentitySpec {
+                group: member(group)?,
+                names: member(names)?,
+            },
+        })
+    }
 }
 
 /// `metadata` read for its name alone.

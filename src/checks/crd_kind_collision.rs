@@ -247,7 +247,12 @@ impl Check for CrdKindCollision {
         if !rules::any_matches(Self::RULES, request) {
             return Verdict::accept();
         }
-        let crd = match request.object_as::<CrdIdentity>() {
+        // Read up to `spec.names` only, when the text allows; else whole, for the error's path.
+        let read = match request.object.and_then(CrdIdentity::from_members) {
+            Some(crd) => Ok(Some(crd)),
+            None => request.object_as::<CrdIdentity>(),
+        };
+        let crd = match read {
             Ok(Some(crd)) => crd,
             Ok(None) => {
                 return Verdict::reject_with_code("the request carries no CustomResourceDefinition object", 400);
