@@ -152,9 +152,9 @@ impl<'a> ObjectJson<'a> {
     /// the last of them: Kubewarden sorts keys, so `kind`, `metadata` and `spec.names` come before
     /// the rest of an object however large it is. `None` for an object a check built, for a text
     /// that is not a JSON object, and when an object on a path is not an object. No path may be
-    /// the start of another. Only a shortcut:
-    /// with duplicated keys the first is taken, and what follows is not checked (the request was
-    /// read whole once already, so it is well-formed JSON).
+    /// the start of another. Only a shortcut: with duplicated keys the first is taken, and what
+    /// follows is not checked (the request was read whole once already, so it is well-formed
+    /// JSON).
     pub fn members<const N: usize>(&self, paths: [&[&str]; N]) -> Option<[Option<&'a str>; N]> {
         const { assert!(N <= 64, "members: at most 64 paths") };
         debug_assert!(

@@ -93,24 +93,22 @@ impl Object {
     /// The members the view reads, for [`ObjectJson::members`].
     pub const MEMBERS: [&'static [&'static str]; 3] = [&["apiVersion"], &["kind"], &["metadata"]];
 
-    /// Reads the view from the object's `apiVersion`, `kind` and `metadata` members alone, so
-    /// what follows them, however large, is not stepped over (see [`ObjectJson::members`]). When
-    /// a member does not fit, the whole object is read as [`ObjectJson::read_with_path`] reads
-    /// it, so the error names the path.
-    pub fn read(object: ObjectJson<'_>) -> Result<Object, (String, String)> {
-        Object::read_from(object, object.members(Object::MEMBERS))
+    /// Reads the view from the texts of its [`Object::MEMBERS`] alone, so what follows them in
+    /// the object, however large, is not stepped over; `None` when a member does not fit (the
+    /// caller then reads the whole object, whose error names the path).
+    pub fn from_members([api_version, kind, metadata]: [Option<&str>; 3]) -> Option<Object> {
+        Some(Object {
+            api_version: member(api_version)?,
+            kind: member(kind)?,
+            metadata: member(metadata)?,
+        })
     }
 
-    /// [`Object::read`] from the members' texts the caller already has.
-    pub fn read_from(object: ObjectJson<'_>, members: Option<[Option<&str>; 3]>) -> Result<Object, (String, String)> {
-        let read = members.and_then(|[api_version, kind, metadata]| {
-            Some(Object {
-                api_version: member(api_version)?,
-                kind: member(kind)?,
-                metadata: member(metadata)?,
-            })
-        });
-        match read {
+    /// Reads the view from its members when the text allows (see [`Object::from_members`]),
+    /// else from the whole object as [`ObjectJson::read_with_path`] does, so an error names the
+    /// path. `members` is `object.members(Object::MEMBERS)`, for a caller that has it already.
+    pub fn read(object: ObjectJson<'_>, members: Option<[Option<&str>; 3]>) -> Result<Object, (String, String)> {
+        match members.and_then(Object::from_members) {
             Some(view) => Ok(view),
             None => object.read_with_path(),
         }
@@ -245,12 +243,13 @@ pub struct CrdIdentity {
 }
 
 impl CrdIdentity {
-    /// Reads the view from the CRD's `metadata.name`, `spec.group` and `spec.names` alone, so
-    /// reading stops before `spec.versions` and its schemas (see [`ObjectJson::members`]);
-    /// `None` when the text does not allow it or a member does not fit: the caller then reads
-    /// the whole object, whose error names the path.
-    pub fn from_members(object: ObjectJson<'_>) -> Option<CrdIdentity> {
-        let [name, group, names] = object.members([&["metadata", "name"], &["spec", "group"], &["spec", "names"]])?;
+    /// The members the view reads, for [`ObjectJson::members`]: reading stops before
+    /// `spec.versions` and their schemas.
+    pub const MEMBERS: [&'static [&'static str]; 3] = [&["metadata", "name"], &["spec", "group"], &["spec", "names"]];
+
+    /// Reads the view from the texts of its [`CrdIdentity::MEMBERS`] alone; `None` when a
+    /// member does not fit (the caller then reads the whole object, whose error names the path).
+    pub fn from_members([name, group, names]: [Option<&str>; 3]) -> Option<CrdIdentity> {
         Some(CrdIdentity {
             metadata: NameOnly { name: member(name)? },
             spec: CrdIdentitySpec {

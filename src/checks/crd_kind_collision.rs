@@ -248,7 +248,8 @@ impl Check for CrdKindCollision {
             return Verdict::accept();
         }
         // Read up to `spec.names` only, when the text allows; else whole, for the error's path.
-        let read = match request.object.and_then(CrdIdentity::from_members) {
+        let members = request.object.and_then(|object| object.members(CrdIdentity::MEMBERS));
+        let read = match members.and_then(CrdIdentity::from_members) {
             Some(crd) => Ok(Some(crd)),
             None => request.object_as::<CrdIdentity>(),
         };

@@ -371,14 +371,14 @@ fn evaluate(request: &Request<'_>, settings: &Settings) -> Verdict {
     // the adoption edits.
     let (whole, view) = match text {
         Some(text) if may_be_adopted(text, settings) => object.read_for_edit::<Object>(),
-        _ => (None, Object::read_from(object, members)),
+        _ => (None, Object::read(object, members)),
     };
     let new = match meta_of(view, "object") {
         Ok(meta) => meta,
         Err(message) => return Verdict::reject_with_code(message, 400),
     };
     let old = match request.old_object.filter(|_| request.is_update()) {
-        Some(old) => match meta_of(Object::read(old), "oldObject") {
+        Some(old) => match meta_of(Object::read(old, old.members(Object::MEMBERS)), "oldObject") {
             Ok(meta) => Some(meta),
             Err(message) => return Verdict::reject_with_code(message, 400),
         },
