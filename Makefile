@@ -39,7 +39,7 @@ WASM_BINDGEN_VERSION := $(shell sed -n 's/^wasm-bindgen = "=\(.*\)"/\1/p' playgr
 SCAN_BENCH  = $(SYNCGUARD) scan --generate-bench-tree target/bench-tree --count 10000 && \
               $(SYNCGUARD) scan --stats target/bench-tree >/dev/null
 
-.PHONY: all setup build cli policies all-in-one annotate examples test unit e2e-tests lint bench bench-scan fmt clean \
+.PHONY: all setup build cli policies all-in-one annotate examples test unit answers e2e-tests lint bench bench-scan fmt clean \
 	push artifacthub manifests fuzz playground playground-setup playground-tests
 
 all: build
@@ -154,6 +154,11 @@ playground-tests: build playground
 ## unit: the native tests of the core (every check and its fixtures) and of the shared scan crate
 unit:
 	$(CARGO) test --locked -p syncguard -p syncguard-scan
+
+## answers: record every fixture's exact answer again (policies/*/test_data/answers.snap, which
+## `make unit` compares byte for byte), after a change meant to alter answers; review the diff
+answers:
+	INSTA_UPDATE=always INSTA_FORCE_PASS=1 $(CARGO) test --locked -p syncguard --lib -- fixtures
 
 ## e2e-tests: the built modules through the engine (syncguard run, or kwctl when KWCTL is set)
 e2e-tests: build

@@ -461,15 +461,21 @@ impl Verdict {
         }
     }
 
-    /// The `validate` answer as JSON bytes, byte-identical for the same verdict.
+    /// The `validate` answer as JSON bytes, byte-identical for the same verdict: the SDK's
+    /// response as the SDK's own helpers (`accept_request`, `reject_request`) write it, its
+    /// fields in the SDK's order.
     ///
-    /// The SDK's response keeps audit annotations in a `HashMap`, whose order changes from one
-    /// instance to the next; so the response is written through [`Value`], whose objects keep
-    /// their keys sorted: the annotations come out sorted by key whatever their number (the
-    /// response's own fields come out in alphabetical order, which Kubewarden does not mind).
-    /// The mutated object is moved into that tree, not copied.
+    /// The SDK keeps audit annotations in a `HashMap`, whose order changes from one instance to
+    /// the next. No check sets more than one; should a verdict carry several, the response is
+    /// written through [`Value`] instead, whose objects keep their keys sorted, so the answer
+    /// stays the same in every instance (its fields then come out in alphabetical order, which
+    /// Kubewarden does not mind).
     pub fn to_json(self) -> Vec<u8> {
+        let several_annotations = self.audit_annotations.len() > 1;
         let mut response = self.into_response();
+        if !several_annotations {
+            return encode(&response);
+        }
         let mutated = response.mutated_object.take();
         let mut tree = serde_json::to_value(&response).unwrap_or(Value::Null);
         if let (Value::Object(fields), Some(object)) = (&mut tree, mutated) {
@@ -500,6 +506,23 @@ mod tests {
 
     fn raw(text: &str) -> &RawValue {
         serde_json::from_str(text).unwrap()
+    }
+
+    #[test]
+    fn answers_are_the_sdks_and_the_same_in_every_instance() {
+        let verdict = Verdict::reject("no").annotate("a", "1").with_warnings(vec!["w".into()]);
+        assert_eq!(
+            String::from_utf8(verdict.to_json()).unwrap(),
+            r#"{"accepted":false,"message":"no","code":null,"mutated_object":null,"audit_annotations":{"a":"1"},"warnings":["w"]}"#
+        );
+        // Several annotations: sorted, whatever the order of the SDK's HashMap.
+        let keys = ["d", "a", "c", "b", "f", "e"];
+        let verdict = keys.iter().fold(Verdict::accept(), |v, k| v.annotate(*k, "x"));
+        let answer = String::from_utf8(verdict.to_json()).unwrap();
+        assert!(
+            answer.contains(r#""audit_annotations":{"a":"x","b":"x","c":"x","d":"x","e":"x","f":"x"}"#),
+            "{answer}"
+        );
     }
 
     #[test]

@@ -115,14 +115,21 @@ pub fn admission_request(file: &Path) -> Value {
     }
 }
 
-/// Runs every case of check `C` and panics with all failures listed.
+/// Runs every case of check `C` and panics with all failures listed; then compares every
+/// case's exact answer, byte for byte, with the record in `test_data/answers.snap`.
+///
+/// The cases say what an answer must hold; the record says what it was, so that no change
+/// alters an answer unseen. When an answer changes on purpose, `make answers` records the new
+/// ones (review the diff of the `.snap` files before committing it).
 pub fn run_cases<C: Check>() {
     let cases = load(C::NAME);
     assert!(!cases.cases.is_empty(), "{} has no cases", C::NAME);
     let mut failures = Vec::new();
+    let mut answers = String::new();
     for case in &cases.cases {
-        if let Err(e) = run_case::<C>(case) {
-            failures.push(format!("{}: {e}", case.name));
+        match run_case::<C>(case) {
+            Ok(answer) => answers.push_str(&format!("{}\n{answer}\n\n", case.name)),
+            Err(e) => failures.push(format!("{}: {e}", case.name)),
         }
     }
     assert!(
@@ -131,9 +138,20 @@ pub fn run_cases<C: Check>() {
         C::NAME,
         failures.join("\n")
     );
+    let mut settings = insta::Settings::clone_current();
+    settings.set_snapshot_path(test_data(C::NAME));
+    settings.set_prepend_module_to_snapshot(false);
+    settings.set_omit_expression(true);
+    settings.set_description(format!(
+        "Every case of test_data/cases.yml, in order: its name, then the {} module's exact answer \
+         (or why its settings are refused). Written by `make answers`.",
+        C::NAME
+    ));
+    settings.bind(|| insta::assert_snapshot!("answers", answers));
 }
 
-fn run_case<C: Check>(case: &Case) -> Result<(), String> {
+/// Runs one case: its problems, or its exact answer (the refusal, for refused settings).
+fn run_case<C: Check>(case: &Case) -> Result<String, String> {
     let dir = test_data(C::NAME);
     let settings = case.settings.clone().unwrap_or(Value::Object(Default::default()));
     let settings_text = settings.to_string();
@@ -141,7 +159,7 @@ fn run_case<C: Check>(case: &Case) -> Result<(), String> {
     match (&case.expect.settings_invalid, settings_result) {
         (Some(expected), Err(message)) => {
             return if message.contains(expected.as_str()) {
-                Ok(())
+                Ok(format!("settings refused: {message}"))
             } else {
                 Err(format!(
                     "settings refused with {message:?}, expected it to contain {expected:?}"
@@ -216,6 +234,7 @@ fn run_case<C: Check>(case: &Case) -> Result<(), String> {
         .as_ref()
         .map(|mutated| serde_json::to_value(json_patch::diff(&request["object"], mutated)).unwrap())
         .filter(|p| p.as_array().is_some_and(|a| !a.is_empty()));
+    let answer = String::from_utf8(answer).map_err(|e| format!("the answer is not UTF-8: {e}"))?;
     compare(
         &case.expect,
         &Outcome {
@@ -227,6 +246,7 @@ fn run_case<C: Check>(case: &Case) -> Result<(), String> {
             audit_annotations: response.audit_annotations.unwrap_or_default().into_iter().collect(),
         },
     )
+    .map(|()| answer)
 }
 
 /// The size limits an answer breaks (see [`crate::text`]), each line prefixed with `what`.

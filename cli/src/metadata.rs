@@ -35,9 +35,10 @@ fn default_policy_type() -> String {
     "kubernetes".into()
 }
 
-/// Policy metadata, with the fields and defaults of Kubewarden's own `Metadata`.
+/// Policy metadata, with the fields and defaults of Kubewarden's own `Metadata`; a key it does
+/// not declare is refused, since a misspelt `mutating` or `rules` would otherwise go unnoticed.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Metadata {
     /// Filled in by annotate from the module's `protocol_version` operation.
     #[serde(default)]
@@ -70,19 +71,6 @@ pub struct Metadata {
     pub host_capabilities: Option<serde_json::Value>,
 }
 
-const KNOWN_KEYS: &[&str] = &[
-    "protocolVersion",
-    "rules",
-    "annotations",
-    "mutating",
-    "backgroundAudit",
-    "executionMode",
-    "policyType",
-    "contextAwareResources",
-    "minimumKubewardenVersion",
-    "hostCapabilities",
-];
-
 const OPERATIONS: &[&str] = &["CREATE", "UPDATE", "DELETE", "CONNECT", "*"];
 
 impl Metadata {
@@ -94,22 +82,17 @@ impl Metadata {
         let Some(map) = json.as_object() else {
             bail!("metadata must be a mapping");
         };
-        for key in map.keys() {
-            if !KNOWN_KEYS.contains(&key.as_str()) {
-                bail!(
-                    "metadata field `{key}` is unknown (known fields: {})",
-                    KNOWN_KEYS.join(", ")
-                );
-            }
-        }
-        if !map.contains_key("mutating") {
-            bail!("metadata field `mutating` is required");
-        }
-        if !map.contains_key("rules") {
+        // Kubewarden defaults a missing `rules` to none; a policy that means to match requests
+        // must say which, so syncguard asks for the key even where it may be empty.
+        let has_rules = map.contains_key("rules");
+        let metadata: Metadata = serde_path_to_error::deserialize(json).map_err(|e| match e.path().to_string() {
+            // serde_path_to_error's name for the document itself, where unknown keys are found.
+            root if root == "." => anyhow!("metadata: {}", e.inner()),
+            path => anyhow!("metadata field `{path}`: {}", e.inner()),
+        })?;
+        if !has_rules {
             bail!("metadata field `rules` is required");
         }
-        let metadata: Metadata = serde_path_to_error::deserialize(json)
-            .map_err(|e| anyhow!("metadata field `{}`: {}", e.path(), e.inner()))?;
         metadata.validate()?;
         Ok(metadata)
     }
@@ -169,11 +152,10 @@ impl Metadata {
                 bail!("metadata field `contextAwareResources[{i}]` needs a non-empty apiVersion and kind");
             }
         }
-        if let Some(version) = &self.minimum_kubewarden_version {
-            let parts: Vec<&str> = version.split('.').collect();
-            if parts.len() != 3 || parts.iter().any(|p| p.parse::<u64>().is_err()) {
-                bail!("metadata field `minimumKubewardenVersion` must be a version like 1.10.0, not `{version}`");
-            }
+        if let Some(version) = &self.minimum_kubewarden_version
+            && let Err(e) = semver::Version::parse(version)
+        {
+            bail!("metadata field `minimumKubewardenVersion` must be a version like 1.10.0, not `{version}` ({e})");
         }
         Ok(())
     }

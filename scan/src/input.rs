@@ -250,17 +250,17 @@ fn normalize(path: &Path) -> PathBuf {
     out
 }
 
+/// What a SARIF artifact path keeps as it is: RFC 3986's unreserved characters and `/`.
+const URI_PATH_KEEP: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'.')
+    .remove(b'_')
+    .remove(b'~')
+    .remove(b'/');
+
 /// Percent-encodes everything but unreserved characters and `/`.
 fn encode_uri_path(path: &str) -> String {
-    let mut out = String::with_capacity(path.len());
-    for byte in path.bytes() {
-        if byte.is_ascii_alphanumeric() || matches!(byte, b'-' | b'.' | b'_' | b'~' | b'/') {
-            out.push(byte as char);
-        } else {
-            out.push_str(&format!("%{byte:02X}"));
-        }
-    }
-    out
+    percent_encoding::utf8_percent_encode(path, URI_PATH_KEEP).to_string()
 }
 
 /// Reads a file's bytes (standard input for [`Input::Stdin`]).
@@ -817,6 +817,10 @@ mod tests {
         assert_eq!(
             artifact_uri(&Input::File("./a b/c.yaml".into()), Some(cwd)),
             "a%20b/c.yaml"
+        );
+        assert_eq!(
+            artifact_uri(&Input::File("./é#~_-.x/c.yaml".into()), Some(cwd)),
+            "%C3%A9%23~_-.x/c.yaml"
         );
         assert_eq!(
             artifact_uri(&Input::File("/repo/x/../y.yaml".into()), Some(cwd)),

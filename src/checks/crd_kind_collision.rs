@@ -244,9 +244,6 @@ impl Check for CrdKindCollision {
     }
 
     fn validate(request: &Request<'_>, settings: &Settings, cluster: &dyn Cluster) -> Verdict {
-        if !rules::any_matches(Self::RULES, request) {
-            return Verdict::accept();
-        }
         // Read up to `spec.names` only, when the text allows; else whole, for the error's path.
         let members = request.object.and_then(|object| object.members(CrdIdentity::MEMBERS));
         let read = match members.and_then(CrdIdentity::from_members) {

@@ -109,10 +109,8 @@ impl Check for CrdSafeUpgrade {
     }
 
     fn validate(request: &Request<'_>, settings: &Settings, _cluster: &dyn Cluster) -> Verdict {
-        if request.kind.group != "apiextensions.k8s.io"
-            || request.kind.kind != "CustomResourceDefinition"
-            || request.sub_resource.as_deref().is_some_and(|sub| !sub.is_empty())
-        {
+        // The rules leave out subresources; the kind is the check's to test.
+        if request.kind.group != "apiextensions.k8s.io" || request.kind.kind != "CustomResourceDefinition" {
             return Verdict::accept();
         }
         match request.operation.as_str() {

@@ -185,14 +185,11 @@ impl Check for CrdSchemaFields {
     }
 }
 
-/// Whether the request creates or updates a v1 CRD (not a subresource of one).
+/// Whether the request's object is a v1 CRD (the rules already limit the operations to
+/// CREATE and UPDATE, and leave out subresources).
 fn applies(request: &Request<'_>) -> bool {
     let kind = &request.kind;
-    kind.group == "apiextensions.k8s.io"
-        && kind.version == "v1"
-        && kind.kind == "CustomResourceDefinition"
-        && (request.is_create() || request.is_update())
-        && request.sub_resource.as_deref().is_none_or(str::is_empty)
+    kind.group == "apiextensions.k8s.io" && kind.version == "v1" && kind.kind == "CustomResourceDefinition"
 }
 
 fn display_name(name: &str) -> &str {
@@ -1228,7 +1225,7 @@ mod tests {
             );
         // serde_json cannot build a Value this deep, so the payload is written as text.
         let payload = format!(
-            r#"{{"request":{{"uid":"u","kind":{{"group":"apiextensions.k8s.io","version":"v1","kind":"CustomResourceDefinition"}},"operation":"CREATE","object":{object}}},"settings":{{}}}}"#
+            r#"{{"request":{{"uid":"u","kind":{{"group":"apiextensions.k8s.io","version":"v1","kind":"CustomResourceDefinition"}},"resource":{{"group":"apiextensions.k8s.io","version":"v1","resource":"customresourcedefinitions"}},"operation":"CREATE","object":{object}}},"settings":{{}}}}"#
         );
         let verdict = decide::<CrdSchemaFields>(payload.as_bytes(), &NoCluster);
         let message = verdict.message.expect("rejected");
@@ -1288,8 +1285,9 @@ mod tests {
         // Wrong JSON types are left to the API server's own validation.
         let object = crd(json!({"properties": "not a map", "items": 3, "allOf": {}}));
         assert!(run(&object, json!({})).accepted);
-        let payload = json!({"request": {"kind": {"group": "", "version": "v1", "kind": "ConfigMap"}, "operation": "CREATE",
-            "object": crd(json!({"bogus": 1}))}});
+        let payload = json!({"request": {"kind": {"group": "", "version": "v1", "kind": "ConfigMap"},
+            "resource": {"group": "apiextensions.k8s.io", "version": "v1", "resource": "customresourcedefinitions"},
+            "operation": "CREATE", "object": crd(json!({"bogus": 1}))}});
         assert!(decide::<CrdSchemaFields>(payload.to_string().as_bytes(), &NoCluster).accepted);
     }
 

@@ -118,9 +118,10 @@ impl Check for HookJobSafety {
     const RULES: &'static [Rule] = crate::rules::HOOK_JOB_SAFETY;
 
     fn validate(request: &Request<'_>, settings: &Settings, _cluster: &dyn Cluster) -> Verdict {
+        // The rules leave out subresources; the kind is the check's to test, and an UPDATE,
+        // which the rules cover, is never judged (the README says why).
         let is_job = request.kind.group == "batch" && request.kind.kind == "Job";
-        let is_subresource = request.sub_resource.as_deref().is_some_and(|s| !s.is_empty());
-        if !is_job || is_subresource || !request.is_create() {
+        if !is_job || !request.is_create() {
             return Verdict::accept();
         }
         let Some(object) = request.object else {
@@ -850,7 +851,9 @@ mod tests {
     fn other_kinds_and_operations_are_accepted_unread() {
         let payload = json!({
             "request": {
+                // A kind other than the resource's: the rules match, the check's kind test does not.
                 "kind": {"group": "", "version": "v1", "kind": "Pod"},
+                "resource": {"group": "batch", "version": "v1", "resource": "jobs"},
                 "operation": "CREATE",
                 "object": {
                     "metadata": {"annotations": {"helm.sh/hook": "test"}},

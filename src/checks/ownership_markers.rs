@@ -344,10 +344,8 @@ struct Finding {
     brief: String,
 }
 
+/// Decides a request the rules matched: a CREATE or UPDATE of any resource, not a subresource.
 fn evaluate(request: &Request<'_>, settings: &Settings) -> Verdict {
-    if !(request.is_create() || request.is_update()) || request.sub_resource.as_deref().is_some_and(|s| !s.is_empty()) {
-        return Verdict::accept();
-    }
     if let Some(namespace) = request.namespace.as_deref()
         && settings.exempt_namespaces.iter().any(|n| n == namespace)
     {
