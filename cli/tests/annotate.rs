@@ -49,7 +49,11 @@ fn broken_metadata_is_refused_with_the_field_named() {
     let dir = TempDir::new("annotate");
     let cases: [(&str, &str, &str); 6] = [
         ("mutating: true", "mutating: maybe", "`mutating`"),
-        ("mutating: true", "mutatin: true", "metadata: unknown field `mutatin`"),
+        (
+            "mutating: true",
+            "mutatin: true",
+            "`mutatin`: unknown field `mutatin`, expected one of",
+        ),
         (
             "executionMode: kubewarden-wapc",
             "executionMode: opa",
