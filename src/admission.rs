@@ -6,10 +6,13 @@
 //! needs. The answer is Kubewarden's own [`ValidationResponse`] from kubewarden-policy-sdk, the
 //! one response type of the modules, the `syncguard` command and the tests.
 
+use serde::de::Visitor;
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::Value;
 use serde_json::value::RawValue;
+use std::borrow::Cow;
 use std::collections::BTreeMap;
+use std::fmt;
 
 pub use kubewarden_policy_sdk::response::ValidationResponse;
 pub use kubewarden_policy_sdk::settings::SettingsValidationResponse;
@@ -20,6 +23,49 @@ pub fn null_as_default<'de, D: Deserializer<'de>, T: Default + Deserialize<'de>>
     deserializer: D,
 ) -> Result<T, D::Error> {
     Ok(Option::<T>::deserialize(deserializer)?.unwrap_or_default())
+}
+
+/// A JSON string borrowed from the text it is read from, or owned when it holds escapes.
+///
+/// serde's own `#[serde(borrow)]` borrows a `Cow<str>` field, but not one inside an `Option` nor
+/// one read by a `deserialize_with` function (which the `null` rule of [`str_or_empty`] needs).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Text<'a>(pub Cow<'a, str>);
+
+impl<'de> Deserialize<'de> for Text<'de> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Visit;
+        impl<'de> Visitor<'de> for Visit {
+            type Value = Text<'de>;
+
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a string")
+            }
+
+            fn visit_borrowed_str<E>(self, value: &'de str) -> Result<Text<'de>, E> {
+                Ok(Text(Cow::Borrowed(value)))
+            }
+
+            fn visit_str<E>(self, value: &str) -> Result<Text<'de>, E> {
+                Ok(Text(Cow::Owned(value.to_owned())))
+            }
+
+            fn visit_string<E>(self, value: String) -> Result<Text<'de>, E> {
+                Ok(Text(Cow::Owned(value)))
+            }
+        }
+        deserializer.deserialize_str(Visit)
+    }
+}
+
+/// Reads a string borrowed from the payload (see [`Text`]), `null` as empty.
+pub fn str_or_empty<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Cow<'de, str>, D::Error> {
+    Ok(Option::<Text<'de>>::deserialize(deserializer)?.map_or(Cow::Borrowed(""), |text| text.0))
+}
+
+/// Reads an optional string borrowed from the payload (see [`Text`]), `null` as absent.
+pub fn optional_str<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<Cow<'de, str>>, D::Error> {
+    Ok(Option::<Text<'de>>::deserialize(deserializer)?.map(|text| text.0))
 }
 
 /// Implements `Deserialize` for structs derived with `#[serde(remote = "Self")]` so that they
@@ -52,31 +98,31 @@ pub(crate) use object_only;
 /// Group, version and kind of the object in a request.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
 #[serde(remote = "Self", default)]
-pub struct GroupVersionKind {
+pub struct GroupVersionKind<'a> {
     /// API group; empty for the core group.
-    #[serde(deserialize_with = "null_as_default")]
-    pub group: String,
+    #[serde(borrow, deserialize_with = "str_or_empty")]
+    pub group: Cow<'a, str>,
     /// API version, e.g. `v1`.
-    #[serde(deserialize_with = "null_as_default")]
-    pub version: String,
+    #[serde(borrow, deserialize_with = "str_or_empty")]
+    pub version: Cow<'a, str>,
     /// Kind, e.g. `CustomResourceDefinition`.
-    #[serde(deserialize_with = "null_as_default")]
-    pub kind: String,
+    #[serde(borrow, deserialize_with = "str_or_empty")]
+    pub kind: Cow<'a, str>,
 }
 
 /// Group, version and resource (plural) addressed by a request.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
 #[serde(remote = "Self", default)]
-pub struct GroupVersionResource {
+pub struct GroupVersionResource<'a> {
     /// API group; empty for the core group.
-    #[serde(deserialize_with = "null_as_default")]
-    pub group: String,
+    #[serde(borrow, deserialize_with = "str_or_empty")]
+    pub group: Cow<'a, str>,
     /// API version, e.g. `v1`.
-    #[serde(deserialize_with = "null_as_default")]
-    pub version: String,
+    #[serde(borrow, deserialize_with = "str_or_empty")]
+    pub version: Cow<'a, str>,
     /// Resource, e.g. `customresourcedefinitions`.
-    #[serde(deserialize_with = "null_as_default")]
-    pub resource: String,
+    #[serde(borrow, deserialize_with = "str_or_empty")]
+    pub resource: Cow<'a, str>,
 }
 
 /// An object carried by a request: the JSON the request holds, unread, or (in the all-in-one
@@ -302,20 +348,23 @@ pub fn describe((path, message): (String, String)) -> String {
 #[serde(remote = "Self", default, rename_all = "camelCase")]
 pub struct Request<'a> {
     /// Kind of the object.
-    #[serde(deserialize_with = "null_as_default")]
-    pub kind: GroupVersionKind,
+    #[serde(borrow, deserialize_with = "null_as_default")]
+    pub kind: GroupVersionKind<'a>,
     /// Resource addressed.
-    #[serde(deserialize_with = "null_as_default")]
-    pub resource: GroupVersionResource,
+    #[serde(borrow, deserialize_with = "null_as_default")]
+    pub resource: GroupVersionResource<'a>,
     /// Subresource addressed, if any (`status`, `scale`, ...).
-    pub sub_resource: Option<String>,
+    #[serde(borrow, deserialize_with = "optional_str")]
+    pub sub_resource: Option<Cow<'a, str>>,
     /// Name of the object (may be empty on CREATE with generateName).
-    pub name: Option<String>,
+    #[serde(borrow, deserialize_with = "optional_str")]
+    pub name: Option<Cow<'a, str>>,
     /// Namespace of the object, absent for cluster-scoped objects.
-    pub namespace: Option<String>,
+    #[serde(borrow, deserialize_with = "optional_str")]
+    pub namespace: Option<Cow<'a, str>>,
     /// `CREATE`, `UPDATE`, `DELETE` or `CONNECT`.
-    #[serde(deserialize_with = "null_as_default")]
-    pub operation: String,
+    #[serde(borrow, deserialize_with = "str_or_empty")]
+    pub operation: Cow<'a, str>,
     /// The new object, unread; `None` when absent or `null`.
     #[serde(borrow)]
     pub object: Option<ObjectJson<'a>>,
@@ -325,8 +374,8 @@ pub struct Request<'a> {
 }
 
 object_only!(
-    GroupVersionKind,
-    GroupVersionResource,
+    GroupVersionKind<'de>,
+    GroupVersionResource<'de>,
     Request<'de>,
     ValidationRequest<'de>
 );

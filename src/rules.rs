@@ -54,9 +54,9 @@ impl<'a> Target<'a> {
         let resource = if request.resource.resource == request.kind.kind {
             crate::generated::builtin_kinds(&request.kind.kind)
                 .find(|r| r.group == request.kind.group && !r.subresource)
-                .map_or(request.resource.resource.as_str(), |r| r.plural)
+                .map_or(request.resource.resource.as_ref(), |r| r.plural)
         } else {
-            request.resource.resource.as_str()
+            request.resource.resource.as_ref()
         };
         Target {
             group: &request.resource.group,
@@ -112,7 +112,7 @@ mod tests {
     use super::*;
     use crate::admission::GroupVersionResource;
 
-    fn request(group: &str, resource: &str, sub: Option<&str>, op: &str) -> Request<'static> {
+    fn request<'a>(group: &'a str, resource: &'a str, sub: Option<&'a str>, op: &'a str) -> Request<'a> {
         Request {
             resource: GroupVersionResource {
                 group: group.into(),

@@ -127,10 +127,10 @@ impl Evaluator for CoreEvaluator {
 
     fn matches(&self, policy: usize, group: &str, version: &str, resource: &str) -> bool {
         let mut request = syncguard::admission::Request::default();
-        request.resource.group = group.to_string();
-        request.resource.version = version.to_string();
-        request.resource.resource = resource.to_string();
-        request.operation = "CREATE".to_string();
+        request.resource.group = group.into();
+        request.resource.version = version.into();
+        request.resource.resource = resource.into();
+        request.operation = "CREATE".into();
         syncguard::rules::any_matches(self.active[policy].policy.rules, &request)
     }
 

@@ -113,7 +113,7 @@ impl Check for CrdSafeUpgrade {
         if request.kind.group != "apiextensions.k8s.io" || request.kind.kind != "CustomResourceDefinition" {
             return Verdict::accept();
         }
-        match request.operation.as_str() {
+        match request.operation.as_ref() {
             "CREATE" => match read(request.object_as::<Crd>(), "object") {
                 Ok(crd) => {
                     let name = name_of(&crd, request);

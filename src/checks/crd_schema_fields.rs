@@ -55,7 +55,7 @@
 //! `properties`), so a schema nested about 47 properties deep under `openAPIV3Schema` is the
 //! deepest checked. The deepest real CRDs nest about 27 JSON levels (the Prometheus operator's).
 
-use crate::admission::{ObjectJson, Request, Verdict};
+use crate::admission::{ObjectJson, Request, Text, Verdict};
 use crate::check::Check;
 use crate::cluster::Cluster;
 use crate::generated::{Field, ObjectType, Shape, object_type};
@@ -548,38 +548,12 @@ impl<'de> Visitor<'de> for NodeSeed {
             return Ok(Node::TooDeep);
         }
         let mut entries = Vec::new();
-        while let Some(key) = map.next_key_seed(KeySeed)? {
+        // Keys borrowed from the JSON text when they hold no escapes.
+        while let Some(Text(key)) = map.next_key::<Text>()? {
             let value = map.next_value_seed(NodeSeed { level: self.level + 1 })?;
             entries.push((key, value));
         }
         Ok(Node::Object(entries))
-    }
-}
-
-/// Reads an object key, borrowing it from the JSON text when it holds no escapes.
-struct KeySeed;
-
-impl<'de> DeserializeSeed<'de> for KeySeed {
-    type Value = Cow<'de, str>;
-
-    fn deserialize<D: serde::Deserializer<'de>>(self, deserializer: D) -> Result<Cow<'de, str>, D::Error> {
-        deserializer.deserialize_str(self)
-    }
-}
-
-impl<'de> Visitor<'de> for KeySeed {
-    type Value = Cow<'de, str>;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("an object key")
-    }
-
-    fn visit_borrowed_str<E>(self, value: &'de str) -> Result<Cow<'de, str>, E> {
-        Ok(Cow::Borrowed(value))
-    }
-
-    fn visit_str<E>(self, value: &str) -> Result<Cow<'de, str>, E> {
-        Ok(Cow::Owned(value.to_owned()))
     }
 }
 

@@ -264,16 +264,17 @@ struct Target {
 
 impl Target {
     fn of(meta: &ObjectMeta, request: &Request<'_>) -> Target {
-        let or_request = |own: &str, from_request: &Option<String>| {
+        let or_request = |own: &str, from_request: Option<&str>| {
             if own.is_empty() {
-                from_request.clone().unwrap_or_default()
+                from_request.unwrap_or_default()
             } else {
-                own.to_string()
+                own
             }
+            .to_string()
         };
         Target {
-            name: or_request(&meta.name, &request.name),
-            namespace: or_request(&meta.namespace, &request.namespace),
+            name: or_request(&meta.name, request.name.as_deref()),
+            namespace: or_request(&meta.namespace, request.namespace.as_deref()),
             generate_name: meta.generate_name.clone(),
         }
     }

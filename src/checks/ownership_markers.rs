@@ -287,13 +287,13 @@ struct Target {
 
 impl Target {
     fn new(request: &Request<'_>, meta: &Meta) -> Self {
-        let resource = match (request.resource.resource.as_str(), request.resource.group.as_str()) {
+        let resource = match (request.resource.resource.as_ref(), request.resource.group.as_ref()) {
             ("", _) if !meta.kind.is_empty() => meta.kind.to_ascii_lowercase(),
             ("", _) => "<resource>".to_string(),
             (resource, "") => resource.to_string(),
             (resource, group) => format!("{resource}.{group}"),
         };
-        let kind = [request.kind.kind.as_str(), meta.kind.as_str()]
+        let kind = [request.kind.kind.as_ref(), meta.kind.as_str()]
             .into_iter()
             .find(|k| !k.is_empty())
             .unwrap_or("<kind>")
