@@ -51,7 +51,11 @@ pub struct ObjectType {
 impl ObjectType {
     /// The field named `name`, if the type has it.
     pub fn field(&self, name: &str) -> Option<&'static Field> {
-        let fields = self.fields?;
+        Self::field_in(self.fields?, name)
+    }
+
+    /// The field named `name` among a type's `fields` (sorted by name).
+    pub fn field_in(fields: &'static [Field], name: &str) -> Option<&'static Field> {
         fields.binary_search_by(|f| f.name.cmp(name)).ok().map(|i| &fields[i])
     }
 }

@@ -562,16 +562,30 @@ impl<'de> Visitor<'de> for NodeSeed {
 
 /// Every finding in one CRD (object or last-applied manifest), in document order.
 fn walk(root: &Node, allowed_keys: &[String]) -> Vec<Finding> {
-    let mut walker = Walker {
-        allowed_keys,
-        path: String::new(),
-        name_start: 0,
-        findings: Vec::new(),
-    };
+    let mut walker = Walker::new(allowed_keys, String::new());
     if let Some(crd) = object_type("CustomResourceDefinition") {
         walker.typed(root, crd);
     }
     walker.findings
+}
+
+/// How a field's value is walked: as a JSONSchemaProps tree, or as an object of a generated
+/// type whose fields are known.
+#[derive(Clone, Copy)]
+enum Walk {
+    Schema,
+    Typed(&'static ObjectType),
+}
+
+impl Walk {
+    /// The walk for values of the type named `name`; `None` for free-form and scalar-encoded
+    /// types, which are not looked into.
+    fn of(name: &str) -> Option<Walk> {
+        if name == "JSONSchemaProps" {
+            return Some(Walk::Schema);
+        }
+        object_type(name).filter(|ty| ty.fields.is_some()).map(Walk::Typed)
+    }
 }
 
 /// The nearest array schema around a node: the node, and where its name starts and its path
@@ -587,6 +601,8 @@ struct ArrayContext<'a> {
 /// [`MAX_DEPTH`] (every call descends at least one JSON level).
 struct Walker<'s> {
     allowed_keys: &'s [String],
+    /// JSONSchemaProps' fields, looked up once for every schema node of the walk.
+    schema_fields: &'static [Field],
     /// The path of the current position, grown and truncated as the walk goes.
     path: String,
     /// Where the last key pushed starts in `path` (list indexes count as part of their key).
@@ -594,7 +610,19 @@ struct Walker<'s> {
     findings: Vec<Finding>,
 }
 
-impl Walker<'_> {
+impl<'s> Walker<'s> {
+    fn new(allowed_keys: &'s [String], path: String) -> Self {
+        Walker {
+            allowed_keys,
+            schema_fields: object_type("JSONSchemaProps")
+                .and_then(|ty| ty.fields)
+                .unwrap_or_default(),
+            path,
+            name_start: 0,
+            findings: Vec::new(),
+        }
+    }
+
     fn push_key(&mut self, key: &str) -> usize {
         let mark = self.path.len();
         if !self.path.is_empty() {
@@ -653,24 +681,23 @@ impl Walker<'_> {
         let (Shape::One(name) | Shape::List(name) | Shape::Map(name)) = shape else {
             return;
         };
-        let checked = name == "JSONSchemaProps" || object_type(name).is_some_and(|ty| ty.fields.is_some());
-        if !checked {
+        let Some(walk) = Walk::of(name) else {
             return;
-        }
+        };
         match (shape, value) {
             (_, Node::TooDeep) => self.too_deep(),
-            (Shape::One(name), _) => self.descend(value, name),
-            (Shape::List(name), Node::Array(items)) => {
+            (Shape::One(_), _) => self.descend(value, walk),
+            (Shape::List(_), Node::Array(items)) => {
                 for (i, item) in items.iter().enumerate() {
                     let mark = self.push_index(i);
-                    self.descend(item, name);
+                    self.descend(item, walk);
                     self.path.truncate(mark);
                 }
             }
-            (Shape::Map(name), Node::Object(entries)) => {
+            (Shape::Map(_), Node::Object(entries)) => {
                 for (key, item) in entries {
                     let mark = self.push_key(key);
-                    self.descend(item, name);
+                    self.descend(item, walk);
                     self.path.truncate(mark);
                 }
             }
@@ -678,11 +705,10 @@ impl Walker<'_> {
         }
     }
 
-    fn descend(&mut self, node: &Node, type_name: &str) {
-        if type_name == "JSONSchemaProps" {
-            self.schema(node, None);
-        } else if let Some(ty) = object_type(type_name) {
-            self.typed(node, ty);
+    fn descend(&mut self, node: &Node, walk: Walk) {
+        match walk {
+            Walk::Schema => self.schema(node, None),
+            Walk::Typed(ty) => self.typed(node, ty),
         }
     }
 
@@ -705,12 +731,7 @@ impl Walker<'_> {
 
     /// A JSONSchemaProps node; `enclosing` is the nearest array schema around it.
     fn schema<'a>(&mut self, node: &'a Node, enclosing: Option<ArrayContext<'a>>) {
-        let Some(schema_type) = object_type("JSONSchemaProps") else {
-            return;
-        };
-        let Some(fields) = schema_type.fields else {
-            return;
-        };
+        let fields = self.schema_fields;
         let entries = match node {
             Node::Object(entries) => entries,
             Node::TooDeep => return self.too_deep(),
@@ -748,11 +769,14 @@ impl Walker<'_> {
                 },
                 "not" => self.schema(value, enclosing),
                 "x-kubernetes-validations" | "externalDocs" => {
-                    if let Some(field) = schema_type.field(key) {
+                    if let Some(field) = ObjectType::field_in(fields, key) {
                         self.field(value, field.shape);
                     }
                 }
-                _ if schema_type.field(key).is_some() => {}
+                // The keys nearly every schema node holds, known without searching the table
+                // (a test proves they are JSONSchemaProps fields).
+                "type" | "description" | "format" | "required" | "enum" | "default" => {}
+                _ if ObjectType::field_in(fields, key).is_some() => {}
                 _ if self.allowed_keys.iter().any(|k| k == key) => {}
                 _ if PATCH_KEYS.contains(&key.as_ref()) => {
                     let text = self.patch_remedy(node, here, enclosing);
@@ -1215,13 +1239,15 @@ mod tests {
     }
 
     #[test]
+    fn common_schema_keys_are_schema_fields() {
+        for key in ["type", "description", "format", "required", "enum", "default"] {
+            assert!(object_type("JSONSchemaProps").unwrap().field(key).is_some(), "{key}");
+        }
+    }
+
+    #[test]
     fn free_form_values_are_not_read_even_when_cut_off() {
-        let mut walker = Walker {
-            allowed_keys: &[],
-            path: "metadata.managedFields[0].fieldsV1".into(),
-            name_start: 0,
-            findings: Vec::new(),
-        };
+        let mut walker = Walker::new(&[], "metadata.managedFields[0].fieldsV1".into());
         walker.field(&Node::TooDeep, Shape::One("FieldsV1"));
         walker.field(&Node::TooDeep, Shape::Scalar);
         assert!(walker.findings.is_empty());
