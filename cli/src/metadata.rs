@@ -85,8 +85,11 @@ impl Metadata {
         // Kubewarden defaults a missing `rules` to none; a policy that means to match requests
         // must say which, so syncguard asks for the key even where it may be empty.
         let has_rules = map.contains_key("rules");
-        let metadata: Metadata = serde_path_to_error::deserialize(json)
-            .map_err(|e| anyhow!("metadata field `{}`: {}", e.path(), e.inner()))?;
+        let metadata: Metadata = serde_path_to_error::deserialize(json).map_err(|e| match e.path().to_string() {
+            // serde_path_to_error's path of the document itself (a missing field such as `mutating`).
+            root if root == "." => anyhow!("metadata: {}", e.inner()),
+            path => anyhow!("metadata field `{path}`: {}", e.inner()),
+        })?;
         if !has_rules {
             bail!("metadata field `rules` is required");
         }

@@ -47,8 +47,9 @@ fn broken_metadata_is_refused_with_the_field_named() {
     let module = built(&format!("policies/{policy}/policy.wasm"));
     let metadata = std::fs::read_to_string(folder.join("metadata.yml")).unwrap();
     let dir = TempDir::new("annotate");
-    let cases: [(&str, &str, &str); 6] = [
+    let cases: [(&str, &str, &str); 7] = [
         ("mutating: true", "mutating: maybe", "`mutating`"),
+        ("mutating: true", "", "metadata: missing field `mutating`"),
         (
             "mutating: true",
             "mutatin: true",
