@@ -56,9 +56,9 @@ pub fn parse_settings<C: Check>(raw: Option<&str>) -> Result<C::Settings, String
 ///   with code 400 and a message saying what could not be read;
 /// - settings that do not validate are rejected with code 400 (the engine normally refuses
 ///   them before any request is sent);
-/// - a request the check's rules do not match is accepted without reading its object, as
-///   the API server would never have sent it: the module answers under kwctl, which sends any
-///   request, as it does behind policy-server's webhook, and as the all-in-one does.
+/// - a request the check's rules do not match is accepted without reading its object: kwctl
+///   sends any request, and the module then answers as it would behind policy-server's
+///   webhook, which never sends it (the all-in-one routes requests the same way).
 pub fn handle_validate<C: Check>(payload: &[u8], cluster: &dyn Cluster) -> Vec<u8> {
     decide::<C>(payload, cluster).to_json()
 }

@@ -116,7 +116,9 @@ pub fn admission_request(file: &Path) -> Value {
 }
 
 /// Runs every case of check `C` and panics with all failures listed; then compares every
-/// case's exact answer, byte for byte, with the record in `test_data/answers.snap`.
+/// case's exact answers, byte for byte, with the record in `test_data/answers.snap`: the
+/// module's, and the all-in-one's with the case's settings in the check's section and every
+/// other check at its defaults.
 ///
 /// The cases say what an answer must hold; the record says what it was, so that no change
 /// alters an answer unseen. When an answer changes on purpose, `make answers` records the new
@@ -143,14 +145,16 @@ pub fn run_cases<C: Check>() {
     settings.set_prepend_module_to_snapshot(false);
     settings.set_omit_expression(true);
     settings.set_description(format!(
-        "Every case of test_data/cases.yml, in order: its name, then the {} module's exact answer \
-         (or why its settings are refused). Written by `make answers`.",
+        "Every case of test_data/cases.yml, in order: its name, the {} module's exact answer (or \
+         why its settings are refused), then the all-in-one's with the case's settings and the \
+         other checks at their defaults. Written by `make answers`.",
         C::NAME
     ));
     settings.bind(|| insta::assert_snapshot!("answers", answers));
 }
 
-/// Runs one case: its problems, or its exact answer (the refusal, for refused settings).
+/// Runs one case: its problems, or its exact answers, the module's and the all-in-one's (the
+/// refusal, for refused settings).
 fn run_case<C: Check>(case: &Case) -> Result<String, String> {
     let dir = test_data(C::NAME);
     let settings = case.settings.clone().unwrap_or(Value::Object(Default::default()));
@@ -205,7 +209,8 @@ fn run_case<C: Check>(case: &Case) -> Result<String, String> {
     let mut sections = serde_json::Map::new();
     sections.insert(C::SETTINGS_KEY.to_string(), settings.clone());
     let combined_payload = serde_json::json!({"request": request, "settings": sections}).to_string();
-    let combined = check::decode_response(&evaluate(&combined_payload, true)?)?;
+    let combined_answer = evaluate(&combined_payload, true)?;
+    let combined = check::decode_response(&combined_answer)?;
     problems.extend(limit_problems("all-in-one: ", &combined));
     // No answer may depend on the order of keys in a JSON object: the same request with every
     // object's keys sorted, and reversed, gives byte-identical answers.
@@ -234,7 +239,8 @@ fn run_case<C: Check>(case: &Case) -> Result<String, String> {
         .as_ref()
         .map(|mutated| serde_json::to_value(json_patch::diff(&request["object"], mutated)).unwrap())
         .filter(|p| p.as_array().is_some_and(|a| !a.is_empty()));
-    let answer = String::from_utf8(answer).map_err(|e| format!("the answer is not UTF-8: {e}"))?;
+    let text = |bytes: Vec<u8>| String::from_utf8(bytes).map_err(|e| format!("an answer is not UTF-8: {e}"));
+    let record = format!("{}\nall-in-one: {}", text(answer)?, text(combined_answer)?);
     compare(
         &case.expect,
         &Outcome {
@@ -246,7 +252,7 @@ fn run_case<C: Check>(case: &Case) -> Result<String, String> {
             audit_annotations: response.audit_annotations.unwrap_or_default().into_iter().collect(),
         },
     )
-    .map(|()| answer)
+    .map(|()| record)
 }
 
 /// The size limits an answer breaks (see [`crate::text`]), each line prefixed with `what`.

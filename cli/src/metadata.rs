@@ -35,10 +35,11 @@ fn default_policy_type() -> String {
     "kubernetes".into()
 }
 
-/// Policy metadata, with the fields and defaults of Kubewarden's own `Metadata`; a key it does
-/// not declare is refused, since a misspelt `mutating` or `rules` would otherwise go unnoticed.
+/// Policy metadata, with the fields and defaults of Kubewarden's own `Metadata`. Read from a
+/// module, keys it does not declare are ignored (another kwctl may write more); read from
+/// metadata.yml, they are refused ([`Metadata::from_yaml`]).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[serde(rename_all = "camelCase")]
 pub struct Metadata {
     /// Filled in by annotate from the module's `protocol_version` operation.
     #[serde(default)]
@@ -85,7 +86,17 @@ impl Metadata {
         // Kubewarden defaults a missing `rules` to none; a policy that means to match requests
         // must say which, so syncguard asks for the key even where it may be empty.
         let has_rules = map.contains_key("rules");
-        let metadata: Metadata = serde_path_to_error::deserialize(json).map_err(|e| match e.path().to_string() {
+        // A key Kubewarden's metadata does not declare is refused, since a misspelt `mutating`
+        // or `rules` would otherwise go unnoticed; serde_ignored reports it with its path.
+        let mut unknown = Vec::new();
+        let mut track = |path: serde_ignored::Path<'_>| unknown.push(path.to_string());
+        let lenient = serde_ignored::Deserializer::new(json, &mut track);
+        let read: Result<Metadata, _> = serde_path_to_error::deserialize(lenient);
+        // An unknown key first: a misspelt field is also a missing one.
+        if let Some(path) = unknown.first() {
+            bail!("metadata field `{path}` is unknown to Kubewarden's policy metadata");
+        }
+        let metadata = read.map_err(|e| match e.path().to_string() {
             // serde_path_to_error's path of the document itself (a missing field such as `mutating`).
             root if root == "." => anyhow!("metadata: {}", e.inner()),
             path => anyhow!("metadata field `{path}`: {}", e.inner()),
@@ -260,5 +271,19 @@ mod tests {
         assert_eq!(sections, 1);
         wasmparser::Validator::new().validate_all(&twice).unwrap();
         assert!(with_custom_section(b"not wasm", SECTION, b"").is_err());
+    }
+
+    #[test]
+    fn unknown_keys_are_refused_in_metadata_yml_and_ignored_in_a_module() {
+        let yaml = "rules: []\npolicyType: raw\nmutating: false\nlabels: {a: b}\n";
+        let error = Metadata::from_yaml(yaml).unwrap_err().to_string();
+        assert_eq!(
+            error,
+            "metadata field `labels` is unknown to Kubewarden's policy metadata"
+        );
+        let json = br#"{"rules":[],"policyType":"raw","mutating":false,"labels":{"a":"b"}}"#;
+        let annotated = with_custom_section(&module(), SECTION, json).unwrap();
+        let metadata = Metadata::from_wasm(&annotated).unwrap().unwrap();
+        assert_eq!(metadata.policy_type, "raw");
     }
 }

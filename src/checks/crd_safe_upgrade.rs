@@ -32,8 +32,9 @@
 //! one message, in the order above, and warnings in the same order.
 //!
 //! Requests this check does not apply to are accepted without reading the objects: another
-//! kind than `apiextensions.k8s.io` `CustomResourceDefinition`, a subresource, or another
-//! operation than CREATE and UPDATE. Malformed input is rejected with code 400: an object or
+//! resource than `apiextensions.k8s.io/v1` `customresourcedefinitions`, a subresource, or
+//! another operation than CREATE and UPDATE (what the rules of metadata.yml match), and another
+//! kind than `apiextensions.k8s.io` `CustomResourceDefinition`. Malformed input is rejected with code 400: an object or
 //! old object that is not a CRD of the expected shape (for example `spec.versions` that is not
 //! a list, or an annotation value that is not a string), a CREATE without `object`, or an
 //! UPDATE without `object` or `oldObject`. `null` in place of a list, map or object is read

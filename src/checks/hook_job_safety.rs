@@ -13,8 +13,9 @@
 //! `pre-install`/`pre-upgrade` are PreSync, `post-install`/`post-upgrade` are PostSync.
 //!
 //! In this order, the first rule that applies decides:
-//! 1. A request that is not for a `batch` Job, or whose operation is not CREATE, is accepted
-//!    without reading the object. UPDATE in particular is never rejected and never patched:
+//! 1. A request that is not for a `batch` Job (its kind, and the `batch/v1` `jobs` resource of
+//!    the rules, without a subresource), or whose operation is not CREATE, is accepted without
+//!    reading the object. UPDATE in particular is never rejected and never patched:
 //!    ArgoCD must always be able to remove its finalizer with an UPDATE, and a webhook that
 //!    mutates hook Jobs on UPDATE is itself a known cause of stuck finalizers (argo-cd issue
 //!    24187: Jobs are largely immutable, so ArgoCD's finalizer removal then fails).
