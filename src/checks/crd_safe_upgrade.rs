@@ -31,10 +31,10 @@
 //! is in setting `warnOnly`. All findings of one request are reported together: rejections in
 //! one message, in the order above, and warnings in the same order.
 //!
-//! Requests this check does not apply to are accepted without reading the objects: another
-//! resource than `apiextensions.k8s.io/v1` `customresourcedefinitions`, a subresource, or
-//! another operation than CREATE and UPDATE (what the rules of metadata.yml match), and another
-//! kind than `apiextensions.k8s.io` `CustomResourceDefinition`. Malformed input is rejected with code 400: an object or
+//! Requests this check does not apply to are accepted without reading the objects: those its
+//! metadata.yml rules do not match (another resource than `apiextensions.k8s.io/v1`
+//! `customresourcedefinitions`, a subresource, another operation than CREATE and UPDATE), and
+//! those of another kind than `apiextensions.k8s.io` `CustomResourceDefinition`. Malformed input is rejected with code 400: an object or
 //! old object that is not a CRD of the expected shape (for example `spec.versions` that is not
 //! a list, or an annotation value that is not a string), a CREATE without `object`, or an
 //! UPDATE without `object` or `oldObject`. `null` in place of a list, map or object is read
