@@ -5,9 +5,9 @@
 //! - `OBJECT_TYPES`: the field graph of `CustomResourceDefinition` (every object type reachable
 //!   from it, its JSON fields and their shapes), read from k8s-openapi's JSON schemas.
 //!
-//! and `$OUT_DIR/policy_rules.rs` from the `rules` of every `policies/<name>/metadata.yml` and of
-//! the all-in-one's `metadata.yml`, so a policy's admission rules are declared once, where
-//! Kubewarden reads them.
+//! and `$OUT_DIR/policy_rules.rs` from the `rules` of every `policies/<name>/metadata.yml` (the
+//! all-in-one's is `policies/syncguard/metadata.yml`), so a policy's admission rules are declared
+//! once, where Kubewarden reads them; with them `METADATA`, every metadata.yml's text.
 
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use serde_json::Value;
@@ -123,11 +123,12 @@ fn well_known_kinds(out: &Path) {
 }
 
 /// `pub const <NAME>: &[Rule]` for each policy's metadata.yml (the all-in-one's is `SYNCGUARD`),
-/// and `POLICIES`, every policy name with its rules.
+/// `POLICIES`, every policy name with its rules, and `METADATA`, every policy name with the text
+/// of its metadata.yml.
 fn policy_rules() -> String {
     let root = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").expect("CARGO_MANIFEST_DIR is set by cargo"));
     println!("cargo::rerun-if-changed=policies");
-    let mut sources = vec![("syncguard".to_string(), root.join("metadata.yml"))];
+    let mut sources = Vec::new();
     let mut names: Vec<String> = std::fs::read_dir(root.join("policies"))
         .expect("read policies/")
         .filter_map(|e| e.ok())
@@ -141,6 +142,7 @@ fn policy_rules() -> String {
     }));
     let mut code = String::new();
     let mut index = String::new();
+    let mut texts = String::new();
     for (name, path) in &sources {
         println!("cargo::rerun-if-changed={}", path.display());
         let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()));
@@ -182,6 +184,7 @@ fn policy_rules() -> String {
         }
         writeln!(code, "];").unwrap();
         writeln!(index, "    ({name:?}, {constant}),").unwrap();
+        writeln!(texts, "    ({name:?}, include_str!({:?})),", path.display().to_string()).unwrap();
     }
     writeln!(
         code,
@@ -189,6 +192,8 @@ fn policy_rules() -> String {
     )
     .unwrap();
     writeln!(code, "pub const POLICIES: &[(&str, &[Rule])] = &[\n{index}];").unwrap();
+    writeln!(code, "/// Every policy with the text of its metadata.yml.").unwrap();
+    writeln!(code, "pub const METADATA: &[(&str, &str)] = &[\n{texts}];").unwrap();
     code
 }
 

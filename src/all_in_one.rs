@@ -1,23 +1,22 @@
-//! The all-in-one policy: every check in one module, one webhook round trip per admission.
+//! The all-in-one policy: every check of the registry in one module, one webhook round trip per
+//! admission.
 //!
-//! Settings hold one section per check (`crdSchemaFields`, `crdSafeUpgrade`,
-//! `crdKindCollision`, `ownershipMarkers`, `hookJobSafety`), each with that check's own settings
-//! plus `enabled` (default true). A request goes only to the enabled checks whose rules match
-//! it, in that fixed order. It is rejected if any of them rejects; messages and warnings carry
-//! the check's name as a prefix (`crd-schema-fields: ...`); mutations are chained, each check
-//! seeing the object as the checks before it changed it, so the result is one object.
+//! Settings hold one section per check (`crdSchemaFields`, `crdSafeUpgrade`, ...: see
+//! [`crate::registry::Settings`]), each with that check's own settings plus `enabled` (default
+//! true). A request goes only to the enabled checks that apply to it, in the registry's order.
+//! It is rejected if any of them rejects; messages and warnings carry the check's name as a
+//! prefix (`crd-schema-fields: ...`); mutations are chained, each check seeing the object as the
+//! checks before it changed it, so the result is one object. The checks' findings are rendered
+//! together, by [`crate::render::answer`].
 
 use crate::admission::{ObjectJson, Request, Verdict};
-use crate::check::Check;
-use crate::checks::{
-    crd_kind_collision::CrdKindCollision, crd_safe_upgrade::CrdSafeUpgrade, crd_schema_fields::CrdSchemaFields,
-    hook_job_safety::HookJobSafety, ownership_markers::OwnershipMarkers,
-};
+use crate::check::{self, Check, Policy};
 use crate::cluster::Cluster;
-use crate::rules::{Rule, any_matches};
+use crate::registry::{self, Settings};
+use crate::render::{self, Rendered};
+use crate::rules::Rule;
 use crate::settings;
-use crate::text::{MAX_MESSAGE_CHARS, MAX_WARNINGS_TOTAL_CHARS, chars};
-use serde::de::{Deserialize, Deserializer, Error as _, MapAccess, Visitor};
+use serde::de::{Deserialize, Deserializer, Error as _};
 use serde_json::Value;
 
 /// One check's section of the all-in-one settings: `enabled` plus the check's settings.
@@ -38,100 +37,37 @@ impl<C: Check> Default for Section<C> {
     }
 }
 
-impl<C: Check> Section<C> {
-    /// Reads a section from its parsed value: an object (or `null`) holding `enabled` and the
-    /// check's settings, which the check's own settings reader reads, so its errors read
-    /// exactly as the single policy's, behind the section's name.
-    fn read(key: &str, value: Value) -> Result<Self, String> {
-        let mut members = match value {
+impl<'de, C: Check> Deserialize<'de> for Section<C> {
+    /// Reads a section: an object (or `null`) holding `enabled` and the check's settings, which
+    /// the check's own settings reader reads, so its errors read exactly as the single
+    /// policy's, behind the section's name.
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let mut members = match Value::deserialize(deserializer)? {
             Value::Null => return Ok(Section::default()),
             Value::Object(members) => members,
             other => {
-                return Err(format!(
-                    "`{key}`: must be an object of {} settings, not {other}",
+                return Err(D::Error::custom(format!(
+                    "must be an object of {} settings, not {other}",
                     C::NAME
-                ));
+                )));
             }
         };
         let enabled = match members.remove("enabled") {
             None | Some(Value::Null) => true,
             Some(Value::Bool(enabled)) => enabled,
-            Some(other) => return Err(format!("`{key}.enabled` must be true or false, not {other}")),
+            Some(other) => {
+                return Err(D::Error::custom(format!(
+                    "`enabled` must be true or false, not {other}"
+                )));
+            }
         };
         let settings = settings::from_value::<C::Settings>(Value::Object(members))
             .and_then(|settings| C::validate_settings(&settings).map(|()| settings))
-            .map_err(|e| format!("`{key}`: {e}"))?;
+            .map_err(D::Error::custom)?;
         Ok(Section {
             enabled,
             settings: Some(settings),
         })
-    }
-}
-
-/// Settings of the all-in-one policy.
-#[derive(Default)]
-pub struct Settings {
-    /// crd-schema-fields.
-    pub crd_schema_fields: Section<CrdSchemaFields>,
-    /// crd-safe-upgrade.
-    pub crd_safe_upgrade: Section<CrdSafeUpgrade>,
-    /// crd-kind-collision.
-    pub crd_kind_collision: Section<CrdKindCollision>,
-    /// ownership-markers.
-    pub ownership_markers: Section<OwnershipMarkers>,
-    /// hook-job-safety.
-    pub hook_job_safety: Section<HookJobSafety>,
-}
-
-/// The settings sections, in the order the checks run.
-const SECTIONS: [&str; 5] = [
-    CrdSchemaFields::SETTINGS_KEY,
-    CrdSafeUpgrade::SETTINGS_KEY,
-    CrdKindCollision::SETTINGS_KEY,
-    OwnershipMarkers::SETTINGS_KEY,
-    HookJobSafety::SETTINGS_KEY,
-];
-
-impl<'de> Deserialize<'de> for Settings {
-    // Each section is parsed into a value once and handed to its check's own settings reader
-    // (see `Section::read`); sections are read in document order, the first error wins.
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct Sections;
-        impl<'de> Visitor<'de> for Sections {
-            type Value = Settings;
-
-            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str("a map")
-            }
-
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Settings, A::Error> {
-                let mut settings = Settings::default();
-                while let Some(key) = map.next_key::<String>()? {
-                    if !SECTIONS.contains(&key.as_str()) {
-                        return Err(A::Error::unknown_field(&key, &SECTIONS));
-                    }
-                    let value: Value = map.next_value()?;
-                    let result = match key.as_str() {
-                        CrdSchemaFields::SETTINGS_KEY => {
-                            Section::read(&key, value).map(|s| settings.crd_schema_fields = s)
-                        }
-                        CrdSafeUpgrade::SETTINGS_KEY => {
-                            Section::read(&key, value).map(|s| settings.crd_safe_upgrade = s)
-                        }
-                        CrdKindCollision::SETTINGS_KEY => {
-                            Section::read(&key, value).map(|s| settings.crd_kind_collision = s)
-                        }
-                        OwnershipMarkers::SETTINGS_KEY => {
-                            Section::read(&key, value).map(|s| settings.ownership_markers = s)
-                        }
-                        _ => Section::read(&key, value).map(|s| settings.hook_job_safety = s),
-                    };
-                    result.map_err(A::Error::custom)?;
-                }
-                Ok(settings)
-            }
-        }
-        deserializer.deserialize_map(Sections)
     }
 }
 
@@ -142,137 +78,71 @@ pub struct AllInOne;
 /// `rules` proves it is the union of the checks' own).
 pub const RULES: &[Rule] = crate::rules::SYNCGUARD;
 
-/// Runs check `C` if enabled and matching, folding its verdict into `combined`. Every check
-/// gets the same parsed request; only the object changes, once a check before has mutated it.
-/// Only the call is generic; the rest is shared by the five checks.
-fn step<C: Check>(
-    section: &Section<C>,
-    request: &Request<'_>,
-    mutated: &mut Option<Value>,
-    cluster: &dyn Cluster,
-    combined: &mut Verdict,
-) {
-    if !section.enabled || !any_matches(C::RULES, request) {
-        return;
-    }
-    let defaults;
-    let settings = match &section.settings {
-        Some(settings) => settings,
-        None => {
-            defaults = C::Settings::default();
-            &defaults
-        }
-    };
-    let verdict = match mutated.as_ref() {
-        Some(object) => {
-            let mut current = request.clone();
-            current.object = Some(ObjectJson::Parsed(object));
-            C::validate(&current, settings, cluster)
-        }
-        None => C::validate(request, settings, cluster),
-    };
-    fold(C::NAME, verdict, mutated, combined);
+/// One request going through the checks: what each step reads and adds to.
+pub(crate) struct Run<'r, 'a> {
+    request: &'r Request<'a>,
+    cluster: &'r dyn Cluster,
+    /// The object as the checks so far changed it.
+    mutated: Option<Value>,
+    /// What the checks that applied said.
+    rendered: Vec<Rendered>,
 }
 
-/// Folds the verdict of check `name` into `combined` and keeps its mutation, if accepted.
-fn fold(name: &str, verdict: Verdict, mutated: &mut Option<Value>, combined: &mut Verdict) {
-    let prefix = |text: String| format!("{name}: {text}");
-    if !verdict.accepted {
-        combined.accepted = false;
-        let mut message = prefix(verdict.message.unwrap_or_default());
-        let previous = combined.message.take();
-        let used = previous.as_deref().map_or(0, |p| chars(p) + 1);
-        // Each check keeps its own message within the limit; two of them together may not fit,
-        // and then the later one is only named (the API server would cut the whole answer).
-        if used + chars(&message) > MAX_MESSAGE_CHARS {
-            message = format!(
-                "{name}: also rejects this request; its message is left out to keep the answer within the API server's limits (run the {name} policy alone to read it)"
-            );
+impl Run<'_, '_> {
+    /// Runs check `C` if its section enables it and it applies to the request: every check gets
+    /// the same parsed request; only the object changes, once a check before has mutated it.
+    pub(crate) fn step<C: Check>(&mut self, section: &Section<C>) {
+        if !section.enabled {
+            return;
         }
-        combined.message = Some(match previous {
-            Some(previous) => format!("{previous}\n{message}"),
-            None => message,
-        });
-        combined.code = combined.code.or(verdict.code);
-    }
-    combined.warnings.extend(verdict.warnings.into_iter().map(prefix));
-    combined.audit_annotations.extend(verdict.audit_annotations);
-    if let (true, Some(object)) = (verdict.accepted, verdict.mutated_object) {
-        *mutated = Some(object);
+        let defaults;
+        let settings = match &section.settings {
+            Some(settings) => settings,
+            None => {
+                defaults = C::Settings::default();
+                &defaults
+            }
+        };
+        let rendered = match self.mutated.as_ref() {
+            Some(object) => {
+                let mut current = self.request.clone();
+                current.object = Some(ObjectJson::Parsed(object));
+                check::evaluate::<C>(&current, settings, self.cluster)
+            }
+            None => check::evaluate::<C>(self.request, settings, self.cluster),
+        };
+        if let Some(mut rendered) = rendered {
+            if let Some(object) = rendered.mutation.take() {
+                self.mutated = Some(object);
+            }
+            self.rendered.push(rendered);
+        }
     }
 }
 
-/// Room kept in the warnings' total for the one saying how many were left out.
-const LEFT_OUT_ROOM: usize = 160;
+impl Policy for AllInOne {
+    type Options = Settings;
+    const POLICY: &'static str = registry::ALL_IN_ONE;
+    const ADMISSION_RULES: &'static [Rule] = RULES;
 
-/// Keeps the combined warnings within the API server's total: every check's warning fits its
-/// prefix (`text::PREFIX_ROOM`), but the checks together may give more than 4,096 characters;
-/// then the first ones that fit are kept and a last warning says how many were left out.
-fn keep_within_limits(warnings: &mut Vec<String>) {
-    let total: usize = warnings.iter().map(|w| chars(w)).sum();
-    if total <= MAX_WARNINGS_TOTAL_CHARS {
-        return;
+    fn check_options(_settings: &Settings) -> Result<(), String> {
+        // Every section was checked by its check's own rules as it was read.
+        Ok(())
     }
-    let mut used = 0;
-    let mut kept = 0;
-    for warning in warnings.iter() {
-        if used + chars(warning) > MAX_WARNINGS_TOTAL_CHARS - LEFT_OUT_ROOM {
-            break;
-        }
-        used += chars(warning);
-        kept += 1;
-    }
-    let left_out = warnings.len() - kept;
-    warnings.truncate(kept);
-    warnings.push(format!(
-        "syncguard: {left_out} more warning{} left out to keep the answer within the API server's limits (run the policies alone to read them all)",
-        if left_out == 1 { "" } else { "s" }
-    ));
-}
 
-impl Check for AllInOne {
-    type Settings = Settings;
-    const NAME: &'static str = "syncguard";
-    const SETTINGS_KEY: &'static str = "";
-    const RULES: &'static [Rule] = RULES;
-
-    fn validate(request: &Request<'_>, settings: &Settings, cluster: &dyn Cluster) -> Verdict {
-        let mut combined = Verdict::accept();
-        let mut mutated = None;
-        step(
-            &settings.crd_schema_fields,
+    fn decide_request(request: &Request<'_>, settings: &Settings, cluster: &dyn Cluster) -> Verdict {
+        let mut run = Run {
             request,
-            &mut mutated,
             cluster,
-            &mut combined,
-        );
-        step(
-            &settings.crd_safe_upgrade,
-            request,
-            &mut mutated,
-            cluster,
-            &mut combined,
-        );
-        step(
-            &settings.crd_kind_collision,
-            request,
-            &mut mutated,
-            cluster,
-            &mut combined,
-        );
-        step(
-            &settings.ownership_markers,
-            request,
-            &mut mutated,
-            cluster,
-            &mut combined,
-        );
-        step(&settings.hook_job_safety, request, &mut mutated, cluster, &mut combined);
-        keep_within_limits(&mut combined.warnings);
-        if combined.accepted {
-            combined.mutated_object = mutated;
+            mutated: None,
+            rendered: Vec::new(),
+        };
+        registry::run_checks(settings, &mut run);
+        let mut verdict = render::answer(&run.rendered, true);
+        if verdict.accepted {
+            verdict.mutated_object = run.mutated;
         }
-        combined
+        verdict
     }
 }
 
@@ -281,7 +151,7 @@ mod tests {
     use super::*;
 
     fn refused(settings: &str) -> String {
-        match crate::check::parse_settings::<AllInOne>(Some(settings)) {
+        match check::parse_settings::<AllInOne>(Some(settings)) {
             Ok(_) => panic!("accepted {settings}"),
             Err(e) => e,
         }
@@ -294,14 +164,13 @@ mod tests {
             Some("{}"),
             Some(r#"{"crdSchemaFields": null, "hookJobSafety": {}}"#),
         ] {
-            let settings = crate::check::parse_settings::<AllInOne>(raw).unwrap();
+            let settings = check::parse_settings::<AllInOne>(raw).unwrap();
             assert!(settings.crd_schema_fields.enabled && settings.hook_job_safety.enabled);
             assert!(settings.crd_schema_fields.settings.is_none());
         }
-        let settings = crate::check::parse_settings::<AllInOne>(Some(r#"{"crdSchemaFields": {}}"#)).unwrap();
+        let settings = check::parse_settings::<AllInOne>(Some(r#"{"crdSchemaFields": {}}"#)).unwrap();
         assert_eq!(settings.crd_schema_fields.settings.unwrap().max_findings, 20);
-        let settings =
-            crate::check::parse_settings::<AllInOne>(Some(r#"{"ownershipMarkers": {"enabled": false}}"#)).unwrap();
+        let settings = check::parse_settings::<AllInOne>(Some(r#"{"ownershipMarkers": {"enabled": false}}"#)).unwrap();
         assert!(!settings.ownership_markers.enabled);
         assert!(settings.crd_kind_collision.enabled);
     }
@@ -310,13 +179,13 @@ mod tests {
     fn errors_name_the_section() {
         assert!(
             refused(r#"{"crdSchemaField": {}}"#)
-                .starts_with("unknown field `crdSchemaField`, expected one of `crdSchemaFields`,"),
+                .starts_with("`crdSchemaField`: unknown field `crdSchemaField`, expected one of `crdSchemaFields`,"),
             "{}",
             refused(r#"{"crdSchemaField": {}}"#)
         );
         assert_eq!(
             refused(r#"{"hookJobSafety": {"enabled": "yes"}}"#),
-            "`hookJobSafety.enabled` must be true or false, not \"yes\""
+            "`hookJobSafety`: `enabled` must be true or false, not \"yes\""
         );
         assert_eq!(
             refused(r#"{"crdSafeUpgrade": [1]}"#),

@@ -1,10 +1,17 @@
 //! The contract every check implements, and the payload handling shared by all policies.
 //!
+//! A check declares what it applies to (its admission rules, the kinds it judges, whether it
+//! needs the old object) and returns findings ([`crate::finding`]); everything around that is
+//! here, the same for every check: reading the payload and the settings, routing by rule and
+//! kind, the one rule for a request without an object, and rendering ([`crate::render`]).
+//!
 //! [`handle_validate`] and [`handle_validate_settings`] are what the waPC operations of a
 //! policy do; they are plain functions over bytes so they are tested natively too.
 
-use crate::admission::{self, ValidationRequest, ValidationResponse, Verdict};
+use crate::admission::{self, ObjectJson, Request, ValidationRequest, ValidationResponse, Verdict};
 use crate::cluster::Cluster;
+use crate::finding::{Malformed, Report, RuleDoc};
+use crate::render::{self, Rendered};
 use crate::rules::{self, Rule};
 use crate::settings;
 use serde::de::DeserializeOwned;
@@ -13,7 +20,10 @@ use serde::de::DeserializeOwned;
 /// body at 3 MiB and an object in etcd at 1.5 MiB; anything larger is refused unread.
 pub const MAX_PAYLOAD_BYTES: usize = 16 * 1024 * 1024;
 
-/// One syncguard check: its name, its admission rules, its settings and its decision.
+/// A kind a check judges: its API group (`""` for the core group) and kind.
+pub type GroupKind = (&'static str, &'static str);
+
+/// One syncguard check: its name, what it applies to, its settings and its findings.
 pub trait Check {
     /// The check's settings; `Default` gives every documented default.
     type Settings: DeserializeOwned + Default;
@@ -29,56 +39,152 @@ pub trait Check {
     /// check sees only the requests they match.
     const RULES: &'static [Rule];
 
+    /// The kinds the check judges (the request's `kind`); a request of another kind is
+    /// accepted unread. Empty: every kind.
+    const KINDS: &'static [GroupKind];
+
+    /// Whether an UPDATE must carry `oldObject` for the check to judge it (see [`evaluate`]).
+    const NEEDS_OLD_OBJECT: bool = false;
+
+    /// The rules of the check's findings, with the README section of each.
+    const FINDINGS: &'static [RuleDoc];
+
     /// Checks the settings beyond their shape (ranges, duplicates, ...).
     fn validate_settings(_settings: &Self::Settings) -> Result<(), String> {
         Ok(())
     }
 
-    /// Decides one request, one that [`Check::RULES`] match (operation, resource, subresource);
-    /// what the rules cannot say, such as the request's kind, is the check's to test.
-    fn validate(request: &crate::admission::Request<'_>, settings: &Self::Settings, cluster: &dyn Cluster) -> Verdict;
+    /// Judges `object`, the object of a request that [`Check::RULES`] and [`Check::KINDS`]
+    /// match; what they cannot say (the operations a check judges within its rules, ...) is
+    /// the check's to test. An object of the wrong shape is [`Malformed`].
+    fn check(
+        request: &Request<'_>,
+        object: ObjectJson<'_>,
+        settings: &Self::Settings,
+        cluster: &dyn Cluster,
+    ) -> Result<Report, Malformed>;
+}
+
+/// What a request without `object` gets, whatever the check: a rejection with code 400 (the
+/// API server always sends the object a CREATE or UPDATE writes; a request without one was
+/// written by hand).
+pub const NO_OBJECT: &str =
+    "the request carries no object to check (the API server always sends the object a CREATE or UPDATE writes)";
+
+/// What an UPDATE without `oldObject` gets from a check that compares the two.
+pub const NO_OLD_OBJECT: &str =
+    "the UPDATE carries no oldObject, so the change cannot be checked (the API server always sends it)";
+
+/// Whether `request` is one check `C` judges: its rules match it (operation, resource,
+/// subresource) and its kind is one of `C::KINDS`.
+pub fn applies<C: Check>(request: &Request<'_>) -> bool {
+    rules::any_matches(C::RULES, request)
+        && (C::KINDS.is_empty()
+            || C::KINDS
+                .iter()
+                .any(|(group, kind)| request.kind.group == *group && request.kind.kind == *kind))
+}
+
+/// Judges a request with check `C` and renders its report, or `None` when the check does not
+/// apply (accepted unread). A request without `object`, or an UPDATE without `oldObject` for a
+/// check that needs it, is refused with code 400 ([`NO_OBJECT`], [`NO_OLD_OBJECT`]).
+pub fn evaluate<C: Check>(request: &Request<'_>, settings: &C::Settings, cluster: &dyn Cluster) -> Option<Rendered> {
+    if !applies::<C>(request) {
+        return None;
+    }
+    let Some(object) = request.object else {
+        return Some(Rendered::refusal(C::NAME, NO_OBJECT.to_string(), 400));
+    };
+    if C::NEEDS_OLD_OBJECT && request.is_update() && request.old_object.is_none() {
+        return Some(Rendered::refusal(C::NAME, NO_OLD_OBJECT.to_string(), 400));
+    }
+    Some(match C::check(request, object, settings, cluster) {
+        Ok(report) => render::render_check(C::NAME, C::FINDINGS, report),
+        Err(Malformed(message)) => Rendered::refusal(C::NAME, message, 400),
+    })
 }
 
 /// What a `validate` rejection says when the settings in its payload do not validate.
 pub const INVALID_SETTINGS: &str = "invalid settings";
 
-/// Parses and checks a check's settings from raw JSON (absent or `null` means defaults).
-pub fn parse_settings<C: Check>(raw: Option<&str>) -> Result<C::Settings, String> {
-    let parsed: C::Settings = settings::parse(raw)?;
-    C::validate_settings(&parsed)?;
+/// What a policy module decides: one check (every [`Check`] is a policy) or the all-in-one.
+/// Its items are named apart from [`Check`]'s so that a check's own are never ambiguous.
+pub trait Policy {
+    /// The policy's settings; `Default` gives every documented default.
+    type Options: DeserializeOwned + Default;
+
+    /// The policy's name.
+    const POLICY: &'static str;
+
+    /// The admission rules it registers for (its metadata.yml's).
+    const ADMISSION_RULES: &'static [Rule];
+
+    /// Checks the settings beyond their shape.
+    fn check_options(options: &Self::Options) -> Result<(), String>;
+
+    /// Decides one request, one that [`Policy::ADMISSION_RULES`] match.
+    fn decide_request(request: &Request<'_>, options: &Self::Options, cluster: &dyn Cluster) -> Verdict;
+}
+
+impl<C: Check> Policy for C {
+    type Options = C::Settings;
+    const POLICY: &'static str = C::NAME;
+    const ADMISSION_RULES: &'static [Rule] = C::RULES;
+
+    fn check_options(options: &C::Settings) -> Result<(), String> {
+        C::validate_settings(options)
+    }
+
+    fn decide_request(request: &Request<'_>, options: &C::Settings, cluster: &dyn Cluster) -> Verdict {
+        match evaluate::<C>(request, options, cluster) {
+            None => Verdict::accept(),
+            Some(rendered) => {
+                let mutation = rendered.mutation.clone();
+                let mut verdict = render::answer(std::slice::from_ref(&rendered), false);
+                verdict.mutated_object = mutation;
+                verdict
+            }
+        }
+    }
+}
+
+/// Parses and checks a policy's settings from raw JSON (absent or `null` means defaults).
+pub fn parse_settings<P: Policy>(raw: Option<&str>) -> Result<P::Options, String> {
+    let parsed: P::Options = settings::parse(raw)?;
+    P::check_options(&parsed)?;
     Ok(parsed)
 }
 
-/// Runs the `validate` operation of check `C` on a waPC payload and returns the response bytes.
+/// Runs the `validate` operation of policy `P` on a waPC payload and returns the response bytes.
 ///
 /// Outcomes for input that is not a well-formed request, by rule:
 /// - a payload over [`MAX_PAYLOAD_BYTES`] or one that is not a validation request is rejected
 ///   with code 400 and a message saying what could not be read;
 /// - settings that do not validate are rejected with code 400 (the engine normally refuses
 ///   them before any request is sent);
-/// - a request the check's rules do not match is accepted without reading its object: kwctl
+/// - a request the policy's rules do not match is accepted without reading its object: kwctl
 ///   sends any request, and the module then answers as it would behind policy-server's
-///   webhook, which never sends it (the all-in-one routes requests the same way).
-pub fn handle_validate<C: Check>(payload: &[u8], cluster: &dyn Cluster) -> Vec<u8> {
-    decide::<C>(payload, cluster).to_json()
+///   webhook, which never sends it (the all-in-one routes requests to its checks the same way).
+pub fn handle_validate<P: Policy>(payload: &[u8], cluster: &dyn Cluster) -> Vec<u8> {
+    decide::<P>(payload, cluster).to_json()
 }
 
-/// Decides a raw `validate` payload with check `C` (see [`handle_validate`]).
-pub fn decide<C: Check>(payload: &[u8], cluster: &dyn Cluster) -> Verdict {
+/// Decides a raw `validate` payload with policy `P` (see [`handle_validate`]).
+pub fn decide<P: Policy>(payload: &[u8], cluster: &dyn Cluster) -> Verdict {
     let request = match read_request(payload) {
         Ok(request) => request,
         Err(verdict) => return verdict,
     };
-    let settings = match parse_settings::<C>(request.settings.map(|raw| raw.get())) {
+    let settings = match parse_settings::<P>(request.settings.map(|raw| raw.get())) {
         Ok(settings) => settings,
         Err(message) => {
-            return Verdict::reject_with_code(format!("{}: {INVALID_SETTINGS}: {message}", C::NAME), 400);
+            return Verdict::reject_with_code(format!("{}: {INVALID_SETTINGS}: {message}", P::POLICY), 400);
         }
     };
-    if !rules::any_matches(C::RULES, &request.request) {
+    if !rules::any_matches(P::ADMISSION_RULES, &request.request) {
         return Verdict::accept();
     }
-    C::validate(&request.request, &settings, cluster)
+    P::decide_request(&request.request, &settings, cluster)
 }
 
 /// Reads a `validate` payload (borrowing from it), or gives the rejection documented in
@@ -104,11 +210,11 @@ pub fn read_request(payload: &[u8]) -> Result<ValidationRequest<'_>, Verdict> {
         .map_err(|e| Verdict::reject_with_code(format!("syncguard: cannot read the admission request: {e}"), 400))
 }
 
-/// Runs the `validate_settings` operation of check `C` on a waPC payload (the bare settings).
-pub fn handle_validate_settings<C: Check>(payload: &[u8]) -> Vec<u8> {
+/// Runs the `validate_settings` operation of policy `P` on a waPC payload (the bare settings).
+pub fn handle_validate_settings<P: Policy>(payload: &[u8]) -> Vec<u8> {
     let result = std::str::from_utf8(payload)
         .map_err(|e| format!("settings are not valid UTF-8: {e}"))
-        .and_then(|text| parse_settings::<C>(Some(text)).map(|_| ()));
+        .and_then(|text| parse_settings::<P>(Some(text)).map(|_| ()));
     admission::settings_response_json(result)
 }
 

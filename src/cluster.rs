@@ -1,8 +1,8 @@
 //! Cluster facts for context-aware checks, answered by Kubewarden's host callbacks in a
-//! cluster, by a replay file under kwctl or `syncguard run`, and by the scanned set offline.
+//! cluster, by a replay file under kwctl or `syncguard run`, and by the scanned set offline
+//! (the host side of the last two is in the syncguard-scan crate).
 
 use crate::k8s::view_list;
-use crate::reflector;
 use kubewarden_policy_sdk::host_capabilities::kubernetes::ListAllResourcesRequest;
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
@@ -79,8 +79,18 @@ pub type LastList<T> = RefCell<Option<(String, Rc<Vec<T>>)>>;
 pub trait Cluster {
     /// Every object of `kind` in `api_version`, across namespaces (`list_resources_all`), each
     /// pruned to `field_masks` (dot-separated paths; none: whole objects) as Kubewarden's
-    /// reflector does (see [`crate::reflector`]).
+    /// reflector does (`syncguard_scan::reflector` reproduces it).
     fn list_all(&self, api_version: &str, kind: &str, field_masks: &[&str]) -> Result<Items, String>;
+}
+
+/// What a policy quotes of a failed host call: the host's error without the guest library's
+/// `Host error: ` prefix, and only its first paragraph. kwctl's error carries anyhow's
+/// `Stack backtrace:` after a blank line, twenty frames long, which has no place in a
+/// rejection or a warning.
+pub fn host_error(message: &str) -> String {
+    let message = message.strip_prefix("Host error: ").unwrap_or(message).trim_start();
+    let first = message.split("\n\n").next().unwrap_or(message);
+    first.trim_end().to_string()
 }
 
 /// A cluster that answers nothing: for checks that are not context-aware.
@@ -95,28 +105,20 @@ impl Cluster for NoCluster {
     }
 }
 
-/// A fixed set of objects: the offline stand-in for a cluster. It answers as Kubewarden does:
-/// each listed object goes through [`reflector::reflect`] with the lookup's field masks.
-#[derive(Debug, Default, Clone)]
-pub struct StaticCluster {
-    /// The objects, each with `apiVersion` and `kind`.
-    pub objects: Vec<Value>,
-}
+/// A cluster that lists fixed objects as they are, for the core's unit tests (the host side's
+/// offline cluster, which also prunes them as Kubewarden does, is syncguard-scan's).
+#[cfg(test)]
+#[derive(Debug, Default)]
+pub(crate) struct Objects(pub Vec<Value>);
 
-impl Cluster for StaticCluster {
-    fn list_all(&self, api_version: &str, kind: &str, field_masks: &[&str]) -> Result<Items, String> {
-        let mask = (!field_masks.is_empty()).then(|| reflector::FieldMask::new(field_masks.iter().copied()));
-        let matching: Vec<Value> = self
-            .objects
-            .iter()
-            .filter(|o| o["apiVersion"] == api_version && o["kind"] == kind)
-            .map(|o| {
-                let mut object = o.clone();
-                reflector::reflect(&mut object, mask.as_ref());
-                object
-            })
-            .collect();
-        to_items(&matching)
+#[cfg(test)]
+impl Cluster for Objects {
+    fn list_all(&self, api_version: &str, kind: &str, _field_masks: &[&str]) -> Result<Items, String> {
+        to_items(
+            self.0
+                .iter()
+                .filter(|o| o["apiVersion"] == api_version && o["kind"] == kind),
+        )
     }
 }
 
@@ -268,45 +270,6 @@ mod tests {
             .read_reusing(&LAST)
             .unwrap();
         assert!(Rc::ptr_eq(&back, &kept), "a failed read leaves the last list in place");
-    }
-
-    #[test]
-    fn static_cluster_lists_by_api_version_and_kind() {
-        let cluster = StaticCluster {
-            objects: vec![
-                serde_json::json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "a"}}),
-                serde_json::json!({"apiVersion": "v1", "kind": "Service"}),
-            ],
-        };
-        let pods = cluster.list_all("v1", "Pod", &[]).unwrap().read::<Value>().unwrap();
-        assert_eq!(pods.len(), 1);
-        assert_eq!(pods[0]["kind"], "Pod");
-    }
-
-    #[test]
-    fn static_cluster_answers_as_the_reflector_does() {
-        let cluster = StaticCluster {
-            objects: vec![serde_json::json!({
-                "apiVersion": "v1",
-                "kind": "Pod",
-                "metadata": {"name": "a", "managedFields": [{"manager": "kubectl"}]},
-                "spec": {"nodeName": "n", "containers": [{"name": "c", "image": "i"}]},
-            })],
-        };
-        let pods = cluster
-            .list_all("v1", "Pod", &["spec.containers.image"])
-            .unwrap()
-            .read::<Value>()
-            .unwrap();
-        assert_eq!(
-            pods[0],
-            serde_json::json!({
-                "apiVersion": "v1",
-                "kind": "Pod",
-                "metadata": {"name": "a", "annotations": {}, "managedFields": []},
-                "spec": {"containers": [{"image": "i"}]},
-            })
-        );
     }
 
     #[test]

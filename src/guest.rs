@@ -1,22 +1,22 @@
 //! waPC glue: registers a check's operations with the host. Compiled only for `wasm32`.
 
-use crate::check::{self, Check};
+use crate::check::{self, Policy};
 use crate::cluster::{self, Cluster};
 use kubewarden_policy_sdk::wapc_guest::{self, CallResult};
 
-/// Registers `validate`, `validate_settings` and `protocol_version` for check `C`.
-pub fn register<C: Check>() {
-    wapc_guest::register_function("validate", validate::<C>);
-    wapc_guest::register_function("validate_settings", validate_settings::<C>);
+/// Registers `validate`, `validate_settings` and `protocol_version` for policy `P`.
+pub fn register<P: Policy>() {
+    wapc_guest::register_function("validate", validate::<P>);
+    wapc_guest::register_function("validate_settings", validate_settings::<P>);
     wapc_guest::register_function("protocol_version", kubewarden_policy_sdk::protocol_version_guest);
 }
 
-fn validate<C: Check>(payload: &[u8]) -> CallResult {
-    Ok(check::handle_validate::<C>(payload, &HostCluster))
+fn validate<P: Policy>(payload: &[u8]) -> CallResult {
+    Ok(check::handle_validate::<P>(payload, &HostCluster))
 }
 
-fn validate_settings<C: Check>(payload: &[u8]) -> CallResult {
-    Ok(check::handle_validate_settings::<C>(payload))
+fn validate_settings<P: Policy>(payload: &[u8]) -> CallResult {
+    Ok(check::handle_validate_settings::<P>(payload))
 }
 
 /// The cluster as Kubewarden's host capabilities answer it.
@@ -29,11 +29,8 @@ impl Cluster for HostCluster {
         // The SDK's `list_all_resources` would read the answer into k8s-openapi's typed List;
         // the checks read each item into their own small view instead, so only its request
         // type is used and the call is made here.
-        let answer =
-            wapc_guest::host_call("kubewarden", "kubernetes", "list_resources_all", &request).map_err(|e| {
-                let message = e.to_string();
-                message.strip_prefix("Host error: ").unwrap_or(&message).to_string()
-            })?;
+        let answer = wapc_guest::host_call("kubewarden", "kubernetes", "list_resources_all", &request)
+            .map_err(|e| cluster::host_error(&e.to_string()))?;
         cluster::list_items(answer)
     }
 }

@@ -174,7 +174,7 @@ fn findings_in_text_with_lines_of_each_document() {
         "beta.example.com/v1 at findings/clash/beta.yaml:9, stable.example.com/v1 at findings/clash/stable.yaml:2"
     ));
     assert!(lines[2].starts_with(
-        "findings/rendered.yaml:19: hook-job-safety: warned: hook Job kyverno/kyverno-clean-reports sets spec.ttlSecondsAfterFinished: 900;"
+        "findings/rendered.yaml:19: hook-job-safety: warned: Job kyverno/kyverno-clean-reports: hook sets spec.ttlSecondsAfterFinished: 900;"
     ));
     assert!(lines[3].starts_with(
         "findings/rendered.yaml:47: ownership-markers: rejected: clusterissuers.cert-manager.io letsencrypt-prod carries Helm release metadata but metadata.labels[app.kubernetes.io/managed-by] is missing or wrong"

@@ -3,7 +3,7 @@
 //!
 //! - Objects are matched by API group and kind, whatever version the policy asks for: the API
 //!   server serves every object of a resource at each of its versions.
-//! - Objects are answered as Kubewarden answers them ([`syncguard::reflector`]): a listed object
+//! - Objects are answered as Kubewarden answers them ([`crate::reflector`]): a listed object
 //!   without `metadata.managedFields` and the `kubectl.kubernetes.io/last-applied-configuration`
 //!   annotation, and every object pruned to the request's `field_masks` (all but `apiVersion`,
 //!   `kind` and `metadata`).
@@ -25,10 +25,11 @@
 //! crd-kind-collision does) reads them once per instance.
 
 use crate::input::{self, Document, InputError};
+use crate::reflector::{self, FieldMask};
+use crate::replay::HostRequest;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex, OnceLock};
-use syncguard::reflector::{self, FieldMask};
-use syncguard::replay::HostRequest;
+use syncguard::cluster::{self as core_cluster, Cluster, Items};
 
 /// Group, kind, namespace (empty when cluster-scoped or unset) and name of an object.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -95,6 +96,14 @@ impl OfflineCluster {
             by_group_kind,
             answers: Mutex::default(),
         }
+    }
+
+    /// A cluster holding `objects` (each with `apiVersion`, `kind` and `metadata`), as the
+    /// tests and the fuzz harness describe one.
+    pub fn of_objects(objects: &[serde_json::Value]) -> OfflineCluster {
+        let text: Vec<String> = objects.iter().map(serde_json::Value::to_string).collect();
+        let contents = input::objects_of(0, "cluster", &text.join("\n"));
+        OfflineCluster::new(&[], &contents.documents)
     }
 
     /// How many objects it holds.
@@ -214,6 +223,17 @@ impl OfflineCluster {
             }
             other => Err(format!("lookup {other} is not available offline")),
         }
+    }
+}
+
+/// The offline cluster as a core check asks it: the `list_resources_all` host call, answered
+/// by [`OfflineCluster::answer`], as the command's modules are answered.
+impl Cluster for OfflineCluster {
+    fn list_all(&self, api_version: &str, kind: &str, field_masks: &[&str]) -> Result<Items, String> {
+        let body = serde_json::to_vec(&core_cluster::list_all_request(api_version, kind, field_masks))
+            .map_err(|e| e.to_string())?;
+        let request = HostRequest::from_call("KubernetesListResourceAll", &body)?;
+        core_cluster::list_items(self.answer(&request)?)
     }
 }
 

@@ -1,7 +1,9 @@
-//! What `syncguard scan` and the playground share, with no WebAssembly host in it: reading
-//! manifests ([`input`]), the offline cluster that answers context-aware lookups ([`cluster`]),
-//! the `kind-group-clash` pseudo-policy ([`clash`]), the `--config` file ([`config`]), and
-//! the request each object becomes and the verdicts it gets ([`evaluate`]).
+//! The host side that `syncguard scan`, `syncguard run`, the playground and the tests share,
+//! with no WebAssembly host in it: reading manifests ([`input`]), the offline cluster that
+//! answers context-aware lookups ([`cluster`]) as Kubewarden's reflector would ([`reflector`]),
+//! kwctl's replay files ([`replay`]), the `kind-group-clash` pseudo-policy ([`clash`]), the
+//! `--config` file ([`config`]), and the request each object becomes and the verdicts it gets
+//! ([`evaluate`]).
 //!
 //! The command runs the policy modules through wasmtime; the playground (built with
 //! wasm-bindgen for a browser) runs the core checks compiled into it. Both read, answer and
@@ -12,3 +14,5 @@ pub mod cluster;
 pub mod config;
 pub mod evaluate;
 pub mod input;
+pub mod reflector;
+pub mod replay;

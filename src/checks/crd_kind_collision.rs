@@ -50,17 +50,15 @@
 //!   kind, and the API server refuses it itself;
 //! - a listed item that is not a readable CRD makes the whole lookup count as failed.
 
-use crate::admission::{Request, Verdict};
-use crate::check::Check;
+use crate::admission::{ObjectJson, Request};
+use crate::check::{Check, GroupKind};
 use crate::cluster::{Cluster, ItemsError, LastList};
+use crate::finding::{Finding, Malformed, Report, RuleDoc, Subject};
 use crate::generated::builtin_resources;
 use crate::k8s::CrdIdentity;
 use crate::rules::{self, Rule};
 use crate::settings::{Action, RejectOrWarn, string_enum};
-use crate::text::{
-    CHECK_MESSAGE_CHARS, CHECK_WARNING_CHARS, Part::Elidable, Part::Fixed, Part::Optional, elide, fit, join_fitting,
-    join_within, quote, readme_link,
-};
+use crate::text::{Parts, elide, join_within, quote};
 use serde::Deserialize;
 use serde::de::{Deserializer, SeqAccess, Visitor};
 use std::collections::{BTreeMap, BTreeSet};
@@ -77,6 +75,30 @@ pub const LOOKUP_FAILURE_MARK: &str = "(onLookupFailure: reject)";
 const LIST_CHARS: usize = 1500;
 /// Most characters of a failed lookup's error quoted in a message.
 const LOOKUP_ERROR_CHARS: usize = 600;
+
+/// The rules of the check's findings.
+pub const FINDINGS: &[RuleDoc] = &[
+    RuleDoc {
+        id: "kindCollision",
+        summary: "the CRD's kind is already served by another API group",
+        anchor: "what-it-checks",
+    },
+    RuleDoc {
+        id: "wellKnownCoexistence",
+        summary: "the CRD's kind is also served by another well-known project's group",
+        anchor: "well-known-projects",
+    },
+    RuleDoc {
+        id: "nameCollision",
+        summary: "a plural, singular or short name of the CRD is used by another API group",
+        anchor: "what-it-checks",
+    },
+    RuleDoc {
+        id: "lookupFailure",
+        summary: "the cluster's CRDs could not be listed, so the CRD was not checked against them",
+        anchor: "the-cluster-lookup",
+    },
+];
 
 /// API version of the CRDs the check lists.
 const CRD_API_VERSION: &str = "apiextensions.k8s.io/v1";
@@ -202,6 +224,8 @@ impl Check for CrdKindCollision {
     const NAME: &'static str = "crd-kind-collision";
     const SETTINGS_KEY: &'static str = "crdKindCollision";
     const RULES: &'static [Rule] = rules::CRD_KIND_COLLISION;
+    const KINDS: &'static [GroupKind] = &[("apiextensions.k8s.io", "CustomResourceDefinition")];
+    const FINDINGS: &'static [RuleDoc] = FINDINGS;
 
     fn validate_settings(settings: &Settings) -> Result<(), String> {
         for (i, set) in settings.allowed_group_sets.iter().enumerate() {
@@ -243,21 +267,24 @@ impl Check for CrdKindCollision {
         Ok(())
     }
 
-    fn validate(request: &Request<'_>, settings: &Settings, cluster: &dyn Cluster) -> Verdict {
+    fn check(
+        request: &Request<'_>,
+        object: ObjectJson<'_>,
+        settings: &Settings,
+        cluster: &dyn Cluster,
+    ) -> Result<Report, Malformed> {
         // Read up to `spec.names` only, when the text allows; else whole, for the error's path.
-        let members = request.object.and_then(|object| object.members(CrdIdentity::MEMBERS));
-        let read = match members.and_then(CrdIdentity::from_members) {
-            Some(crd) => Ok(Some(crd)),
-            None => request.object_as::<CrdIdentity>(),
+        let crd = match object.members(CrdIdentity::MEMBERS).and_then(CrdIdentity::from_members) {
+            Some(crd) => crd,
+            None => object
+                .read_described::<CrdIdentity>()
+                .map_err(|e| Malformed(format!("cannot read the request's object: {e}")))?,
         };
-        let crd = match read {
-            Ok(Some(crd)) => crd,
-            Ok(None) => {
-                return Verdict::reject_with_code("the request carries no CustomResourceDefinition object", 400);
-            }
-            Err(message) => return Verdict::reject_with_code(message, 400),
-        };
-        evaluate(&crd, request.name.as_deref().unwrap_or(""), settings, cluster)
+        let subject = Subject::new(request, &crd.metadata.name, "", "");
+        Ok(Report::new(
+            subject,
+            evaluate(&crd, request.name.as_deref().unwrap_or(""), settings, cluster),
+        ))
     }
 }
 
@@ -352,12 +379,12 @@ impl Findings {
 }
 
 /// Decides one CRD: built-in collisions first, then (when needed) the cluster's CRDs.
-fn evaluate(crd: &CrdIdentity, request_name: &str, settings: &Settings, cluster: &dyn Cluster) -> Verdict {
+fn evaluate(crd: &CrdIdentity, request_name: &str, settings: &Settings, cluster: &dyn Cluster) -> Vec<Finding> {
     let group = crd.spec.group.as_str();
     let names = &crd.spec.names;
     let kind = names.kind.as_str();
     if group.is_empty() || kind.is_empty() {
-        return Verdict::accept();
+        return Vec::new();
     }
     let name = if !crd.metadata.name.is_empty() {
         crd.metadata.name.clone()
@@ -369,7 +396,7 @@ fn evaluate(crd: &CrdIdentity, request_name: &str, settings: &Settings, cluster:
     let kind_allowed = settings.allowed_kind(kind);
     let check_names = settings.name_collisions != Action::Ignore;
     if kind_allowed && !check_names {
-        return Verdict::accept();
+        return Vec::new();
     }
 
     let lowercase_kind = kind.to_ascii_lowercase();
@@ -407,16 +434,15 @@ fn evaluate(crd: &CrdIdentity, request_name: &str, settings: &Settings, cluster:
     })
     .err();
 
-    let mut rejections = Vec::new();
-    let mut warnings = Vec::new();
+    let mut out = Vec::new();
     if let Some(action) = kind_action(&findings, settings) {
-        match action {
-            RejectOrWarn::Reject => rejections.push((
-                kind_message(&name, group, kind, &findings),
-                kind_warning(&name, kind, &findings),
-            )),
-            RejectOrWarn::Warn => warnings.push(kind_warning(&name, kind, &findings)),
-        }
+        out.push(Finding::new(
+            "kindCollision",
+            action,
+            "spec.names.kind",
+            kind_message(group, kind, &findings),
+            kind_brief(kind, &findings),
+        ));
     }
     if !findings.well_known.is_empty() && settings.well_known_projects == WellKnownProjects::Warn {
         let others: Vec<String> = findings
@@ -427,67 +453,56 @@ fn evaluate(crd: &CrdIdentity, request_name: &str, settings: &Settings, cluster:
                 false => group_label(group).to_string(),
             })
             .collect();
-        warnings.push(well_known::warning(&name, kind, &others));
+        out.push(Finding::warn(
+            "wellKnownCoexistence",
+            "spec.names.kind",
+            well_known::brief(kind, &others),
+            well_known::brief(kind, &others),
+        ));
     }
-    if !findings.names.is_empty() {
-        match settings.name_collisions {
-            Action::Reject => rejections.push((
+    if let Some(first) = findings.names.iter().next() {
+        let action = match settings.name_collisions {
+            Action::Reject => Some(RejectOrWarn::Reject),
+            Action::Warn => Some(RejectOrWarn::Warn),
+            Action::Ignore => None,
+        };
+        if let Some(action) = action {
+            out.push(Finding::new(
+                "nameCollision",
+                action,
+                first.path.clone(),
                 names_message(&name, group, names.plural.as_str(), &findings.names),
-                names_warning(&name, &findings.names),
-            )),
-            Action::Warn => warnings.push(names_warning(&name, &findings.names)),
-            Action::Ignore => {}
+                names_brief(&findings.names),
+            ));
         }
     }
-    let mut code = None;
     if let Some(error) = lookup_error {
-        match settings.on_lookup_failure {
-            OnLookupFailure::Reject => {
-                if rejections.is_empty() {
-                    code = Some(500);
-                }
-                let long_error = elide(&error, LOOKUP_ERROR_CHARS);
-                rejections.push((
-                    format!(
-                        "cannot check CustomResourceDefinition {name} against the cluster's other CustomResourceDefinitions: listing {CRD_KIND} in {CRD_API_VERSION} failed: {long_error}. The policy rejects what it cannot check {LOOKUP_FAILURE_MARK}. Fix: let the policy list CustomResourceDefinitions (its metadata.yml declares them in contextAwareResources; the policy-server's service account needs RBAC permission to list customresourcedefinitions.apiextensions.k8s.io; kwctl needs --allow-context-aware), or set {{\"onLookupFailure\":\"accept\"}} to accept with a warning instead."
-                    ),
-                    fit(
-                        &[
-                            Fixed("cannot check CRD "),
-                            Elidable(&name),
-                            Fixed(" against the cluster's CRDs: listing them failed: "),
-                            Elidable(&error),
-                            Fixed(" "),
-                            Fixed(LOOKUP_FAILURE_MARK),
-                            Fixed("."),
-                            Optional(&doc("the-cluster-lookup")),
-                        ],
-                        CHECK_WARNING_CHARS,
-                    ),
-                ));
-            }
-            OnLookupFailure::Accept => warnings.push(fit(
-                &[
-                    Fixed("CRD "),
-                    Elidable(&name),
-                    Fixed(" was not checked against the cluster's CRDs: listing them failed: "),
-                    Elidable(&error),
-                    Fixed(". Accepted (onLookupFailure: accept)."),
-                    Optional(&doc("the-cluster-lookup")),
-                ],
-                CHECK_WARNING_CHARS,
-            )),
-        }
+        let failed = |suffix: &str| {
+            Parts::default()
+                .fixed("not checked against the cluster's CRDs: listing them failed: ")
+                .elidable(error.as_str())
+                .fixed(suffix)
+        };
+        out.push(match settings.on_lookup_failure {
+            OnLookupFailure::Reject => Finding::reject(
+                "lookupFailure",
+                "",
+                format!(
+                    "cannot be checked against the cluster's other CustomResourceDefinitions: listing {CRD_KIND} in {CRD_API_VERSION} failed: {}. The policy rejects what it cannot check {LOOKUP_FAILURE_MARK}. Fix: let the policy list CustomResourceDefinitions (its metadata.yml declares them in contextAwareResources; the policy-server's service account needs RBAC permission to list customresourcedefinitions.apiextensions.k8s.io; kwctl needs --allow-context-aware), or set {{\"onLookupFailure\":\"accept\"}} to accept with a warning instead.",
+                    elide(&error, LOOKUP_ERROR_CHARS)
+                ),
+                failed(&format!(" {LOOKUP_FAILURE_MARK}.")),
+            )
+            .with_code(500),
+            OnLookupFailure::Accept => Finding::warn(
+                "lookupFailure",
+                "",
+                failed(". Accepted (onLookupFailure: accept)."),
+                failed(". Accepted (onLookupFailure: accept)."),
+            ),
+        });
     }
-    if rejections.is_empty() {
-        return Verdict::accept().with_warnings(warnings);
-    }
-    let message = join_fitting(&rejections, " ", CHECK_MESSAGE_CHARS);
-    let verdict = match code {
-        Some(code) => Verdict::reject_with_code(message, code),
-        None => Verdict::reject(message),
-    };
-    verdict.with_warnings(warnings)
+    out
 }
 
 /// Collisions with the built-in resources of other groups.
@@ -663,7 +678,7 @@ fn allowance(group: &str, others: impl IntoIterator<Item = String>) -> String {
     format!("{{\"allowedGroupSets\":[[{}]]}}", groups.join(","))
 }
 
-fn kind_message(name: &str, group: &str, kind: &str, findings: &Findings) -> String {
+fn kind_message(group: &str, kind: &str, findings: &Findings) -> String {
     let servers: Vec<String> = findings
         .kind
         .iter()
@@ -685,68 +700,44 @@ fn kind_message(name: &str, group: &str, kind: &str, findings: &Findings) -> Str
         "other API groups"
     };
     format!(
-        "CustomResourceDefinition {name} serves kind {kind} (spec.names.kind) in group {}, but {noun} already serve{} that kind: {}. Tools that match objects by kind and name without their group mix such kinds up: Helm before 3.17.1 cannot reinstall a release that kept objects of these kinds (helm.sh/resource-policy: keep) and fails with `cannot patch \"<name>\" with kind {kind}: ... metadata.resourceVersion: Invalid value: 0x0: must be specified for an update`, and kubectl and other tools that resolve resources by kind become ambiguous. Fix: give the resource a kind no other group serves (spec.names.kind), or, if the groups are meant to share it, allow it in the policy settings: {by_groups} or {by_kind}.",
+        "serves kind {kind} (spec.names.kind) in group {}, but {noun} already serve{} that kind: {}. Tools that match objects by kind and name without their group mix such kinds up: Helm before 3.17.1 cannot reinstall a release that kept objects of these kinds (helm.sh/resource-policy: keep) and fails with `cannot patch \"<name>\" with kind {kind}: ... metadata.resourceVersion: Invalid value: 0x0: must be specified for an update`, and kubectl and other tools that resolve resources by kind become ambiguous. Fix: give the resource a kind no other group serves (spec.names.kind), or, if the groups are meant to share it, allow it in the policy settings: {by_groups} or {by_kind}.",
         group_label(group),
         if servers.len() == 1 { "s" } else { "" },
         join_within(&servers, "; ", LIST_CHARS)
     )
 }
 
-/// The kind finding as a warning: who else serves the kind, and where the fix is explained.
-fn kind_warning(name: &str, kind: &str, findings: &Findings) -> String {
+/// The kind finding in a few words: who else serves the kind.
+fn kind_brief(kind: &str, findings: &Findings) -> Parts {
     let servers: Vec<String> = findings
         .kind
         .values()
         .flat_map(|servers| servers.iter().map(|server| brief_label(&server.label)))
         .collect();
-    let servers = join_within(&servers, ", ", 80);
-    fit(
-        &[
-            Fixed("CRD "),
-            Elidable(name),
-            Fixed(": kind "),
-            Elidable(kind),
-            Fixed(" is also served by "),
-            Elidable(&servers),
-            Fixed("; Helm < 3.17.1 and kubectl mix such kinds up. Rename it or allow the groups (allowedGroupSets)."),
-            Optional(&doc("what-it-checks")),
-        ],
-        CHECK_WARNING_CHARS,
-    )
+    Parts::default()
+        .fixed("kind ")
+        .elidable(kind)
+        .fixed(" is also served by ")
+        .elidable(join_within(&servers, ", ", 80))
+        .fixed("; Helm < 3.17.1 and kubectl mix such kinds up. Rename it or allow the groups (allowedGroupSets).")
 }
 
-/// The names finding as a warning: the first name another group uses, how many more, and
-/// where the fix is explained.
-fn names_warning(name: &str, clashes: &BTreeSet<NameClash>) -> String {
+/// The names finding in a few words: the first name another group uses and how many more.
+fn names_brief(clashes: &BTreeSet<NameClash>) -> Parts {
     let Some(first) = clashes.iter().next() else {
-        return String::new();
+        return Parts::default();
     };
-    let owner = brief_label(&first.other);
     let more = match clashes.len() - 1 {
         0 => String::new(),
         n => format!(" (+{n} more)"),
     };
-    fit(
-        &[
-            Fixed("CRD "),
-            Elidable(name),
-            Fixed(": "),
-            Fixed(&first.path),
-            Fixed(" "),
-            Elidable(&quote(&first.value)),
-            Fixed(&format!(" is also the {} of ", first.role)),
-            Elidable(&owner),
-            Fixed(&more),
-            Fixed("; kubectl picks one of them. Rename it or allow the groups (allowedGroupSets)."),
-            Optional(&doc("what-it-checks")),
-        ],
-        CHECK_WARNING_CHARS,
-    )
-}
-
-/// ` See <link>`: the README section with the details, for the end of a warning.
-fn doc(anchor: &str) -> String {
-    format!(" See {}", readme_link(CrdKindCollision::NAME, anchor))
+    Parts::default()
+        .fixed(format!("{} ", first.path))
+        .elidable(quote(&first.value))
+        .fixed(format!(" is also the {} of ", first.role))
+        .elidable(brief_label(&first.other))
+        .fixed(more)
+        .fixed("; kubectl picks one of them. Rename it or allow the groups (allowedGroupSets).")
 }
 
 /// How a warning names another resource: `CRD <name>` rather than the message's
@@ -781,7 +772,7 @@ fn names_message(name: &str, group: &str, plural: &str, clashes: &BTreeSet<NameC
         format!("{plural}.{group}")
     };
     format!(
-        "CustomResourceDefinition {name} uses names another API group already uses: {}. kubectl resolves such a name to only one of the resources, so `kubectl get {first}` may show or change the other group's objects. Fix: choose names no other group uses (rename or remove the entries above), address the resource by its full name (`kubectl get {qualified}`), or, if the groups are meant to share names, allow them in the policy settings: {by_groups}.",
+        "uses names another API group already uses: {}. kubectl resolves such a name to only one of the resources, so `kubectl get {first}` may show or change the other group's objects. Fix: choose names no other group uses (rename or remove the entries above), address the resource by its full name (`kubectl get {qualified}`), or, if the groups are meant to share names, allow them in the policy settings: {by_groups}.",
         join_within(&items, "; ", LIST_CHARS)
     )
 }
@@ -789,9 +780,9 @@ fn names_message(name: &str, group: &str, plural: &str, clashes: &BTreeSet<NameC
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::admission::Verdict;
     use crate::check;
-    use crate::cluster::StaticCluster;
-    use crate::testing;
+    use crate::cluster::Objects;
     use serde_json::{Value, json};
     use std::cell::Cell;
 
@@ -847,11 +838,11 @@ mod tests {
     }
 
     fn request(operation: &str, object: &Value) -> Value {
-        testing::crd_request(operation, object, None)
+        syncguard_testkit::crd_request(operation, object, None)
     }
 
     fn decide(request: &Value, settings: Value, cluster: &dyn Cluster) -> Verdict {
-        check::decide::<CrdKindCollision>(testing::payload(request, &settings).as_bytes(), cluster)
+        check::decide::<CrdKindCollision>(syncguard_testkit::payload(request, &settings).as_bytes(), cluster)
     }
 
     fn settings_error(settings: Value) -> String {
@@ -940,7 +931,7 @@ mod tests {
     #[test]
     fn builtin_in_the_same_group_is_not_another_group() {
         let object = crd("apps", "Deployment", "deployments", &[]);
-        let verdict = decide(&request("CREATE", &object), json!({}), &StaticCluster::default());
+        let verdict = decide(&request("CREATE", &object), json!({}), &Objects::default());
         assert!(verdict.accepted, "{verdict:?}");
         assert!(verdict.warnings.is_empty(), "{verdict:?}");
     }
@@ -949,7 +940,7 @@ mod tests {
     fn subresource_kinds_and_discovery_documents_are_not_resources() {
         for (kind, plural) in [("Scale", "scales"), ("Status", "statuses"), ("APIGroup", "apigroups")] {
             let object = crd("example.com", kind, plural, &["token", "scale"]);
-            let verdict = decide(&request("CREATE", &object), json!({}), &StaticCluster::default());
+            let verdict = decide(&request("CREATE", &object), json!({}), &Objects::default());
             assert!(verdict.accepted && verdict.warnings.is_empty(), "{kind}: {verdict:?}");
         }
     }
@@ -961,19 +952,9 @@ mod tests {
             crd("z.example.org", "Event", "events", &[]),
             crd("a.example.org", "Event", "events", &["ev"]),
         ];
-        let first = decide(
-            &request("CREATE", &object),
-            json!({}),
-            &StaticCluster {
-                objects: others.clone(),
-            },
-        );
+        let first = decide(&request("CREATE", &object), json!({}), &Objects(others.clone()));
         others.reverse();
-        let second = decide(
-            &request("CREATE", &object),
-            json!({}),
-            &StaticCluster { objects: others },
-        );
+        let second = decide(&request("CREATE", &object), json!({}), &Objects(others));
         assert_eq!(first, second);
         let message = first.message.unwrap();
         let order = [
@@ -1001,7 +982,7 @@ mod tests {
     fn core_in_a_group_set_allows_the_core_group() {
         let object = crd("serving.knative.dev", "Service", "services", &["kservice", "ksvc"]);
         let strict = json!({"wellKnownProjects": "strict"});
-        let verdict = decide(&request("CREATE", &object), strict, &StaticCluster::default());
+        let verdict = decide(&request("CREATE", &object), strict, &Objects::default());
         assert!(!verdict.accepted);
         assert!(
             verdict
@@ -1012,7 +993,7 @@ mod tests {
             "{verdict:?}"
         );
         let settings = json!({"allowedGroupSets": [["core", "serving.knative.dev"]]});
-        let verdict = decide(&request("CREATE", &object), settings, &StaticCluster::default());
+        let verdict = decide(&request("CREATE", &object), settings, &Objects::default());
         assert!(verdict.accepted && verdict.warnings.is_empty(), "{verdict:?}");
     }
 
@@ -1024,11 +1005,7 @@ mod tests {
             crd("gateway.solo.example", "GatewayPolicy", "gatewaypolicies", &["gw"]),
         ];
         let settings = json!({"allowedKinds": ["Gateway"]});
-        let verdict = decide(
-            &request("CREATE", &object),
-            settings,
-            &StaticCluster { objects: others },
-        );
+        let verdict = decide(&request("CREATE", &object), settings, &Objects(others));
         assert!(verdict.accepted, "{verdict:?}");
         assert_eq!(verdict.warnings.len(), 1, "{verdict:?}");
         let warning = &verdict.warnings[0];
@@ -1044,13 +1021,7 @@ mod tests {
     #[test]
     fn own_earlier_state_is_skipped() {
         let object = crd("stable.example.com", "Shirt", "shirts", &["sh"]);
-        let verdict = decide(
-            &request("UPDATE", &object),
-            json!({}),
-            &StaticCluster {
-                objects: vec![object.clone()],
-            },
-        );
+        let verdict = decide(&request("UPDATE", &object), json!({}), &Objects(vec![object.clone()]));
         assert!(verdict.accepted && verdict.warnings.is_empty(), "{verdict:?}");
     }
 
@@ -1070,11 +1041,7 @@ mod tests {
         other["spec"]["scope"] = json!(3);
         other["spec"]["names"]["categories"] = json!({"not": "a list"});
         other["status"] = json!({"storedVersions": "v1"});
-        let verdict = decide(
-            &request("CREATE", &object),
-            json!({}),
-            &StaticCluster { objects: vec![other] },
-        );
+        let verdict = decide(&request("CREATE", &object), json!({}), &Objects(vec![other]));
         assert!(!verdict.accepted, "{verdict:?}");
         assert!(
             verdict
@@ -1093,11 +1060,7 @@ mod tests {
             "metadata": {"name": "x.example.com"},
             "spec": {"names": {"shortNames": "x"}},
         });
-        let verdict = decide(
-            &request("CREATE", &object),
-            json!({}),
-            &StaticCluster { objects: vec![bad] },
-        );
+        let verdict = decide(&request("CREATE", &object), json!({}), &Objects(vec![bad]));
         assert!(!verdict.accepted);
         assert_eq!(verdict.code, Some(500));
         assert!(
@@ -1133,20 +1096,10 @@ mod tests {
         let object = crd("example.com", "Event", "events", &[]);
         let others = vec![crd("a.example.org", "Event", "events", &[])];
         let settings = json!({"builtinCollisions": "warn", "crdCollisions": "reject", "nameCollisions": "ignore"});
-        let verdict = decide(
-            &request("CREATE", &object),
-            settings,
-            &StaticCluster {
-                objects: others.clone(),
-            },
-        );
+        let verdict = decide(&request("CREATE", &object), settings, &Objects(others.clone()));
         assert!(!verdict.accepted, "{verdict:?}");
         let settings = json!({"builtinCollisions": "warn", "crdCollisions": "warn", "nameCollisions": "ignore"});
-        let verdict = decide(
-            &request("CREATE", &object),
-            settings,
-            &StaticCluster { objects: others },
-        );
+        let verdict = decide(&request("CREATE", &object), settings, &Objects(others));
         assert!(verdict.accepted && verdict.warnings.len() == 1, "{verdict:?}");
     }
 
@@ -1155,11 +1108,7 @@ mod tests {
         let mut object = crd("example.com", "Widget", "widgets", &[]);
         object["spec"]["names"]["singular"] = json!("");
         let others = vec![crd("other.example.org", "Gadget", "gadgets", &["widget"])];
-        let verdict = decide(
-            &request("CREATE", &object),
-            json!({}),
-            &StaticCluster { objects: others },
-        );
+        let verdict = decide(&request("CREATE", &object), json!({}), &Objects(others));
         assert!(verdict.accepted);
         assert!(
             verdict.warnings[0]
@@ -1171,7 +1120,7 @@ mod tests {
     #[test]
     fn kinds_compare_exactly_names_still_collide() {
         let object = crd("cpln.io", "deployment", "deployments", &[]);
-        let verdict = decide(&request("CREATE", &object), json!({}), &StaticCluster::default());
+        let verdict = decide(&request("CREATE", &object), json!({}), &Objects::default());
         assert!(verdict.accepted, "{verdict:?}");
         assert_eq!(verdict.warnings.len(), 1, "{verdict:?}");
         assert!(
@@ -1183,7 +1132,7 @@ mod tests {
         let rejected = decide(
             &request("CREATE", &object),
             json!({"nameCollisions": "reject"}),
-            &StaticCluster::default(),
+            &Objects::default(),
         );
         assert!(
             rejected
@@ -1197,10 +1146,10 @@ mod tests {
     fn malformed_objects_are_rejected_with_400() {
         let mut req = request("CREATE", &crd("example.com", "Widget", "widgets", &[]));
         req["object"]["spec"]["names"]["shortNames"] = json!("w");
-        let verdict = decide(&req, json!({}), &StaticCluster::default());
+        let verdict = decide(&req, json!({}), &Objects::default());
         assert_eq!((verdict.accepted, verdict.code), (false, Some(400)));
         req["object"] = Value::Null;
-        let verdict = decide(&req, json!({}), &StaticCluster::default());
+        let verdict = decide(&req, json!({}), &Objects::default());
         assert_eq!((verdict.accepted, verdict.code), (false, Some(400)));
     }
 
@@ -1211,10 +1160,5 @@ mod tests {
         object["spec"]["names"]["kind"] = json!("");
         assert!(decide(&request("CREATE", &object), json!({}), &cluster).accepted);
         assert_eq!(cluster.calls.get(), 0);
-    }
-
-    #[test]
-    fn fixtures() {
-        crate::testing::run_cases::<CrdKindCollision>()
     }
 }

@@ -40,15 +40,14 @@
 //! UPDATE without `object` or `oldObject`. `null` in place of a list, map or object is read
 //! as empty (raw manifests carry `storedVersions: null`).
 
-use crate::admission::{Request, Verdict};
-use crate::check::Check;
+use crate::admission::{ObjectJson, Request};
+use crate::check::{Check, GroupKind};
 use crate::cluster::Cluster;
+use crate::finding::{Finding, Malformed, Report, RuleDoc, Subject};
 use crate::k8s::Crd;
 use crate::rules::{self, Rule};
-use crate::text::{
-    CHECK_MESSAGE_CHARS, CHECK_WARNING_CHARS, Part::Elidable, Part::Fixed, Part::Optional, closest, elide, fit,
-    join_and, join_fitting, quote, readme_link,
-};
+use crate::text::spelling::closest;
+use crate::text::{elide, join_and, quote};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 
@@ -60,6 +59,50 @@ pub const GATEWAY_CHANNEL: &str = "gateway.networking.k8s.io/channel";
 
 /// The names of the checks whose rejections setting `warnOnly` can turn into warnings.
 pub const CHECK_NAMES: [&str; 4] = ["storedVersions", "downgrade", "channel", "pendingMigration"];
+
+/// The rules of the check's findings.
+pub const FINDINGS: &[RuleDoc] = &[
+    RuleDoc {
+        id: "storedVersions",
+        summary: "a version still in status.storedVersions is removed from spec.versions",
+        anchor: "what-it-checks",
+    },
+    RuleDoc {
+        id: "downgrade",
+        summary: "a bundle version annotation goes down",
+        anchor: "what-it-checks",
+    },
+    RuleDoc {
+        id: "notSemver",
+        summary: "a bundle version annotation is not a semantic version, so downgrades cannot be checked",
+        anchor: "what-it-checks",
+    },
+    RuleDoc {
+        id: "channel",
+        summary: "a channel annotation moves to a less stable channel",
+        anchor: "what-it-checks",
+    },
+    RuleDoc {
+        id: "unknownChannel",
+        summary: "a channel annotation holds a channel the settings do not list",
+        anchor: "what-it-checks",
+    },
+    RuleDoc {
+        id: "storageChange",
+        summary: "the storage version changes while the previous one stays listed",
+        anchor: "what-it-checks",
+    },
+    RuleDoc {
+        id: "stopsBeingServed",
+        summary: "a stored version stops being served",
+        anchor: "what-it-checks",
+    },
+    RuleDoc {
+        id: "pendingMigration",
+        summary: "an installed CRD has a storage migration pending",
+        anchor: "what-it-checks",
+    },
+];
 
 /// Settings of the crd-safe-upgrade check.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
@@ -104,38 +147,35 @@ impl Check for CrdSafeUpgrade {
     const NAME: &'static str = "crd-safe-upgrade";
     const SETTINGS_KEY: &'static str = "crdSafeUpgrade";
     const RULES: &'static [Rule] = rules::CRD_SAFE_UPGRADE;
+    const KINDS: &'static [GroupKind] = &[("apiextensions.k8s.io", "CustomResourceDefinition")];
+    const NEEDS_OLD_OBJECT: bool = true;
+    const FINDINGS: &'static [RuleDoc] = FINDINGS;
 
     fn validate_settings(settings: &Settings) -> Result<(), String> {
         check_settings(settings)
     }
 
-    fn validate(request: &Request<'_>, settings: &Settings, _cluster: &dyn Cluster) -> Verdict {
-        // The rules leave out subresources; the kind is the check's to test.
-        if request.kind.group != "apiextensions.k8s.io" || request.kind.kind != "CustomResourceDefinition" {
-            return Verdict::accept();
-        }
-        match request.operation.as_ref() {
-            "CREATE" => match read(request.object_as::<Crd>(), "object") {
-                Ok(crd) => {
-                    let name = name_of(&crd, request);
-                    judge(&name, audit(&name, &crd), settings)
-                }
-                Err(verdict) => verdict,
-            },
-            "UPDATE" => {
-                let new = match read(request.object_as::<Crd>(), "object") {
-                    Ok(crd) => crd,
-                    Err(verdict) => return verdict,
-                };
-                let old = match read(request.old_object_as::<Crd>(), "oldObject") {
-                    Ok(crd) => crd,
-                    Err(verdict) => return verdict,
-                };
-                let name = name_of(&new, request);
-                judge(&name, update(&name, &old, &new, settings), settings)
-            }
-            _ => Verdict::accept(),
-        }
+    fn check(
+        request: &Request<'_>,
+        object: ObjectJson<'_>,
+        settings: &Settings,
+        _cluster: &dyn Cluster,
+    ) -> Result<Report, Malformed> {
+        let new = read(object, "object")?;
+        let subject = Subject::new(request, &new.metadata.name, &new.metadata.generate_name, "");
+        let findings = match (request.operation.as_ref(), request.old_object) {
+            ("UPDATE", Some(old)) => update(&subject.label, &read(old, "oldObject")?, &new, settings),
+            ("UPDATE", None) => Vec::new(),
+            _ => audit(&subject.label, &new),
+        };
+        let findings = findings
+            .into_iter()
+            .map(|finding| {
+                let rule = finding.rule;
+                finding.warn_if(settings.warn_only(rule), || format!("warnOnly: {rule}"))
+            })
+            .collect();
+        Ok(Report::new(subject, findings))
     }
 }
 
@@ -195,112 +235,18 @@ fn check_settings(settings: &Settings) -> Result<(), String> {
     Ok(())
 }
 
-fn read(parsed: Result<Option<Crd>, String>, what: &str) -> Result<Crd, Verdict> {
-    match parsed {
-        Ok(Some(crd)) => Ok(crd),
-        Ok(None) => Err(Verdict::reject_with_code(
-            format!("the request carries no {what}, so the CustomResourceDefinition cannot be checked"),
-            400,
-        )),
-        Err(e) => Err(Verdict::reject_with_code(
-            format!("{e}; expected a CustomResourceDefinition of apiextensions.k8s.io/v1"),
-            400,
-        )),
-    }
-}
-
-fn name_of(crd: &Crd, request: &Request<'_>) -> String {
-    if !crd.metadata.name.is_empty() {
-        return crd.metadata.name.clone();
-    }
-    match request.name.as_deref() {
-        Some(name) if !name.is_empty() => name.to_string(),
-        _ => "<unnamed>".to_string(),
-    }
-}
-
-// ---------------------------------------------------------------------------------------------
-// Findings and the verdict.
-
-/// One thing the check found: `check` names the rejecting check (`None`: a plain warning);
-/// `text` is the full explanation with the fix, `brief` what and where in a few words for a
-/// warning (the API server keeps warnings within 256 characters).
-#[derive(Debug, Clone, PartialEq, Eq)]
-struct Finding {
-    check: Option<&'static str>,
-    text: String,
-    brief: String,
-}
-
-impl Finding {
-    fn reject(check: &'static str, text: String, brief: String) -> Self {
-        Finding {
-            check: Some(check),
-            text,
-            brief,
-        }
-    }
-
-    fn warn(text: String, brief: String) -> Self {
-        Finding {
-            check: None,
-            text,
-            brief,
-        }
-    }
+/// The request's `what` (`object`, `oldObject`) read as a CRD, or why it cannot be.
+fn read(object: ObjectJson<'_>, what: &str) -> Result<Crd, Malformed> {
+    object.read_described().map_err(|e| {
+        Malformed(format!(
+            "cannot read the request's {what}: {e}; expected a CustomResourceDefinition of apiextensions.k8s.io/v1"
+        ))
+    })
 }
 
 /// A value quoted for a brief text, shortened in its middle when long.
 fn short_quote(value: &str) -> String {
     elide(&quote(value), VALUE_CHARS).into_owned()
-}
-
-/// A warning: `CRD <name>: <brief><suffix>`, with the README link when it fits.
-fn warning(name: &str, brief: &str, suffix: &str) -> String {
-    fit(
-        &[
-            Fixed("CRD "),
-            Elidable(name),
-            Fixed(": "),
-            Fixed(brief),
-            Fixed(suffix),
-            Optional(&format!(" See {}", readme_link(CrdSafeUpgrade::NAME, "what-it-checks"))),
-        ],
-        CHECK_WARNING_CHARS,
-    )
-}
-
-/// Turns findings (already in their fixed order) into one verdict.
-fn judge(name: &str, findings: Vec<Finding>, settings: &Settings) -> Verdict {
-    let mut rejections = Vec::new();
-    let mut warnings = Vec::new();
-    for finding in findings {
-        match finding.check {
-            Some(check) if !settings.warn_only(check) => rejections.push(finding),
-            Some(check) => warnings.push(warning(name, &finding.brief, &format!(" (warnOnly: {check})"))),
-            None => warnings.push(warning(name, &finding.brief, "")),
-        }
-    }
-    let title = format!("CustomResourceDefinition {}", elide(name, NAME_CHARS));
-    let verdict = match rejections.as_slice() {
-        [] => Verdict::accept(),
-        [one] => Verdict::reject(join_fitting(
-            &[(format!("{title}: {}", one.text), warning(name, &one.brief, ""))],
-            " ",
-            CHECK_MESSAGE_CHARS,
-        )),
-        many => {
-            let mut parts = vec![(format!("{title}: {} problems.", many.len()), String::new())];
-            parts.extend(many.iter().enumerate().map(|(i, finding)| {
-                (
-                    format!("({}) {}", i + 1, finding.text),
-                    format!("({}) {}", i + 1, finding.brief),
-                )
-            }));
-            Verdict::reject(join_fitting(&parts, " ", CHECK_MESSAGE_CHARS))
-        }
-    };
-    verdict.with_warnings(warnings)
 }
 
 /// The commands that migrate every object of CRD `name` to `storage` and record it.
@@ -334,8 +280,6 @@ fn version_names(crd: &Crd) -> String {
 }
 
 const NO_STORAGE: &str = "<storage version>";
-/// Most characters of the CRD's name in a rejection message (real names are far shorter).
-const NAME_CHARS: usize = 120;
 /// Most characters of a quoted value (a version, an annotation) in a warning.
 const VALUE_CHARS: usize = 24;
 /// Most characters of a list or a path in a warning.
@@ -392,6 +336,7 @@ fn stored_versions(name: &str, old: &Crd, new: &Crd) -> Option<Finding> {
     };
     Some(Finding::reject(
         "storedVersions",
+        format!("status.storedVersions[{}]", missing[0].0),
         format!(
             "{} {verb} not in the new spec.versions (which lists {}). The API server refuses this update with {}, because objects may still be stored in etcd as {} and could no longer be read. Migrate {pronoun} to {storage}: {first_step}{}, and apply this update again.",
             join_and(&listed),
@@ -415,6 +360,7 @@ fn downgrade(key: &str, old: Option<&str>, new: Option<&str>) -> Option<Finding>
         (Some(before), Some(after)) => (after < before).then(|| {
             Finding::reject(
                 "downgrade",
+                path.clone(),
                 format!(
                     "{path} goes down from {} to {}. Applying older CRDs over newer ones removes versions, fields and validation that stored objects and controllers already use (fields the old schema lacks are pruned on the next write). Apply the manifests of {old} or a later release instead; if the downgrade is intended, add `downgrade` to this policy's warnOnly setting while you apply it.",
                     quote(old),
@@ -436,6 +382,8 @@ fn downgrade(key: &str, old: Option<&str>, new: Option<&str>) -> Option<Finding>
                 .map(|(_, which, value)| format!("{} in the {which} object", quote(value)))
                 .collect();
             Some(Finding::warn(
+                "notSemver",
+                path.clone(),
                 format!(
                     "{path} is {}, not a semantic version (MAJOR.MINOR.PATCH with an optional leading `v`, pre-release and build), so the downgrade check cannot compare {} with {}; set it to the bundle's real version, e.g. \"v1.2.0\".",
                     join_and(&bad),
@@ -462,6 +410,7 @@ fn channel(key: &str, channels: &[String], old: Option<&str>, new: Option<&str>)
         (Some(before), Some(after)) => (after > before).then(|| {
             Finding::reject(
                 "channel",
+                path.clone(),
                 format!(
                     "{path} moves from {} to {}, a less stable channel (this policy orders them {order}, most stable first). Installing {} CRDs over {} ones adds versions and fields that clients start to use; going back later drops those fields and can strand objects stored in versions the {} channel does not serve. Apply the {} channel's manifests instead; if you mean to switch, add `channel` to this policy's warnOnly setting while you apply it.",
                     quote(old),
@@ -487,6 +436,8 @@ fn channel(key: &str, channels: &[String], old: Option<&str>, new: Option<&str>)
                 .map(|(_, which, value)| format!("{} in the {which} object", quote(value)))
                 .collect();
             Some(Finding::warn(
+                "unknownChannel",
+                path.clone(),
                 format!(
                     "{path} is {}, not one of the channels this policy knows for it ({order}), so the channel check cannot order {} and {}; add the channel to `channelAnnotations` in the policy settings.",
                     join_and(&unknown),
@@ -511,6 +462,8 @@ fn storage_change(name: &str, old: &Crd, new: &Crd) -> Option<Finding> {
         return None;
     }
     Some(Finding::warn(
+        "storageChange",
+        format!("spec.versions[{index}].storage"),
         format!(
             "the storage version changes from {before} to {after} (spec.versions[{index}].storage). Objects written from now on are stored as {after}; existing ones stay stored as {before} until re-written, and {before} stays in status.storedVersions. Before a later version of this CRD drops {before} from spec.versions, {}.",
             migration_commands(name, after)
@@ -536,6 +489,8 @@ fn stops_being_served(name: &str, old: &Crd, new: &Crd) -> Vec<Finding> {
             let (index, now) = new.version(stored)?;
             (was_served && !now.served).then(|| {
                 Finding::warn(
+                    "stopsBeingServed",
+                    format!("spec.versions[{index}].served"),
                     format!(
                         "version {stored} is no longer served (spec.versions[{index}].served: false) but is still in status.storedVersions[{i}]: clients that read or write {stored} now get 404, while objects stored as {stored} stay until migrated. Before a later version of this CRD drops {stored}, {}.",
                         migration_commands(name, storage)
@@ -610,6 +565,7 @@ fn audit(name: &str, crd: &Crd) -> Vec<Finding> {
     };
     vec![Finding::reject(
         "pendingMigration",
+        "status.storedVersions",
         format!(
             "a storage migration is pending: {}. {consequence} Migrate every object to {storage} now: {}.",
             reasons.join("; "),
@@ -640,13 +596,7 @@ mod tests {
     use super::*;
     use crate::check::{decode_response, handle_validate, parse_settings};
     use crate::cluster::NoCluster;
-    use crate::testing;
     use serde_json::json;
-
-    #[test]
-    fn fixtures() {
-        crate::testing::run_cases::<CrdSafeUpgrade>()
-    }
 
     #[test]
     fn semver_precedence_follows_the_spec() {
@@ -810,7 +760,10 @@ mod tests {
         old: serde_json::Value,
         settings: serde_json::Value,
     ) -> crate::admission::ValidationResponse {
-        let payload = testing::payload(&testing::crd_request(operation, &object, Some(&old)), &settings);
+        let payload = syncguard_testkit::payload(
+            &syncguard_testkit::crd_request(operation, &object, Some(&old)),
+            &settings,
+        );
         decode_response(&handle_validate::<CrdSafeUpgrade>(payload.as_bytes(), &NoCluster)).unwrap()
     }
 

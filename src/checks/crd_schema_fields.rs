@@ -55,16 +55,16 @@
 //! `properties`), so a schema nested about 47 properties deep under `openAPIV3Schema` is the
 //! deepest checked. The deepest real CRDs nest about 27 JSON levels (the Prometheus operator's).
 
-use crate::admission::{ObjectJson, Request, Text, Verdict};
-use crate::check::Check;
+use crate::admission::{ObjectJson, Request, Text};
+use crate::check::{Check, GroupKind};
 use crate::cluster::Cluster;
+use crate::finding::{Finding, List, Malformed, Report, RuleDoc, Subject};
 use crate::generated::{Field, ObjectType, Shape, object_type};
 use crate::rules::{self, Rule};
 use crate::settings::RejectOrWarn;
-use crate::text::{
-    CHECK_MESSAGE_CHARS, CHECK_WARNING_CHARS, MAX_WARNINGS_TOTAL_CHARS, Part::Elidable, Part::Fixed, Part::Optional,
-    chars, edit_distance, elide, fit, natural_cmp, quote, readme_link,
-};
+use crate::text::order::natural_cmp;
+use crate::text::spelling::distance;
+use crate::text::{Parts, elide, quote};
 use serde::Deserialize;
 use serde::de::{DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use std::borrow::Cow;
@@ -74,20 +74,33 @@ use std::fmt;
 /// The annotation in which client-side apply records the manifest it applied last.
 pub const LAST_APPLIED: &str = "kubectl.kubernetes.io/last-applied-configuration";
 
-/// The audit annotation carrying the number of findings.
-pub const FINDINGS_ANNOTATION: &str = "syncguard.io/crd-schema-fields-findings";
+/// The rules of the check's findings.
+pub const FINDINGS: &[RuleDoc] = &[
+    RuleDoc {
+        id: "unknownField",
+        summary: "a field of the CRD that the API server drops, because its type does not declare it",
+        anchor: "what-it-checks",
+    },
+    RuleDoc {
+        id: "tooDeep",
+        summary: "a part of the CRD nested deeper than the check reads",
+        anchor: "what-it-checks",
+    },
+    RuleDoc {
+        id: "lastAppliedUnreadable",
+        summary: "the last-applied-configuration annotation cannot be checked",
+        anchor: "what-it-checks",
+    },
+];
+
+/// The rules whose findings are listed together.
+const LISTED: &[&str] = &["unknownField", "tooDeep"];
 
 /// Deepest JSON nesting read from the object or the annotation; deeper values are cut off.
 pub const MAX_DEPTH: usize = 100;
 
-/// Most characters of the CRD's name in a rejection message (real names are far shorter).
-const NAME_CHARS: usize = 120;
-/// Most characters of one finding's line in a rejection message.
-const FINDING_LINE_CHARS: usize = 600;
 /// Most characters of a detail (an error, a name) quoted in a last-applied warning.
 const DETAIL_CHARS: usize = 60;
-/// Room for the closing `and N more` line of a rejection message.
-const MORE_CHARS: usize = 24;
 
 /// The two keys Kube-OVN's CRDs carried: strategic-merge-patch markers of built-in types.
 const PATCH_KEYS: [&str; 2] = ["x-kubernetes-patch-strategy", "x-kubernetes-patch-merge-key"];
@@ -125,6 +138,8 @@ impl Check for CrdSchemaFields {
     const NAME: &'static str = "crd-schema-fields";
     const SETTINGS_KEY: &'static str = "crdSchemaFields";
     const RULES: &'static [Rule] = rules::CRD_SCHEMA_FIELDS;
+    const KINDS: &'static [GroupKind] = &[("apiextensions.k8s.io", "CustomResourceDefinition")];
+    const FINDINGS: &'static [RuleDoc] = FINDINGS;
 
     fn validate_settings(settings: &Settings) -> Result<(), String> {
         if !(1..=1000).contains(&settings.max_findings) {
@@ -139,40 +154,40 @@ impl Check for CrdSchemaFields {
         Ok(())
     }
 
-    fn validate(request: &Request<'_>, settings: &Settings, _cluster: &dyn Cluster) -> Verdict {
-        if !applies(request) {
-            return Verdict::accept();
+    fn check(
+        request: &Request<'_>,
+        object: ObjectJson<'_>,
+        settings: &Settings,
+        _cluster: &dyn Cluster,
+    ) -> Result<Report, Malformed> {
+        if request.kind.version != "v1" {
+            return Ok(Report::nothing());
         }
         // The request's object is read once, into the tree the walk needs.
-        let object = match request.object.map(read_node) {
-            None => return Verdict::accept(),
-            Some(Ok(node @ Node::Object(_))) => node,
-            Some(Ok(_)) => {
-                return Verdict::reject_with_code(
+        let object = match read_node(object) {
+            Ok(node @ Node::Object(_)) => node,
+            Ok(_) => {
+                return Err(Malformed::new(
                     "the request's object is not a JSON object; a CustomResourceDefinition was expected",
-                    400,
-                );
+                ));
             }
-            Some(Err(e)) => {
-                return Verdict::reject_with_code(format!("cannot read the request's object: {e}"), 400);
-            }
+            Err(e) => return Err(Malformed(format!("cannot read the request's object: {e}"))),
         };
         let name = object.at(&["metadata", "name"]).and_then(Node::as_str).unwrap_or("");
-        let mut warnings = Vec::new();
+        let subject = Subject::new(request, name, "", "");
+        let mut unreadable = None;
         let in_object = walk(&object, &settings.allowed_keys);
         let in_last_applied = if settings.check_last_applied {
             match last_applied(&object, name) {
                 Ok(Some(manifest)) => walk(&manifest, &settings.allowed_keys),
                 Ok(None) => Vec::new(),
-                Err(warning) => {
-                    warnings.push(fit(
-                        &[
-                            Fixed("CRD "),
-                            Elidable(display_name(name)),
-                            Fixed(": the last-applied-configuration annotation "),
-                            Fixed(&warning),
-                        ],
-                        CHECK_WARNING_CHARS,
+                Err(problem) => {
+                    let text = format!("the last-applied-configuration annotation {problem}");
+                    unreadable = Some(Finding::warn(
+                        "lastAppliedUnreadable",
+                        format!("metadata.annotations[{LAST_APPLIED}]"),
+                        text.clone(),
+                        text,
                     ));
                     Vec::new()
                 }
@@ -180,20 +195,11 @@ impl Check for CrdSchemaFields {
         } else {
             Vec::new()
         };
-        let findings = merge(in_object, in_last_applied);
-        verdict(name, &findings, settings).with_warnings(warnings)
+        let dropped = merge(in_object, in_last_applied);
+        let mut report = report(subject, &dropped, settings);
+        report.findings.extend(unreadable);
+        Ok(report)
     }
-}
-
-/// Whether the request's object is a v1 CRD (the rules already limit the operations to
-/// CREATE and UPDATE, and leave out subresources).
-fn applies(request: &Request<'_>) -> bool {
-    let kind = &request.kind;
-    kind.group == "apiextensions.k8s.io" && kind.version == "v1" && kind.kind == "CustomResourceDefinition"
-}
-
-fn display_name(name: &str) -> &str {
-    if name.is_empty() { "(unnamed)" } else { name }
 }
 
 /// The manifest of the last-applied annotation, if there is one to check; `Err` is the
@@ -252,9 +258,11 @@ impl Seen {
     }
 }
 
-/// One key the API server would drop (or a value too deep to check).
+/// One key the API server would drop (or a value too deep to check), as the walk finds it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-struct Finding {
+struct Dropped {
+    /// `unknownField` or `tooDeep`.
+    rule: &'static str,
     /// Path in the API server's warning form, ending with the key.
     path: String,
     /// What is wrong and the fix, for the rejection message.
@@ -267,8 +275,8 @@ struct Finding {
 /// it), ordered by path ([`natural_cmp`]: list indexes by number): an order intrinsic to the
 /// findings, so the answer does not depend on the order of keys in the JSON, which Kubewarden
 /// sorts before a policy sees it. Repeated paths (a key given twice in one object) count once.
-fn merge(object: Vec<Finding>, last_applied: Vec<Finding>) -> Vec<(Finding, Seen)> {
-    let mut merged: BTreeMap<PathKey, (Finding, Seen)> = BTreeMap::new();
+fn merge(object: Vec<Dropped>, last_applied: Vec<Dropped>) -> Vec<(Dropped, Seen)> {
+    let mut merged: BTreeMap<PathKey, (Dropped, Seen)> = BTreeMap::new();
     for finding in object {
         merged
             .entry(PathKey(finding.path.clone()))
@@ -305,114 +313,43 @@ impl PartialOrd for PathKey {
     }
 }
 
-fn verdict(name: &str, findings: &[(Finding, Seen)], settings: &Settings) -> Verdict {
-    if findings.is_empty() {
-        return Verdict::accept();
-    }
-    let name = display_name(name);
-    let total = findings.len();
-    let limit = settings.max_findings as usize;
-    let verdict = match settings.action {
-        RejectOrWarn::Reject => Verdict::reject(rejection(name, findings, limit)),
-        RejectOrWarn::Warn => Verdict::accept().with_warnings(warnings(name, findings, limit)),
-    };
-    verdict.annotate(FINDINGS_ANNOTATION, total.to_string())
-}
-
-/// The rejection message: what and where first, then why and the fix, then the first findings
-/// (at most `limit`, and as many as the message has room for) and how many more there are.
-fn rejection(name: &str, findings: &[(Finding, Seen)], limit: usize) -> String {
-    let total = findings.len();
-    let mut message = format!(
-        "CustomResourceDefinition {}: {total} {} the API server drops. It silently drops unknown fields of a CRD, so the live CRD never matches its manifest and GitOps tools (ArgoCD) show it OutOfSync forever; fix the manifest in Git (`kubectl apply --validate=strict` lists the same paths):",
-        elide(name, NAME_CHARS),
-        if total == 1 { "field" } else { "fields" }
-    );
-    // Room kept for the closing "and N more" line.
-    let budget = CHECK_MESSAGE_CHARS - MORE_CHARS;
-    let mut shown = 0;
-    for (finding, seen) in findings.iter().take(limit) {
-        let line = fit(
-            &[
-                Fixed("\n- "),
-                Elidable(&finding.path),
-                Fixed(" ("),
-                Fixed(seen.label()),
-                Fixed("): "),
-                Fixed(&finding.text),
-            ],
-            FINDING_LINE_CHARS,
-        );
-        if chars(&message) + chars(&line) > budget {
-            break;
-        }
-        message.push_str(&line);
-        shown += 1;
-    }
-    if total > shown {
-        message.push_str(&format!("\nand {} more", total - shown));
-    }
-    message
-}
-
-/// The warnings: one saying what and why with a link to the fixes, then one per finding (at
-/// most `limit`, and within the API server's 4,096 characters for all warnings of a response),
-/// then how many more there are.
-fn warnings(name: &str, findings: &[(Finding, Seen)], limit: usize) -> Vec<String> {
-    let total = findings.len();
+/// The findings of the dropped fields, listed: what and why once, then each path.
+fn report(subject: Subject, dropped: &[(Dropped, Seen)], settings: &Settings) -> Report {
+    let total = dropped.len();
     let fields = if total == 1 { "field" } else { "fields" };
-    let mut warnings = vec![fit(
-        &[
-            Fixed("CRD "),
-            Elidable(name),
-            Fixed(&format!(
-                ": {total} {fields} the API server drops, so GitOps tools show it OutOfSync forever; fix the manifest in Git."
-            )),
-            Optional(&format!(
-                " See {}",
-                readme_link(CrdSchemaFields::NAME, "what-it-checks")
-            )),
-        ],
-        CHECK_WARNING_CHARS,
-    )];
-    let mut used = chars(&warnings[0]);
-    let budget = MAX_WARNINGS_TOTAL_CHARS - CHECK_WARNING_CHARS;
-    let mut shown = 0;
-    for (finding, seen) in findings.iter().take(limit) {
-        let warning = fit(
-            &[
-                Fixed("CRD "),
-                Elidable(name),
-                Fixed(": "),
-                Elidable(&finding.path),
-                Fixed(" ("),
-                Fixed(seen.label()),
-                Fixed("): "),
-                Fixed(&finding.brief),
-            ],
-            CHECK_WARNING_CHARS,
-        );
-        if used + chars(&warning) > budget {
-            break;
-        }
-        used += chars(&warning);
-        warnings.push(warning);
-        shown += 1;
+    let findings = dropped
+        .iter()
+        .map(|(field, seen)| {
+            let at = |text: &str| {
+                Parts::default()
+                    .elidable(field.path.as_str())
+                    .fixed(format!(" ({}): {text}", seen.label()))
+            };
+            Finding::new(
+                field.rule,
+                settings.action,
+                field.path.clone(),
+                at(&field.text),
+                at(&field.brief),
+            )
+        })
+        .collect();
+    let mut report = Report::new(subject, findings);
+    if total > 0 {
+        report.list = Some(List {
+            rules: LISTED,
+            limit: settings.max_findings as usize,
+            intro: format!(
+                "{total} {fields} the API server drops. It silently drops unknown fields of a CRD, so the live CRD never matches its manifest and GitOps tools (ArgoCD) show it OutOfSync forever; fix the manifest in Git (`kubectl apply --validate=strict` lists the same paths):"
+            ),
+            intro_brief: format!(
+                "{total} {fields} the API server drops, so GitOps tools show it OutOfSync forever; fix the manifest in Git."
+            ),
+            more: "fields the API server drops".to_string(),
+            more_hint: "`kubectl apply --validate=strict` lists them all".to_string(),
+        });
     }
-    if total > shown {
-        warnings.push(fit(
-            &[
-                Fixed("CRD "),
-                Elidable(name),
-                Fixed(&format!(
-                    ": and {} more {fields} the API server drops ({total} in total); `kubectl apply --validate=strict` lists them all",
-                    total - shown
-                )),
-            ],
-            CHECK_WARNING_CHARS,
-        ));
-    }
-    warnings
+    report
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -561,7 +498,7 @@ impl<'de> Visitor<'de> for NodeSeed {
 // Walking: the CRD's type graph, then JSONSchemaProps.
 
 /// Every finding in one CRD (object or last-applied manifest), in document order.
-fn walk(root: &Node, allowed_keys: &[String]) -> Vec<Finding> {
+fn walk(root: &Node, allowed_keys: &[String]) -> Vec<Dropped> {
     let mut walker = Walker::new(allowed_keys, String::new());
     if let Some(crd) = object_type("CustomResourceDefinition") {
         walker.typed(root, crd);
@@ -607,7 +544,7 @@ struct Walker<'s> {
     path: String,
     /// Where the last key pushed starts in `path` (list indexes count as part of their key).
     name_start: usize,
-    findings: Vec<Finding>,
+    findings: Vec<Dropped>,
 }
 
 impl<'s> Walker<'s> {
@@ -640,19 +577,25 @@ impl<'s> Walker<'s> {
     }
 
     fn report(&mut self, text: String, brief: impl Into<String>) {
-        self.findings.push(Finding {
+        self.found("unknownField", text, brief.into());
+    }
+
+    fn found(&mut self, rule: &'static str, text: String, brief: String) {
+        self.findings.push(Dropped {
+            rule,
             path: self.path.clone(),
             text,
-            brief: brief.into(),
+            brief,
         });
     }
 
     fn too_deep(&mut self) {
-        self.report(
+        self.found(
+            "tooDeep",
             format!(
                 "nesting deeper than {MAX_DEPTH} levels; not checked beyond (no real CRD nests this deep: flatten the schema)"
             ),
-            "nesting deeper than 100 levels, not checked beyond",
+            "nesting deeper than 100 levels, not checked beyond".to_string(),
         );
     }
 
@@ -874,7 +817,7 @@ impl<'s> Walker<'s> {
 fn near_miss(key: &str, fields: &'static [Field]) -> Option<&'static str> {
     let mut best: Option<(usize, &'static str)> = None;
     for field in fields {
-        let distance = edit_distance(key, field.name, 2);
+        let distance = distance(key, field.name);
         let close = distance == 1 || (distance == 2 && field.name.len() >= 4);
         if close && best.is_none_or(|(d, _)| distance < d) {
             best = Some((distance, field.name));
@@ -886,9 +829,17 @@ fn near_miss(key: &str, fields: &'static [Field]) -> Option<&'static str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::admission::Verdict;
+    use crate::render::{Annotation, FINDINGS_ANNOTATION};
+
+    /// How many findings an answer counts.
+    fn total(verdict: &Verdict) -> usize {
+        serde_json::from_str::<Annotation>(&verdict.audit_annotations[FINDINGS_ANNOTATION])
+            .unwrap()
+            .total
+    }
     use crate::check::{decide, parse_settings};
     use crate::cluster::NoCluster;
-    use crate::testing;
     use serde_json::{Value, json};
 
     /// The JSONSchemaProps keys listed in docs/problems.md#1-crd-schema-fields-the-api-server-silently-drops.
@@ -943,7 +894,7 @@ mod tests {
         })
     }
 
-    fn findings(object: &Value) -> Vec<Finding> {
+    fn findings(object: &Value) -> Vec<Dropped> {
         walk(&parse_node(&object.to_string()).unwrap(), &[])
     }
 
@@ -954,7 +905,7 @@ mod tests {
     const ROOT: &str = "spec.versions[0].schema.openAPIV3Schema";
 
     fn run(object: &Value, settings: Value) -> Verdict {
-        let payload = testing::payload(&testing::crd_request("CREATE", object, None), &settings);
+        let payload = syncguard_testkit::payload(&syncguard_testkit::crd_request("CREATE", object, None), &settings);
         decide::<CrdSchemaFields>(payload.as_bytes(), &NoCluster)
     }
 
@@ -1146,7 +1097,7 @@ mod tests {
         assert!(verdict.accepted, "{verdict:?}");
         let verdict = run(&object, json!({"allowedKeys": ["x-acme"]}));
         assert!(!verdict.accepted);
-        assert_eq!(verdict.audit_annotations[FINDINGS_ANNOTATION], "1");
+        assert_eq!(total(&verdict), 1);
     }
 
     fn with_last_applied(object: &mut Value, manifest: &Value) {
@@ -1267,7 +1218,7 @@ mod tests {
         assert_eq!(message.lines().count(), 4, "{message}");
         assert!(message.contains(": 5 fields the API server drops."));
         assert!(message.ends_with("\nand 3 more"));
-        assert_eq!(verdict.audit_annotations[FINDINGS_ANNOTATION], "5");
+        assert_eq!(total(&verdict), 5);
         let warned = run(&object, json!({"maxFindings": 2, "action": "warn"}));
         assert!(warned.accepted);
         assert_eq!(warned.warnings.len(), 4);
@@ -1281,7 +1232,10 @@ mod tests {
     fn shapes_and_requests_out_of_scope() {
         let verdict = run(&json!("a string"), json!({}));
         assert_eq!((verdict.accepted, verdict.code), (false, Some(400)));
-        assert!(run(&Value::Null, json!({})).accepted);
+        // No object: the one rule of every check (code 400).
+        let verdict = run(&Value::Null, json!({}));
+        assert_eq!((verdict.accepted, verdict.code), (false, Some(400)));
+        assert_eq!(verdict.message.as_deref(), Some(crate::check::NO_OBJECT));
         // Wrong JSON types are left to the API server's own validation.
         let object = crd(json!({"properties": "not a map", "items": 3, "allOf": {}}));
         assert!(run(&object, json!({})).accepted);
@@ -1303,10 +1257,5 @@ mod tests {
             (defaults.action, defaults.check_last_applied, defaults.max_findings),
             (RejectOrWarn::Reject, true, 20)
         );
-    }
-
-    #[test]
-    fn fixtures() {
-        crate::testing::run_cases::<CrdSchemaFields>()
     }
 }

@@ -45,16 +45,15 @@
 //!
 //! The `remove` mutation is idempotent: the patched object has no TTL, so it gives no patch.
 
-use crate::admission::{ObjectJson, Request, Verdict};
-use crate::check::Check;
+use crate::admission::{ObjectJson, Request};
+use crate::check::{Check, GroupKind};
 use crate::cluster::Cluster;
-use crate::k8s::{Job, ObjectMeta};
+use crate::finding::{Finding, Malformed, Report, RuleDoc, Subject};
+use crate::k8s::Job;
 use crate::rules::Rule;
-use crate::settings::{Action, string_enum};
-use crate::text::{
-    CHECK_MESSAGE_CHARS, CHECK_WARNING_CHARS, Part::Elidable, Part::Fixed, Part::Optional, contains, fit, join_fitting,
-    readme_link,
-};
+use crate::settings::{Action, RejectOrWarn, string_enum};
+use crate::text::Parts;
+use crate::text::search::contains;
 use serde::Deserialize;
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -69,6 +68,25 @@ pub const HELM_HOOK: &str = "helm.sh/hook";
 pub const HELM_DELETE_POLICY: &str = "helm.sh/hook-delete-policy";
 /// The finalizer ArgoCD puts on every hook object it creates.
 pub const HOOK_FINALIZER: &str = "argocd.argoproj.io/hook-finalizer";
+
+/// The rules of the check's findings.
+pub const FINDINGS: &[RuleDoc] = &[
+    RuleDoc {
+        id: "ttlSecondsAfterFinished",
+        summary: "a hook Job sets spec.ttlSecondsAfterFinished",
+        anchor: "what-it-checks",
+    },
+    RuleDoc {
+        id: "deletePolicy",
+        summary: "a hook Job has no hook delete policy",
+        anchor: "what-it-checks",
+    },
+    RuleDoc {
+        id: "stuckHook",
+        summary: "a finished, deleted hook Job is held by ArgoCD's hook finalizer",
+        anchor: "what-it-checks",
+    },
+];
 
 /// What to do with a hook Job that sets `spec.ttlSecondsAfterFinished`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -118,19 +136,22 @@ impl Check for HookJobSafety {
     const SETTINGS_KEY: &'static str = "hookJobSafety";
     const RULES: &'static [Rule] = crate::rules::HOOK_JOB_SAFETY;
 
-    fn validate(request: &Request<'_>, settings: &Settings, _cluster: &dyn Cluster) -> Verdict {
-        // The rules leave out subresources; the kind is the check's to test, and an UPDATE,
-        // which the rules cover, is never judged (the README says why).
-        let is_job = request.kind.group == "batch" && request.kind.kind == "Job";
-        if !is_job || !request.is_create() {
-            return Verdict::accept();
+    const KINDS: &'static [GroupKind] = &[("batch", "Job")];
+    const FINDINGS: &'static [RuleDoc] = FINDINGS;
+
+    fn check(
+        request: &Request<'_>,
+        object: ObjectJson<'_>,
+        settings: &Settings,
+        _cluster: &dyn Cluster,
+    ) -> Result<Report, Malformed> {
+        // An UPDATE, which the rules cover, is never judged (the README says why).
+        if !request.is_create() {
+            return Ok(Report::nothing());
         }
-        let Some(object) = request.object else {
-            return Verdict::accept();
-        };
         // An object a check before built (all-in-one) has no text to search: it is read.
         if object.text().is_some_and(|text| !may_be_hook(text)) {
-            return Verdict::accept();
+            return Ok(Report::nothing());
         }
         // A Job that may lose its TTL is read once, whole: the view comes from the value the
         // removal edits. The text search only decides how it is read (a miss costs a second
@@ -141,41 +162,49 @@ impl Check for HookJobSafety {
             }
             _ => (None, object.read_with_path::<Job>()),
         };
-        let job = match job_of(view) {
-            Ok(job) => job,
-            Err(message) => return Verdict::reject_with_code(message, 400),
-        };
-        let target = Target::of(&job.metadata, request);
+        let job = job_of(view)?;
+        let subject = Subject::new(
+            request,
+            &job.metadata.name,
+            &job.metadata.generate_name,
+            &job.metadata.namespace,
+        );
         if let Some(deleted_at) = &job.metadata.deletion_timestamp {
-            return match stuck_message(&job, &target, deleted_at) {
-                Some(message) => Verdict::reject(join_fitting(
-                    &[(message, stuck_brief(&target))],
-                    " ",
-                    CHECK_MESSAGE_CHARS,
-                )),
-                None => Verdict::accept(),
+            let name = job.metadata.name.as_str();
+            let name = if name.is_empty() {
+                request.name.as_deref().unwrap_or_default()
+            } else {
+                name
             };
+            let namespace = job.metadata.namespace.as_str();
+            let namespace = if namespace.is_empty() {
+                request.namespace.as_deref().unwrap_or_default()
+            } else {
+                namespace
+            };
+            let findings = stuck(&job, name, namespace, deleted_at).into_iter().collect();
+            return Ok(Report::new(subject, findings));
         }
         let Some(hook) = Hook::of(&job.metadata.annotations) else {
-            return Verdict::accept();
+            return Ok(Report::nothing());
         };
-        decide_hook(&job, &hook, &target, settings, object, whole)
+        Ok(decide_hook(subject, &job, &hook, settings, object, whole))
     }
 }
 
 /// The Job of a view read with [`ObjectJson::read_with_path`] (or `read_for_edit`), or the 400
 /// message of one that does not fit, naming the field in the API server's path form.
-fn job_of(read: Result<Job, (String, String)>) -> Result<Job, String> {
+fn job_of(read: Result<Job, (String, String)>) -> Result<Job, Malformed> {
     read.map_err(|(path, message)| {
         let at = if path.is_empty() {
             String::new()
         } else {
             format!(" at {path}")
         };
-        format!(
+        Malformed(format!(
             "cannot read the Job{at}: {message}; a batch/v1 Job must match its schema (the API server \
              would not decode this one either)"
-        )
+        ))
     })
 }
 
@@ -203,42 +232,70 @@ fn escapes_key_char(text: &str) -> bool {
 }
 
 /// The decision on a hook Job that is not being deleted: TTL first, then the delete policy.
-/// `whole` is the object already read as a value, if it was (see `validate`).
+/// `whole` is the object already read as a value, if it was (see `check`).
 fn decide_hook(
+    subject: Subject,
     job: &Job,
     hook: &Hook,
-    target: &Target,
     settings: &Settings,
     object: ObjectJson<'_>,
     whole: Option<Value>,
-) -> Verdict {
-    let mut rejections = Vec::new();
-    let mut warnings = Vec::new();
+) -> Report {
+    let mut findings = Vec::new();
     let mut removal = None;
     if let Some(ttl) = job.spec.ttl_seconds_after_finished {
+        let finding = |action| {
+            Finding::new(
+                "ttlSecondsAfterFinished",
+                action,
+                "spec.ttlSecondsAfterFinished",
+                ttl_message(hook, ttl),
+                ttl_brief(ttl),
+            )
+        };
         match settings.ttl_action {
-            TtlAction::Warn => warnings.push(ttl_brief(target, ttl)),
-            TtlAction::Reject => rejections.push((ttl_message(target, hook, ttl), ttl_brief(target, ttl))),
-            TtlAction::Remove => removal = Some(ttl_removed_brief(target, ttl)),
+            TtlAction::Warn => findings.push(finding(RejectOrWarn::Warn)),
+            TtlAction::Reject => findings.push(finding(RejectOrWarn::Reject)),
+            TtlAction::Remove => removal = Some((findings.len(), ttl)),
         }
     }
     if !hook.has_delete_policy {
-        match settings.delete_policy {
-            Action::Warn => warnings.push(delete_policy_brief(target, hook)),
-            Action::Reject => rejections.push((delete_policy_message(target, hook), delete_policy_brief(target, hook))),
-            Action::Ignore => {}
+        let action = match settings.delete_policy {
+            Action::Reject => Some(RejectOrWarn::Reject),
+            Action::Warn => Some(RejectOrWarn::Warn),
+            Action::Ignore => None,
+        };
+        if let Some(action) = action {
+            findings.push(Finding::new(
+                "deletePolicy",
+                action,
+                "metadata.annotations",
+                delete_policy_message(hook),
+                delete_policy_brief(hook),
+            ));
         }
     }
-    if !rejections.is_empty() {
-        // Nothing is patched on a rejection, so the removal notice is left out.
-        return Verdict::reject(join_fitting(&rejections, " ", CHECK_MESSAGE_CHARS)).with_warnings(warnings);
+    let mut report = Report::new(subject, findings);
+    // Nothing is patched on a rejection, so the removal notice is left out then.
+    if report.findings.iter().any(Finding::rejects) {
+        return report;
     }
-    match removal.and_then(|notice| Some((notice, without_ttl(object, whole)?))) {
-        Some((notice, mutated)) => Verdict::accept()
-            .with_warnings(std::iter::once(notice).chain(warnings))
-            .mutate(mutated),
-        None => Verdict::accept().with_warnings(warnings),
+    if let Some((position, ttl)) = removal
+        && let Some(mutated) = without_ttl(object, whole)
+    {
+        let notice = ttl_removed_brief(ttl);
+        report.findings.insert(
+            position,
+            Finding::warn(
+                "ttlSecondsAfterFinished",
+                "spec.ttlSecondsAfterFinished",
+                notice.clone(),
+                notice,
+            ),
+        );
+        report.mutation = Some(mutated);
     }
+    report
 }
 
 /// The object with `spec.ttlSecondsAfterFinished` removed; `None` if it has no such field. The
@@ -255,47 +312,6 @@ fn without_ttl(object: ObjectJson<'_>, whole: Option<Value>) -> Option<Value> {
 
 /// The Job field the `remove` TTL action takes away.
 const TTL_FIELD: &str = "ttlSecondsAfterFinished";
-
-/// Name and namespace of the Job, as messages and commands show them.
-struct Target {
-    name: String,
-    namespace: String,
-    generate_name: String,
-}
-
-impl Target {
-    fn of(meta: &ObjectMeta, request: &Request<'_>) -> Target {
-        let or_request = |own: &str, from_request: Option<&str>| {
-            if own.is_empty() {
-                from_request.unwrap_or_default()
-            } else {
-                own
-            }
-            .to_string()
-        };
-        Target {
-            name: or_request(&meta.name, request.name.as_deref()),
-            namespace: or_request(&meta.namespace, request.namespace.as_deref()),
-            generate_name: meta.generate_name.clone(),
-        }
-    }
-
-    /// `namespace/name`, or the generateName prefix when the name is not yet set.
-    fn describe(&self) -> String {
-        let name = if !self.name.is_empty() {
-            self.name.clone()
-        } else if !self.generate_name.is_empty() {
-            format!("{}<generated>", self.generate_name)
-        } else {
-            "<unnamed>".to_string()
-        };
-        if self.namespace.is_empty() {
-            name
-        } else {
-            format!("{}/{name}", self.namespace)
-        }
-    }
-}
 
 /// What makes a Job a hook, for messages and the delete policy finding.
 struct Hook {
@@ -399,89 +415,44 @@ fn ttl_fix(hook: &Hook) -> String {
     )
 }
 
-fn ttl_message(target: &Target, hook: &Hook, ttl: i64) -> String {
+fn ttl_message(hook: &Hook, ttl: i64) -> String {
     format!(
-        "hook Job {} ({}) sets spec.ttlSecondsAfterFinished: {ttl}. {} {}",
-        target.describe(),
+        "hook ({}) sets spec.ttlSecondsAfterFinished: {ttl}. {} {}",
         hook.describe(),
         ttl_reason(),
         ttl_fix(hook)
     )
 }
 
-/// ` See <link>`: the README section with the details, for the end of a warning.
-fn doc() -> String {
-    format!(" See {}", readme_link(HookJobSafety::NAME, "what-it-checks"))
-}
-
 /// The TTL finding in a few words, for a warning (and a rejection with no room for more).
-fn ttl_brief(target: &Target, ttl: i64) -> String {
-    fit(
-        &[
-            Fixed("hook Job "),
-            Elidable(&target.describe()),
-            Fixed(&format!(
-                " sets spec.ttlSecondsAfterFinished: {ttl}; the TTL controller can delete it before ArgoCD sees it finish, and the sync gets stuck. Remove the TTL."
-            )),
-            Optional(&doc()),
-        ],
-        CHECK_WARNING_CHARS,
-    )
+fn ttl_brief(ttl: i64) -> Parts {
+    Parts::from(format!(
+        "hook sets spec.ttlSecondsAfterFinished: {ttl}; the TTL controller can delete it before ArgoCD sees it finish, and the sync gets stuck. Remove the TTL."
+    ))
 }
 
 /// The notice of the TTL's removal (`ttlAction: remove`).
-fn ttl_removed_brief(target: &Target, ttl: i64) -> String {
-    fit(
-        &[
-            Fixed(&format!("removed spec.ttlSecondsAfterFinished: {ttl} from hook Job ")),
-            Elidable(&target.describe()),
-            Fixed(
-                ": the TTL controller can delete a hook before ArgoCD sees it finish. Remove it from the manifest too.",
-            ),
-            Optional(&doc()),
-        ],
-        CHECK_WARNING_CHARS,
-    )
+fn ttl_removed_brief(ttl: i64) -> Parts {
+    Parts::from(format!(
+        "removed spec.ttlSecondsAfterFinished: {ttl} from this hook: the TTL controller can delete a hook before ArgoCD sees it finish. Remove it from the manifest too."
+    ))
 }
 
 /// The missing delete policy in a few words.
-fn delete_policy_brief(target: &Target, hook: &Hook) -> String {
+fn delete_policy_brief(hook: &Hook) -> Parts {
     let annotation = if hook.argocd {
         format!("{ARGOCD_DELETE_POLICY}: BeforeHookCreation")
     } else {
         format!("{HELM_DELETE_POLICY}: before-hook-creation")
     };
-    fit(
-        &[
-            Fixed("hook Job "),
-            Elidable(&target.describe()),
-            Fixed(&format!(
-                " has no delete policy, so it stays until the next sync; set {annotation}."
-            )),
-            Optional(&doc()),
-        ],
-        CHECK_WARNING_CHARS,
-    )
+    Parts::from(format!(
+        "hook has no delete policy, so it stays until the next sync; set {annotation}."
+    ))
 }
 
-/// A stuck hook Job in a few words.
-fn stuck_brief(target: &Target) -> String {
-    fit(
-        &[
-            Fixed("Job "),
-            Elidable(&target.describe()),
-            Fixed(
-                " is a stuck ArgoCD hook: finished, deleted, but held by argocd.argoproj.io/hook-finalizer. Upgrade ArgoCD, then remove the finalizer.",
-            ),
-            Optional(&doc()),
-        ],
-        CHECK_WARNING_CHARS,
-    )
-}
-
-fn delete_policy_message(target: &Target, hook: &Hook) -> String {
+fn delete_policy_message(hook: &Hook) -> String {
     format!(
-        "hook Job {} ({}) has no delete policy: neither \
+        "hook ({}) has no delete policy: neither \
          metadata.annotations[{ARGOCD_DELETE_POLICY}] nor \
          metadata.annotations[{HELM_DELETE_POLICY}] is set. ArgoCD and Helm then fall back \
          to BeforeHookCreation, so the finished Job stays until the next sync (with \
@@ -489,14 +460,13 @@ fn delete_policy_message(target: &Target, hook: &Hook) -> String {
          ttlSecondsAfterFinished, a known cause of stuck hooks. Fix: state the cleanup in the \
          manifest, e.g. metadata.annotations {}; add HookSucceeded (hook-succeeded) to delete \
          the Job as soon as it succeeds.",
-        target.describe(),
         hook.describe(),
         hook.suggested_delete_policy()
     )
 }
 
 /// The rejection of a stuck hook Job, or `None` when the Job is not stuck.
-fn stuck_message(job: &Job, target: &Target, deleted_at: &str) -> Option<String> {
+fn stuck(job: &Job, name: &str, namespace: &str, deleted_at: &str) -> Option<Finding> {
     let finalizer_index = job.metadata.finalizers.iter().position(|f| f == HOOK_FINALIZER)?;
     let (condition_index, condition) = job
         .status
@@ -504,8 +474,8 @@ fn stuck_message(job: &Job, target: &Target, deleted_at: &str) -> Option<String>
         .iter()
         .enumerate()
         .find(|(_, c)| (c.kind == "Complete" || c.kind == "Failed") && c.status == "True")?;
-    let name = shell_word(&target.name);
-    let namespace = shell_word(&target.namespace);
+    let name = shell_word(name);
+    let namespace = shell_word(namespace);
     let others: Vec<String> = job
         .metadata
         .finalizers
@@ -536,8 +506,8 @@ fn stuck_message(job: &Job, target: &Target, deleted_at: &str) -> Option<String>
         Some(time) => format!(" since {time}"),
         None => String::new(),
     };
-    Some(format!(
-        "Job {} is a stuck ArgoCD hook: it finished (status.conditions[{condition_index}]: {} is \
+    let text = format!(
+        "a stuck ArgoCD hook: it finished (status.conditions[{condition_index}]: {} is \
          True{since}) and was deleted at {deleted_at} (metadata.deletionTimestamp), but \
          metadata.finalizers[{finalizer_index}] still holds {HOOK_FINALIZER}, which only ArgoCD \
          removes, so the Job never goes away and the sync or application deletion waiting for it \
@@ -545,8 +515,13 @@ fn stuck_message(job: &Job, target: &Target, deleted_at: &str) -> Option<String>
          leaked hook finalizers (3.0.16 or a later 3.0 patch, a fixed 3.1 release, or 3.4.0 and \
          later; argo-cd PR 25916; one leak, argo-cd issue 29464, is still open), then release \
          the Job: {release}",
-        target.describe(),
         condition.kind,
+    );
+    Some(Finding::reject(
+        "stuckHook",
+        format!("metadata.finalizers[{finalizer_index}]"),
+        text,
+        "a stuck ArgoCD hook: finished, deleted, but held by argocd.argoproj.io/hook-finalizer. Upgrade ArgoCD, then remove the finalizer.",
     ))
 }
 
@@ -564,6 +539,7 @@ fn shell_word(word: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::admission::Verdict;
     use crate::check::{decide, parse_settings};
     use crate::cluster::NoCluster;
     use serde_json::{Value, json};
@@ -816,7 +792,7 @@ mod tests {
         });
         let verdict = run("CREATE", object, json!({}));
         assert!(
-            verdict.warnings[0].starts_with("hook Job default/after-<generated> has no delete policy"),
+            verdict.warnings[0].starts_with("Job default/after-<generated>: hook has no delete policy"),
             "{:?}",
             verdict.warnings
         );
@@ -879,10 +855,5 @@ mod tests {
         assert_eq!(defaults.delete_policy, Action::Warn);
         let err = parse_settings::<HookJobSafety>(Some(r#"{"deletePolicy": "remove"}"#)).unwrap_err();
         assert!(err.starts_with("`deletePolicy`: unknown variant `remove`"), "{err}");
-    }
-
-    #[test]
-    fn fixtures() {
-        crate::testing::run_cases::<HookJobSafety>()
     }
 }

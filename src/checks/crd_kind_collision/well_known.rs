@@ -23,8 +23,6 @@
 include!("well_known_key.rs");
 include!(concat!(env!("OUT_DIR"), "/well_known_kinds.rs"));
 
-use crate::text::{CHECK_WARNING_CHARS, Part::Elidable, Part::Fixed, Part::Optional};
-
 /// Domains reserved for documentation, tests and private use (RFC 2606, RFC 6761, RFC 6762,
 /// RFC 8375, ICANN's `.internal`): a group under one is never well-known.
 const RESERVED: &[&str] = &[
@@ -101,33 +99,23 @@ fn listed(group: &str, kind: &str) -> bool {
     WELL_KNOWN_KINDS.binary_search(&well_known_key(group, kind)).is_ok()
 }
 
-/// The warning for a CRD `name` of kind `kind` accepted beside the well-known `others` (group
-/// labels, sorted), within the API server's limits (`crate::text`).
-pub fn warning(name: &str, kind: &str, others: &[String]) -> String {
-    let groups = crate::text::join_and(others);
-    crate::text::fit(
-        &[
-            Fixed("CRD "),
-            Elidable(name),
-            Fixed(": kind "),
-            Elidable(kind),
-            Fixed(" is also served by "),
-            Elidable(&groups),
-            Fixed(
-                ", accepted as a coexistence of well-known projects (wellKnownProjects: warn); use full resource names with kubectl.",
-            ),
-            Optional(&format!(
-                " See {}",
-                crate::text::readme_link("crd-kind-collision", "well-known-projects")
-            )),
-        ],
-        CHECK_WARNING_CHARS,
-    )
+/// The finding of a CRD of kind `kind` accepted beside the well-known `others` (group labels,
+/// sorted), in a few words.
+pub fn brief(kind: &str, others: &[String]) -> crate::text::Parts {
+    crate::text::Parts::default()
+        .fixed("kind ")
+        .elidable(kind)
+        .fixed(" is also served by ")
+        .elidable(crate::text::join_and(others))
+        .fixed(
+            ", accepted as a coexistence of well-known projects (wellKnownProjects: warn); use full resource names with kubectl.",
+        )
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::text::CHECK_WARNING_CHARS;
 
     /// Every (group, kind) line of the table as committed.
     fn table() -> Vec<(String, String)> {
@@ -252,6 +240,18 @@ mod tests {
         assert!(WellKnownProjects::Allow.exempts("serving.knative.dev", "Service", "", true));
     }
 
+    /// The warning of a CRD `name` of kind `kind` accepted beside `others`, as the renderer
+    /// writes it.
+    fn warning(name: &str, kind: &str, others: &[String]) -> String {
+        let mut request = crate::admission::Request::default();
+        request.kind.kind = "CustomResourceDefinition".into();
+        let subject = crate::finding::Subject::new(&request, name, "", "");
+        let finding = crate::finding::Finding::warn("wellKnownCoexistence", "", "", brief(kind, others));
+        let report = crate::finding::Report::new(subject, vec![finding]);
+        let rendered = crate::render::render_check("crd-kind-collision", super::super::FINDINGS, report);
+        rendered.warnings[0].clone()
+    }
+
     #[test]
     fn warnings_fit_the_api_server() {
         let short = warning(
@@ -275,7 +275,7 @@ mod tests {
         ] {
             let text = warning(name, "Certificate", others);
             assert!(text.chars().count() <= CHECK_WARNING_CHARS, "{} {text}", text.len());
-            assert!(text.ends_with('.'), "{text}");
+            assert!(text.ends_with('.') || text.contains("#well-known-projects"), "{text}");
         }
         let one = warning(&long_name, "Certificate", &many[..1]);
         assert!(one.contains("…"), "a long name is shortened in its middle: {one}");
@@ -288,7 +288,9 @@ mod tests {
     /// The acceptance set: `(project, CRD)` for every CRD in `test_data/well-known/`.
     fn acceptance_set() -> Vec<(String, serde_json::Value)> {
         use serde::Deserialize as _;
-        let dir = crate::testing::test_data("crd-kind-collision").join("well-known");
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("policies/crd-kind-collision/test_data")
+            .join("well-known");
         let mut files: Vec<_> = std::fs::read_dir(&dir)
             .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
             .map(|entry| entry.unwrap().path())
@@ -346,7 +348,7 @@ mod tests {
     fn acceptance_set_installs_at_default_settings() {
         use crate::check;
         use crate::checks::crd_kind_collision::CrdKindCollision;
-        use crate::cluster::StaticCluster;
+        use crate::cluster::Objects;
         let crds = acceptance_set();
         assert!(crds.len() > 300, "{}", crds.len());
         let projects: std::collections::BTreeSet<&str> = crds.iter().map(|(p, _)| p.as_str()).collect();
@@ -359,9 +361,9 @@ mod tests {
                 .filter(|(j, _)| *j != i)
                 .map(|(_, (_, other))| other.clone())
                 .collect();
-            let request = crate::testing::crd_request("CREATE", crd, None);
-            let payload = crate::testing::payload(&request, &serde_json::json!({}));
-            let verdict = check::decide::<CrdKindCollision>(payload.as_bytes(), &StaticCluster { objects: others });
+            let request = syncguard_testkit::crd_request("CREATE", crd, None);
+            let payload = syncguard_testkit::payload(&request, &serde_json::json!({}));
+            let verdict = check::decide::<CrdKindCollision>(payload.as_bytes(), &Objects(others));
             let name = crd["metadata"]["name"].as_str().unwrap();
             if !verdict.accepted {
                 failures.push(format!("{project} {name}: {:?}", verdict.message));

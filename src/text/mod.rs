@@ -1,54 +1,24 @@
-//! Small text helpers shared by the checks' messages, and the size limits every answer keeps.
+//! Text for the checks' messages, by concern: this module lays messages out within a size
+//! ([`fit`], [`Parts`], [`elide`], lists that stop with "and N more"); [`limits`] holds the API
+//! server's limits every answer keeps; [`search`] the quick filters over an object's raw text;
+//! [`spelling`] suggestions for misspelt names; [`order`] the natural order of field paths.
 //!
-//! The Kubernetes API server keeps admission warnings short: once the warnings of one response
-//! pass 4,096 characters in all, it cuts every warning to 256 characters (k8s.io/apiserver
-//! `pkg/endpoints/filters/warning.go`). syncguard therefore keeps each warning within
-//! [`MAX_WARNING_CHARS`], all warnings of a response within [`MAX_WARNINGS_TOTAL_CHARS`] and a
-//! rejection message within [`MAX_MESSAGE_CHARS`], by construction: long identifiers (names,
-//! paths) are shortened in their middle with [`elide`], lists stop with "and N more", and the
-//! details live in the policy's README (linked) and in audit annotations. Lengths are counted in
-//! characters (Unicode scalar values), as the API server counts runes.
+//! Lengths are counted in characters (Unicode scalar values), as the API server counts runes.
+
+pub mod limits;
+pub mod order;
+pub mod search;
+pub mod spelling;
+
+pub use limits::{
+    CHECK_MESSAGE_CHARS, CHECK_WARNING_CHARS, MAX_MESSAGE_CHARS, MAX_WARNING_CHARS, MAX_WARNINGS_TOTAL_CHARS,
+};
 
 use std::borrow::Cow;
-
-/// Longest warning the API server passes on unshortened, in characters.
-pub const MAX_WARNING_CHARS: usize = 256;
-
-/// Most characters all warnings of one response may hold before the API server shortens them.
-pub const MAX_WARNINGS_TOTAL_CHARS: usize = 4096;
-
-/// Longest rejection message syncguard gives, in characters.
-pub const MAX_MESSAGE_CHARS: usize = 4096;
-
-/// Room each single check leaves in a warning and a message for the all-in-one policy's
-/// `<check-name>: ` prefix (the longest check name, `crd-kind-collision`, plus `: `).
-pub const PREFIX_ROOM: usize = 20;
-
-/// Longest warning a single check gives: [`MAX_WARNING_CHARS`] less [`PREFIX_ROOM`].
-pub const CHECK_WARNING_CHARS: usize = MAX_WARNING_CHARS - PREFIX_ROOM;
-
-/// Longest rejection message a single check gives: [`MAX_MESSAGE_CHARS`] less [`PREFIX_ROOM`]
-/// and room for the all-in-one policy to name two more rejecting checks in a short line each (at
-/// most three checks apply to one request: the three CRD checks).
-pub const CHECK_MESSAGE_CHARS: usize = 3600;
 
 /// Number of characters of `text`, as the API server counts them.
 pub fn chars(text: &str) -> usize {
     text.chars().count()
-}
-
-/// Whether `needle` occurs in `haystack`: the checks' quick filters, which search an object's
-/// whole text before deciding to read it. memchr's search steps several bytes at a time, where
-/// `str::contains` on wasm32 compares byte by byte.
-pub fn contains(haystack: &str, needle: &str) -> bool {
-    memchr::memmem::find(haystack.as_bytes(), needle.as_bytes()).is_some()
-}
-
-/// Whether the JSON text holds a backslash followed by one of `next` (`\u`, `\/`, ...): an
-/// escape that could spell a searched key without containing it literally.
-pub fn has_escape(text: &str, next: &[u8]) -> bool {
-    let bytes = text.as_bytes();
-    memchr::memchr_iter(b'\\', bytes).any(|i| bytes.get(i + 1).is_some_and(|b| next.contains(b)))
 }
 
 /// `text` shortened to at most `max` characters by replacing its middle with `…`; unchanged
@@ -193,6 +163,22 @@ impl Parts {
         self
     }
 
+    /// Appends every piece of `other`, each kept as it is there.
+    pub fn then(mut self, other: &Parts) -> Self {
+        self.0.extend(other.0.iter().cloned());
+        self
+    }
+
+    /// The whole text, nothing shortened and optional pieces included.
+    pub fn whole(&self) -> String {
+        self.0.iter().map(|(_, text)| text.as_str()).collect()
+    }
+
+    /// Whether there is no text at all.
+    pub fn is_empty(&self) -> bool {
+        self.0.iter().all(|(_, text)| text.is_empty())
+    }
+
     /// The text within `max` characters, as [`fit`] makes it.
     pub fn fit(&self, max: usize) -> String {
         let parts: Vec<Part<'_>> = self
@@ -205,6 +191,18 @@ impl Parts {
             })
             .collect();
         fit(&parts, max)
+    }
+}
+
+impl From<String> for Parts {
+    fn from(text: String) -> Parts {
+        Parts::default().fixed(text)
+    }
+}
+
+impl From<&str> for Parts {
+    fn from(text: &str) -> Parts {
+        Parts::default().fixed(text)
     }
 }
 
@@ -255,112 +253,6 @@ pub fn join_fitting(parts: &[(String, String)], separator: &str, max: usize) -> 
     }
 }
 
-/// Which limit a verdict's texts break, if any, as readable lines (for tests and fuzzing).
-pub fn limit_violations(message: Option<&str>, warnings: &[String]) -> Vec<String> {
-    let mut problems = Vec::new();
-    if let Some(message) = message.filter(|m| chars(m) > MAX_MESSAGE_CHARS) {
-        problems.push(format!(
-            "the message has {} characters, over {MAX_MESSAGE_CHARS}",
-            chars(message)
-        ));
-    }
-    for (i, warning) in warnings.iter().enumerate() {
-        if chars(warning) > MAX_WARNING_CHARS {
-            problems.push(format!(
-                "warning {i} has {} characters, over {MAX_WARNING_CHARS}: {warning}",
-                chars(warning)
-            ));
-        }
-    }
-    let total: usize = warnings.iter().map(|w| chars(w)).sum();
-    if total > MAX_WARNINGS_TOTAL_CHARS {
-        problems.push(format!(
-            "the warnings hold {total} characters in all, over {MAX_WARNINGS_TOTAL_CHARS}"
-        ));
-    }
-    problems
-}
-
-/// Levenshtein distance between two strings, bounded: returns `limit + 1` as soon as the
-/// distance is known to exceed `limit`.
-pub fn edit_distance(a: &str, b: &str, limit: usize) -> usize {
-    let a: Vec<char> = a.chars().collect();
-    let b: Vec<char> = b.chars().collect();
-    if a.len().abs_diff(b.len()) > limit {
-        return limit + 1;
-    }
-    let mut previous: Vec<usize> = (0..=b.len()).collect();
-    let mut current = vec![0; b.len() + 1];
-    for (i, ca) in a.iter().enumerate() {
-        current[0] = i + 1;
-        let mut row_min = current[0];
-        for (j, cb) in b.iter().enumerate() {
-            let substitution = previous[j] + usize::from(ca != cb);
-            current[j + 1] = substitution.min(previous[j + 1] + 1).min(current[j] + 1);
-            row_min = row_min.min(current[j + 1]);
-        }
-        if row_min > limit {
-            return limit + 1;
-        }
-        std::mem::swap(&mut previous, &mut current);
-    }
-    previous[b.len()]
-}
-
-/// The closest candidate within `limit` edits, ties broken by candidate order.
-pub fn closest<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>, limit: usize) -> Option<&'a str> {
-    candidates
-        .into_iter()
-        .map(|c| (edit_distance(word, c, limit), c))
-        .filter(|(d, _)| *d <= limit)
-        .min_by_key(|(d, _)| *d)
-        .map(|(_, c)| c)
-}
-
-/// Compares two strings with runs of ASCII digits compared as numbers (`[2]` before `[10]`),
-/// everything else byte by byte: a total order for sorting paths the way people read them.
-pub fn natural_cmp(a: &str, b: &str) -> std::cmp::Ordering {
-    use std::cmp::Ordering;
-    let (a, b) = (a.as_bytes(), b.as_bytes());
-    let (mut i, mut j) = (0, 0);
-    while i < a.len() && j < b.len() {
-        if a[i].is_ascii_digit() && b[j].is_ascii_digit() {
-            let (start_a, start_b) = (i, j);
-            while i < a.len() && a[i].is_ascii_digit() {
-                i += 1;
-            }
-            while j < b.len() && b[j].is_ascii_digit() {
-                j += 1;
-            }
-            // Compare the numbers without parsing them: strip leading zeros, then length, then
-            // digits; equal values with different zero padding fall back to the padding.
-            let (da, db) = (&a[start_a..i], &b[start_b..j]);
-            let (ta, tb) = (trim_zeros(da), trim_zeros(db));
-            let order = ta
-                .len()
-                .cmp(&tb.len())
-                .then_with(|| ta.cmp(tb))
-                .then_with(|| da.len().cmp(&db.len()));
-            if order != Ordering::Equal {
-                return order;
-            }
-        } else {
-            if a[i] != b[j] {
-                return a[i].cmp(&b[j]);
-            }
-            i += 1;
-            j += 1;
-        }
-    }
-    (a.len() - i).cmp(&(b.len() - j))
-}
-
-/// `digits` without its leading zeros.
-fn trim_zeros(digits: &[u8]) -> &[u8] {
-    let start = digits.iter().position(|&c| c != b'0').unwrap_or(digits.len());
-    &digits[start..]
-}
-
 /// Joins items as `a, b and c`.
 pub fn join_and(items: &[String]) -> String {
     match items {
@@ -379,33 +271,6 @@ pub fn quote(value: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn searches() {
-        let text = r#"{"metadata":{"annotations":{"meta.helm.sh/release-name":"x"}}}"#;
-        assert!(contains(text, "meta.helm.sh/release-"));
-        assert!(!contains(text, "objectset.rio.cattle.io/"));
-        assert!(contains(text, ""));
-        assert!(!has_escape(text, b"u/"));
-        assert!(has_escape(r#"{"a\/b":1}"#, b"u/"));
-        assert!(has_escape(r#"{"\u0061":1}"#, b"u/"));
-        assert!(!has_escape(r#"{"a\"b":1}"#, b"u/"));
-        assert!(!has_escape("ends with \\", b"u/"));
-    }
-
-    #[test]
-    fn distances() {
-        assert_eq!(edit_distance("minLenght", "minLength", 2), 2);
-        assert_eq!(edit_distance("x-kubernetes-list-typ", "x-kubernetes-list-type", 2), 1);
-        assert_eq!(edit_distance("abc", "abc", 2), 0);
-        assert_eq!(edit_distance("a", "abcdef", 2), 3);
-    }
-
-    #[test]
-    fn closest_prefers_smaller_distance() {
-        assert_eq!(closest("typ", ["type", "title"], 2), Some("type"));
-        assert_eq!(closest("zzzzzz", ["type"], 2), None);
-    }
 
     #[test]
     fn elides_the_middle_of_long_identifiers() {
@@ -463,22 +328,6 @@ mod tests {
         assert!(joined.ends_with("more"), "{joined}");
         assert!(chars(&joined) <= 30, "{joined}");
         assert_eq!(join_within(&["x".repeat(50)], ", ", 10), "x".repeat(50));
-    }
-
-    #[test]
-    fn limits_are_counted_in_characters() {
-        assert!(limit_violations(Some(&"x".repeat(4096)), &["é".repeat(256)]).is_empty());
-        let problems = limit_violations(Some(&"x".repeat(4097)), &["x".repeat(257)]);
-        assert_eq!(problems.len(), 2, "{problems:?}");
-        let many = vec!["x".repeat(256); 17];
-        assert_eq!(limit_violations(None, &many).len(), 1);
-    }
-
-    #[test]
-    fn natural_order_reads_numbers_as_numbers() {
-        let mut paths = vec!["a[10].b", "a[2].b", "a[2]", "a.b", "a[02].b"];
-        paths.sort_by(|x, y| natural_cmp(x, y));
-        assert_eq!(paths, ["a.b", "a[2]", "a[2].b", "a[02].b", "a[10].b"]);
     }
 
     #[test]

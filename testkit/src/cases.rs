@@ -2,36 +2,16 @@
 //! payload handling the waPC module uses. The end-to-end suite runs the same table through the
 //! built .wasm files; the format is described in `e2e-tests/README.md`.
 
-use crate::all_in_one::AllInOne;
-use crate::check::{self, Check};
-use crate::cluster::{Cluster, NoCluster};
-use crate::replay::Replay;
 use serde::Deserialize;
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-
-/// A CustomResourceDefinition admission request as the API server sends it: `operation` of
-/// `object`, with `old` as `oldObject` when given, named after the object.
-pub fn crd_request(operation: &str, object: &Value, old: Option<&Value>) -> Value {
-    let mut request = serde_json::json!({
-        "uid": "u",
-        "kind": {"group": "apiextensions.k8s.io", "version": "v1", "kind": "CustomResourceDefinition"},
-        "resource": {"group": "apiextensions.k8s.io", "version": "v1", "resource": "customresourcedefinitions"},
-        "name": object["metadata"]["name"],
-        "operation": operation,
-        "object": object,
-    });
-    if let Some(old) = old {
-        request["oldObject"] = old.clone();
-    }
-    request
-}
-
-/// The `validate` payload Kubewarden hands a policy: `request` and the policy's `settings`.
-pub fn payload(request: &Value, settings: &Value) -> String {
-    serde_json::json!({"request": request, "settings": settings}).to_string()
-}
+use syncguard::all_in_one::AllInOne;
+use syncguard::check;
+use syncguard::cluster::{Cluster, NoCluster};
+use syncguard::registry::Entry;
+use syncguard::render::{Annotation, FINDINGS_ANNOTATION};
+use syncguard_scan::replay::Replay;
 
 /// A policy's table of cases.
 #[derive(Debug, Deserialize)]
@@ -87,14 +67,18 @@ pub struct Expect {
     /// Audit annotations that must be present with these values.
     #[serde(default)]
     pub audit_annotations: BTreeMap<String, String>,
+    /// The findings the answer lists (its `syncguard.io/findings` annotation), in order, each
+    /// as `rule` or `rule at path`; absent: not compared.
+    #[serde(default)]
+    pub findings: Option<Vec<String>>,
+    /// How many findings the answer counts (its `syncguard.io/findings` annotation's `total`).
+    #[serde(default)]
+    pub finding_count: Option<usize>,
 }
 
 /// The test_data/ directory of policy `name`.
 pub fn test_data(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("policies")
-        .join(name)
-        .join("test_data")
+    crate::root().join("policies").join(name).join("test_data")
 }
 
 /// Loads a policy's cases.
@@ -115,7 +99,7 @@ pub fn admission_request(file: &Path) -> Value {
     }
 }
 
-/// Runs every case of check `C` and panics with all failures listed; then compares every
+/// Runs every case of the check `entry` of the registry and panics with all failures listed; then compares every
 /// case's exact answers, byte for byte, with the record in `test_data/answers.snap`: the
 /// module's, and the all-in-one's with the case's settings in the check's section and every
 /// other check at its defaults.
@@ -123,13 +107,13 @@ pub fn admission_request(file: &Path) -> Value {
 /// The cases say what an answer must hold; the record says what it was, so that no change
 /// alters an answer unseen. When an answer changes on purpose, `make answers` records the new
 /// ones (review the diff of the `.snap` files before committing it).
-pub fn run_cases<C: Check>() {
-    let cases = load(C::NAME);
-    assert!(!cases.cases.is_empty(), "{} has no cases", C::NAME);
+pub fn run_cases(entry: &Entry) {
+    let cases = load(entry.name);
+    assert!(!cases.cases.is_empty(), "{} has no cases", entry.name);
     let mut failures = Vec::new();
     let mut answers = String::new();
     for case in &cases.cases {
-        match run_case::<C>(case) {
+        match run_case(entry, case) {
             Ok(answer) => answers.push_str(&format!("{}\n{answer}\n\n", case.name)),
             Err(e) => failures.push(format!("{}: {e}", case.name)),
         }
@@ -137,29 +121,29 @@ pub fn run_cases<C: Check>() {
     assert!(
         failures.is_empty(),
         "{} failing cases:\n{}",
-        C::NAME,
+        entry.name,
         failures.join("\n")
     );
     let mut settings = insta::Settings::clone_current();
-    settings.set_snapshot_path(test_data(C::NAME));
+    settings.set_snapshot_path(test_data(entry.name));
     settings.set_prepend_module_to_snapshot(false);
     settings.set_omit_expression(true);
     settings.set_description(format!(
         "Every case of test_data/cases.yml, in order: its name, the {} module's exact answer (or \
          why its settings are refused), then the all-in-one's with the case's settings and the \
          other checks at their defaults. Written by `make answers`.",
-        C::NAME
+        entry.name
     ));
     settings.bind(|| insta::assert_snapshot!("answers", answers));
 }
 
 /// Runs one case: its problems, or its exact answers, the module's and the all-in-one's (the
 /// refusal, for refused settings).
-fn run_case<C: Check>(case: &Case) -> Result<String, String> {
-    let dir = test_data(C::NAME);
+fn run_case(entry: &Entry, case: &Case) -> Result<String, String> {
+    let dir = test_data(entry.name);
     let settings = case.settings.clone().unwrap_or(Value::Object(Default::default()));
     let settings_text = settings.to_string();
-    let settings_result = check::parse_settings::<C>(Some(&settings_text));
+    let settings_result = (entry.check_settings)(Some(&settings_text));
     match (&case.expect.settings_invalid, settings_result) {
         (Some(expected), Err(message)) => {
             return if message.contains(expected.as_str()) {
@@ -198,7 +182,7 @@ fn run_case<C: Check>(case: &Case) -> Result<String, String> {
         Ok(if all_in_one {
             check::handle_validate::<AllInOne>(payload.as_bytes(), cluster)
         } else {
-            check::handle_validate::<C>(payload.as_bytes(), cluster)
+            (entry.validate)(payload.as_bytes(), cluster)
         })
     };
     let answer = evaluate(&payload, false)?;
@@ -207,7 +191,7 @@ fn run_case<C: Check>(case: &Case) -> Result<String, String> {
     // The all-in-one with this case's settings in the check's section and every other check at
     // its defaults: the combined answer keeps the limits too.
     let mut sections = serde_json::Map::new();
-    sections.insert(C::SETTINGS_KEY.to_string(), settings.clone());
+    sections.insert(entry.settings_key.to_string(), settings.clone());
     let combined_payload = serde_json::json!({"request": request, "settings": sections}).to_string();
     let combined_answer = evaluate(&combined_payload, true)?;
     let combined = check::decode_response(&combined_answer)?;
@@ -255,9 +239,10 @@ fn run_case<C: Check>(case: &Case) -> Result<String, String> {
     .map(|()| record)
 }
 
-/// The size limits an answer breaks (see [`crate::text`]), each line prefixed with `what`.
-fn limit_problems(what: &str, response: &crate::admission::ValidationResponse) -> Vec<String> {
-    crate::text::limit_violations(
+/// The size limits an answer breaks (see `syncguard::text::limits`), each line prefixed with
+/// `what`.
+fn limit_problems(what: &str, response: &syncguard::admission::ValidationResponse) -> Vec<String> {
+    syncguard::text::limits::limit_violations(
         response.message.as_deref(),
         response.warnings.as_deref().unwrap_or_default(),
     )
@@ -319,6 +304,35 @@ pub struct Outcome {
 /// Compares an outcome with the expectation; the error lists every difference.
 pub fn compare(expect: &Expect, got: &Outcome) -> Result<(), String> {
     let mut problems = Vec::new();
+    let annotation = got
+        .audit_annotations
+        .get(FINDINGS_ANNOTATION)
+        .and_then(|value| serde_json::from_str::<Annotation>(value).ok());
+    if let Some(count) = expect.finding_count
+        && annotation.as_ref().map(|a| a.total) != Some(count)
+    {
+        problems.push(format!(
+            "{} findings counted, expected {count}",
+            annotation.as_ref().map_or(0, |a| a.total)
+        ));
+    }
+    if let Some(expected) = &expect.findings {
+        let listed: Vec<String> = annotation
+            .as_ref()
+            .map(|annotation| annotation.findings.as_slice())
+            .unwrap_or_default()
+            .iter()
+            .map(|finding| format!("{} at {}", finding.rule, finding.path))
+            .collect();
+        let matches = expected.len() == listed.len()
+            && expected
+                .iter()
+                .zip(&listed)
+                .all(|(want, have)| have == want || have.starts_with(&format!("{want} at ")));
+        if !matches {
+            problems.push(format!("findings are {listed:?}, expected {expected:?}"));
+        }
+    }
     if let Some(allowed) = expect.allowed
         && allowed != got.allowed
     {

@@ -22,9 +22,9 @@
 //! fields `null`, `field_masks` a set). [`reflect_file`] rewrites a file so that its list answers
 //! hold what Kubewarden really sends for the recorded request (see [`crate::reflector`]).
 
-use crate::cluster::{self, Cluster};
 use serde_json::{Map, Value};
 use std::sync::Mutex;
+use syncguard::cluster::{self, Cluster};
 
 /// A host request a policy makes, in the replay file's terms.
 #[derive(Debug, Clone, PartialEq)]

@@ -1,6 +1,7 @@
 //! The fuzzing harness: how fuzz input bytes become waPC calls, and the invariants every answer
-//! must keep. The cargo-fuzz targets under `fuzz/`, the native replay of `fuzz/regressions/`
+//! must keep. The cargo-fuzz target under `fuzz/`, the native replay of `fuzz/regressions/`
 //! (this module's tests) and its replay through the built .wasm files (`e2e-tests`) share it.
+//! There is a target per check of the registry, and one for the all-in-one ([`targets`]).
 //!
 //! Input format (the first byte picks the mode, modulo 3):
 //! - `0`: the rest is a raw `validate` payload;
@@ -10,11 +11,14 @@
 //!   (never part of UTF-8 text) into the object, the old object, the settings and the cluster's
 //!   objects (a JSON array), each JSON or empty. A part that is not JSON is left out.
 
-use crate::admission::{SettingsValidationResponse, ValidationResponse};
-use crate::check::{self, Check};
-use crate::cluster::StaticCluster;
-use crate::rules::Rule;
 use serde_json::{Value, json};
+use syncguard::admission::{SettingsValidationResponse, ValidationResponse};
+use syncguard::all_in_one::AllInOne;
+use syncguard::check;
+use syncguard::cluster::Cluster;
+use syncguard::registry::{self, CHECKS, Entry};
+use syncguard::rules::Rule;
+use syncguard_scan::cluster::OfflineCluster;
 
 /// Mode byte: the rest is a raw `validate` payload.
 pub const RAW_VALIDATE: u8 = 0;
@@ -137,7 +141,7 @@ fn resource_for(rules: &[Rule], object: Option<&Value>) -> (String, String, Stri
     let kind = object.and_then(|o| o["kind"].as_str());
     if let (Some(api_version), Some(kind)) = (api_version, kind) {
         let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
-        let plural = crate::generated::builtin_kinds(kind)
+        let plural = syncguard::generated::builtin_kinds(kind)
             .find(|r| r.group == group && !r.subresource && !r.plural.is_empty())
             .map_or_else(|| format!("{}s", kind.to_lowercase()), |r| r.plural.to_string());
         return (group.into(), version.into(), kind.into(), plural);
@@ -146,7 +150,7 @@ fn resource_for(rules: &[Rule], object: Option<&Value>) -> (String, String, Stri
         let resource = rule.resources.iter().find(|r| **r != "*" && !r.contains('/'))?;
         let group = rule.api_groups.iter().find(|g| **g != "*")?;
         let version = rule.api_versions.iter().find(|v| **v != "*")?;
-        let kind = crate::generated::builtin_resources()
+        let kind = syncguard::generated::builtin_resources()
             .find(|r| r.group == *group && r.plural == *resource)?
             .kind;
         Some(((*group).into(), (*version).into(), kind.into(), (*resource).into()))
@@ -154,15 +158,13 @@ fn resource_for(rules: &[Rule], object: Option<&Value>) -> (String, String, Stri
     named.unwrap_or_else(|| ("".into(), "v1".into(), "ConfigMap".into(), "configmaps".into()))
 }
 
-/// Checks every invariant of check `C` on one call, evaluated natively with its cluster.
-pub fn check_native<C: Check>(call: &Call) -> Result<(), String> {
-    let cluster = StaticCluster {
-        objects: call.cluster.clone(),
-    };
+/// Checks every invariant of `target` on one call, evaluated natively with its cluster.
+pub fn check_native(target: &Target, call: &Call) -> Result<(), String> {
+    let cluster = OfflineCluster::of_objects(&call.cluster);
     check_call(call, &mut |operation, payload| {
         Ok(match operation {
-            Operation::Validate => check::handle_validate::<C>(payload, &cluster),
-            Operation::ValidateSettings => check::handle_validate_settings::<C>(payload),
+            Operation::Validate => (target.validate)(payload, &cluster),
+            Operation::ValidateSettings => (target.validate_settings)(payload),
         })
     })
 }
@@ -176,7 +178,7 @@ pub type Evaluate<'a> = dyn FnMut(Operation, &[u8]) -> Result<Vec<u8>, String> +
 /// - no code 500: bad input is the sender's fault (400) or a decision, never an internal
 ///   error; the one exception is a documented cluster-lookup failure that fails closed;
 /// - every rejection and every refused settings document says why;
-/// - messages and warnings keep the API server's size limits (`crate::text`);
+/// - messages and warnings keep the API server's size limits (`syncguard::text::limits`);
 /// - the same payload in a fresh instance gets byte-identical answers;
 /// - settings `validate_settings` accepts are also accepted by `validate`;
 /// - a mutated object, sent back, is accepted with no further change.
@@ -209,7 +211,7 @@ fn validation_response(answer: &[u8]) -> Result<ValidationResponse, String> {
     let lookup_failure = response
         .message
         .as_deref()
-        .is_some_and(|m| m.contains(crate::checks::crd_kind_collision::LOOKUP_FAILURE_MARK));
+        .is_some_and(|m| m.contains(syncguard::checks::crd_kind_collision::LOOKUP_FAILURE_MARK));
     if response.code == Some(500) && !lookup_failure {
         return Err(format!("internal error: {}", String::from_utf8_lossy(answer)));
     }
@@ -219,7 +221,7 @@ fn validation_response(answer: &[u8]) -> Result<ValidationResponse, String> {
             String::from_utf8_lossy(answer)
         ));
     }
-    let too_long = crate::text::limit_violations(
+    let too_long = syncguard::text::limits::limit_violations(
         response.message.as_deref(),
         response.warnings.as_deref().unwrap_or_default(),
     );
@@ -282,48 +284,54 @@ fn check_mutation_settles(payload: &[u8], mutated: &Value, evaluate: &mut Evalua
     }
 }
 
-/// One fuzz target: the check it exercises.
-#[derive(Debug, Clone, Copy)]
+/// One fuzz target: a check of the registry, or the all-in-one.
+#[derive(Clone, Copy)]
 pub struct Target {
-    /// The target's name: the policy's, or `all-in-one`.
+    /// The target's name: the check's, or the all-in-one's ([`ALL_IN_ONE`]).
     pub name: &'static str,
-    /// The check's admission rules, which shape structured requests.
+    /// The admission rules, which shape structured requests.
     pub rules: &'static [Rule],
     /// The check's section of the all-in-one settings (empty for the all-in-one itself).
     pub settings_key: &'static str,
-    /// Checks a decoded call with the check, natively.
-    pub check: fn(&Call) -> Result<(), String>,
+    /// The `validate` operation.
+    pub validate: fn(&[u8], &dyn Cluster) -> Vec<u8>,
+    /// The `validate_settings` operation.
+    pub validate_settings: fn(&[u8]) -> Vec<u8>,
 }
 
-const fn target<C: Check>(name: &'static str) -> Target {
-    Target {
-        name,
-        rules: C::RULES,
-        settings_key: C::SETTINGS_KEY,
-        check: check_native::<C>,
+impl Target {
+    /// The target of a check of the registry.
+    pub fn of(entry: &Entry) -> Target {
+        Target {
+            name: entry.name,
+            rules: entry.rules,
+            settings_key: entry.settings_key,
+            validate: entry.validate,
+            validate_settings: entry.validate_settings,
+        }
     }
 }
 
-/// The fuzz targets: one per check, then the all-in-one policy.
-pub const TARGETS: &[Target] = {
-    use crate::checks::{crd_kind_collision, crd_safe_upgrade, crd_schema_fields, hook_job_safety, ownership_markers};
-    &[
-        target::<crd_schema_fields::CrdSchemaFields>(crd_schema_fields::CrdSchemaFields::NAME),
-        target::<crd_safe_upgrade::CrdSafeUpgrade>(crd_safe_upgrade::CrdSafeUpgrade::NAME),
-        target::<crd_kind_collision::CrdKindCollision>(crd_kind_collision::CrdKindCollision::NAME),
-        target::<ownership_markers::OwnershipMarkers>(ownership_markers::OwnershipMarkers::NAME),
-        target::<hook_job_safety::HookJobSafety>(hook_job_safety::HookJobSafety::NAME),
-        target::<crate::all_in_one::AllInOne>(ALL_IN_ONE),
-    ]
-};
-
 /// The all-in-one policy's target name.
-pub const ALL_IN_ONE: &str = "all-in-one";
+pub const ALL_IN_ONE: &str = registry::ALL_IN_ONE;
+
+/// The fuzz targets: one per check of the registry, then the all-in-one policy.
+pub fn targets() -> Vec<Target> {
+    let mut targets: Vec<Target> = CHECKS.iter().map(Target::of).collect();
+    targets.push(Target {
+        name: ALL_IN_ONE,
+        rules: syncguard::all_in_one::RULES,
+        settings_key: "",
+        validate: check::handle_validate::<AllInOne>,
+        validate_settings: check::handle_validate_settings::<AllInOne>,
+    });
+    targets
+}
 
 impl Target {
     /// The target called `name`.
-    pub fn named(name: &str) -> Option<&'static Target> {
-        TARGETS.iter().find(|t| t.name == name)
+    pub fn named(name: &str) -> Option<Target> {
+        targets().into_iter().find(|t| t.name == name)
     }
 
     /// Turns fuzz input into this target's call.
@@ -332,10 +340,10 @@ impl Target {
     }
 }
 
-/// Checks fuzz input for the target called `name` natively, as its cargo-fuzz target does.
+/// Checks fuzz input for the target called `name` natively, as the cargo-fuzz target does.
 pub fn check_target(name: &str, data: &[u8]) -> Result<(), String> {
     let target = Target::named(name).ok_or_else(|| format!("unknown fuzz target {name}"))?;
-    (target.check)(&target.decode(data))
+    check_native(&target, &target.decode(data))
 }
 
 /// Encodes a structured input (the inverse of [`decode`] for mode [`STRUCTURED`]).
@@ -357,16 +365,16 @@ pub fn structured_input(operation: &str, parts: [Option<&Value>; 4]) -> Vec<u8> 
 /// settings moved into the check's section): each case as a raw payload, as a structured input,
 /// and its settings alone. Inputs over `max_len` bytes are left out.
 pub fn seeds(target: &Target, max_len: usize) -> Vec<Vec<u8>> {
-    let checks: Vec<&Target> = if target.name == ALL_IN_ONE {
-        TARGETS.iter().filter(|t| t.name != ALL_IN_ONE).collect()
+    let checks: Vec<Target> = if target.name == ALL_IN_ONE {
+        CHECKS.iter().map(Target::of).collect()
     } else {
-        vec![target]
+        vec![*target]
     };
     let mut seeds = Vec::new();
     for check in checks {
         let policy = check.name;
-        let dir = crate::testing::test_data(policy);
-        for case in crate::testing::load(policy).cases {
+        let dir = crate::cases::test_data(policy);
+        for case in crate::cases::load(policy).cases {
             let mut settings = case.settings.clone().unwrap_or_else(|| json!({}));
             if target.name == ALL_IN_ONE {
                 // The all-in-one reads each check's settings from that check's section.
@@ -376,12 +384,12 @@ pub fn seeds(target: &Target, max_len: usize) -> Vec<Vec<u8>> {
             raw.extend_from_slice(settings.to_string().as_bytes());
             seeds.push(raw);
             let Some(file) = &case.request else { continue };
-            let request = crate::testing::admission_request(&dir.join(file));
+            let request = crate::cases::admission_request(&dir.join(file));
             let cluster = case
                 .replay
                 .as_ref()
                 .and_then(|replay| std::fs::read_to_string(dir.join(replay)).ok())
-                .and_then(|text| crate::replay::Replay::parse(&text).ok())
+                .and_then(|text| syncguard_scan::replay::Replay::parse(&text).ok())
                 .map(|replay| Value::Array(replay.listed_objects()));
             let mut raw = vec![RAW_VALIDATE];
             raw.extend_from_slice(json!({"request": request, "settings": settings}).to_string().as_bytes());
@@ -405,9 +413,7 @@ pub fn seeds(target: &Target, max_len: usize) -> Vec<Vec<u8>> {
 
 /// The regression inputs of `target` under `fuzz/regressions/<name>/`, with their file names.
 pub fn regressions(target: &Target) -> Vec<(String, Vec<u8>)> {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("fuzz/regressions")
-        .join(target.name);
+    let dir = crate::root().join("fuzz/regressions").join(target.name);
     let mut inputs: Vec<(String, Vec<u8>)> = std::fs::read_dir(&dir)
         .into_iter()
         .flatten()
@@ -431,7 +437,7 @@ mod tests {
         let object = json!({"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "j", "namespace": "n"}});
         let settings = json!({"a": 1});
         let bytes = structured_input("UPDATE", [Some(&object), None, Some(&settings), None]);
-        let call = decode(crate::all_in_one::RULES, &bytes);
+        let call = decode(syncguard::all_in_one::RULES, &bytes);
         assert_eq!(call.operation, Operation::Validate);
         let payload: Value = serde_json::from_slice(&call.payload).unwrap();
         assert_eq!(payload["settings"], settings);
@@ -444,7 +450,7 @@ mod tests {
 
     #[test]
     fn objects_without_identity_get_the_checks_own_resource() {
-        let call = decode(crate::rules::CRD_SCHEMA_FIELDS, &[STRUCTURED, 0]);
+        let call = decode(syncguard::rules::CRD_SCHEMA_FIELDS, &[STRUCTURED, 0]);
         let payload: Value = serde_json::from_slice(&call.payload).unwrap();
         assert_eq!(payload["request"]["resource"]["resource"], "customresourcedefinitions");
         assert_eq!(payload["request"]["kind"]["kind"], "CustomResourceDefinition");
@@ -481,7 +487,7 @@ mod tests {
 
     #[test]
     fn seeds_cover_every_target() {
-        for target in TARGETS {
+        for target in &targets() {
             let seeds = seeds(target, usize::MAX);
             assert!(
                 seeds.iter().any(|s| s[0] == STRUCTURED),
@@ -500,7 +506,7 @@ mod tests {
     #[test]
     fn regressions_replay_natively() {
         let mut replayed = 0;
-        for target in TARGETS {
+        for target in &targets() {
             for (name, bytes) in regressions(target) {
                 check_target(target.name, &bytes)
                     .unwrap_or_else(|e| panic!("fuzz/regressions/{}/{name}: {e}", target.name));

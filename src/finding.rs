@@ -1,0 +1,233 @@
+//! What a check finds: structured findings, which [`crate::render`] alone turns into
+//! Kubewarden's answer, the audit annotation and `syncguard scan`'s rows.
+//!
+//! A check returns a [`Report`]: the object it judged ([`Subject`]) and its [`Finding`]s, each
+//! with a stable rule id (documented by a [`RuleDoc`] in the check's `FINDINGS`), the action the
+//! settings give it, the path of the field in the API server's form, a brief text (for a
+//! warning) and a long one (for a rejection). Labels, links, prefixes and the API server's size
+//! limits are the renderer's business, never the check's.
+
+use crate::admission::Request;
+use crate::settings::RejectOrWarn;
+use crate::text::Parts;
+use serde_json::Value;
+
+/// One rule a check reports, as users see it in answers and configure it in settings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RuleDoc {
+    /// Stable id (`storedVersions`, `unknownField`): the peers' id where a peer has the rule.
+    pub id: &'static str,
+    /// What the rule finds, in one line (SARIF's `shortDescription`).
+    pub summary: &'static str,
+    /// The section of the check's README that explains the rule and its fixes.
+    pub anchor: &'static str,
+}
+
+/// The label an unnamed object gets in every answer.
+pub const UNNAMED: &str = "<unnamed>";
+
+/// How answers name the object a check judged: its kind and `namespace/name`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Subject {
+    /// Kind, e.g. `CustomResourceDefinition`; empty when unknown.
+    pub kind: String,
+    /// `namespace/name`, or `name` for a cluster-scoped object (see [`Subject::new`]).
+    pub label: String,
+}
+
+impl Subject {
+    /// The subject of `request`'s object, from the object's own metadata: the name, else the
+    /// request's name, else `generateName` followed by `<generated>`, else [`UNNAMED`]; the
+    /// namespace, else the request's. The kind is the request's.
+    pub fn new(request: &Request<'_>, name: &str, generate_name: &str, namespace: &str) -> Subject {
+        let or_request = |own: &str, from_request: Option<&str>| -> String {
+            if own.is_empty() {
+                from_request.unwrap_or_default().to_string()
+            } else {
+                own.to_string()
+            }
+        };
+        let mut name = or_request(name, request.name.as_deref());
+        if name.is_empty() {
+            name = if generate_name.is_empty() {
+                UNNAMED.to_string()
+            } else {
+                format!("{generate_name}<generated>")
+            };
+        }
+        let namespace = or_request(namespace, request.namespace.as_deref());
+        Subject {
+            kind: request.kind.kind.to_string(),
+            label: if namespace.is_empty() {
+                name
+            } else {
+                format!("{namespace}/{name}")
+            },
+        }
+    }
+
+    /// How a rejection message names the kind: the kind itself, or `object`.
+    pub fn noun(&self) -> &str {
+        if self.kind.is_empty() { "object" } else { &self.kind }
+    }
+
+    /// How a warning names the kind, where every character counts: `CRD` for a
+    /// CustomResourceDefinition, else as [`Subject::noun`].
+    pub fn short_noun(&self) -> &str {
+        match self.kind.as_str() {
+            "CustomResourceDefinition" => "CRD",
+            _ => self.noun(),
+        }
+    }
+}
+
+/// One thing a check found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Finding {
+    /// The rule's id, one of the check's `FINDINGS`.
+    pub rule: &'static str,
+    /// What the settings make of it.
+    pub action: RejectOrWarn,
+    /// Where: the field's path in the API server's form (`spec.versions[1].schema...`), empty
+    /// for the object as a whole.
+    pub path: String,
+    /// What and where in a few words, for a warning; the renderer adds the object's label
+    /// before it and the README link after it when they fit.
+    pub brief: Parts,
+    /// What, where, why and the fix, for a rejection message; the renderer adds the label.
+    pub text: Parts,
+    /// A note the renderer adds to the warning, such as the setting that turned a rejection
+    /// into a warning (`warnOnly: channel`).
+    pub note: Option<String>,
+    /// The status code of a rejection, when it is not the default (500 for a failed lookup).
+    pub code: Option<u16>,
+}
+
+impl Finding {
+    /// A finding of `rule` at `path` with its long and brief texts.
+    pub fn new(
+        rule: &'static str,
+        action: RejectOrWarn,
+        path: impl Into<String>,
+        text: impl Into<Parts>,
+        brief: impl Into<Parts>,
+    ) -> Finding {
+        Finding {
+            rule,
+            action,
+            path: path.into(),
+            brief: brief.into(),
+            text: text.into(),
+            note: None,
+            code: None,
+        }
+    }
+
+    /// A rejecting finding.
+    pub fn reject(
+        rule: &'static str,
+        path: impl Into<String>,
+        text: impl Into<Parts>,
+        brief: impl Into<Parts>,
+    ) -> Finding {
+        Finding::new(rule, RejectOrWarn::Reject, path, text, brief)
+    }
+
+    /// A warning finding.
+    pub fn warn(
+        rule: &'static str,
+        path: impl Into<String>,
+        text: impl Into<Parts>,
+        brief: impl Into<Parts>,
+    ) -> Finding {
+        Finding::new(rule, RejectOrWarn::Warn, path, text, brief)
+    }
+
+    /// The same finding as a warning when `warn` holds, with `note` saying why (the
+    /// `warnOnly`-style overrides of the checks' settings); unchanged otherwise.
+    pub fn warn_if(mut self, warn: bool, note: impl FnOnce() -> String) -> Finding {
+        if warn && self.action == RejectOrWarn::Reject {
+            self.action = RejectOrWarn::Warn;
+            self.note = Some(note());
+        }
+        self
+    }
+
+    /// The same finding with `code` for its rejection.
+    pub fn with_code(mut self, code: u16) -> Finding {
+        self.code = Some(code);
+        self
+    }
+
+    /// Whether the finding rejects the request.
+    pub fn rejects(&self) -> bool {
+        self.action == RejectOrWarn::Reject
+    }
+}
+
+/// A check's whole answer about one request, before rendering.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Report {
+    /// The object judged.
+    pub subject: Subject,
+    /// The findings, in the check's documented order.
+    pub findings: Vec<Finding>,
+    /// Findings reported as one list (see [`List`]); `None`: each finding on its own.
+    pub list: Option<List>,
+    /// The object as the check changes it (mutating checks only); dropped when anything rejects.
+    pub mutation: Option<Value>,
+}
+
+impl Report {
+    /// A report on `subject` with `findings`.
+    pub fn new(subject: Subject, findings: Vec<Finding>) -> Report {
+        Report {
+            subject,
+            findings,
+            ..Report::default()
+        }
+    }
+
+    /// Nothing found: the request is accepted as it is.
+    pub fn nothing() -> Report {
+        Report::default()
+    }
+}
+
+/// Many findings of the same few rules (fields the API server drops, drifting paths), reported
+/// as one list: an introduction said once, then one line (in a rejection) or one warning per
+/// finding, at most `limit` of them, then how many more there are.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct List {
+    /// The rules whose findings make up the list; the check's other findings stand alone.
+    pub rules: &'static [&'static str],
+    /// Most findings listed; the rest are counted.
+    pub limit: usize,
+    /// What the rejecting findings are and why they matter, after the label (`3 fields the API
+    /// server drops. ...:`).
+    pub intro: String,
+    /// The same for the warning findings, in a few words.
+    pub intro_brief: String,
+    /// How the last warning names the findings left out (`fields the API server drops`).
+    pub more: String,
+    /// Where to read them all (`` `kubectl apply --validate=strict` lists them all ``).
+    pub more_hint: String,
+}
+
+/// Why a check could not judge a request: it is rejected with code 400 and this message (an
+/// object of the wrong shape, which the API server would not have decoded either).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Malformed(pub String);
+
+impl Malformed {
+    /// A refusal saying `message`.
+    pub fn new(message: impl Into<String>) -> Malformed {
+        Malformed(message.into())
+    }
+}
+
+impl From<String> for Malformed {
+    fn from(message: String) -> Malformed {
+        Malformed(message)
+    }
+}

@@ -1,0 +1,177 @@
+//! The one list of checks. Everything that goes over every check follows from it: the
+//! all-in-one policy's settings and steps ([`crate::all_in_one`]), the fuzz targets, the
+//! playground's policies and the end-to-end lists ([`CHECKS`]), and the room every warning
+//! leaves for the all-in-one's prefix ([`LONGEST_NAME`]).
+//!
+//! Adding a check is its module under `src/checks/`, one line in the `registry!` call below
+//! and its folder under `policies/` (CONTRIBUTING.md walks through it); a test fails when the
+//! policy folders and this list disagree.
+
+use crate::all_in_one::Section;
+use crate::check::{self, Check, GroupKind};
+use crate::checks::{
+    crd_kind_collision::CrdKindCollision, crd_safe_upgrade::CrdSafeUpgrade, crd_schema_fields::CrdSchemaFields,
+    hook_job_safety::HookJobSafety, ownership_markers::OwnershipMarkers,
+};
+use crate::cluster::Cluster;
+use crate::finding::RuleDoc;
+use crate::rules::Rule;
+
+/// One check as the registry lists it: what code that goes over every check needs of it.
+#[derive(Clone, Copy)]
+pub struct Entry {
+    /// The policy's name, also its folder under `policies/`.
+    pub name: &'static str,
+    /// Its section of the all-in-one settings.
+    pub settings_key: &'static str,
+    /// Its admission rules (its metadata.yml's).
+    pub rules: &'static [Rule],
+    /// The kinds it judges; empty: every kind.
+    pub kinds: &'static [GroupKind],
+    /// The rules of its findings.
+    pub findings: &'static [RuleDoc],
+    /// Its `validate` operation over a waPC payload.
+    pub validate: fn(&[u8], &dyn Cluster) -> Vec<u8>,
+    /// Its `validate_settings` operation over a waPC payload.
+    pub validate_settings: fn(&[u8]) -> Vec<u8>,
+    /// Reads and checks its settings as JSON text (absent: defaults).
+    pub check_settings: fn(Option<&str>) -> Result<(), String>,
+}
+
+impl Entry {
+    /// The entry of check `C`.
+    pub const fn of<C: Check>() -> Entry {
+        Entry {
+            name: C::NAME,
+            settings_key: C::SETTINGS_KEY,
+            rules: C::RULES,
+            kinds: C::KINDS,
+            findings: C::FINDINGS,
+            validate: check::handle_validate::<C>,
+            validate_settings: check::handle_validate_settings::<C>,
+            check_settings: |raw| check::parse_settings::<C>(raw).map(|_| ()),
+        }
+    }
+
+    /// The entry of the check called `name`.
+    pub fn named(name: &str) -> Option<&'static Entry> {
+        CHECKS.iter().find(|entry| entry.name == name)
+    }
+}
+
+/// Declares the registry: `field: Check` pairs, in the order the all-in-one runs them; `field`
+/// is the check's section of the all-in-one settings in snake case.
+macro_rules! registry {
+    ($($field:ident: $check:ty),+ $(,)?) => {
+        /// Settings of the all-in-one policy: one section per check, each with the check's own
+        /// settings plus `enabled`; unknown sections are refused.
+        #[derive(Default, serde::Deserialize)]
+        #[serde(default, deny_unknown_fields, rename_all = "camelCase")]
+        pub struct Settings {
+            $(
+                #[doc = concat!("The section of `", stringify!($check), "`.")]
+                pub $field: Section<$check>,
+            )+
+        }
+
+        /// Every check, in the order the all-in-one runs them.
+        pub const CHECKS: &[Entry] = &[$(Entry::of::<$check>()),+];
+
+        /// Runs every enabled check of `settings` on `request`, in order (see
+        /// [`crate::all_in_one::step`]).
+        pub(crate) fn run_checks(settings: &Settings, run: &mut crate::all_in_one::Run<'_, '_>) {
+            $(run.step(&settings.$field);)+
+        }
+
+        #[cfg(test)]
+        /// The sections of [`Settings`] as serde names them, in order.
+        const SECTION_KEYS: &[&str] = &[$(stringify!($field)),+];
+    };
+}
+
+registry! {
+    crd_schema_fields: CrdSchemaFields,
+    crd_safe_upgrade: CrdSafeUpgrade,
+    crd_kind_collision: CrdKindCollision,
+    ownership_markers: OwnershipMarkers,
+    hook_job_safety: HookJobSafety,
+}
+
+/// The length of the longest check name: the all-in-one prefixes every warning with it and `: `.
+pub const LONGEST_NAME: usize = {
+    let mut longest = 0;
+    let mut i = 0;
+    while i < CHECKS.len() {
+        if CHECKS[i].name.len() > longest {
+            longest = CHECKS[i].name.len();
+        }
+        i += 1;
+    }
+    longest
+};
+
+/// The name of the all-in-one policy, and of its folder under `policies/`.
+pub const ALL_IN_ONE: &str = "syncguard";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn policy_folders_and_the_registry_agree() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("policies");
+        let mut folders: Vec<String> = std::fs::read_dir(&root)
+            .unwrap()
+            .filter_map(Result::ok)
+            .filter(|e| e.path().join("metadata.yml").is_file())
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|name| name != ALL_IN_ONE)
+            .collect();
+        folders.sort();
+        let mut registered: Vec<&str> = CHECKS.iter().map(|entry| entry.name).collect();
+        registered.sort();
+        assert_eq!(
+            folders, registered,
+            "policies/ holds a folder per check of src/registry.rs (plus the all-in-one, policies/{ALL_IN_ONE})"
+        );
+        assert!(root.join(ALL_IN_ONE).join("metadata.yml").is_file());
+    }
+
+    #[test]
+    fn sections_are_the_checks_settings_keys() {
+        for (entry, field) in CHECKS.iter().zip(SECTION_KEYS) {
+            let camel: String = field
+                .split('_')
+                .enumerate()
+                .map(|(i, word)| match i {
+                    0 => word.to_string(),
+                    _ => word[..1].to_uppercase() + &word[1..],
+                })
+                .collect();
+            assert_eq!(camel, entry.settings_key, "{}", entry.name);
+            let kebab = field.replace('_', "-");
+            assert_eq!(kebab, entry.name, "the section of {} is named after it", entry.name);
+        }
+    }
+
+    #[test]
+    fn every_check_documents_its_rules() {
+        for entry in CHECKS {
+            assert!(!entry.findings.is_empty(), "{} documents no finding rules", entry.name);
+            for (i, doc) in entry.findings.iter().enumerate() {
+                assert!(
+                    entry.findings[..i].iter().all(|other| other.id != doc.id),
+                    "{}: rule {} documented twice",
+                    entry.name,
+                    doc.id
+                );
+                assert!(
+                    !doc.summary.is_empty() && !doc.anchor.is_empty(),
+                    "{}: {}",
+                    entry.name,
+                    doc.id
+                );
+            }
+        }
+    }
+}

@@ -1,0 +1,510 @@
+//! The one place findings become Kubewarden's answer: the warn/reject mapping, the object's
+//! label, the README links, the all-in-one's `<check>: ` prefix, the audit annotation of the
+//! findings and the API server's size limits ([`crate::text::limits`]).
+//!
+//! A single policy's answer is [`answer`] of its check's [`Rendered`] report; the all-in-one's
+//! is the same of several, each prefixed with its check's name. Both go through
+//! [`render_check`], so a check says the same alone and in the all-in-one.
+//!
+//! # Layout
+//! - A warning is `<short noun> <label>: <brief>[ (<note>)][ See <link>]`, within
+//!   [`CHECK_WARNING_CHARS`]: `CRD widgets.example.com: ...`, `Job ns/name: ...`.
+//! - A rejection with one finding is `<noun> <label>: <text>`; with several,
+//!   `<noun> <label>: N problems. (1) <text> (2) <text>`; when the long texts do not fit
+//!   [`CHECK_MESSAGE_CHARS`], the last ones fall back to their brief form.
+//! - A [`List`] is an introduction and one line (or warning) per finding, at most its limit,
+//!   then how many more there are.
+//! - Every finding is listed in the audit annotation [`FINDINGS_ANNOTATION`] (see
+//!   [`annotation`]).
+
+use crate::admission::Verdict;
+use crate::finding::{Finding, List, Report, RuleDoc, Subject};
+use crate::text::limits::{CHECK_MESSAGE_CHARS, CHECK_WARNING_CHARS, MAX_MESSAGE_CHARS, MAX_WARNINGS_TOTAL_CHARS};
+use crate::text::{Parts, chars, elide, join_fitting, readme_link};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// The audit annotation that lists an answer's findings (see [`annotation`]).
+pub const FINDINGS_ANNOTATION: &str = "syncguard.io/findings";
+
+/// Most characters of the [`FINDINGS_ANNOTATION`] value: findings that do not fit are counted in
+/// `total` but not listed.
+pub const ANNOTATION_CHARS: usize = 4096;
+
+/// Most characters of an object's label in a rejection message (real names are far shorter).
+const LABEL_CHARS: usize = 120;
+/// Most characters of one line of a [`List`] in a rejection message.
+const LIST_LINE_CHARS: usize = 600;
+/// Room for the closing `and N more` line of a listed rejection.
+const MORE_CHARS: usize = 24;
+/// Room kept in the warnings' total for the one saying how many were left out.
+const LEFT_OUT_ROOM: usize = 160;
+/// The README section a finding links to when its rule has none of its own.
+const DEFAULT_ANCHOR: &str = "what-it-checks";
+
+/// One finding as the audit annotation and `syncguard scan` list it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Listed {
+    /// The check (policy) that found it.
+    pub policy: String,
+    /// The rule's id.
+    pub rule: String,
+    /// `reject` or `warn`.
+    pub action: String,
+    /// The field's path in the API server's form; empty for the object as a whole.
+    pub path: String,
+    /// The finding as a warning names it (`CRD x: ...`), without the all-in-one's prefix.
+    pub brief: String,
+}
+
+/// The value of [`FINDINGS_ANNOTATION`]: every finding of the answer counted, and as many
+/// listed, in order, as fit [`ANNOTATION_CHARS`].
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Annotation {
+    /// How many findings the answer has.
+    pub total: usize,
+    /// The first of them.
+    pub findings: Vec<Listed>,
+}
+
+/// A check's report, rendered: its part of the answer.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Rendered {
+    /// The check's name.
+    pub check: &'static str,
+    /// The rejection message, long and short (one line), when a finding rejects.
+    pub message: Option<(String, String)>,
+    /// The rejection's status code, if not the default.
+    pub code: Option<u16>,
+    /// The warnings, in order.
+    pub warnings: Vec<String>,
+    /// Every finding, as the annotation lists it.
+    pub listed: Vec<Listed>,
+    /// The object as the check changes it; `None` when it rejects.
+    pub mutation: Option<Value>,
+}
+
+impl Rendered {
+    /// A refusal of the request with `code` and `message` as they are (a malformed request):
+    /// no label, no findings.
+    pub fn refusal(check: &'static str, message: String, code: u16) -> Rendered {
+        Rendered {
+            check,
+            message: Some((message.clone(), message)),
+            code: Some(code),
+            ..Rendered::default()
+        }
+    }
+
+    /// Whether the check rejects the request.
+    pub fn rejects(&self) -> bool {
+        self.message.is_some()
+    }
+}
+
+/// Renders `report`, the findings of `check` whose rules `docs` documents.
+pub fn render_check(check: &'static str, docs: &[RuleDoc], report: Report) -> Rendered {
+    let Report {
+        subject,
+        findings,
+        list,
+        mutation,
+    } = report;
+    let link = |finding: &Finding| {
+        let anchor = docs
+            .iter()
+            .find(|doc| doc.id == finding.rule)
+            .map_or(DEFAULT_ANCHOR, |doc| doc.anchor);
+        format!(" See {}", readme_link(check, anchor))
+    };
+    let listed = |finding: &Finding| list.as_ref().is_some_and(|list| list.rules.contains(&finding.rule));
+    let rejecting: Vec<&Finding> = findings.iter().filter(|f| f.rejects()).collect();
+    let code = rejecting.first().and_then(|f| f.code);
+
+    let message = if rejecting.is_empty() {
+        None
+    } else {
+        let (in_list, alone): (Vec<&Finding>, Vec<&Finding>) = rejecting.iter().partition(|f| listed(f));
+        let long = match (&list, in_list.is_empty()) {
+            (Some(list), false) => {
+                let mut text = listed_message(&subject, list, &in_list);
+                for finding in &alone {
+                    text.push('\n');
+                    text.push_str(&finding.text.fit(CHECK_MESSAGE_CHARS));
+                }
+                crate::text::fit(&[crate::text::Part::Fixed(&text)], CHECK_MESSAGE_CHARS)
+            }
+            _ => numbered_message(&subject, &rejecting, &link),
+        };
+        let first = rejecting[0];
+        let more = match rejecting.len() {
+            1 => String::new(),
+            n => format!(" (+{} more)", n - 1),
+        };
+        let short = warning_line(
+            &subject,
+            &first.brief,
+            Some(more.as_str()).filter(|m| !m.is_empty()),
+            "",
+        );
+        Some((long, short))
+    };
+
+    let mut warnings = Vec::new();
+    let warned: Vec<&Finding> = findings.iter().filter(|f| !f.rejects()).collect();
+    let (in_list, alone): (Vec<&Finding>, Vec<&Finding>) = warned.iter().partition(|f| listed(f));
+    if let (Some(list), false) = (&list, in_list.is_empty()) {
+        warnings.extend(listed_warnings(&subject, list, &in_list, &link(in_list[0])));
+    }
+    for finding in alone {
+        let note = finding.note.as_ref().map(|note| format!(" ({note})"));
+        warnings.push(warning_line(&subject, &finding.brief, note.as_deref(), &link(finding)));
+    }
+
+    let listed = findings
+        .iter()
+        .map(|finding| Listed {
+            policy: check.to_string(),
+            rule: finding.rule.to_string(),
+            action: if finding.rejects() { "reject" } else { "warn" }.to_string(),
+            path: finding.path.clone(),
+            brief: warning_line(&subject, &finding.brief, None, ""),
+        })
+        .collect();
+    Rendered {
+        check,
+        mutation: mutation.filter(|_| message.is_none()),
+        message,
+        code,
+        warnings,
+        listed,
+    }
+}
+
+/// A warning: `<short noun> <label>: <brief>[<note>][<link>]`, within [`CHECK_WARNING_CHARS`];
+/// the link only when everything fits unshortened.
+fn warning_line(subject: &Subject, brief: &Parts, note: Option<&str>, link: &str) -> String {
+    let mut parts = Parts::default()
+        .fixed(format!("{} ", subject.short_noun()))
+        .elidable(subject.label.as_str())
+        .fixed(": ")
+        .then(brief);
+    if let Some(note) = note {
+        parts = parts.fixed(note);
+    }
+    if !link.is_empty() {
+        parts = parts.optional(link);
+    }
+    parts.fit(CHECK_WARNING_CHARS)
+}
+
+/// `<noun> <label>` for a rejection message.
+fn title(subject: &Subject) -> String {
+    format!("{} {}", subject.noun(), elide(&subject.label, LABEL_CHARS))
+}
+
+/// The rejection of findings that stand alone: one in full, or several numbered, the last ones
+/// in their brief form when the whole does not fit.
+fn numbered_message(subject: &Subject, rejecting: &[&Finding], link: &dyn Fn(&Finding) -> String) -> String {
+    let title = title(subject);
+    match rejecting {
+        [one] => join_fitting(
+            &[(
+                format!("{title}: {}", one.text.fit(CHECK_MESSAGE_CHARS)),
+                warning_line(subject, &one.brief, None, &link(one)),
+            )],
+            " ",
+            CHECK_MESSAGE_CHARS,
+        ),
+        many => {
+            let mut parts = vec![(format!("{title}: {} problems.", many.len()), String::new())];
+            parts.extend(many.iter().enumerate().map(|(i, finding)| {
+                (
+                    format!("({}) {}", i + 1, finding.text.fit(CHECK_MESSAGE_CHARS)),
+                    format!("({}) {}", i + 1, finding.brief.fit(CHECK_WARNING_CHARS)),
+                )
+            }));
+            join_fitting(&parts, " ", CHECK_MESSAGE_CHARS)
+        }
+    }
+}
+
+/// The rejection of a [`List`]: label and introduction, one line per finding (at most the
+/// list's limit, and as many as the message has room for), then how many more there are.
+fn listed_message(subject: &Subject, list: &List, findings: &[&Finding]) -> String {
+    let mut message = format!("{}: {}", title(subject), list.intro);
+    let budget = CHECK_MESSAGE_CHARS - MORE_CHARS;
+    let mut shown = 0;
+    for finding in findings.iter().take(list.limit) {
+        let line = Parts::default().fixed("\n- ").then(&finding.text).fit(LIST_LINE_CHARS);
+        if chars(&message) + chars(&line) > budget {
+            break;
+        }
+        message.push_str(&line);
+        shown += 1;
+    }
+    if findings.len() > shown {
+        message.push_str(&format!("\nand {} more", findings.len() - shown));
+    }
+    message
+}
+
+/// The warnings of a [`List`]: the introduction (with `link`), one per finding (at most the
+/// list's limit, and within the API server's total for all warnings), then how many more.
+fn listed_warnings(subject: &Subject, list: &List, findings: &[&Finding], link: &str) -> Vec<String> {
+    let mut warnings = vec![warning_line(
+        subject,
+        &Parts::from(list.intro_brief.as_str()),
+        None,
+        link,
+    )];
+    let mut used = chars(&warnings[0]);
+    let budget = MAX_WARNINGS_TOTAL_CHARS - CHECK_WARNING_CHARS;
+    let mut shown = 0;
+    for finding in findings.iter().take(list.limit) {
+        let warning = warning_line(subject, &finding.brief, None, "");
+        if used + chars(&warning) > budget {
+            break;
+        }
+        used += chars(&warning);
+        warnings.push(warning);
+        shown += 1;
+    }
+    if findings.len() > shown {
+        let more = format!(
+            "and {} more {} ({} in total); {}",
+            findings.len() - shown,
+            list.more,
+            findings.len(),
+            list.more_hint
+        );
+        warnings.push(warning_line(subject, &Parts::from(more), None, ""));
+    }
+    warnings
+}
+
+/// The answer of one or more checks' rendered reports. With `prefixed`, every message and
+/// warning starts with its check's name (`crd-schema-fields: ...`), as in the all-in-one; the
+/// messages of the rejecting checks are joined one a line, the later ones in their short form
+/// when the whole would pass [`MAX_MESSAGE_CHARS`]. Warnings past the API server's total are
+/// left out, and a last warning says how many. The mutation is the caller's (the all-in-one
+/// chains them).
+pub fn answer(parts: &[Rendered], prefixed: bool) -> Verdict {
+    let prefix = |check: &str, text: &str| {
+        if prefixed {
+            format!("{check}: {text}")
+        } else {
+            text.to_string()
+        }
+    };
+    let mut verdict = Verdict::accept();
+    let messages: Vec<(String, String)> = parts
+        .iter()
+        .filter_map(|part| {
+            let (long, short) = part.message.as_ref()?;
+            Some((prefix(part.check, long), prefix(part.check, short)))
+        })
+        .collect();
+    if !messages.is_empty() {
+        verdict.accepted = false;
+        verdict.message = Some(join_fitting(&messages, "\n", MAX_MESSAGE_CHARS));
+        verdict.code = parts.iter().filter(|p| p.rejects()).find_map(|p| p.code);
+    }
+    verdict.warnings = parts
+        .iter()
+        .flat_map(|part| part.warnings.iter().map(|w| prefix(part.check, w)))
+        .collect();
+    keep_within_limits(&mut verdict.warnings);
+    let listed: Vec<&Listed> = parts.iter().flat_map(|part| &part.listed).collect();
+    if !listed.is_empty() {
+        verdict = verdict.annotate(FINDINGS_ANNOTATION, annotation(&listed));
+    }
+    verdict
+}
+
+/// The [`FINDINGS_ANNOTATION`] value: compact JSON `{"total":N,"findings":[{"policy",
+/// "rule","action","path","brief"}...]}`, as many listed, in order, as fit
+/// [`ANNOTATION_CHARS`].
+pub fn annotation(listed: &[&Listed]) -> String {
+    let mut value = Annotation {
+        total: listed.len(),
+        findings: Vec::new(),
+    };
+    let mut used = chars(&serde_json::to_string(&value).unwrap_or_default());
+    for finding in listed {
+        let size = chars(&serde_json::to_string(finding).unwrap_or_default()) + 1;
+        if used + size > ANNOTATION_CHARS {
+            break;
+        }
+        used += size;
+        value.findings.push((*finding).clone());
+    }
+    // Plain structs of strings and numbers: this cannot fail.
+    serde_json::to_string(&value).unwrap_or_default()
+}
+
+/// Keeps warnings within the API server's total: when they pass it, the first ones that fit
+/// are kept and a last warning says how many were left out.
+fn keep_within_limits(warnings: &mut Vec<String>) {
+    let total: usize = warnings.iter().map(|w| chars(w)).sum();
+    if total <= MAX_WARNINGS_TOTAL_CHARS {
+        return;
+    }
+    let mut used = 0;
+    let mut kept = 0;
+    for warning in warnings.iter() {
+        if used + chars(warning) > MAX_WARNINGS_TOTAL_CHARS - LEFT_OUT_ROOM {
+            break;
+        }
+        used += chars(warning);
+        kept += 1;
+    }
+    let left_out = warnings.len() - kept;
+    warnings.truncate(kept);
+    warnings.push(format!(
+        "syncguard: {left_out} more warning{} left out to keep the answer within the API server's limits (run the policies alone to read them all)",
+        if left_out == 1 { "" } else { "s" }
+    ));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::admission::Request;
+    use crate::finding::Finding;
+    use crate::text::limits::limit_violations;
+
+    fn subject() -> Subject {
+        let mut request = Request::default();
+        request.kind.kind = "CustomResourceDefinition".into();
+        Subject::new(&request, "widgets.example.com", "", "")
+    }
+
+    fn finding(rule: &'static str, reject: bool) -> Finding {
+        let (text, brief) = (
+            format!("{rule} is wrong, because. Fix it."),
+            format!("{rule} is wrong."),
+        );
+        if reject {
+            Finding::reject(rule, "spec.x", text, brief)
+        } else {
+            Finding::warn(rule, "spec.x", text, brief)
+        }
+    }
+
+    const DOCS: &[RuleDoc] = &[RuleDoc {
+        id: "a",
+        summary: "a",
+        anchor: "rule-a",
+    }];
+
+    #[test]
+    fn one_rejection_and_one_warning() {
+        let report = Report::new(subject(), vec![finding("a", true), finding("b", false)]);
+        let verdict = answer(&[render_check("demo", DOCS, report)], false);
+        assert!(!verdict.accepted);
+        assert_eq!(
+            verdict.message.as_deref(),
+            Some("CustomResourceDefinition widgets.example.com: a is wrong, because. Fix it.")
+        );
+        assert_eq!(
+            verdict.warnings,
+            [format!(
+                "CRD widgets.example.com: b is wrong. See {}demo#what-it-checks",
+                crate::text::README_BASE
+            )]
+        );
+        let annotation: Annotation = serde_json::from_str(&verdict.audit_annotations[FINDINGS_ANNOTATION]).unwrap();
+        assert_eq!(annotation.total, 2);
+        assert_eq!(annotation.findings[0].rule, "a");
+        assert_eq!(annotation.findings[1].action, "warn");
+        assert_eq!(annotation.findings[1].brief, "CRD widgets.example.com: b is wrong.");
+    }
+
+    #[test]
+    fn several_rejections_are_numbered_and_prefixed_in_the_all_in_one() {
+        let report = Report::new(subject(), vec![finding("a", true), finding("b", true)]);
+        let verdict = answer(&[render_check("demo", DOCS, report)], true);
+        assert_eq!(
+            verdict.message.as_deref(),
+            Some(
+                "demo: CustomResourceDefinition widgets.example.com: 2 problems. (1) a is wrong, because. Fix it. (2) b is wrong, because. Fix it."
+            )
+        );
+    }
+
+    #[test]
+    fn overrides_note_the_setting_and_code_comes_from_the_first_rejection() {
+        let report = Report::new(
+            subject(),
+            vec![
+                finding("a", true).warn_if(true, || "warnOnly: a".into()),
+                finding("b", true).with_code(500),
+            ],
+        );
+        let verdict = answer(&[render_check("demo", DOCS, report)], false);
+        assert_eq!(verdict.code, Some(500));
+        assert!(
+            verdict.warnings[0].contains("a is wrong. (warnOnly: a) See "),
+            "{:?}",
+            verdict.warnings
+        );
+        assert!(verdict.warnings[0].ends_with("demo#rule-a"), "{:?}", verdict.warnings);
+    }
+
+    #[test]
+    fn lists_stay_within_the_limits() {
+        let findings: Vec<Finding> = (0..500)
+            .map(|i| {
+                Finding::reject(
+                    "x",
+                    format!("spec.f{i}"),
+                    Parts::default()
+                        .elidable(format!("spec.{}", "p".repeat(i)))
+                        .fixed(": why"),
+                    Parts::default().elidable(format!("spec.f{i}")).fixed(": brief"),
+                )
+            })
+            .collect();
+        let list = List {
+            rules: &["x"],
+            limit: 1000,
+            intro: "500 things.".into(),
+            intro_brief: "500 things.".into(),
+            more: "things".into(),
+            more_hint: "see the docs".into(),
+        };
+        let mut report = Report::new(subject(), findings.clone());
+        report.list = Some(list.clone());
+        let verdict = answer(&[render_check("demo", DOCS, report)], true);
+        assert!(limit_violations(verdict.message.as_deref(), &verdict.warnings).is_empty());
+        assert!(verdict.message.unwrap().ends_with(" more"));
+        let warned: Vec<Finding> = findings
+            .into_iter()
+            .map(|f| Finding {
+                action: crate::settings::RejectOrWarn::Warn,
+                ..f
+            })
+            .collect();
+        let mut report = Report::new(subject(), warned);
+        report.list = Some(list);
+        let verdict = answer(&[render_check("demo", DOCS, report)], false);
+        assert!(limit_violations(None, &verdict.warnings).is_empty());
+        assert!(
+            verdict
+                .warnings
+                .last()
+                .unwrap()
+                .contains("(500 in total); see the docs")
+        );
+        assert!(chars(&verdict.audit_annotations[FINDINGS_ANNOTATION]) <= ANNOTATION_CHARS);
+    }
+
+    #[test]
+    fn unnamed_objects_have_one_label() {
+        let request = Request::default();
+        assert_eq!(Subject::new(&request, "", "", "").label, crate::finding::UNNAMED);
+        assert_eq!(Subject::new(&request, "", "job-", "ns").label, "ns/job-<generated>");
+        assert_eq!(Subject::new(&request, "", "", "").noun(), "object");
+    }
+}

@@ -1,0 +1,42 @@
+//! What syncguard's tests share, and nothing that ships links: the runner of every policy's
+//! `test_data/cases.yml` with its answer records ([`cases`]), the request builders the tests and
+//! the benchmark use ([`crd_request`], [`payload`]), and the fuzz harness with the invariants
+//! every answer keeps ([`fuzz`]).
+//!
+//! The core's own unit tests may use the builders (they deal in JSON only); anything generic
+//! over the core's traits runs from integration tests (`tests/`), which link the same core.
+
+pub mod cases;
+pub mod fuzz;
+
+use serde_json::Value;
+
+/// A CustomResourceDefinition admission request as the API server sends it: `operation` of
+/// `object`, with `old` as `oldObject` when given, named after the object.
+pub fn crd_request(operation: &str, object: &Value, old: Option<&Value>) -> Value {
+    let mut request = serde_json::json!({
+        "uid": "u",
+        "kind": {"group": "apiextensions.k8s.io", "version": "v1", "kind": "CustomResourceDefinition"},
+        "resource": {"group": "apiextensions.k8s.io", "version": "v1", "resource": "customresourcedefinitions"},
+        "name": object["metadata"]["name"],
+        "operation": operation,
+        "object": object,
+    });
+    if let Some(old) = old {
+        request["oldObject"] = old.clone();
+    }
+    request
+}
+
+/// The `validate` payload Kubewarden hands a policy: `request` and the policy's `settings`.
+pub fn payload(request: &Value, settings: &Value) -> String {
+    serde_json::json!({"request": request, "settings": settings}).to_string()
+}
+
+/// The repository's root directory.
+pub fn root() -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("testkit sits in the repository")
+        .to_path_buf()
+}
