@@ -10,7 +10,10 @@ WASM_OPT   := wasm-opt -Oz --enable-bulk-memory --enable-sign-ext --enable-mutab
 TARGET     := wasm32-wasip1
 WASM_DIR   := target/$(TARGET)/release
 SYNCGUARD  := target/host/syncguard
+# Every policy folder: one per check of src/registry.rs, and the all-in-one (policies/syncguard).
 POLICIES   := $(sort $(patsubst policies/%/Cargo.toml,%,$(wildcard policies/*/Cargo.toml)))
+# The cargo package of a policy folder ($(1)), from its Cargo.toml.
+package_of = $(shell sed -n 's/^name = "\(.*\)"/\1/p' policies/$(1)/Cargo.toml | head -1)
 MODULES    := $(foreach p,$(POLICIES),policies/$(p)/policy.wasm)
 ANNOTATED  := $(foreach p,$(POLICIES),policies/$(p)/annotated-policy.wasm)
 # Policies that ship (have a metadata.yml): what push, artifacthub and manifests cover.
@@ -39,7 +42,7 @@ WASM_BINDGEN_VERSION := $(shell sed -n 's/^wasm-bindgen = "=\(.*\)"/\1/p' playgr
 SCAN_BENCH  = $(SYNCGUARD) scan --generate-bench-tree target/bench-tree --count 10000 && \
               $(SYNCGUARD) scan --stats target/bench-tree >/dev/null
 
-.PHONY: all setup build cli policies all-in-one annotate examples test unit answers e2e-tests lint bench bench-scan fmt clean \
+.PHONY: all setup build cli policies annotate examples test unit answers e2e-tests lint bench bench-scan fmt clean \
 	push artifacthub manifests fuzz playground playground-setup playground-tests
 
 all: build
@@ -69,26 +72,22 @@ playground-setup:
 cli:
 	$(CARGO) build --locked --profile host -p syncguard-cli
 
-## policies: every policy module, size-tuned, copied to policies/<name>/policy.wasm
-## (replaced only when it changed: the command embeds policies/ and rebuilds when it changes)
+## policies: every policy module (each check's and the all-in-one's), size-tuned, copied to
+## policies/<name>/policy.wasm (replaced only when it changed: the command embeds policies/ and
+## rebuilds when it changes)
 policies: setup
-	$(CARGO) build --locked --release --target $(TARGET) $(foreach p,$(POLICIES),-p $(p)) -p syncguard-noop -p syncguard-read-floor
+	$(CARGO) build --locked --release --target $(TARGET) $(foreach p,$(POLICIES),-p $(call package_of,$(p))) -p syncguard-noop -p syncguard-read-floor
 	@mkdir -p target/modules
 	@for p in $(POLICIES); do \
-	  $(WASM_OPT) $(WASM_DIR)/$$(echo $$p | tr - _).wasm -o target/modules/$$p.wasm || exit 1; \
+	  crate=$$(sed -n 's/^name = "\(.*\)"/\1/p' policies/$$p/Cargo.toml | head -1 | tr - _); \
+	  $(WASM_OPT) $(WASM_DIR)/$$crate.wasm -o target/modules/$$p.wasm || exit 1; \
 	  cmp -s target/modules/$$p.wasm policies/$$p/policy.wasm || cp target/modules/$$p.wasm policies/$$p/policy.wasm; \
 	done
 	$(WASM_OPT) $(WASM_DIR)/syncguard_noop.wasm -o bench/noop/policy.wasm
 	$(WASM_OPT) $(WASM_DIR)/syncguard_read_floor.wasm -o bench/read-floor/policy.wasm
 
-## all-in-one: every check in one module, ./syncguard.wasm (only this build enables the
-## all-in-one entry point; the core is linked as a cdylib here alone, so with LTO, see Cargo.toml)
-all-in-one: policies
-	$(CARGO) rustc --locked --release --target $(TARGET) -p syncguard --features all-in-one --crate-type cdylib
-	$(WASM_OPT) $(WASM_DIR)/syncguard.wasm -o syncguard.wasm
-
 ## annotate: embed metadata.yml and README.md in each module, as kwctl annotate does
-annotate: cli policies all-in-one
+annotate: cli policies
 	@mkdir -p target/modules
 	@for p in $(POLICIES); do \
 	  $(SYNCGUARD) annotate -m policies/$$p/metadata.yml -u policies/$$p/README.md \
@@ -96,29 +95,26 @@ annotate: cli policies all-in-one
 	  cmp -s target/modules/$$p.annotated.wasm policies/$$p/annotated-policy.wasm || \
 	    cp target/modules/$$p.annotated.wasm policies/$$p/annotated-policy.wasm; \
 	done
-	$(SYNCGUARD) annotate -m metadata.yml -u README.md -o annotated-syncguard.wasm syncguard.wasm
 
 ## build: every module and its annotated form, then the command again so that `syncguard scan`
 ## embeds the annotated modules (cli/build.rs includes policies/*/annotated-policy.wasm)
 build: annotate
 	$(CARGO) build --locked --profile host -p syncguard-cli
 
-## push: every policy to $(REGISTRY)/<name>:v<version>, the all-in-one to $(REGISTRY)/syncguard:v<version>
+## push: every policy to $(REGISTRY)/<name>:v<version> (the all-in-one is $(REGISTRY)/syncguard)
 push: build
 	@for p in $(SHIPPED); do \
 	  v=$(call version_of,policies/$$p/metadata.yml); \
 	  $(SYNCGUARD) push $(PUSH_FLAGS) policies/$$p/annotated-policy.wasm registry://$(REGISTRY)/$$p:v$$v || exit 1; \
 	done
-	$(SYNCGUARD) push $(PUSH_FLAGS) annotated-syncguard.wasm registry://$(REGISTRY)/syncguard:v$(call version_of,metadata.yml)
 
 ## artifacthub: regenerate every artifacthub-pkg.yml from metadata.yml, README.md and questions-ui.yml
 artifacthub: cli
 	@for p in $(SHIPPED); do \
+	  q=policies/$$p/questions-ui.yml; \
 	  $(SYNCGUARD) artifacthub --metadata-path policies/$$p/metadata.yml --readme-path policies/$$p/README.md \
-	    --questions-path policies/$$p/questions-ui.yml --output policies/$$p/artifacthub-pkg.yml || exit 1; \
+	    $$( [ -f $$q ] && echo --questions-path $$q ) --output policies/$$p/artifacthub-pkg.yml || exit 1; \
 	done
-	$(SYNCGUARD) artifacthub --metadata-path metadata.yml --readme-path README.md \
-	  $(if $(wildcard questions-ui.yml),--questions-path questions-ui.yml) --output artifacthub-pkg.yml
 
 ## manifests: regenerate every policies/<name>/policy.yaml (ClusterAdmissionPolicy, default settings)
 manifests: cli
@@ -151,14 +147,15 @@ playground: playground-setup
 playground-tests: build playground
 	$(CARGO) test --locked --profile host -p syncguard-playground
 
-## unit: the native tests of the core (every check and its fixtures) and of the shared scan crate
+## unit: the native tests of the core (every check and its fixtures), of the shared scan crate
+## and of the test kit
 unit:
-	$(CARGO) test --locked -p syncguard -p syncguard-scan
+	$(CARGO) test --locked -p syncguard -p syncguard-scan -p syncguard-testkit
 
 ## answers: record every fixture's exact answer again (policies/*/test_data/answers.snap, which
 ## `make unit` compares byte for byte), after a change meant to alter answers; review the diff
 answers:
-	INSTA_UPDATE=always INSTA_FORCE_PASS=1 $(CARGO) test --locked -p syncguard --lib -- fixtures
+	INSTA_UPDATE=always INSTA_FORCE_PASS=1 $(CARGO) test --locked -p syncguard --test fixtures
 
 ## e2e-tests: the built modules through the engine (syncguard run, or kwctl when KWCTL is set)
 e2e-tests: build
@@ -171,7 +168,7 @@ lint:
 	$(CARGO) clippy --locked --workspace --all-targets -- -D warnings
 	@# The fuzz targets are their own workspace: checked here so they never rot between fuzz runs.
 	$(CARGO) clippy --locked --manifest-path fuzz/Cargo.toml --all-targets -- -D warnings
-	$(CARGO) clippy --locked --release --target $(TARGET) -p syncguard --features all-in-one -- -D warnings
+	$(CARGO) clippy --locked --release --target $(TARGET) -p syncguard -p syncguard-all-in-one -- -D warnings
 
 ## bench-scan: `syncguard scan` throughput (documentsPerSecond, JSON on stderr) over a generated
 ## tree of 10,000 manifests (target/bench-tree)
@@ -187,28 +184,32 @@ fmt:
 
 clean:
 	$(CARGO) clean
-	rm -f $(MODULES) $(ANNOTATED) syncguard.wasm annotated-syncguard.wasm bench/noop/policy.wasm bench/read-floor/policy.wasm
+	rm -f $(MODULES) $(ANNOTATED) bench/noop/policy.wasm bench/read-floor/policy.wasm
 
 ## bench: one run, one table (and target/bench.json): sizes, cold start, warm validate beside
 ## the floors, scan throughput over 10,000 generated manifests, and the goals
 bench: build
 	$(SYNCGUARD) bench
 
-## fuzz: every cargo-fuzz target (fuzz/) for FUZZ_SECONDS each, seeded from the fixtures. Inputs
-## that break an invariant are copied to fuzz/regressions/<target>/ (replayed by the tests) and
-## the run fails. Installs cargo-fuzz when missing; runs on a stable toolchain without a
-## sanitizer (RUSTC_BOOTSTRAP allows the coverage flags libFuzzer needs).
+## fuzz: every check of the registry and the all-in-one, each for FUZZ_SECONDS, through the one
+## cargo-fuzz target (fuzz/fuzz_targets/policy.rs, SYNCGUARD_FUZZ_TARGET picks the check), each with
+## its own corpus seeded from the fixtures. Inputs that break an invariant are copied to
+## fuzz/regressions/<target>/ (replayed by the tests) and the run fails. Installs cargo-fuzz when
+## missing; runs on a stable toolchain without a sanitizer (RUSTC_BOOTSTRAP allows the coverage
+## flags libFuzzer needs).
 ## make fuzz [FUZZ_SECONDS=60] [FUZZ_TARGETS="crd-schema-fields ..."] [FUZZ_MAX_LEN=65536]
 FUZZ_SECONDS ?= 60
 FUZZ_MAX_LEN ?= 65536
-FUZZ_TARGETS ?= $(sort $(basename $(notdir $(wildcard fuzz/fuzz_targets/*.rs))))
+FUZZ_TARGETS ?=
 fuzz:
 	@command -v cargo-fuzz >/dev/null 2>&1 || $(CARGO) install cargo-fuzz --locked
+	rm -rf target/fuzz/seeds
 	$(CARGO) run --locked --quiet --profile host -p e2e-tests --bin fuzz-seeds -- target/fuzz/seeds $(FUZZ_MAX_LEN)
-	@failed=; for t in $(FUZZ_TARGETS); do \
+	@failed=; for t in $${FUZZ_TARGETS:-$$(ls target/fuzz/seeds)}; do \
 	  mkdir -p fuzz/corpus/$$t fuzz/artifacts/$$t; rm -f fuzz/artifacts/$$t/*; \
 	  echo "== fuzz $$t for $(FUZZ_SECONDS)s"; \
-	  RUSTC_BOOTSTRAP=1 $(CARGO) fuzz run --sanitizer none $$t $(CURDIR)/fuzz/corpus/$$t $(CURDIR)/target/fuzz/seeds/$$t -- \
+	  SYNCGUARD_FUZZ_TARGET=$$t RUSTC_BOOTSTRAP=1 $(CARGO) fuzz run --sanitizer none policy \
+	    $(CURDIR)/fuzz/corpus/$$t $(CURDIR)/target/fuzz/seeds/$$t -- \
 	    -max_total_time=$(FUZZ_SECONDS) -max_len=$(FUZZ_MAX_LEN) -timeout=10 -rss_limit_mb=4096 \
 	    -artifact_prefix=$(CURDIR)/fuzz/artifacts/$$t/ || failed="$$failed $$t"; \
 	  for f in fuzz/artifacts/$$t/crash-* fuzz/artifacts/$$t/timeout-* fuzz/artifacts/$$t/oom-*; do \

@@ -15,8 +15,8 @@ use serde::Serialize;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use syncguard::replay::Replay;
-use syncguard::testing::Cases;
+use syncguard_scan::replay::Replay;
+use syncguard_testkit::cases::Cases;
 
 /// Arguments of `syncguard bench`.
 #[derive(clap::Args)]
@@ -766,7 +766,7 @@ fn mib(bytes: usize) -> f64 {
 struct Fixed(Vec<u8>);
 
 impl crate::engine::Lookups for Fixed {
-    fn answer(&self, _request: &syncguard::replay::HostRequest) -> Result<Vec<u8>, String> {
+    fn answer(&self, _request: &syncguard_scan::replay::HostRequest) -> Result<Vec<u8>, String> {
         Ok(self.0.clone())
     }
 }
@@ -824,8 +824,8 @@ fn lookup_cost(
         "plural": "benchwidgets",
         "singular": "benchwidget",
     });
-    let request = syncguard::testing::crd_request("CREATE", &crd, None);
-    let payload = syncguard::testing::payload(&request, &serde_json::json!({}));
+    let request = syncguard_testkit::crd_request("CREATE", &crd, None);
+    let payload = syncguard_testkit::payload(&request, &serde_json::json!({}));
     let wasm = std::fs::read(policies_dir.join(LOOKUP_POLICY).join("annotated-policy.wasm"))
         .with_context(|| format!("{LOOKUP_POLICY}: run `make build`"))?;
     let module = engine.compile(&wasm)?;
@@ -885,10 +885,10 @@ fn lookup_cost(
 
 /// Keeps the last lookup request a module made and answers it with an empty List.
 #[derive(Default)]
-struct Recorder(std::sync::Mutex<Option<syncguard::replay::HostRequest>>);
+struct Recorder(std::sync::Mutex<Option<syncguard_scan::replay::HostRequest>>);
 
 impl crate::engine::Lookups for Recorder {
-    fn answer(&self, request: &syncguard::replay::HostRequest) -> Result<Vec<u8>, String> {
+    fn answer(&self, request: &syncguard_scan::replay::HostRequest) -> Result<Vec<u8>, String> {
         *self.0.lock().map_err(|_| "the lookup recorder broke".to_string())? = Some(request.clone());
         Ok(br#"{"items":[]}"#.to_vec())
     }

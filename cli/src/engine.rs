@@ -2,7 +2,7 @@
 //! WASI preview 1, epoch-based time limits, a memory cap, and the `kubewarden` host callbacks
 //! answered from a kwctl replay file or from any other [`Lookups`] (the offline cluster of
 //! `syncguard scan`). A replayed request must equal the recorded one as kwctl compares them,
-//! `field_masks` included (see [`syncguard::replay`]); the recorded answer is returned as it is,
+//! `field_masks` included (see [`syncguard_scan::replay`]); the recorded answer is returned as it is,
 //! so a replay file holds what Kubewarden sends for those masks.
 
 use crate::metadata::Metadata;
@@ -10,7 +10,7 @@ use anyhow::{Context, Result, anyhow};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
-use syncguard::replay::{HostRequest, Replay};
+use syncguard_scan::replay::{HostRequest, Replay};
 use wapc::WapcHost;
 use wasmtime_provider::{EpochDeadlines, ResourceLimits, WasmtimeEngineProviderBuilder, WasmtimeEngineProviderPre};
 

@@ -189,7 +189,7 @@ fn run(args: RunArgs) -> Result<ExitCode> {
             let text =
                 std::fs::read_to_string(path).with_context(|| format!("cannot read replay file {}", path.display()))?;
             Some(Arc::new(
-                syncguard::replay::Replay::parse(&text).map_err(|e| anyhow!("{}: {e}", path.display()))?,
+                syncguard_scan::replay::Replay::parse(&text).map_err(|e| anyhow!("{}: {e}", path.display()))?,
             ))
         }
         None => None,

@@ -7,7 +7,7 @@ use base64::Engine as _;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use syncguard::testing::{self, Case, Outcome};
+use syncguard_testkit::cases::{self as testing, Case, Outcome};
 
 /// The repository root.
 pub fn root() -> PathBuf {
@@ -17,16 +17,23 @@ pub fn root() -> PathBuf {
         .to_path_buf()
 }
 
-/// Names of the single-check policies (folders of `policies/` with a metadata.yml).
+/// Names of the single-check policies: the checks of the registry (`syncguard::registry`),
+/// each with its folder under `policies/`, sorted.
 pub fn policies() -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(root().join("policies"))
-        .expect("policies/ exists")
-        .filter_map(|e| e.ok())
-        .filter(|e| e.path().join("metadata.yml").is_file())
-        .map(|e| e.file_name().to_string_lossy().to_string())
+    let mut names: Vec<String> = syncguard::registry::CHECKS
+        .iter()
+        .map(|entry| entry.name.to_string())
         .collect();
     names.sort();
     names
+}
+
+/// The all-in-one's section of the settings of check `policy` (`crdSchemaFields` for
+/// `crd-schema-fields`).
+pub fn section_key(policy: &str) -> &'static str {
+    syncguard::registry::Entry::named(policy)
+        .unwrap_or_else(|| panic!("{policy} is not a check of the registry"))
+        .settings_key
 }
 
 /// An engine command line that follows kwctl's `run` contract.
@@ -173,7 +180,12 @@ pub fn annotated_module(policy: &str) -> PathBuf {
 
 /// The annotated all-in-one module, as `make build` leaves it.
 pub fn all_in_one_module() -> PathBuf {
-    let path = root().join("annotated-syncguard.wasm");
+    annotated_module(syncguard::registry::ALL_IN_ONE)
+}
+
+/// The bare (not annotated) module of a policy, as `make build` leaves it.
+pub fn bare_module(policy: &str) -> PathBuf {
+    let path = root().join("policies").join(policy).join("policy.wasm");
     assert!(path.is_file(), "{} is missing: run `make build` first", path.display());
     path
 }

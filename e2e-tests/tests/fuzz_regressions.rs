@@ -6,7 +6,7 @@
 //! their cluster objects.
 
 use e2e_tests::{Scratch, all_in_one_module, annotated_module, call_module};
-use syncguard::fuzz;
+use syncguard_testkit::fuzz;
 
 #[test]
 fn fuzz_regressions_replay_through_the_built_modules() {
@@ -14,7 +14,7 @@ fn fuzz_regressions_replay_through_the_built_modules() {
     let mut written = 0;
     let mut failures = Vec::new();
     let mut replayed = 0;
-    for target in fuzz::TARGETS {
+    for target in &fuzz::targets() {
         let module = if target.name == fuzz::ALL_IN_ONE {
             all_in_one_module()
         } else {

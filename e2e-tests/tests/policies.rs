@@ -7,27 +7,11 @@
 //! - both keep the API server's limits on messages and warnings.
 
 use e2e_tests::{
-    Engine, all_in_one_module, annotated_module, check_case, parallel_map, parse_response, policies, root,
+    Engine, all_in_one_module, annotated_module, bare_module, check_case, parallel_map, parse_response, policies,
+    section_key,
 };
 use serde_json::{Value, json};
-use syncguard::testing::{self, Case};
-
-/// The all-in-one settings section of a policy: `crd-schema-fields` -> `crdSchemaFields`.
-fn section_key(policy: &str) -> String {
-    let mut key = String::new();
-    for (i, part) in policy.split('-').enumerate() {
-        let mut chars = part.chars();
-        if let Some(first) = chars.next() {
-            if i == 0 {
-                key.push(first);
-            } else {
-                key.extend(first.to_uppercase());
-            }
-            key.extend(chars);
-        }
-    }
-    key
-}
+use syncguard_testkit::cases::{self as testing, Case};
 
 /// All-in-one settings that run only `policy`, with the case's settings.
 fn all_in_one_settings(policy: &str, case: &Case) -> Value {
@@ -80,13 +64,13 @@ fn evaluate(engine: &Engine, all_in_one: &std::path::Path, job: &Job) -> Vec<Str
         problems.push(format!("{name}: two evaluations differ:\n  {first:?}\n  {second:?}"));
     }
     // The API server's limits on what it passes on unshortened (`syncguard::text`).
-    for problem in syncguard::text::limit_violations(Some(&outcome.message), &outcome.warnings) {
+    for problem in syncguard::text::limits::limit_violations(Some(&outcome.message), &outcome.warnings) {
         problems.push(format!("{name}: {problem}"));
     }
     // The all-in-one module with only this check enabled.
     match combined.and_then(|line| parse_response(&line)) {
         Ok(all) => {
-            for problem in syncguard::text::limit_violations(Some(&all.message), &all.warnings) {
+            for problem in syncguard::text::limits::limit_violations(Some(&all.message), &all.warnings) {
                 problems.push(format!("{name}: all-in-one: {problem}"));
             }
             let message = if outcome.message.is_empty() {
@@ -184,17 +168,17 @@ fn module_sizes() {
     };
     let mut over = Vec::new();
     for policy in policies() {
-        let size = size_of(root().join("policies").join(&policy).join("policy.wasm"));
+        let size = size_of(bare_module(&policy));
         if size > SINGLE_LIMIT {
             over.push(format!(
                 "{policy}: policy.wasm is {size} bytes, over the {SINGLE_LIMIT}-byte guard"
             ));
         }
     }
-    let all_in_one = size_of(root().join("syncguard.wasm"));
+    let all_in_one = size_of(bare_module(syncguard::registry::ALL_IN_ONE));
     if all_in_one > ALL_IN_ONE_LIMIT {
         over.push(format!(
-            "syncguard.wasm is {all_in_one} bytes, over the {ALL_IN_ONE_LIMIT}-byte guard"
+            "the all-in-one's policy.wasm is {all_in_one} bytes, over the {ALL_IN_ONE_LIMIT}-byte guard"
         ));
     }
     assert!(over.is_empty(), "{}", over.join("\n"));

@@ -13,7 +13,7 @@
 //! is not JSON.
 
 use e2e_tests::{Engine, annotated_module, parallel_map, policies, root};
-use syncguard::testing::{self, Outcome};
+use syncguard_testkit::cases::{self as testing, Outcome};
 
 /// The link that names a case.
 const OPEN: &str = "[case `";

@@ -11,13 +11,9 @@
 //! The page calls [`evaluate`] and renders the JSON it returns (see [`report`]).
 
 use serde_json::{Value, json};
-use syncguard::check::{self, Check};
-use syncguard::checks::{
-    crd_kind_collision::CrdKindCollision, crd_safe_upgrade::CrdSafeUpgrade, crd_schema_fields::CrdSchemaFields,
-    hook_job_safety::HookJobSafety, ownership_markers::OwnershipMarkers,
-};
-use syncguard::cluster::{self, Cluster, Items};
-use syncguard::replay::HostRequest;
+use syncguard::check;
+use syncguard::cluster::Cluster;
+use syncguard::registry::{CHECKS, Entry};
 use syncguard_scan::cluster::{OfflineCluster, Plurals};
 use syncguard_scan::config::Config;
 use syncguard_scan::evaluate::{self, Evaluation, Evaluator};
@@ -30,50 +26,38 @@ const REPOSITORY: &str = "https://github.com/syncguard/syncguard";
 /// Name the pasted manifests have in messages (`syncguard scan` names the file).
 pub const MANIFESTS: &str = "manifests";
 
-/// One policy of the playground: a core check and its metadata.yml.
+/// One policy of the playground: a core check of the registry and its metadata.yml.
 pub struct Policy {
     /// Policy name (its folder under `policies/`).
     pub name: &'static str,
     metadata: &'static str,
     rules: &'static [syncguard::rules::Rule],
     validate: fn(&[u8], &dyn Cluster) -> Vec<u8>,
-    validate_settings: fn(&str) -> Result<(), String>,
+    validate_settings: fn(Option<&str>) -> Result<(), String>,
 }
 
-fn policy<C: Check>(name: &'static str, metadata: &'static str) -> Policy {
-    Policy {
-        name,
-        metadata,
-        rules: C::RULES,
-        validate: check::handle_validate::<C>,
-        validate_settings: |text| check::parse_settings::<C>(Some(text)).map(|_| ()),
+impl Policy {
+    /// The playground's policy for a check of the registry.
+    fn of(entry: &Entry) -> Policy {
+        let metadata = syncguard::rules::METADATA
+            .iter()
+            .find(|(name, _)| *name == entry.name)
+            .map_or("", |(_, text)| *text);
+        Policy {
+            name: entry.name,
+            metadata,
+            rules: entry.rules,
+            validate: entry.validate,
+            validate_settings: entry.check_settings,
+        }
     }
 }
 
-/// The policies `syncguard scan` embeds, in its order (by name).
+/// The policies `syncguard scan` embeds, in its order (by name): every check of the registry.
 pub fn policies() -> Vec<Policy> {
-    vec![
-        policy::<CrdKindCollision>(
-            "crd-kind-collision",
-            include_str!("../../policies/crd-kind-collision/metadata.yml"),
-        ),
-        policy::<CrdSafeUpgrade>(
-            "crd-safe-upgrade",
-            include_str!("../../policies/crd-safe-upgrade/metadata.yml"),
-        ),
-        policy::<CrdSchemaFields>(
-            "crd-schema-fields",
-            include_str!("../../policies/crd-schema-fields/metadata.yml"),
-        ),
-        policy::<HookJobSafety>(
-            "hook-job-safety",
-            include_str!("../../policies/hook-job-safety/metadata.yml"),
-        ),
-        policy::<OwnershipMarkers>(
-            "ownership-markers",
-            include_str!("../../policies/ownership-markers/metadata.yml"),
-        ),
-    ]
+    let mut all: Vec<Policy> = CHECKS.iter().map(Policy::of).collect();
+    all.sort_by_key(|policy| policy.name);
+    all
 }
 
 /// The annotations of a metadata.yml that the page shows.
@@ -106,20 +90,6 @@ pub struct CoreEvaluator {
     cluster: OfflineCluster,
 }
 
-/// The offline cluster as a core check asks it: the `list_resources_all` host call, answered
-/// by the same [`OfflineCluster::answer`] that answers the command's modules.
-struct TreeCluster<'a>(&'a OfflineCluster);
-
-impl Cluster for TreeCluster<'_> {
-    fn list_all(&self, api_version: &str, kind: &str, field_masks: &[&str]) -> Result<Items, String> {
-        let tag = HostRequest::tag_for("kubernetes", "list_resources_all").unwrap_or("KubernetesListResourceAll");
-        let body = serde_json::to_vec(&cluster::list_all_request(api_version, kind, field_masks))
-            .map_err(|e| e.to_string())?;
-        let request = HostRequest::from_call(tag, &body)?;
-        cluster::list_items(self.0.answer(&request)?)
-    }
-}
-
 impl Evaluator for CoreEvaluator {
     fn policy_count(&self) -> usize {
         self.active.len()
@@ -137,7 +107,7 @@ impl Evaluator for CoreEvaluator {
     fn evaluate(&mut self, policy: usize, document: usize, request: &str, _uid: &str) -> Evaluation {
         let active = &self.active[policy];
         let payload = evaluate::validate_payload(request, &active.settings);
-        let answer = (active.policy.validate)(payload.as_bytes(), &TreeCluster(&self.cluster));
+        let answer = (active.policy.validate)(payload.as_bytes(), &self.cluster);
         match check::decode_response(&answer) {
             Ok(answer) => {
                 // syncguard's non-mutating policies never return a mutated object, so the
@@ -217,7 +187,7 @@ pub fn report(state: &State) -> Value {
             continue;
         };
         let settings = settings.to_string();
-        if let Err(message) = (policy.validate_settings)(&settings) {
+        if let Err(message) = (policy.validate_settings)(Some(&settings)) {
             let place = if state.config.trim().is_empty() {
                 "default settings"
             } else {

@@ -1,10 +1,10 @@
-//! Writes the seed corpus of every fuzz target (`syncguard::fuzz::seeds`, drawn from the
+//! Writes the seed corpus of every fuzz target (`syncguard_testkit::fuzz::seeds`, drawn from the
 //! policies' fixtures) under the directory given as the first argument, one directory per
 //! target: `fuzz-seeds <dir> [max-len]`. Used by `make fuzz`.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
-use syncguard::fuzz;
+use syncguard_testkit::fuzz;
 
 fn main() -> ExitCode {
     let mut args = std::env::args().skip(1);
@@ -20,7 +20,7 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    for target in fuzz::TARGETS {
+    for target in &fuzz::targets() {
         let target_dir = dir.join(target.name);
         if let Err(e) = std::fs::create_dir_all(&target_dir) {
             eprintln!("fuzz-seeds: {}: {e}", target_dir.display());

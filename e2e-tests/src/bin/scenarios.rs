@@ -4,7 +4,7 @@
 
 use e2e_tests::{Engine, annotated_module, check_case, policies};
 use std::process::ExitCode;
-use syncguard::testing;
+use syncguard_testkit::cases as testing;
 
 fn main() -> ExitCode {
     let engine = Engine::from_env();

@@ -1,8 +1,0 @@
-//! Fuzz target `ownership-markers`: the invariants of `syncguard::fuzz` on any input.
-#![no_main]
-
-libfuzzer_sys::fuzz_target!(|data: &[u8]| {
-    if let Err(broken) = syncguard::fuzz::check_target("ownership-markers", data) {
-        panic!("ownership-markers: {broken}");
-    }
-});
