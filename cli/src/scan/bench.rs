@@ -261,7 +261,10 @@ fn as_in_a_cluster(crd: &mut Value, i: usize) {
             last["metadata"]["labels"] = meta["labels"].clone();
             let mut annotations = Map::new();
             annotations.insert("controller-gen.kubebuilder.io/version".into(), Value::from("v0.16.5"));
-            annotations.insert(syncguard_scan::reflector::LAST_APPLIED.into(), Value::from(last.to_string()));
+            annotations.insert(
+                syncguard_scan::reflector::LAST_APPLIED.into(),
+                Value::from(last.to_string()),
+            );
             meta.insert("annotations".into(), Value::Object(annotations));
             "kubectl-client-side-apply"
         }

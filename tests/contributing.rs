@@ -1,0 +1,137 @@
+//! Keeps CONTRIBUTING.md's walkthrough of adding a check true: every check of the registry is
+//! laid out exactly as it says, its template files included.
+
+use std::path::Path;
+use syncguard::registry::CHECKS;
+
+fn read(path: &Path) -> String {
+    std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// The fenced code blocks of a Markdown text tagged `lang`, without their indentation.
+fn blocks(text: &str, lang: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    let mut current: Option<(usize, Vec<String>)> = None;
+    for line in text.lines() {
+        let trimmed = line.trim_start();
+        match &mut current {
+            None if trimmed == format!("```{lang}") => current = Some((line.len() - trimmed.len(), Vec::new())),
+            Some(_) if trimmed == "```" => {
+                let (_, lines) = current.take().unwrap();
+                found.push(lines.join("\n") + "\n");
+            }
+            Some((indent, lines)) => lines.push(line.get(*indent..).unwrap_or("").to_string()),
+            None => {}
+        }
+    }
+    found
+}
+
+/// `my-check` written as `my_check` and as `MyCheck`.
+fn spellings(name: &str) -> (String, String) {
+    let snake = name.replace('-', "_");
+    let camel = name
+        .split('-')
+        .map(|word| word[..1].to_uppercase() + &word[1..])
+        .collect();
+    (snake, camel)
+}
+
+fn fill(template: &str, name: &str) -> String {
+    let (snake, camel) = spellings(name);
+    template
+        .replace("my-check", name)
+        .replace("my_check", &snake)
+        .replace("MyCheck", &camel)
+}
+
+/// GitHub's anchor of a Markdown heading.
+fn anchor(heading: &str) -> String {
+    heading
+        .trim()
+        .to_lowercase()
+        .chars()
+        .filter(|c| c.is_alphanumeric() || *c == '-' || *c == ' ' || *c == '_')
+        .map(|c| if c == ' ' { '-' } else { c })
+        .collect()
+}
+
+#[test]
+fn every_check_is_laid_out_as_contributing_md_says() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let guide = read(&root.join("CONTRIBUTING.md"));
+    let toml = blocks(&guide, "toml");
+    let rust = blocks(&guide, "rust");
+    let cargo_toml = toml
+        .iter()
+        .find(|b| b.contains("[package]"))
+        .expect("the Cargo.toml template");
+    let lib_rs = rust
+        .iter()
+        .find(|b| b.contains("export_policy!"))
+        .expect("the src/lib.rs template");
+    let registry_line = rust
+        .iter()
+        .find(|b| b.contains("my_check: MyCheck"))
+        .expect("the registry line");
+    let registry = read(&root.join("src/registry.rs"));
+    let modules = read(&root.join("src/checks/mod.rs"));
+    let mut problems = Vec::new();
+    for entry in CHECKS {
+        let name = entry.name;
+        let (snake, _) = spellings(name);
+        let folder = root.join("policies").join(name);
+        if !registry.contains(&fill(registry_line, name)) {
+            problems.push(format!(
+                "{name}: src/registry.rs lacks `{}`",
+                fill(registry_line, name).trim()
+            ));
+        }
+        if !modules.contains(&format!("pub mod {snake};")) {
+            problems.push(format!("{name}: src/checks/mod.rs lacks `pub mod {snake};`"));
+        }
+        if !root.join("src/checks").join(format!("{snake}.rs")).is_file() {
+            problems.push(format!("{name}: src/checks/{snake}.rs is missing"));
+        }
+        for (file, template) in [("Cargo.toml", cargo_toml), ("src/lib.rs", lib_rs)] {
+            let path = folder.join(file);
+            if !path.is_file() || read(&path) != fill(template, name) {
+                problems.push(format!(
+                    "{name}: policies/{name}/{file} is not CONTRIBUTING.md's template"
+                ));
+            }
+        }
+        for file in [
+            "metadata.yml",
+            "questions-ui.yml",
+            "README.md",
+            "test_data/cases.yml",
+            "test_data/answers.snap",
+        ] {
+            if !folder.join(file).is_file() {
+                problems.push(format!("{name}: policies/{name}/{file} is missing"));
+            }
+        }
+        let generated = syncguard::rules::POLICIES.iter().find(|(policy, _)| *policy == name);
+        if generated.map(|(_, rules)| *rules) != Some(entry.rules) {
+            problems.push(format!(
+                "{name}: its RULES are not those build.rs generates from its metadata.yml"
+            ));
+        }
+        let readme = read(&folder.join("README.md"));
+        let anchors: Vec<String> = readme
+            .lines()
+            .filter_map(|line| line.strip_prefix('#'))
+            .map(|heading| anchor(heading.trim_start_matches('#')))
+            .collect();
+        for doc in entry.findings {
+            if !anchors.contains(&doc.anchor.to_string()) {
+                problems.push(format!(
+                    "{name}: rule {} links to README section #{}, which policies/{name}/README.md lacks",
+                    doc.id, doc.anchor
+                ));
+            }
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
