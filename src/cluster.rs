@@ -229,7 +229,7 @@ mod tests {
         assert!(read(b"{\"items\": [").unwrap_err().contains("EOF while parsing a list"));
         assert!(list_items(b"\xff").unwrap_err().contains("not a List"));
         let crds = list_items(br#"{"items": [{"metadata": {"name": "a"}}, {"metadata": {"name": 7}}]}"#).unwrap();
-        match crds.read::<crate::k8s::Crd>() {
+        match crds.read::<crate::k8s::CrdIdentity>() {
             Err(ItemsError::Item(1, e)) => {
                 assert_eq!(
                     e.to_string(),

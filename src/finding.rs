@@ -176,6 +176,9 @@ pub struct Report {
     pub list: Option<List>,
     /// The object as the check changes it (mutating checks only); dropped when anything rejects.
     pub mutation: Option<Value>,
+    /// Sentences a rejection message gives once, after its findings: why findings of the same
+    /// rule matter and what to do instead, rather than in each of them.
+    pub notes: Vec<String>,
 }
 
 impl Report {

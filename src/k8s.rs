@@ -34,13 +34,15 @@ pub fn view_list<'de, D: Deserializer<'de>, T: Default + Deserialize<'de>>(
 object_only!(
     ObjectMeta,
     Object,
-    Crd,
+    Crd<'de>,
     CrdIdentity,
     NameOnly,
     CrdIdentitySpec,
-    CrdSpec,
+    CrdSpec<'de>,
     CrdNames,
-    CrdVersion,
+    CrdVersion<'de>,
+    CrdValidation<'de>,
+    CrdConversion,
     CrdStatus,
     Job,
     JobSpec,
@@ -127,16 +129,17 @@ fn member<T: DeserializeOwned + Default>(text: Option<&str>) -> Option<T> {
     }
 }
 
-/// A CustomResourceDefinition, as far as the checks read it.
+/// A CustomResourceDefinition, as far as the checks read it; each version's schema is left
+/// unread, its text borrowed from the object's.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(remote = "Self", default, rename_all = "camelCase")]
-pub struct Crd {
+pub struct Crd<'a> {
     /// `metadata`.
     #[serde(deserialize_with = "null_as_default")]
     pub metadata: ObjectMeta,
     /// `spec`.
-    #[serde(deserialize_with = "null_as_default")]
-    pub spec: CrdSpec,
+    #[serde(borrow, deserialize_with = "null_as_default")]
+    pub spec: CrdSpec<'a>,
     /// `status`.
     #[serde(deserialize_with = "null_as_default")]
     pub status: CrdStatus,
@@ -145,7 +148,7 @@ pub struct Crd {
 /// `spec` of a CRD.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(remote = "Self", default, rename_all = "camelCase")]
-pub struct CrdSpec {
+pub struct CrdSpec<'a> {
     /// API group served.
     #[serde(deserialize_with = "null_as_default")]
     pub group: String,
@@ -156,8 +159,20 @@ pub struct CrdSpec {
     #[serde(deserialize_with = "null_as_default")]
     pub scope: String,
     /// Versions served.
-    #[serde(deserialize_with = "view_list")]
-    pub versions: Vec<CrdVersion>,
+    #[serde(borrow, deserialize_with = "view_list")]
+    pub versions: Vec<CrdVersion<'a>>,
+    /// How objects are converted between versions.
+    #[serde(deserialize_with = "null_as_default")]
+    pub conversion: CrdConversion,
+}
+
+/// `spec.conversion` of a CRD.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(remote = "Self", default)]
+pub struct CrdConversion {
+    /// `None` (the default) or `Webhook`.
+    #[serde(deserialize_with = "null_as_default")]
+    pub strategy: String,
 }
 
 /// `spec.names` of a CRD.
@@ -184,7 +199,7 @@ pub struct CrdNames {
 /// One entry of `spec.versions`.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(remote = "Self", default, rename_all = "camelCase")]
-pub struct CrdVersion {
+pub struct CrdVersion<'a> {
     /// Version name, e.g. `v1beta1`.
     #[serde(deserialize_with = "null_as_default")]
     pub name: String,
@@ -194,6 +209,18 @@ pub struct CrdVersion {
     /// Whether it is the storage version.
     #[serde(deserialize_with = "null_as_default")]
     pub storage: bool,
+    /// `schema`, holding the version's `openAPIV3Schema`.
+    #[serde(borrow, deserialize_with = "null_as_default")]
+    pub schema: CrdValidation<'a>,
+}
+
+/// `spec.versions[*].schema` of a CRD.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(remote = "Self", default)]
+pub struct CrdValidation<'a> {
+    /// The version's structural schema, unread.
+    #[serde(borrow, rename = "openAPIV3Schema")]
+    pub open_api_v3_schema: Option<&'a serde_json::value::RawValue>,
 }
 
 /// `status` of a CRD.
@@ -205,9 +232,9 @@ pub struct CrdStatus {
     pub stored_versions: Vec<String>,
 }
 
-impl Crd {
+impl<'a> Crd<'a> {
     /// The `spec.versions` entry named `name`, with its index.
-    pub fn version(&self, name: &str) -> Option<(usize, &CrdVersion)> {
+    pub fn version(&self, name: &str) -> Option<(usize, &CrdVersion<'a>)> {
         self.spec.versions.iter().enumerate().find(|(_, v)| v.name == name)
     }
 

@@ -109,6 +109,7 @@ pub fn render_check(check: &'static str, docs: &[RuleDoc], report: Report) -> Re
         findings,
         list,
         mutation,
+        notes,
     } = report;
     let link = |finding: &Finding| {
         let anchor = docs
@@ -134,7 +135,7 @@ pub fn render_check(check: &'static str, docs: &[RuleDoc], report: Report) -> Re
                 }
                 crate::text::fit(&[crate::text::Part::Fixed(&text)], CHECK_MESSAGE_CHARS)
             }
-            _ => numbered_message(&subject, &rejecting, &link),
+            _ => numbered_message(&subject, &rejecting, &notes, &link),
         };
         let first = rejecting[0];
         let more = match rejecting.len() {
@@ -204,27 +205,67 @@ fn title(subject: &Subject) -> String {
 }
 
 /// The rejection of findings that stand alone: one in full, or several numbered, the last ones
-/// in their brief form when the whole does not fit.
-fn numbered_message(subject: &Subject, rejecting: &[&Finding], link: &dyn Fn(&Finding) -> String) -> String {
+/// in their brief form when the whole does not fit, and as many as fit with how many more there
+/// are when even that is too long; then the report's notes.
+fn numbered_message(
+    subject: &Subject,
+    rejecting: &[&Finding],
+    notes: &[String],
+    link: &dyn Fn(&Finding) -> String,
+) -> String {
+    let notes = notes.join(" ");
+    let budget = CHECK_MESSAGE_CHARS.saturating_sub(chars(&notes) + 1);
+    let body = numbered_findings(subject, rejecting, budget, link);
+    if notes.is_empty() {
+        body
+    } else {
+        format!("{body} {notes}")
+    }
+}
+
+/// The findings of [`numbered_message`] within `budget` characters.
+fn numbered_findings(
+    subject: &Subject,
+    rejecting: &[&Finding],
+    budget: usize,
+    link: &dyn Fn(&Finding) -> String,
+) -> String {
     let title = title(subject);
     match rejecting {
         [one] => join_fitting(
             &[(
-                format!("{title}: {}", one.text.fit(CHECK_MESSAGE_CHARS)),
+                format!("{title}: {}", one.text.fit(budget)),
                 warning_line(subject, &one.brief, None, &link(one)),
             )],
             " ",
-            CHECK_MESSAGE_CHARS,
+            budget,
         ),
         many => {
-            let mut parts = vec![(format!("{title}: {} problems.", many.len()), String::new())];
-            parts.extend(many.iter().enumerate().map(|(i, finding)| {
-                (
-                    format!("({}) {}", i + 1, finding.text.fit(CHECK_MESSAGE_CHARS)),
-                    format!("({}) {}", i + 1, finding.brief.fit(CHECK_WARNING_CHARS)),
-                )
-            }));
-            join_fitting(&parts, " ", CHECK_MESSAGE_CHARS)
+            let head = format!("{title}: {} problems.", many.len());
+            let short = |i: usize, finding: &Finding| format!("({}) {}", i + 1, finding.brief.fit(CHECK_WARNING_CHARS));
+            // Even the brief forms may not all fit: as many as do, and how many more there are.
+            let mut shown = many.len();
+            let mut used = chars(&head);
+            for (i, finding) in many.iter().enumerate() {
+                let more = format!(" and {} more", many.len() - i);
+                if used + 1 + chars(&short(i, finding)) + chars(&more) > budget {
+                    shown = i;
+                    break;
+                }
+                used += 1 + chars(&short(i, finding));
+            }
+            let mut parts = vec![(head, String::new())];
+            parts.extend(
+                many.iter()
+                    .take(shown)
+                    .enumerate()
+                    .map(|(i, finding)| (format!("({}) {}", i + 1, finding.text.fit(budget)), short(i, finding))),
+            );
+            if shown < many.len() {
+                let more = format!("and {} more", many.len() - shown);
+                parts.push((more.clone(), more));
+            }
+            join_fitting(&parts, " ", budget)
         }
     }
 }

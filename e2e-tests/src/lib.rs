@@ -76,7 +76,7 @@ impl Engine {
     /// Evaluates one case of `policy` with the module at `module`.
     pub fn run_case(&self, policy: &str, module: &Path, case: &Case) -> Result<Outcome, String> {
         let settings = case.settings.clone().unwrap_or(Value::Object(Default::default()));
-        let request = testing::test_data(policy).join(case.request.as_deref().unwrap_or_default());
+        let request = testing::request_path(policy, case).unwrap_or_default();
         parse_response(&self.run_raw(policy, module, case, &settings, &request)?)
     }
 
@@ -93,7 +93,7 @@ impl Engine {
         let dir = testing::test_data(policy);
         let mut command = Command::new(&self.program);
         command.arg("run").arg("--settings-json").arg(settings.to_string());
-        let request = if case.request.is_some() {
+        let request = if case.request.is_some() || case.upgrade.is_some() {
             request.to_path_buf()
         } else {
             root().join("e2e-tests/data/empty-request.json")

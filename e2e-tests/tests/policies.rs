@@ -46,7 +46,7 @@ fn evaluate(engine: &Engine, all_in_one: &std::path::Path, job: &Job) -> Vec<Str
         Err(e) => return vec![format!("{name}: {e}")],
     };
     let settings = case.settings.clone().unwrap_or(json!({}));
-    let request = testing::test_data(policy).join(case.request.as_deref().unwrap_or_default());
+    let request = testing::request_path(policy, case).unwrap_or_default();
     let combined = engine.run_raw(policy, all_in_one, case, &all_in_one_settings(policy, case), &request);
     if let Some(expected) = &case.expect.settings_invalid {
         match combined {

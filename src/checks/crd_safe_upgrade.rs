@@ -46,10 +46,15 @@ use crate::cluster::Cluster;
 use crate::finding::{Finding, Malformed, Report, RuleDoc, Subject};
 use crate::k8s::Crd;
 use crate::rules::{self, Rule};
+use crate::settings::Action;
 use crate::text::spelling::closest;
-use crate::text::{elide, join_and, quote};
+use crate::text::{Parts, elide, join_and, quote};
+use schema::{Change, EnumAdditions, SchemaRules, Scope, What};
 use serde::Deserialize;
+use serde_json::value::RawValue;
 use std::collections::BTreeMap;
+
+pub mod schema;
 
 /// Default of `versionAnnotations`: Gateway API's bundle version annotation.
 pub const GATEWAY_BUNDLE_VERSION: &str = "gateway.networking.k8s.io/bundle-version";
@@ -57,15 +62,114 @@ pub const GATEWAY_BUNDLE_VERSION: &str = "gateway.networking.k8s.io/bundle-versi
 /// Gateway API's channel annotation, the key of the default `channelAnnotations`.
 pub const GATEWAY_CHANNEL: &str = "gateway.networking.k8s.io/channel";
 
-/// The names of the checks whose rejections setting `warnOnly` can turn into warnings.
+/// The names of the checks whose rejections setting `warnOnly` can turn into warnings
+/// (`storedVersions` is the `storedVersionRemoval` rule, also set by `schemaRules`).
 pub const CHECK_NAMES: [&str; 4] = ["storedVersions", "downgrade", "channel", "pendingMigration"];
+
+/// The README section of the schema rules.
+const SCHEMA_ANCHOR: &str = "schema-compatibility";
 
 /// The rules of the check's findings.
 pub const FINDINGS: &[RuleDoc] = &[
     RuleDoc {
-        id: "storedVersions",
+        id: "storedVersionRemoval",
         summary: "a version still in status.storedVersions is removed from spec.versions",
         anchor: "what-it-checks",
+    },
+    RuleDoc {
+        id: "scope",
+        summary: "spec.scope changes, so every stored object becomes unreachable",
+        anchor: SCHEMA_ANCHOR,
+    },
+    RuleDoc {
+        id: "existingFieldRemoval",
+        summary: "a field of an existing version's schema is removed",
+        anchor: SCHEMA_ANCHOR,
+    },
+    RuleDoc {
+        id: "type",
+        summary: "a field's type changes",
+        anchor: SCHEMA_ANCHOR,
+    },
+    RuleDoc {
+        id: "default",
+        summary: "a field's default is added, changed or removed",
+        anchor: SCHEMA_ANCHOR,
+    },
+    RuleDoc {
+        id: "enum",
+        summary: "an enum is added where there was none, or values are removed (or added, with enumAdditions: reject)",
+        anchor: SCHEMA_ANCHOR,
+    },
+    RuleDoc {
+        id: "maximum",
+        summary: "maximum is added or lowered",
+        anchor: SCHEMA_ANCHOR,
+    },
+    RuleDoc {
+        id: "maxItems",
+        summary: "maxItems is added or lowered",
+        anchor: SCHEMA_ANCHOR,
+    },
+    RuleDoc {
+        id: "maxLength",
+        summary: "maxLength is added or lowered",
+        anchor: SCHEMA_ANCHOR,
+    },
+    RuleDoc {
+        id: "maxProperties",
+        summary: "maxProperties is added or lowered",
+        anchor: SCHEMA_ANCHOR,
+    },
+    RuleDoc {
+        id: "minimum",
+        summary: "minimum is added or raised",
+        anchor: SCHEMA_ANCHOR,
+    },
+    RuleDoc {
+        id: "minItems",
+        summary: "minItems is added or raised",
+        anchor: SCHEMA_ANCHOR,
+    },
+    RuleDoc {
+        id: "minLength",
+        summary: "minLength is added or raised",
+        anchor: SCHEMA_ANCHOR,
+    },
+    RuleDoc {
+        id: "minProperties",
+        summary: "minProperties is added or raised",
+        anchor: SCHEMA_ANCHOR,
+    },
+    RuleDoc {
+        id: "required",
+        summary: "a field of an existing object becomes required",
+        anchor: SCHEMA_ANCHOR,
+    },
+    RuleDoc {
+        id: "pattern",
+        summary: "a pattern is added, changed or removed",
+        anchor: SCHEMA_ANCHOR,
+    },
+    RuleDoc {
+        id: "nullable",
+        summary: "nullable is turned on or off",
+        anchor: SCHEMA_ANCHOR,
+    },
+    RuleDoc {
+        id: "oneOf",
+        summary: "oneOf is added, or entries are added or removed",
+        anchor: SCHEMA_ANCHOR,
+    },
+    RuleDoc {
+        id: "description",
+        summary: "a field's description changes",
+        anchor: SCHEMA_ANCHOR,
+    },
+    RuleDoc {
+        id: "unhandled",
+        summary: "another schema keyword changes (format, anyOf, x-kubernetes-*, ...)",
+        anchor: SCHEMA_ANCHOR,
     },
     RuleDoc {
         id: "downgrade",
@@ -118,6 +222,12 @@ pub struct Settings {
     /// Check names (`storedVersions`, `downgrade`, `channel`, `pendingMigration`) whose
     /// rejections become warnings. Default: `[]` (every finding of these checks rejects).
     pub warn_only: Vec<String>,
+    /// The schema rules (crdify's names) to their action, `reject`, `warn` or `ignore`. A rule
+    /// not named keeps its default: `reject`, `ignore` for `description` (OLM v1's choices).
+    pub schema_rules: SchemaRules,
+    /// Whether values added to an existing enum are `allow`ed (default, as OLM v1) or `reject`ed
+    /// under the `enum` rule (crdify's default).
+    pub enum_additions: EnumAdditions,
 }
 
 impl Default for Settings {
@@ -129,6 +239,8 @@ impl Default for Settings {
                 vec!["standard".to_string(), "experimental".to_string()],
             )]),
             warn_only: Vec::new(),
+            schema_rules: SchemaRules::default(),
+            enum_additions: EnumAdditions::Allow,
         }
     }
 }
@@ -136,6 +248,19 @@ impl Default for Settings {
 impl Settings {
     fn warn_only(&self, check: &str) -> bool {
         self.warn_only.iter().any(|name| name == check)
+    }
+
+    /// The action of a finding of `rule`: the schema rules' setting, with `warnOnly` turning a
+    /// rejection into a warning (`storedVersions` for `storedVersionRemoval`).
+    fn action(&self, rule: &str) -> Action {
+        let warn_only = match rule {
+            "storedVersionRemoval" => self.warn_only("storedVersions"),
+            other => self.warn_only(other),
+        };
+        match self.schema_rules.action(rule) {
+            Action::Reject if warn_only => Action::Warn,
+            action => action,
+        }
     }
 }
 
@@ -161,21 +286,50 @@ impl Check for CrdSafeUpgrade {
         settings: &Settings,
         _cluster: &dyn Cluster,
     ) -> Result<Report, Malformed> {
-        let new = read(object, "object")?;
+        let new_text = text_of(object)?;
+        let new = read(&new_text, "object")?;
         let subject = Subject::new(request, &new.metadata.name, &new.metadata.generate_name, "");
+        let mut notes = Vec::new();
         let findings = match (request.operation.as_ref(), request.old_object) {
-            ("UPDATE", Some(old)) => update(&subject.label, &read(old, "oldObject")?, &new, settings),
+            ("UPDATE", Some(old)) => {
+                let old_text = text_of(old)?;
+                update(
+                    &subject.label,
+                    &read(&old_text, "oldObject")?,
+                    &new,
+                    settings,
+                    &mut notes,
+                )
+            }
             ("UPDATE", None) => Vec::new(),
             _ => audit(&subject.label, &new),
         };
         let findings = findings
             .into_iter()
-            .map(|finding| {
+            .filter_map(|finding| {
                 let rule = finding.rule;
-                finding.warn_if(settings.warn_only(rule), || format!("warnOnly: {rule}"))
+                match settings.action(rule) {
+                    Action::Ignore => None,
+                    Action::Warn if finding.rejects() => Some(finding.warn_if(true, || {
+                        if settings.schema_rules.actions.contains_key(rule) {
+                            format!("schemaRules: {rule}: warn")
+                        } else if rule == "storedVersionRemoval" {
+                            "warnOnly: storedVersions".to_string()
+                        } else {
+                            format!("warnOnly: {rule}")
+                        }
+                    })),
+                    _ => Some(finding),
+                }
             })
+            .collect::<Vec<Finding>>();
+        let mut report = Report::new(subject, findings);
+        report.notes = notes
+            .into_iter()
+            .filter(|(rule, _)| report.findings.iter().any(|f| f.rule == *rule && f.rejects()))
+            .map(|(_, note)| note)
             .collect();
-        Ok(Report::new(subject, findings))
+        Ok(report)
     }
 }
 
@@ -217,6 +371,7 @@ fn check_settings(settings: &Settings) -> Result<(), String> {
             }
         }
     }
+    settings.schema_rules.check()?;
     for (i, name) in settings.warn_only.iter().enumerate() {
         if !CHECK_NAMES.contains(&name.as_str()) {
             let hint = closest(name, CHECK_NAMES, 3)
@@ -235,9 +390,20 @@ fn check_settings(settings: &Settings) -> Result<(), String> {
     Ok(())
 }
 
+/// The JSON text of an object: the request's own, or, for an object a check before built
+/// (the all-in-one), written out (a CRD's schemas are read borrowing from text).
+fn text_of(object: ObjectJson<'_>) -> Result<std::borrow::Cow<'_, RawValue>, Malformed> {
+    match object {
+        ObjectJson::Raw(raw) => Ok(std::borrow::Cow::Borrowed(raw)),
+        ObjectJson::Parsed(value) => serde_json::value::to_raw_value(value)
+            .map(std::borrow::Cow::Owned)
+            .map_err(|e| Malformed(format!("cannot read the request's object: {e}"))),
+    }
+}
+
 /// The request's `what` (`object`, `oldObject`) read as a CRD, or why it cannot be.
-fn read(object: ObjectJson<'_>, what: &str) -> Result<Crd, Malformed> {
-    object.read_described().map_err(|e| {
+fn read<'a>(text: &'a RawValue, what: &str) -> Result<Crd<'a>, Malformed> {
+    ObjectJson::Raw(text).read_described().map_err(|e| {
         Malformed(format!(
             "cannot read the request's {what}: {e}; expected a CustomResourceDefinition of apiextensions.k8s.io/v1"
         ))
@@ -270,7 +436,7 @@ fn api_server_errors(entries: &[(usize, &str)]) -> String {
     format!("`{}`", errors.join(", "))
 }
 
-fn version_names(crd: &Crd) -> String {
+fn version_names(crd: &Crd<'_>) -> String {
     let names: Vec<String> = crd.spec.versions.iter().map(|v| v.name.clone()).collect();
     if names.is_empty() {
         "no versions".to_string()
@@ -288,9 +454,29 @@ const LIST_CHARS: usize = 80;
 // ---------------------------------------------------------------------------------------------
 // UPDATE.
 
-fn update(name: &str, old: &Crd, new: &Crd, settings: &Settings) -> Vec<Finding> {
+/// The findings of an UPDATE, in their fixed order, and the note of each schema rule found (see
+/// [`Report::notes`]).
+fn update(
+    name: &str,
+    old: &Crd<'_>,
+    new: &Crd<'_>,
+    settings: &Settings,
+    notes: &mut Vec<(&'static str, String)>,
+) -> Vec<Finding> {
     let mut findings = Vec::new();
     findings.extend(stored_versions(name, old, new));
+    let changes = schema::compare(old, new, settings.enum_additions);
+    findings.extend(
+        changes
+            .iter()
+            .filter(|change| settings.action(change.rule) != Action::Ignore)
+            .map(schema_finding),
+    );
+    for change in &changes {
+        if !notes.iter().any(|(rule, _)| *rule == change.rule) {
+            notes.push((change.rule, schema_note(change)));
+        }
+    }
     for key in &settings.version_annotations {
         findings.extend(downgrade(key, old.annotation(key), new.annotation(key)));
     }
@@ -302,8 +488,185 @@ fn update(name: &str, old: &Crd, new: &Crd, settings: &Settings) -> Vec<Finding>
     findings
 }
 
+/// A schema change as a finding: what changed, where (version and path in the API server's
+/// form) and the old and new values where they are short; why it breaks stored objects or their
+/// clients, and what to do instead, is its rule's note ([`schema_note`]).
+fn schema_finding(change: &Change) -> Finding {
+    let path = match change.scope {
+        Scope::Crd => "spec.scope".to_string(),
+        _ => format!("spec.versions[{}].schema.openAPIV3Schema{}", change.index, change.at),
+    };
+    let field = if change.at.is_empty() {
+        "the schema".to_string()
+    } else {
+        path.clone()
+    };
+    let what = schema_what(change, false);
+    let short_why = short_reason(change);
+    let place = match &change.scope {
+        Scope::Crd => String::new(),
+        Scope::Version(version) => format!(" ({version})"),
+        Scope::Served(earlier, later) => format!(
+            " (served {earlier} and {later} differ without a conversion webhook, so objects written as {earlier} are read as {later})"
+        ),
+    };
+    let brief_place = match &change.scope {
+        Scope::Crd => String::new(),
+        Scope::Version(version) => format!(" ({version})"),
+        Scope::Served(earlier, later) => format!(" (served {earlier} vs {later}, no conversion webhook)"),
+    };
+    let text = Parts::default().fixed(format!("{field}{place}: {what}."));
+    let brief = Parts::default()
+        .elidable(field)
+        .fixed(format!("{brief_place}: "))
+        .elidable(schema_what(change, true))
+        .fixed(format!("; {short_why}."));
+    Finding::reject(change.rule, path, text, brief)
+}
+
+/// Why a schema change breaks, in a few words, for a warning.
+fn short_reason(change: &Change) -> &'static str {
+    match (change.rule, &change.what) {
+        ("scope", _) => "every stored object becomes unreachable",
+        ("existingFieldRemoval", _) => "stored values are pruned on their next write",
+        ("type", _) => "stored values no longer validate",
+        ("default", _) => "stored objects read differently without a write",
+        ("enum", What::Members(_)) => "clients may not know the new values",
+        ("nullable", What::Added(_)) => "clients may now read null",
+        ("description", _) => "documentation only",
+        ("unhandled", _) => "not shown safe for stored objects",
+        _ => "stored values may no longer validate",
+    }
+}
+
+/// The note a rejection gives once for the schema findings of `rule`: why they break stored
+/// objects or their clients, and what to do instead.
+fn schema_note(change: &Change) -> String {
+    let (why, fix) = schema_reason(change);
+    let mut why = why.to_string();
+    if let Some(first) = why.get_mut(..1) {
+        first.make_ascii_uppercase();
+    }
+    format!("{} ({}): {why}. {fix}.", change.rule, describe_rule(change))
+}
+
+/// How a note names the kind of change it explains.
+fn describe_rule(change: &Change) -> &'static str {
+    match (change.rule, &change.what) {
+        ("existingFieldRemoval", _) => "a field removed",
+        ("default", What::Added(_)) => "a default added",
+        ("default", _) => "a default changed or removed",
+        ("enum", What::Members(_)) => "enum values added",
+        ("nullable", What::Added(_)) => "nullable turned on",
+        ("unhandled", _) => "other keywords",
+        ("scope", _) => "the scope",
+        ("description", _) => "descriptions",
+        ("required", _) => "fields made required",
+        _ => "a constraint added or tightened",
+    }
+}
+
+/// What a schema change is: its values in full, or (`brief`) in a few words.
+fn schema_what(change: &Change, brief: bool) -> String {
+    let rule = change.rule;
+    match (&change.what, rule) {
+        (What::Gone, _) => "removed".to_string(),
+        (What::Changed(a, b), "scope") => format!("the scope changes from {a} to {b}"),
+        (What::Changed(a, b), _) => format!("{rule} changes from {a} to {b}"),
+        (What::Added(b), "enum") => format!("an enum is added where there was none: {b}"),
+        (What::Added(b), "oneOf") => format!("oneOf is added ({b})"),
+        (What::Added(_), "nullable") => "nullable is turned on".to_string(),
+        (What::Added(b), _) => format!("{rule} is added: {b}"),
+        (What::Removed(_), "nullable") => "nullable is turned off".to_string(),
+        (What::Removed(a), _) => format!("{rule} is removed (it was {a})"),
+        (What::Tightened(a, b), _) if rule.starts_with("max") => format!("{rule} is lowered from {a} to {b}"),
+        (What::Tightened(a, b), _) => format!("{rule} is raised from {a} to {b}"),
+        (What::Members(names), "required") => {
+            format!(
+                "{} become{} required",
+                join_and(names),
+                if names.len() == 1 { "s" } else { "" }
+            )
+        }
+        (What::Members(values), _) => format!("{rule} gains {}", join_and(values)),
+        (What::Dropped(values), _) => format!("{rule} loses {}", join_and(values)),
+        (What::Keywords(keywords), _) => {
+            let shown = |v: &str| !v.contains('…');
+            match keywords.as_slice() {
+                [(key, a, b)] if !brief && shown(a) && shown(b) => format!("{key} changes from {a} to {b}"),
+                [(key, _, _)] => format!("{key} changes"),
+                many => {
+                    let keys: Vec<String> = many
+                        .iter()
+                        .map(|(key, a, b)| {
+                            if !brief && shown(a) && shown(b) {
+                                format!("{key} ({a} to {b})")
+                            } else {
+                                key.clone()
+                            }
+                        })
+                        .collect();
+                    format!("{} change", join_and(&keys))
+                }
+            }
+        }
+    }
+}
+
+/// Why a schema change breaks stored objects or their clients, and what to do instead.
+fn schema_reason(change: &Change) -> (&'static str, &'static str) {
+    const NEW_VERSION: &str =
+        "Make the change in a new version of the CRD, with a conversion webhook that converts stored objects";
+    const RATCHET: &str = "Tighten it in a new version instead, or with an x-kubernetes-validations rule that spares unchanged values (`self == oldSelf || ...`)";
+    const INVALID: &str = "stored objects that break it no longer validate, and any update that touches the field is refused (validation ratcheting spares only unchanged values)";
+    let rule = change.rule;
+    let (why, fix) = match (rule, &change.what) {
+        ("scope", _) => (
+            "objects stored under one scope cannot be read under the other: every stored object becomes unreachable",
+            "Never change the scope: create a CRD of another group or kind with the new scope and migrate the objects",
+        ),
+        ("existingFieldRemoval", _) => (
+            "the API server prunes it from stored objects on their next write, and clients that set it lose it without an error",
+            "Keep the field (say in its description that it is deprecated), or drop it in a new version with a conversion webhook",
+        ),
+        ("type", _) => (
+            "stored objects hold values of the old type, which no longer validate and which clients decode wrongly",
+            NEW_VERSION,
+        ),
+        ("default", What::Added(_)) => (
+            "the API server applies defaults when it reads objects, so every stored object without the field changes for its clients without any write",
+            "Set the value in the objects that need it, or add the default in a new version",
+        ),
+        ("default", _) => (
+            "stored objects without the field were read with the old default; their clients now read something else without any write",
+            NEW_VERSION,
+        ),
+        ("enum", What::Members(_)) => (
+            "clients that know only the old values may not handle the new ones",
+            "Set enumAdditions: allow if the clients accept new values, as OLM v1 does",
+        ),
+        ("enum" | "pattern" | "oneOf", What::Removed(_) | What::Dropped(_)) if rule != "enum" => (
+            "clients that relied on the constraint may now read values it excluded",
+            NEW_VERSION,
+        ),
+        ("enum" | "pattern" | "oneOf" | "required", _) => (INVALID, RATCHET),
+        (r, _) if r.starts_with("max") || r.starts_with("min") => (INVALID, RATCHET),
+        ("nullable", What::Added(_)) => ("clients that never saw null may now read null", NEW_VERSION),
+        ("nullable", _) => ("stored null values no longer validate", RATCHET),
+        ("description", _) => (
+            "only the documentation changes",
+            "Set schemaRules: {description: ignore} (the default) to allow it",
+        ),
+        _ => (
+            "no rule shows such a change safe for stored objects and their clients (OLM v1 refuses it too)",
+            "Make it in a new version with a conversion webhook, or, after checking it yourself, set schemaRules: {unhandled: warn}",
+        ),
+    };
+    (why, fix)
+}
+
 /// Check 1: every stored version must stay in `spec.versions`.
-fn stored_versions(name: &str, old: &Crd, new: &Crd) -> Option<Finding> {
+fn stored_versions(name: &str, old: &Crd<'_>, new: &Crd<'_>) -> Option<Finding> {
     let missing: Vec<(usize, &str)> = old
         .status
         .stored_versions
@@ -335,7 +698,7 @@ fn stored_versions(name: &str, old: &Crd, new: &Crd) -> Option<Finding> {
         )
     };
     Some(Finding::reject(
-        "storedVersions",
+        "storedVersionRemoval",
         format!("status.storedVersions[{}]", missing[0].0),
         format!(
             "{} {verb} not in the new spec.versions (which lists {}). The API server refuses this update with {}, because objects may still be stored in etcd as {} and could no longer be read. Migrate {pronoun} to {storage}: {first_step}{}, and apply this update again.",
@@ -455,7 +818,7 @@ fn channel(key: &str, channels: &[String], old: Option<&str>, new: Option<&str>)
 }
 
 /// Warning 4: the storage version changes (and the previous one stays listed).
-fn storage_change(name: &str, old: &Crd, new: &Crd) -> Option<Finding> {
+fn storage_change(name: &str, old: &Crd<'_>, new: &Crd<'_>) -> Option<Finding> {
     let (_, before) = old.storage()?;
     let (index, after) = new.storage()?;
     if before == after || new.version(before).is_none() {
@@ -478,7 +841,7 @@ fn storage_change(name: &str, old: &Crd, new: &Crd) -> Option<Finding> {
 }
 
 /// Warning 5: a stored version that was served stops being served.
-fn stops_being_served(name: &str, old: &Crd, new: &Crd) -> Vec<Finding> {
+fn stops_being_served(name: &str, old: &Crd<'_>, new: &Crd<'_>) -> Vec<Finding> {
     let storage = new.storage().map(|(_, v)| v).unwrap_or(NO_STORAGE);
     old.status
         .stored_versions
@@ -508,7 +871,7 @@ fn stops_being_served(name: &str, old: &Crd, new: &Crd) -> Vec<Finding> {
 // ---------------------------------------------------------------------------------------------
 // CREATE: the audit scanner's view of an existing CRD.
 
-fn audit(name: &str, crd: &Crd) -> Vec<Finding> {
+fn audit(name: &str, crd: &Crd<'_>) -> Vec<Finding> {
     let stored = &crd.status.stored_versions;
     if stored.is_empty() {
         return Vec::new();

@@ -32,6 +32,9 @@ pub struct Case {
     pub description: String,
     /// Request file (AdmissionRequest or AdmissionReview JSON), relative to test_data/.
     pub request: Option<String>,
+    /// Or an UPDATE of a CRD from one manifest to another, which the runner builds.
+    #[serde(default)]
+    pub upgrade: Option<Upgrade>,
     /// Settings, inline.
     #[serde(default)]
     pub settings: Option<Value>,
@@ -40,6 +43,28 @@ pub struct Case {
     pub replay: Option<String>,
     /// The expected outcome.
     pub expect: Expect,
+}
+
+/// An UPDATE of a CustomResourceDefinition from the manifest `from` to the manifest `to` (JSON
+/// or YAML files relative to test_data/): the old object is `from` with
+/// `status.storedVersions` (by default its storage version), the new one `to` with the same
+/// status, as the API server sends an update of a CRD.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct Upgrade {
+    /// The CRD installed.
+    pub from: String,
+    /// The CRD applied over it.
+    pub to: String,
+    /// The installed CRD's `status.storedVersions`; default: its storage version.
+    #[serde(default)]
+    pub stored_versions: Option<Vec<String>>,
+    /// An RFC 6902 JSON Patch applied to `from` first (one fixture, many installed states).
+    #[serde(default)]
+    pub from_change: Option<Value>,
+    /// An RFC 6902 JSON Patch applied to `to` (one fixture, many changes).
+    #[serde(default)]
+    pub change: Option<Value>,
 }
 
 /// The expected outcome of a case.
@@ -86,6 +111,59 @@ pub fn load(name: &str) -> Cases {
     let path = test_data(name).join("cases.yml");
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     serde_yaml_ng::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// The AdmissionRequest of a case of `policy`: its request file's, or the UPDATE its `upgrade`
+/// describes; `None` for a case that checks settings alone.
+pub fn request_of(policy: &str, case: &Case) -> Option<Value> {
+    let dir = test_data(policy);
+    if let Some(file) = &case.request {
+        return Some(admission_request(&dir.join(file)));
+    }
+    let upgrade = case.upgrade.as_ref()?;
+    let read = |file: &str| -> Value {
+        let path = dir.join(file);
+        let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        serde_yaml_ng::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+    };
+    let patched = |mut crd: Value, change: &Option<Value>, what: &str| -> Value {
+        if let Some(change) = change {
+            let ops: json_patch::Patch = serde_json::from_value(change.clone())
+                .unwrap_or_else(|e| panic!("{}: `{what}` is not a JSON Patch: {e}", case.name));
+            json_patch::patch(&mut crd, &ops).unwrap_or_else(|e| panic!("{}: `{what}`: {e}", case.name));
+        }
+        crd
+    };
+    let mut old = patched(read(&upgrade.from), &upgrade.from_change, "fromChange");
+    let mut new = patched(read(&upgrade.to), &upgrade.change, "change");
+    let stored = upgrade.stored_versions.clone().unwrap_or_else(|| {
+        let storage = old["spec"]["versions"]
+            .as_array()
+            .and_then(|versions| versions.iter().find(|v| v["storage"] == true))
+            .and_then(|v| v["name"].as_str())
+            .unwrap_or_default();
+        vec![storage.to_string()]
+    });
+    old["status"] = serde_json::json!({"storedVersions": stored});
+    new["status"] = old["status"].clone();
+    Some(crate::crd_request("UPDATE", &new, Some(&old)))
+}
+
+/// A file holding the AdmissionRequest of a case of `policy` (see [`request_of`]): its request
+/// file, or one written under `target/testkit/` for an upgrade; `None` without a request.
+pub fn request_path(policy: &str, case: &Case) -> Option<PathBuf> {
+    if let Some(file) = &case.request {
+        return Some(test_data(policy).join(file));
+    }
+    let request = request_of(policy, case)?;
+    let dir = crate::root().join("target/testkit/requests").join(policy);
+    std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
+    let path = dir.join(format!("{}.json", case.name));
+    let text = request.to_string();
+    if std::fs::read_to_string(&path).ok().as_deref() != Some(text.as_str()) {
+        std::fs::write(&path, text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    }
+    Some(path)
 }
 
 /// The AdmissionRequest inside a request file (bare or wrapped in an AdmissionReview).
@@ -158,11 +236,7 @@ fn run_case(entry: &Entry, case: &Case) -> Result<String, String> {
         (None, Err(message)) => return Err(format!("settings refused: {message}")),
         (None, Ok(_)) => {}
     }
-    let request_file = case
-        .request
-        .as_ref()
-        .ok_or("a case that evaluates a request needs `request`")?;
-    let request = admission_request(&dir.join(request_file));
+    let request = request_of(entry.name, case).ok_or("a case that evaluates a request needs `request` or `upgrade`")?;
     let payload = serde_json::json!({"request": request, "settings": settings}).to_string();
     let cluster = |replay: &mut Option<Replay>| -> Result<(), String> {
         if let Some(file) = &case.replay {

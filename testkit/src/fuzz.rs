@@ -383,8 +383,9 @@ pub fn seeds(target: &Target, max_len: usize) -> Vec<Vec<u8>> {
             let mut raw = vec![RAW_SETTINGS];
             raw.extend_from_slice(settings.to_string().as_bytes());
             seeds.push(raw);
-            let Some(file) = &case.request else { continue };
-            let request = crate::cases::admission_request(&dir.join(file));
+            let Some(request) = crate::cases::request_of(policy, &case) else {
+                continue;
+            };
             let cluster = case
                 .replay
                 .as_ref()

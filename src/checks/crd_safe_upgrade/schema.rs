@@ -1,0 +1,1041 @@
+//! Schema compatibility: what an update of a CRD changes in the schemas that stored objects and
+//! clients rely on, rule by rule as kubernetes-sigs/crdify judges it and as OLM v1's "CRD upgrade
+//! safety" preflight runs it (crdify's rule names are the ids users see and configure).
+//!
+//! # What is compared
+//! - **The CRD as a whole**: `scope` (a change of `spec.scope`); stored versions removed
+//!   (`storedVersionRemoval`, reported by the check itself with the migration that fixes it).
+//! - **Each version old against new** (a version present in both): every schema node of the old
+//!   version is compared with the node at the same place in the new one. A node of the old schema
+//!   that the new one lacks is `existingFieldRemoval` (reported once, at the topmost removed node);
+//!   a node only the new schema has (an added field) is not compared on its own, only through its
+//!   parent (`required`). A node's own keywords are compared with `properties` and `items` left
+//!   out, as crdify does: a change inside `allOf`, `anyOf`, `not`, `additionalProperties`,
+//!   `patternProperties`, `definitions`, `dependencies` or `additionalItems` is a change of the
+//!   node that holds it (`unhandled`), and those subschemas are compared at their own places too.
+//! - **The served versions of the new CRD with each other**, every pair in Kubernetes' version
+//!   order (alpha before beta before GA), unless `spec.conversion.strategy` is `Webhook`: without
+//!   a conversion webhook, every served version reads the same stored objects. Only differences
+//!   the old CRD's own served versions did not already have are reported.
+//!
+//! # The rules, on one node (old value `a`, new value `b`)
+//! - `type`: any change of `type`.
+//! - `default`: a default added, changed or removed.
+//! - `enum`: an enum added where there was none, values removed, or (with `enumAdditions:
+//!   reject`) values added; only the first of these is reported.
+//! - `maximum`, `maxItems`, `maxLength`, `maxProperties`: added, or lowered; `minimum`,
+//!   `minItems`, `minLength`, `minProperties`: added, or raised. Loosening or removing a bound is
+//!   fine.
+//! - `required`: a name added to `required` (a field of an existing object made required).
+//! - `pattern`: added, changed or removed (compared as text).
+//! - `nullable`: turned on or off.
+//! - `oneOf`: added, or entries added or removed (each entry compared without its own
+//!   `description`, `title`, `example` and `externalDocs`).
+//! - `description`: changed (ignored by default, as OLM v1 ignores it).
+//! - `unhandled`: any other keyword that differs (`format`, `anyOf`, `allOf`, `not`,
+//!   `exclusiveMaximum`, `multipleOf`, `uniqueItems`, every `x-kubernetes-*`, ...), in either
+//!   direction.
+//!
+//! Values compare as the API server's Go types do: `null` and an absent keyword are the same, a
+//! keyword whose Go type is a value (a string, a boolean, a list, a map) is the same absent and
+//! empty (`""`, `false`, `[]`, `{}`), a pointer one is not (`maximum: 0` differs from no
+//! maximum), and numbers compare by value (`1` and `1.0`).
+//!
+//! # Where syncguard reports differently from crdify
+//! The verdicts are crdify's; the findings are fewer. A removed node is reported once, where
+//! crdify also lists every node under it and every rule that fires against the missing node
+//! (`type` changed to `""`, `default` removed, ...); in the served-version comparison, a field
+//! a later served version lacks is reported as `existingFieldRemoval` for the same reason.
+//!
+//! Cost: the schemas of a version are not read at all when their text is the same in the old and
+//! the new object; otherwise both are read once into trees whose keywords stay unread text, and
+//! they are walked together, properties matched by name after sorting (nothing is quadratic in
+//! the number of properties).
+
+use crate::k8s::{Crd, CrdVersion};
+use crate::settings::{Action, string_enum};
+use crate::text::spelling::closest;
+use crate::text::{join_and, quote};
+use serde::Deserialize;
+use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde_json::Value;
+use serde_json::value::RawValue;
+use std::borrow::Cow;
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt;
+
+/// The schema rules, by crdify's names, in the order findings of one node are reported.
+pub const RULES: [&str; 20] = [
+    "scope",
+    "storedVersionRemoval",
+    "existingFieldRemoval",
+    "type",
+    "default",
+    "enum",
+    "maximum",
+    "maxItems",
+    "maxLength",
+    "maxProperties",
+    "minimum",
+    "minItems",
+    "minLength",
+    "minProperties",
+    "required",
+    "pattern",
+    "nullable",
+    "oneOf",
+    "description",
+    "unhandled",
+];
+
+/// Whether added enum values are allowed (OLM v1's default) or rejected (crdify's).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum EnumAdditions {
+    /// Adding values to an existing enum is fine (default, as in OLM v1).
+    #[default]
+    Allow,
+    /// Adding values is reported under the `enum` rule (crdify's own default).
+    Reject,
+}
+
+string_enum!(EnumAdditions {
+    "allow" => EnumAdditions::Allow,
+    "reject" => EnumAdditions::Reject,
+});
+
+/// What each schema rule does: the `schemaRules` and `enumAdditions` settings.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct SchemaRules {
+    /// The rules the settings name, with their action; the others have their default.
+    pub actions: BTreeMap<String, Action>,
+}
+
+impl<'de> Deserialize<'de> for SchemaRules {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        Ok(SchemaRules {
+            actions: BTreeMap::deserialize(deserializer)?,
+        })
+    }
+}
+
+impl SchemaRules {
+    /// The action of `rule`: the settings', else the default (`reject`, `ignore` for
+    /// `description`, as OLM v1 judges).
+    pub fn action(&self, rule: &str) -> Action {
+        match self.actions.get(rule) {
+            Some(action) => *action,
+            None if rule == "description" => Action::Ignore,
+            None => Action::Reject,
+        }
+    }
+
+    /// Refuses a rule name that is not one of [`RULES`], suggesting the nearest.
+    pub fn check(&self) -> Result<(), String> {
+        for rule in self.actions.keys() {
+            if !RULES.contains(&rule.as_str()) {
+                let hint = closest(rule, RULES, 3)
+                    .map(|near| format!(" (did you mean {}?)", quote(near)))
+                    .unwrap_or_default();
+                return Err(format!(
+                    "`schemaRules.{rule}`: unknown rule{hint}; the rules are {}",
+                    join_and(&RULES.map(String::from))
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Changes: what the comparison finds, before any wording.
+
+/// Where a change was found.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Scope {
+    /// The CRD as a whole.
+    Crd,
+    /// One version, old against new.
+    Version(String),
+    /// Two served versions of the new CRD (earlier, later).
+    Served(String, String),
+}
+
+/// One thing the comparison found: the rule, where, and what changed.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Change {
+    /// The rule (one of [`RULES`]).
+    pub rule: &'static str,
+    /// Where: the CRD, a version, or a pair of served versions.
+    pub scope: Scope,
+    /// The index in the new CRD's `spec.versions` of the version the path is in.
+    pub index: usize,
+    /// The node's path inside the version's `openAPIV3Schema`, in the API server's form
+    /// (`.properties.spec.properties.mode`; empty for the root).
+    pub at: String,
+    /// What changed, in the rule's own terms.
+    pub what: What,
+}
+
+/// What a change is, in the terms of its rule.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub enum What {
+    /// A keyword added: its new value.
+    Added(String),
+    /// A keyword removed: its old value.
+    Removed(String),
+    /// A keyword changed: old and new values.
+    Changed(String, String),
+    /// A bound made stricter: old and new values.
+    Tightened(String, String),
+    /// Members of a list added (`required`, `enum`, `oneOf`).
+    Members(Vec<String>),
+    /// Members of a list removed (`enum`, `oneOf`).
+    Dropped(Vec<String>),
+    /// A node of the old schema the new one lacks.
+    Gone,
+    /// Keywords no rule covers that differ: each with old and new values.
+    Keywords(Vec<(String, String, String)>),
+}
+
+/// Compares the schemas of `old` and `new` (an UPDATE): scope, each version old against new,
+/// then the served versions of the new CRD with each other. Changes come in a fixed order.
+pub fn compare(old: &Crd<'_>, new: &Crd<'_>, additions: EnumAdditions) -> Vec<Change> {
+    let mut changes = Vec::new();
+    if old.spec.scope != new.spec.scope {
+        changes.push(Change {
+            rule: "scope",
+            scope: Scope::Crd,
+            index: 0,
+            at: String::new(),
+            what: What::Changed(quote(&old.spec.scope), quote(&new.spec.scope)),
+        });
+    }
+    let compare = Comparison { additions };
+    for (index, version) in new.spec.versions.iter().enumerate() {
+        let Some((_, before)) = old.version(&version.name) else {
+            continue;
+        };
+        compare.schemas(
+            before.schema.open_api_v3_schema,
+            version.schema.open_api_v3_schema,
+            &Scope::Version(version.name.clone()),
+            index,
+            &mut changes,
+        );
+    }
+    if new.spec.conversion.strategy != "Webhook" {
+        let already: BTreeSet<(Scope, String, &'static str, What)> = compare
+            .served(old)
+            .into_iter()
+            .map(|c| (c.scope, c.at, c.rule, c.what))
+            .collect();
+        changes.extend(
+            compare
+                .served(new)
+                .into_iter()
+                .filter(|c| !already.contains(&(c.scope.clone(), c.at.clone(), c.rule, c.what.clone()))),
+        );
+    }
+    changes
+}
+
+/// The comparison's settings: a rule's action only decides what becomes of its findings, the
+/// comparison itself is the same whatever the actions.
+struct Comparison {
+    additions: EnumAdditions,
+}
+
+impl Comparison {
+    /// Compares two schemas (`None`: the version has none) of one version or of a served pair.
+    fn schemas(
+        &self,
+        old: Option<&RawValue>,
+        new: Option<&RawValue>,
+        scope: &Scope,
+        index: usize,
+        out: &mut Vec<Change>,
+    ) {
+        let Some(old) = old else { return };
+        if new.is_some_and(|new| new.get() == old.get()) {
+            return;
+        }
+        let (Ok(before), Ok(after)) = (
+            Node::parse(old.get()),
+            new.map_or_else(|| Ok(Node::default()), |new| Node::parse(new.get())),
+        ) else {
+            // A schema that is not a JSON object: the API server refuses it, loudly.
+            return;
+        };
+        if new.is_none() {
+            out.push(Change {
+                rule: "existingFieldRemoval",
+                scope: scope.clone(),
+                index,
+                at: String::new(),
+                what: What::Gone,
+            });
+            return;
+        }
+        let mut walk = Walk {
+            comparison: self,
+            scope,
+            index,
+            path: String::new(),
+            out,
+        };
+        walk.nodes(&before, &after);
+    }
+
+    /// The changes between every pair of served versions of `crd`, earlier against later.
+    fn served(&self, crd: &Crd<'_>) -> Vec<Change> {
+        let mut served: Vec<(usize, &CrdVersion<'_>)> =
+            crd.spec.versions.iter().enumerate().filter(|(_, v)| v.served).collect();
+        served.sort_by(|(_, a), (_, b)| kube_version_order(&a.name, &b.name));
+        let mut out = Vec::new();
+        for (i, (_, earlier)) in served.iter().enumerate() {
+            for (index, later) in &served[i + 1..] {
+                let scope = Scope::Served(earlier.name.clone(), later.name.clone());
+                self.schemas(
+                    earlier.schema.open_api_v3_schema,
+                    later.schema.open_api_v3_schema,
+                    &scope,
+                    *index,
+                    &mut out,
+                );
+            }
+        }
+        out
+    }
+}
+
+/// A walk of two schema trees together.
+struct Walk<'c> {
+    comparison: &'c Comparison,
+    scope: &'c Scope,
+    index: usize,
+    /// The current node's path, grown and truncated as the walk goes.
+    path: String,
+    out: &'c mut Vec<Change>,
+}
+
+impl Walk<'_> {
+    fn push(&mut self, rule: &'static str, what: What) {
+        self.out.push(Change {
+            rule,
+            scope: self.scope.clone(),
+            index: self.index,
+            at: self.path.clone(),
+            what,
+        });
+    }
+
+    /// Runs `f` with `segment` appended to the path.
+    fn at(&mut self, segment: &str, f: impl FnOnce(&mut Self)) {
+        let mark = self.path.len();
+        self.path.push_str(segment);
+        f(self);
+        self.path.truncate(mark);
+    }
+
+    /// Compares one node of the old schema with the node at the same place in the new one.
+    fn nodes(&mut self, a: &Node<'_>, b: &Node<'_>) {
+        self.keywords(a, b);
+        // Properties, matched by name (both lists are sorted).
+        let mut news = b.properties.iter().peekable();
+        for (name, old) in &a.properties {
+            while news.peek().is_some_and(|(n, _)| n < name) {
+                news.next();
+            }
+            match news.peek() {
+                Some((n, new)) if n == name => self.at(&format!(".properties.{name}"), |w| w.nodes(old, new)),
+                _ => self.at(&format!(".properties.{name}"), |w| {
+                    w.push("existingFieldRemoval", What::Gone)
+                }),
+            }
+        }
+        match (&a.items, &b.items) {
+            (Items::One(old), Items::One(new)) => self.at(".items", |w| w.nodes(old, new)),
+            (Items::Many(old), Items::Many(new)) => {
+                for (i, old) in old.iter().enumerate() {
+                    match new.get(i) {
+                        Some(new) => self.at(&format!(".items[{i}]"), |w| w.nodes(old, new)),
+                        None => self.at(&format!(".items[{i}]"), |w| w.push("existingFieldRemoval", What::Gone)),
+                    }
+                }
+            }
+            (Items::One(_), _) => self.at(".items", |w| w.push("existingFieldRemoval", What::Gone)),
+            (Items::Many(old), _) => {
+                for i in 0..old.len() {
+                    self.at(&format!(".items[{i}]"), |w| w.push("existingFieldRemoval", What::Gone));
+                }
+            }
+            (Items::None, _) => {}
+        }
+    }
+
+    /// Compares the node's own keywords (everything but `properties` and `items`), rule by rule,
+    /// then what no rule covers; subschemas under other keywords are compared at their places.
+    fn keywords(&mut self, a: &Node<'_>, b: &Node<'_>) {
+        let mut unhandled = Vec::new();
+        for (key, old, new) in merged(&a.keywords, &b.keywords) {
+            if old.map(RawValue::get) == new.map(RawValue::get) {
+                continue;
+            }
+            let (old, new) = (parsed(old), parsed(new));
+            match key {
+                "type" | "pattern" | "description" => self.text_rule(key, &old, &new),
+                "default" => match (absent(&old), absent(&new)) {
+                    (true, false) => self.push("default", What::Added(short(&new))),
+                    (false, true) => self.push("default", What::Removed(short(&old))),
+                    (false, false) if !same_json(&old, &new) => {
+                        self.push("default", What::Changed(short(&old), short(&new)))
+                    }
+                    _ => {}
+                },
+                "enum" => self.enumeration(&old, &new),
+                "maximum" | "maxItems" | "maxLength" | "maxProperties" => self.bound(key, &old, &new, true),
+                "minimum" | "minItems" | "minLength" | "minProperties" => self.bound(key, &old, &new, false),
+                "required" => {
+                    let before = strings(&old);
+                    let added: Vec<String> = strings(&new).into_iter().filter(|n| !before.contains(n)).collect();
+                    if !added.is_empty() {
+                        self.push("required", What::Members(added));
+                    }
+                }
+                "nullable" => match (truthy(&old), truthy(&new)) {
+                    (false, true) => self.push("nullable", What::Added("true".into())),
+                    (true, false) => self.push("nullable", What::Removed("true".into())),
+                    _ => {}
+                },
+                "oneOf" => {
+                    self.one_of(&old, &new);
+                    self.subschemas(key, &old, &new);
+                }
+                _ => {
+                    if !same_keyword(key, &old, &new) {
+                        unhandled.push((key.to_string(), short(&old), short(&new)));
+                    }
+                    self.subschemas(key, &old, &new);
+                }
+            }
+        }
+        if !unhandled.is_empty() {
+            self.push("unhandled", What::Keywords(unhandled));
+        }
+    }
+
+    /// `type`, `pattern`, `description`: strings, absent as empty.
+    fn text_rule(&mut self, key: &str, old: &Value, new: &Value) {
+        let key = rule_name(key);
+        let (a, b) = (old.as_str().unwrap_or(""), new.as_str().unwrap_or(""));
+        if a == b {
+            return;
+        }
+        let what = match (a.is_empty(), b.is_empty()) {
+            (true, false) if key != "type" => What::Added(quote(b)),
+            (false, true) if key != "type" => What::Removed(quote(a)),
+            _ => What::Changed(quote(a), quote(b)),
+        };
+        self.push(key, what);
+    }
+
+    fn enumeration(&mut self, old: &Value, new: &Value) {
+        let (a, b) = (json_set(old), json_set(new));
+        if a.is_empty() && !b.is_empty() {
+            self.push("enum", What::Added(list(&b)));
+            return;
+        }
+        let removed: Vec<String> = a.difference(&b).cloned().collect();
+        if !removed.is_empty() {
+            self.push("enum", What::Dropped(removed));
+            return;
+        }
+        let added: Vec<String> = b.difference(&a).cloned().collect();
+        if !added.is_empty() && self.comparison.additions == EnumAdditions::Reject {
+            self.push("enum", What::Members(added));
+        }
+    }
+
+    /// A `max*` (`upper`) or `min*` bound: added, or made stricter.
+    fn bound(&mut self, key: &str, old: &Value, new: &Value, upper: bool) {
+        let rule = rule_name(key);
+        match (old.as_f64(), new.as_f64()) {
+            (None, Some(_)) => self.push(rule, What::Added(short(new))),
+            (Some(a), Some(b)) if (upper && b < a) || (!upper && b > a) => {
+                self.push(rule, What::Tightened(short(old), short(new)))
+            }
+            _ => {}
+        }
+    }
+
+    fn one_of(&mut self, old: &Value, new: &Value) {
+        let entries = |value: &Value| -> BTreeSet<String> {
+            value
+                .as_array()
+                .map(|items| {
+                    items
+                        .iter()
+                        .map(|item| {
+                            let mut item = item.clone();
+                            if let Value::Object(map) = &mut item {
+                                for key in ["description", "title", "example", "externalDocs"] {
+                                    map.remove(key);
+                                }
+                            }
+                            normalized(&item, true).to_string()
+                        })
+                        .collect()
+                })
+                .unwrap_or_default()
+        };
+        let (a, b) = (entries(old), entries(new));
+        if a.is_empty() && !b.is_empty() {
+            self.push("oneOf", What::Added(format!("{} entries", b.len())));
+        } else if a.difference(&b).next().is_some() {
+            self.push(
+                "oneOf",
+                What::Dropped(a.difference(&b).map(|e| short_text(e)).collect()),
+            );
+        } else if b.difference(&a).next().is_some() {
+            self.push(
+                "oneOf",
+                What::Members(b.difference(&a).map(|e| short_text(e)).collect()),
+            );
+        }
+    }
+
+    /// The subschemas under keyword `key` (`allOf`, `additionalProperties`, ...), compared at
+    /// their own places: nodes the new schema lacks are removed, the others compared.
+    fn subschemas(&mut self, key: &str, old: &Value, new: &Value) {
+        match key {
+            "allOf" | "anyOf" | "oneOf" => {
+                let (olds, news) = (old.as_array(), new.as_array());
+                for (i, item) in olds.into_iter().flatten().enumerate() {
+                    let later = news.and_then(|n| n.get(i));
+                    self.at(&format!(".{key}[{i}]"), |w| w.subschema(item, later));
+                }
+            }
+            "not" | "additionalProperties" | "additionalItems" => {
+                if old.is_object() {
+                    let later = Some(new).filter(|n| n.is_object());
+                    self.at(&format!(".{key}"), |w| w.subschema(old, later));
+                }
+            }
+            "patternProperties" | "definitions" | "dependencies" => {
+                for (name, item) in old.as_object().into_iter().flatten() {
+                    if !item.is_object() {
+                        continue;
+                    }
+                    let later = new.get(name).filter(|n| n.is_object());
+                    self.at(&format!(".{key}.{name}"), |w| w.subschema(item, later));
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// A subschema read as a value, compared with its counterpart (`None`: gone).
+    fn subschema(&mut self, old: &Value, new: Option<&Value>) {
+        let Some(new) = new else {
+            self.push("existingFieldRemoval", What::Gone);
+            return;
+        };
+        if old == new {
+            return;
+        }
+        let (a, b) = (old.to_string(), new.to_string());
+        if let (Ok(a), Ok(b)) = (Node::parse(&a), Node::parse(&b)) {
+            self.nodes(&a, &b);
+        }
+    }
+}
+
+/// The rule named `key` (a keyword with a rule of its own).
+fn rule_name(key: &str) -> &'static str {
+    RULES.iter().find(|rule| **rule == key).copied().unwrap_or("unhandled")
+}
+
+/// The keywords of two nodes, merged by name: each with its old and new raw value.
+fn merged<'n, 'a>(
+    a: &'n [(Cow<'a, str>, &'a RawValue)],
+    b: &'n [(Cow<'a, str>, &'a RawValue)],
+) -> Vec<(&'n str, Option<&'a RawValue>, Option<&'a RawValue>)> {
+    let (mut i, mut j) = (0, 0);
+    let mut out = Vec::with_capacity(a.len().max(b.len()));
+    while i < a.len() || j < b.len() {
+        match (a.get(i), b.get(j)) {
+            (Some((ka, va)), Some((kb, vb))) if ka == kb => {
+                out.push((ka.as_ref(), Some(*va), Some(*vb)));
+                i += 1;
+                j += 1;
+            }
+            (Some((ka, va)), Some((kb, _))) if ka < kb => {
+                out.push((ka.as_ref(), Some(*va), None));
+                i += 1;
+            }
+            (Some((ka, va)), None) => {
+                out.push((ka.as_ref(), Some(*va), None));
+                i += 1;
+            }
+            (_, Some((kb, vb))) => {
+                out.push((kb.as_ref(), None, Some(*vb)));
+                j += 1;
+            }
+            (None, None) => break,
+        }
+    }
+    out
+}
+
+/// A raw keyword value read, `Null` when absent.
+fn parsed(raw: Option<&RawValue>) -> Value {
+    raw.and_then(|raw| serde_json::from_str(raw.get()).ok())
+        .unwrap_or(Value::Null)
+}
+
+fn absent(value: &Value) -> bool {
+    value.is_null()
+}
+
+fn truthy(value: &Value) -> bool {
+    value.as_bool().unwrap_or(false)
+}
+
+/// The strings of a list (`required`).
+fn strings(value: &Value) -> Vec<String> {
+    value
+        .as_array()
+        .map(|items| items.iter().filter_map(|i| i.as_str().map(str::to_string)).collect())
+        .unwrap_or_default()
+}
+
+/// The members of a list as canonical JSON texts (`enum`).
+fn json_set(value: &Value) -> BTreeSet<String> {
+    value
+        .as_array()
+        .map(|items| items.iter().map(|item| normalized(item, false).to_string()).collect())
+        .unwrap_or_default()
+}
+
+/// `[a b c]`, as crdify lists values.
+fn list(values: &BTreeSet<String>) -> String {
+    format!("[{}]", values.iter().cloned().collect::<Vec<_>>().join(" "))
+}
+
+/// Most characters of a value shown in a finding.
+const VALUE_CHARS: usize = 40;
+
+/// A value as a finding shows it: its JSON, shortened in its middle when long.
+fn short(value: &Value) -> String {
+    if value.is_null() {
+        return "none".to_string();
+    }
+    short_text(&value.to_string())
+}
+
+fn short_text(text: &str) -> String {
+    crate::text::elide(text, VALUE_CHARS).into_owned()
+}
+
+/// Whether two JSON values are the same, numbers compared by value.
+fn same_json(a: &Value, b: &Value) -> bool {
+    normalized(a, false) == normalized(b, false)
+}
+
+/// Whether two values of keyword `key` are the same for the API server's Go types (see the
+/// module doc).
+fn same_keyword(key: &str, a: &Value, b: &Value) -> bool {
+    let zero = |value: &Value| value.is_null() || (!POINTER_KEYWORDS.contains(&key) && is_zero(value));
+    if zero(a) && zero(b) {
+        return true;
+    }
+    let schema = SCHEMA_KEYWORDS.contains(&key);
+    normalized(a, schema) == normalized(b, schema)
+}
+
+/// Keywords whose Go type is a pointer in JSONSchemaProps (apiextensions/v1
+/// `types_jsonschema.go`): absent differs from every value, the zero one included.
+const POINTER_KEYWORDS: &[&str] = &[
+    "$ref",
+    "maximum",
+    "minimum",
+    "maxLength",
+    "minLength",
+    "maxItems",
+    "minItems",
+    "multipleOf",
+    "maxProperties",
+    "minProperties",
+    "items",
+    "not",
+    "additionalProperties",
+    "additionalItems",
+    "externalDocs",
+    "example",
+    "default",
+    "x-kubernetes-preserve-unknown-fields",
+    "x-kubernetes-list-type",
+    "x-kubernetes-map-type",
+];
+
+/// Keywords whose values are schemas, or lists or maps of schemas.
+const SCHEMA_KEYWORDS: &[&str] = &[
+    "allOf",
+    "anyOf",
+    "oneOf",
+    "not",
+    "additionalProperties",
+    "additionalItems",
+    "items",
+    "properties",
+    "patternProperties",
+    "definitions",
+    "dependencies",
+];
+
+/// Keywords whose values are JSON data, compared as they are.
+const DATA_KEYWORDS: &[&str] = &["default", "example", "enum"];
+
+/// The zero value of a Go value type: `false`, `""`, `[]`, `{}`.
+fn is_zero(value: &Value) -> bool {
+    match value {
+        Value::Null => true,
+        Value::Bool(b) => !b,
+        Value::String(s) => s.is_empty(),
+        Value::Array(a) => a.is_empty(),
+        Value::Object(o) => o.is_empty(),
+        Value::Number(_) => false,
+    }
+}
+
+/// `value` in a canonical form: numbers as floats, and, in a schema (`schema`), keywords that
+/// are absent for Go (null, or the zero value of a value type) left out, recursively.
+fn normalized(value: &Value, schema: bool) -> Value {
+    match value {
+        Value::Number(n) => n
+            .as_f64()
+            .and_then(serde_json::Number::from_f64)
+            .map_or_else(|| value.clone(), Value::Number),
+        Value::Array(items) => Value::Array(items.iter().map(|i| normalized(i, schema)).collect()),
+        Value::Object(map) if schema => Value::Object(
+            map.iter()
+                .filter(|(key, v)| !(v.is_null() || (!POINTER_KEYWORDS.contains(&key.as_str()) && is_zero(v))))
+                .map(|(key, v)| {
+                    let inner = if DATA_KEYWORDS.contains(&key.as_str()) {
+                        normalized(v, false)
+                    } else if matches!(
+                        key.as_str(),
+                        "properties" | "patternProperties" | "definitions" | "dependencies"
+                    ) {
+                        match v {
+                            Value::Object(children) => {
+                                Value::Object(children.iter().map(|(k, c)| (k.clone(), normalized(c, true))).collect())
+                            }
+                            other => normalized(other, false),
+                        }
+                    } else {
+                        normalized(
+                            v,
+                            SCHEMA_KEYWORDS.contains(&key.as_str()) || key == "x-kubernetes-validations",
+                        )
+                    };
+                    (key.clone(), inner)
+                })
+                .collect(),
+        ),
+        Value::Object(map) => Value::Object(map.iter().map(|(k, v)| (k.clone(), normalized(v, false))).collect()),
+        other => other.clone(),
+    }
+}
+
+/// Kubernetes' order of version names (`k8s.io/apimachinery` `CompareKubeAwareVersionStrings`):
+/// names that are not Kubernetes-like (`v1`, `v2beta1`) first, in reverse alphabetical order,
+/// then alpha before beta before GA, then by major and minor number.
+pub fn kube_version_order(a: &str, b: &str) -> std::cmp::Ordering {
+    match (kube_version(a), kube_version(b)) {
+        (Some(x), Some(y)) => x.cmp(&y),
+        (Some(_), None) => std::cmp::Ordering::Greater,
+        (None, Some(_)) => std::cmp::Ordering::Less,
+        (None, None) => b.cmp(a),
+    }
+}
+
+/// (stability, major, minor) of a Kubernetes-like version name: `v1alpha2` is (0, 1, 2),
+/// `v1beta1` (1, 1, 1), `v2` (2, 2, 0).
+fn kube_version(name: &str) -> Option<(u8, u64, u64)> {
+    let rest = name.strip_prefix('v')?;
+    let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+    if digits == 0 || rest.starts_with('0') {
+        return None;
+    }
+    let major: u64 = rest[..digits].parse().ok()?;
+    let tail = &rest[digits..];
+    if tail.is_empty() {
+        return Some((2, major, 0));
+    }
+    let (stability, minor) = if let Some(m) = tail.strip_prefix("alpha") {
+        (0, m)
+    } else if let Some(m) = tail.strip_prefix("beta") {
+        (1, m)
+    } else {
+        return None;
+    };
+    if minor.is_empty() || minor.starts_with('0') || !minor.bytes().all(|c| c.is_ascii_digit()) {
+        return None;
+    }
+    Some((stability, major, minor.parse().ok()?))
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reading: a schema tree whose keywords stay unread text.
+
+/// Deepest schema nesting walked; deeper `properties` and `items` are compared as text.
+pub const MAX_DEPTH: usize = 40;
+
+/// A JSONSchemaProps node as the comparison reads it.
+#[derive(Debug, Default)]
+struct Node<'a> {
+    /// Every keyword but `properties` and `items`, its value unread, sorted by name (the last of
+    /// a repeated key kept, as the API server's decoder keeps it).
+    keywords: Vec<(Cow<'a, str>, &'a RawValue)>,
+    /// `properties`, sorted by name.
+    properties: Vec<(Cow<'a, str>, Node<'a>)>,
+    /// `items`.
+    items: Items<'a>,
+}
+
+/// `items` of a node.
+#[derive(Debug, Default)]
+enum Items<'a> {
+    /// None, or a value that is not a schema.
+    #[default]
+    None,
+    /// One schema for every item.
+    One(Box<Node<'a>>),
+    /// A schema per position.
+    Many(Vec<Node<'a>>),
+}
+
+impl<'a> Node<'a> {
+    /// Reads a schema from JSON text.
+    fn parse(text: &'a str) -> Result<Node<'a>, serde_json::Error> {
+        let mut reader = serde_json::Deserializer::from_str(text);
+        NodeSeed { depth: 0 }.deserialize(&mut reader)
+    }
+}
+
+/// Keeps the last of each run of equal keys in a list sorted by key, stably.
+fn sort_keep_last<T>(items: &mut Vec<(Cow<'_, str>, T)>) {
+    items.reverse();
+    items.sort_by(|a, b| a.0.cmp(&b.0));
+    items.dedup_by(|later, earlier| later.0 == earlier.0);
+}
+
+/// Reads a [`Node`] at schema depth `depth`.
+struct NodeSeed {
+    depth: usize,
+}
+
+impl<'de> DeserializeSeed<'de> for NodeSeed {
+    type Value = Node<'de>;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Node<'de>, D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for NodeSeed {
+    type Value = Node<'de>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a schema")
+    }
+
+    // A schema of another JSON type (the API server refuses it) reads as an empty node.
+    fn visit_bool<E>(self, _: bool) -> Result<Node<'de>, E> {
+        Ok(Node::default())
+    }
+    fn visit_i64<E>(self, _: i64) -> Result<Node<'de>, E> {
+        Ok(Node::default())
+    }
+    fn visit_u64<E>(self, _: u64) -> Result<Node<'de>, E> {
+        Ok(Node::default())
+    }
+    fn visit_f64<E>(self, _: f64) -> Result<Node<'de>, E> {
+        Ok(Node::default())
+    }
+    fn visit_str<E>(self, _: &str) -> Result<Node<'de>, E> {
+        Ok(Node::default())
+    }
+    fn visit_unit<E>(self) -> Result<Node<'de>, E> {
+        Ok(Node::default())
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Node<'de>, A::Error> {
+        while seq.next_element::<de::IgnoredAny>()?.is_some() {}
+        Ok(Node::default())
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Node<'de>, A::Error> {
+        let mut node = Node::default();
+        let deeper = self.depth < MAX_DEPTH;
+        while let Some(key) = map.next_key::<crate::admission::Text<'de>>()? {
+            match key.0.as_ref() {
+                "properties" if deeper => {
+                    node.properties = map.next_value_seed(PropertiesSeed { depth: self.depth + 1 })?;
+                }
+                "items" if deeper => node.items = map.next_value_seed(ItemsSeed { depth: self.depth + 1 })?,
+                _ => node.keywords.push((key.0, map.next_value::<&RawValue>()?)),
+            }
+        }
+        sort_keep_last(&mut node.keywords);
+        sort_keep_last(&mut node.properties);
+        Ok(node)
+    }
+}
+
+/// Reads `properties`: names to nodes (`null`: none).
+struct PropertiesSeed {
+    depth: usize,
+}
+
+impl<'de> DeserializeSeed<'de> for PropertiesSeed {
+    type Value = Vec<(Cow<'de, str>, Node<'de>)>;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for PropertiesSeed {
+    type Value = Vec<(Cow<'de, str>, Node<'de>)>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a map of schemas")
+    }
+
+    fn visit_unit<E>(self) -> Result<Self::Value, E> {
+        Ok(Vec::new())
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let mut properties = Vec::new();
+        while let Some(key) = map.next_key::<crate::admission::Text<'de>>()? {
+            properties.push((key.0, map.next_value_seed(NodeSeed { depth: self.depth })?));
+        }
+        Ok(properties)
+    }
+}
+
+/// Reads `items`: a schema, or a list of them.
+struct ItemsSeed {
+    depth: usize,
+}
+
+impl<'de> DeserializeSeed<'de> for ItemsSeed {
+    type Value = Items<'de>;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Items<'de>, D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for ItemsSeed {
+    type Value = Items<'de>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a schema or a list of schemas")
+    }
+
+    fn visit_unit<E>(self) -> Result<Items<'de>, E> {
+        Ok(Items::None)
+    }
+    fn visit_bool<E>(self, _: bool) -> Result<Items<'de>, E> {
+        Ok(Items::None)
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Items<'de>, A::Error> {
+        NodeSeed { depth: self.depth }
+            .visit_map(map)
+            .map(|node| Items::One(Box::new(node)))
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Items<'de>, A::Error> {
+        let mut items = Vec::new();
+        while let Some(node) = seq.next_element_seed(NodeSeed { depth: self.depth })? {
+            items.push(node);
+        }
+        Ok(Items::Many(items))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn versions_order_as_kubernetes_orders_them() {
+        let mut names = vec![
+            "v2", "v1", "v1beta2", "v1beta1", "v2alpha1", "v1alpha1", "foo", "bar", "v10",
+        ];
+        names.sort_by(|a, b| kube_version_order(a, b));
+        assert_eq!(
+            names,
+            [
+                "foo", "bar", "v1alpha1", "v2alpha1", "v1beta1", "v1beta2", "v1", "v2", "v10"
+            ]
+        );
+        assert_eq!(kube_version("v01"), None);
+        assert_eq!(kube_version("v1beta0"), None);
+    }
+
+    #[test]
+    fn keywords_compare_as_go_does() {
+        let same = |key: &str, a: &str, b: &str| {
+            same_keyword(
+                key,
+                &serde_json::from_str(a).unwrap(),
+                &serde_json::from_str(b).unwrap(),
+            )
+        };
+        assert!(same("format", "null", "\"\""));
+        assert!(same("x-kubernetes-list-map-keys", "null", "[]"));
+        assert!(!same("x-kubernetes-preserve-unknown-fields", "null", "false"));
+        assert!(!same("maximum", "null", "0"));
+        assert!(same("maximum", "1", "1.0"));
+        assert!(same(
+            "allOf",
+            r#"[{"required": [], "type": "object"}]"#,
+            r#"[{"type": "object"}]"#
+        ));
+        assert!(!same("allOf", r#"[{"maximum": 0}]"#, r#"[{}]"#));
+        assert!(!same("anyOf", r#"[{"description": "a"}]"#, r#"[{"description": "b"}]"#));
+    }
+
+    #[test]
+    fn repeated_keys_keep_the_last() {
+        let node = Node::parse(r#"{"type": "string", "type": "integer", "properties": {"a": {}, "a": {"type": "x"}}}"#)
+            .unwrap();
+        assert_eq!(node.keywords.len(), 1);
+        assert_eq!(node.keywords[0].1.get(), "\"integer\"");
+        assert_eq!(node.properties.len(), 1);
+        assert_eq!(node.properties[0].1.keywords[0].1.get(), "\"x\"");
+    }
+
+    #[test]
+    fn deep_schemas_are_read_without_recursing_past_the_limit() {
+        let mut text = String::from("{\"type\": \"string\"}");
+        for _ in 0..100 {
+            text = format!("{{\"type\": \"object\", \"properties\": {{\"a\": {text}}}}}");
+        }
+        // 200 levels of JSON, past serde_json's 128: the walk stops at MAX_DEPTH and keeps the
+        // rest as unread text, which serde_json steps over without recursing.
+        let mut node = &Node::parse(&text).expect("a deep schema reads");
+        let mut depth = 0;
+        while let Some((_, child)) = node.properties.first() {
+            node = child;
+            depth += 1;
+        }
+        assert_eq!(depth, MAX_DEPTH);
+        assert!(node.keywords.iter().any(|(key, _)| key == "properties"));
+    }
+}
