@@ -152,15 +152,16 @@ fn every_fixture_of_every_policy() {
     );
 }
 
-/// Size guards (not goals): a single-check module over 256 KiB fails, and so does an all-in-one
-/// module over 512 KiB. Several times smaller than Kubewarden's own policies (0.7 to 1.7 MB); a
-/// module's size is paid once, when the engine compiles it. What is measured is the compiled
+/// Size guards (not goals): a single-check module over 512 KiB fails, and so does an all-in-one
+/// module over 1 MiB (the guards issue 29 set; they were 256 and 512 KiB until schema
+/// compatibility and the public suffix list). Still smaller than Kubewarden's own policies (0.7
+/// to 1.7 MB); a module's size is paid once, when the engine compiles it. What is measured is the compiled
 /// module; the annotated one that ships adds its metadata and README as a custom section (about
 /// 13 to 41 KB of text), which the engine reads but does not compile.
 #[test]
 fn module_sizes() {
-    const SINGLE_LIMIT: u64 = 256 * 1024;
-    const ALL_IN_ONE_LIMIT: u64 = 512 * 1024;
+    const SINGLE_LIMIT: u64 = 512 * 1024;
+    const ALL_IN_ONE_LIMIT: u64 = 1024 * 1024;
     let size_of = |path: std::path::PathBuf| {
         std::fs::metadata(&path)
             .unwrap_or_else(|e| panic!("{}: {e}; run `make build`", path.display()))

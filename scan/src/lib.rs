@@ -14,5 +14,6 @@ pub mod cluster;
 pub mod config;
 pub mod evaluate;
 pub mod input;
+pub mod locate;
 pub mod reflector;
 pub mod replay;
