@@ -824,7 +824,7 @@ fn lookup_cost(
         "plural": "benchwidgets",
         "singular": "benchwidget",
     });
-    let request = syncguard::testing::crd_request("CREATE", &crd, None);
+    let request = syncguard::testing::crd_request(syncguard_scan::Operation::Create.as_str(), &crd, None);
     let payload = syncguard::testing::payload(&request, &serde_json::json!({}));
     let wasm = std::fs::read(policies_dir.join(LOOKUP_POLICY).join("annotated-policy.wasm"))
         .with_context(|| format!("{LOOKUP_POLICY}: run `make build`"))?;

@@ -33,6 +33,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
+use syncguard_scan::Operation;
 use syncguard_scan::evaluate::{Evaluator, clash_evaluations, evaluate_document};
 
 /// Exit code for usage and input errors.
@@ -265,7 +266,7 @@ impl ActivePolicy {
             version,
             resource,
             subresource: "",
-            operation: "CREATE",
+            operation: Operation::Create.as_str(),
         };
         self.rules.iter().any(|rule| rule.applies_to(&target))
     }

@@ -1,7 +1,8 @@
 //! What `syncguard scan` and the playground share, with no WebAssembly host in it: reading
 //! manifests ([`input`]), the offline cluster that answers context-aware lookups ([`cluster`]),
-//! the `kind-group-clash` pseudo-policy ([`clash`]), the `--config` file ([`config`]), and
-//! the request each object becomes and the verdicts it gets ([`evaluate`]).
+//! the `kind-group-clash` pseudo-policy ([`clash`]), the `--config` file ([`config`]), the
+//! request each object becomes and the verdicts it gets ([`evaluate`]), and the admission
+//! [`Operation`]s host code writes and checks.
 //!
 //! The command runs the policy modules through wasmtime; the playground (built with
 //! wasm-bindgen for a browser) runs the core checks compiled into it. Both read, answer and
@@ -12,3 +13,6 @@ pub mod cluster;
 pub mod config;
 pub mod evaluate;
 pub mod input;
+pub mod operation;
+
+pub use operation::Operation;
