@@ -74,12 +74,20 @@ struct Run {
 }
 
 fn scan_in(cwd: &Path, args: &[&str], stdin: Option<&str>) -> Run {
+    scan_env(cwd, args, stdin, &[])
+}
+
+/// [`scan_in`] with environment variables set (on top of the test's, less the color ones).
+fn scan_env(cwd: &Path, args: &[&str], stdin: Option<&str>, env: &[(&str, &std::ffi::OsStr)]) -> Run {
     let mut command = Command::new(env!("CARGO_BIN_EXE_syncguard"));
     command
         .arg("scan")
         .args(args)
         .current_dir(cwd)
         .env_remove("NO_COLOR")
+        .env_remove("CLICOLOR")
+        .env_remove("CLICOLOR_FORCE")
+        .envs(env.iter().copied())
         .stdin(if stdin.is_some() { Stdio::piped() } else { Stdio::null() })
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
@@ -191,13 +199,44 @@ fn colors_on_request() {
     let run = scan_with(BASE, &["--color", "always", "findings/rendered.yaml"]);
     assert!(
         run.stdout
-            .contains("\x1b[1mfindings/rendered.yaml:47\x1b[0m: ownership-markers: \x1b[1;31mrejected\x1b[0m: "),
+            .contains("\x1b[1mfindings/rendered.yaml:47\x1b[0m: ownership-markers: \x1b[1m\x1b[31mrejected\x1b[0m: "),
         "{}",
         run.stdout
     );
     assert!(run.stdout.contains("\x1b[33mwarned\x1b[0m"));
     let run = scan_with(BASE, &["--color", "never", "findings/rendered.yaml"]);
     assert!(!run.stdout.contains('\x1b'));
+}
+
+/// `--color auto` is anstream's detection: `NO_COLOR` (unless empty) wins over
+/// `CLICOLOR_FORCE`, which colors even a pipe; `--color always|never` win over both.
+#[test]
+fn colors_follow_no_color_and_clicolor_force() {
+    let mods = policies(BASE);
+    let colored = |args: &[&str], env: &[(&str, &str)]| {
+        let mut all = vec!["--policies", mods.path().to_str().unwrap()];
+        all.extend_from_slice(args);
+        all.push("findings/rendered.yaml");
+        let env: Vec<(&str, &std::ffi::OsStr)> = env.iter().map(|(k, v)| (*k, std::ffi::OsStr::new(*v))).collect();
+        let run = scan_env(&data(), &all, None, &env);
+        assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
+        run.stdout.contains("\x1b[")
+    };
+    // stdout is a pipe here.
+    assert!(!colored(&[], &[]));
+    assert!(colored(&[], &[("CLICOLOR_FORCE", "1")]));
+    assert!(
+        !colored(&[], &[("CLICOLOR_FORCE", "")]),
+        "an empty CLICOLOR_FORCE is unset"
+    );
+    assert!(!colored(&[], &[("CLICOLOR_FORCE", "1"), ("NO_COLOR", "1")]));
+    assert!(
+        colored(&[], &[("CLICOLOR_FORCE", "1"), ("NO_COLOR", "")]),
+        "an empty NO_COLOR is unset"
+    );
+    assert!(colored(&["--color", "always"], &[("NO_COLOR", "1")]));
+    assert!(!colored(&["--color", "never"], &[("CLICOLOR_FORCE", "1")]));
+    assert!(!colored(&["--color", "auto"], &[("CLICOLOR", "0")]));
 }
 
 #[test]
