@@ -618,28 +618,28 @@ impl Evaluator for Worker<'_> {
             raw: request.to_string(),
             uid: uid.to_string(),
         };
-        let response = match self.instance(policy) {
+        let (response, failed) = match self.instance(policy) {
             Ok(instance) => {
                 let active = &set.policies[policy];
-                evaluate::validate_with_settings_text(
+                match evaluate::try_validate_with_settings_text(
                     instance,
                     active.module.metadata.as_ref(),
                     &request,
                     &active.settings_text,
-                )
+                ) {
+                    Ok(response) => (response, false),
+                    Err(failure) => (failure.response(&request.uid), true),
+                }
             }
-            Err(e) => AdmissionResponse::reject(
-                &request.uid,
-                format!("internal server error: cannot instantiate the policy module: {e:#}"),
-                Some(500),
+            Err(e) => (
+                AdmissionResponse::reject(
+                    &request.uid,
+                    format!("internal server error: cannot instantiate the policy module: {e:#}"),
+                    Some(500),
+                ),
+                true,
             ),
         };
-        let failed = response.status.as_ref().is_some_and(|s| {
-            s.code == Some(500)
-                && s.message
-                    .as_deref()
-                    .is_some_and(|m| m.starts_with("internal server error"))
-        });
         if failed {
             // A trap or a timeout may leave the instance broken: start the next call afresh.
             self.instances[policy] = None;
