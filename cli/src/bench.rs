@@ -589,6 +589,7 @@ fn scan_throughput(policies_dir: &Path, tree: &Path, files: usize, input: String
     let options = ScanOptions {
         jobs: std::thread::available_parallelism().map_or(1, |n| n.get()),
         progress: false,
+        walk: scan::walk::WalkOptions::default(),
     };
     let start = Instant::now();
     let result = scan::scan_paths(&[tree.to_path_buf()], &set, &[], &options);

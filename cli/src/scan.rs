@@ -17,6 +17,7 @@
 pub mod bench;
 pub mod policies;
 pub mod report;
+pub mod walk;
 
 pub use syncguard_scan::evaluate::{Evaluation, Verdict};
 pub use syncguard_scan::{clash, cluster, config, input};
@@ -80,9 +81,13 @@ impl From<ColorChoice> for anstream::ColorChoice {
 /// Arguments of `syncguard scan`.
 #[derive(clap::Args)]
 pub struct ScanArgs {
-    /// Files, directories (searched recursively for .yaml, .yml and .json files) and `-` for
-    /// standard input.
+    /// Files, directories (searched recursively for .yaml, .yml and .json files, skipping what
+    /// .gitignore and .ignore files say) and `-` for standard input.
     paths: Vec<PathBuf>,
+    /// Reads what ignore files (.gitignore, .ignore, .git/info/exclude, git's global excludes)
+    /// would skip in a directory walk, as ripgrep's --no-ignore does.
+    #[arg(long)]
+    no_ignore: bool,
     /// Folder of policy folders, each holding an annotated-policy.wasm (default: the modules
     /// embedded in this binary).
     #[arg(long, value_name = "DIR")]
@@ -190,6 +195,9 @@ fn run(args: ScanArgs) -> Result<ExitCode> {
     let options = ScanOptions {
         jobs,
         progress: std::io::stderr().is_terminal(),
+        walk: walk::WalkOptions {
+            ignore_files: !args.no_ignore,
+        },
     };
     let started = Instant::now();
     let result = scan_paths(&args.paths, &set, &snapshot, &options);
@@ -367,6 +375,8 @@ pub struct ScanOptions {
     pub jobs: usize,
     /// Whether a progress bar may be drawn on stderr (large scans only).
     pub progress: bool,
+    /// How directories are walked.
+    pub walk: walk::WalkOptions,
 }
 
 /// The evaluation of an AdmissionResponse the engine gave.
@@ -451,7 +461,7 @@ impl ScanReport {
 /// Scans `paths` (files, directories, `-`) with the policies of `set`, context-aware lookups
 /// answered from the scanned objects plus `snapshot`. The entry point for benchmarks too.
 pub fn scan_paths(paths: &[PathBuf], set: &PolicySet, snapshot: &[Document], options: &ScanOptions) -> ScanReport {
-    let (files, mut errors) = input::expand(paths);
+    let (files, mut errors) = walk::expand(paths, options.walk);
     let cwd = std::env::current_dir().ok();
     let sources: Vec<Source> = files
         .iter()
