@@ -138,22 +138,11 @@ impl Engine {
     }
 }
 
-/// Runs `work` over `items` on as many threads as the machine has cores, keeping order.
-pub fn parallel_map<T: Sync, R: Send>(items: &[T], work: impl Fn(&T) -> R + Sync) -> Vec<R> {
-    let threads = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .min(items.len().max(1));
-    let chunk = items.len().div_ceil(threads).max(1);
-    std::thread::scope(|scope| {
-        let handles: Vec<_> = items
-            .chunks(chunk)
-            .map(|part| scope.spawn(|| part.iter().map(&work).collect::<Vec<R>>()))
-            .collect();
-        handles
-            .into_iter()
-            .flat_map(|h| h.join().expect("worker thread"))
-            .collect()
-    })
+/// Runs `work` over `items` on rayon's global pool (as many threads as the machine has cores),
+/// the results in the order of `items`.
+pub fn parallel_map<T: Sync, R: Send>(items: &[T], work: impl Fn(&T) -> R + Sync + Send) -> Vec<R> {
+    use rayon::prelude::*;
+    items.par_iter().with_max_len(1).map(work).collect()
 }
 
 /// Reads an AdmissionResponse as kwctl prints it.
