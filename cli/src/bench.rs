@@ -589,6 +589,7 @@ fn scan_throughput(policies_dir: &Path, tree: &Path, files: usize, input: String
     let options = ScanOptions {
         jobs: std::thread::available_parallelism().map_or(1, |n| n.get()),
         progress: false,
+        walk: scan::walk::WalkOptions::default(),
     };
     let start = Instant::now();
     let result = scan::scan_paths(&[tree.to_path_buf()], &set, &[], &options);
@@ -824,7 +825,7 @@ fn lookup_cost(
         "plural": "benchwidgets",
         "singular": "benchwidget",
     });
-    let request = syncguard_testkit::crd_request("CREATE", &crd, None);
+    let request = syncguard_testkit::crd_request(syncguard_scan::Operation::Create.as_str(), &crd, None);
     let payload = syncguard_testkit::payload(&request, &serde_json::json!({}));
     let wasm = std::fs::read(policies_dir.join(LOOKUP_POLICY).join("annotated-policy.wasm"))
         .with_context(|| format!("{LOOKUP_POLICY}: run `make build`"))?;

@@ -4,6 +4,13 @@
 //! `syncguard scan`). A replayed request must equal the recorded one as kwctl compares them,
 //! `field_masks` included (see [`syncguard_scan::replay`]); the recorded answer is returned as it is,
 //! so a replay file holds what Kubewarden sends for those masks.
+//!
+//! A lookup that fails once the host has let it through (a recorded error, a replay that does
+//! not match, an offline cluster that cannot answer) reaches the guest as
+//! `Callback evaluation failure: <error>`, the words of Kubewarden's policy-evaluator for an
+//! error its callback handler sends back (see [`callback_failure`]). Refusals made before the
+//! lookup is asked (a capability that does not exist, a resource the metadata does not declare)
+//! are not prefixed, as in Kubewarden.
 
 use crate::metadata::Metadata;
 use anyhow::{Context, Result, anyhow};
@@ -227,15 +234,128 @@ fn host_call(
         ));
     }
     if let Some(replay) = &capabilities.replay {
-        return replay.answer(&request);
+        return replay.answer(&request).map_err(callback_failure);
     }
     let lookups = capabilities.lookups.as_ref().ok_or_else(|| {
-        format!("no cluster to ask for {kind} in {api_version}: pass --replay-host-capabilities-interactions FILE")
+        callback_failure(format!(
+            "no cluster to ask for {kind} in {api_version}: pass --replay-host-capabilities-interactions FILE"
+        ))
     })?;
-    lookups.answer(&request)
+    lookups.answer(&request).map_err(callback_failure)
+}
+
+/// The error a guest receives when the answer to a lookup is an error: Kubewarden's
+/// policy-evaluator words it `format!("Callback evaluation failure: {e:?}")` with `e` the
+/// `anyhow::Error` its callback handler sent back (`runtimes/callback.rs`,
+/// `send_request_and_wait_for_response`). The `Debug` form of an `anyhow::Error` made from a
+/// message is that message alone, unless a backtrace was captured (kwctl run with
+/// `RUST_BACKTRACE` or `RUST_LIB_BACKTRACE` set appends one); syncguard never appends one.
+pub fn callback_failure(error: String) -> String {
+    format!("Callback evaluation failure: {error}")
 }
 
 /// Reads a module file with a clear error.
 pub fn read_module(path: &std::path::Path) -> Result<Vec<u8>> {
     std::fs::read(path).with_context(|| format!("cannot read policy module {}", path.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const CRDS: (&str, &str) = ("apiextensions.k8s.io/v1", "CustomResourceDefinition");
+
+    fn list_crds(capabilities: &Capabilities) -> Result<Vec<u8>, String> {
+        let payload = serde_json::json!({
+            "api_version": CRDS.0,
+            "kind": CRDS.1,
+            "label_selector": null,
+            "field_selector": null,
+            "field_masks": ["spec.group", "spec.names.kind", "spec.names.plural", "spec.names.shortNames", "spec.names.singular"],
+        });
+        let allowed = [(CRDS.0.to_string(), CRDS.1.to_string())];
+        host_call(
+            capabilities,
+            &allowed,
+            "kubewarden",
+            "kubernetes",
+            "list_resources_all",
+            payload.to_string().as_bytes(),
+        )
+    }
+
+    struct Failing;
+
+    impl Lookups for Failing {
+        fn answer(&self, _request: &HostRequest) -> Result<Vec<u8>, String> {
+            Err("the cluster is away".into())
+        }
+    }
+
+    #[test]
+    fn failed_lookups_reach_the_guest_as_kubewarden_words_them() {
+        let replay = Replay::parse(include_str!(
+            "../../policies/crd-kind-collision/test_data/replay-lookup-forbidden.yml"
+        ))
+        .expect("the fixture's replay file");
+        let replayed = Capabilities {
+            allow_context_aware: true,
+            replay: Some(Arc::new(replay)),
+            lookups: None,
+        };
+        let error = list_crds(&replayed).unwrap_err();
+        assert!(
+            error.starts_with(
+                "Callback evaluation failure: customresourcedefinitions.apiextensions.k8s.io is forbidden: User"
+            ),
+            "{error}"
+        );
+        // The replay file holds one exchange: the next request finds none left.
+        let error = list_crds(&replayed).unwrap_err();
+        assert!(
+            error.starts_with("Callback evaluation failure: the replay file has no entry left"),
+            "{error}"
+        );
+
+        let offline = Capabilities {
+            allow_context_aware: true,
+            replay: None,
+            lookups: Some(Arc::new(Failing)),
+        };
+        assert_eq!(
+            list_crds(&offline).unwrap_err(),
+            "Callback evaluation failure: the cluster is away"
+        );
+
+        let nowhere = Capabilities {
+            allow_context_aware: true,
+            ..Capabilities::default()
+        };
+        assert_eq!(
+            list_crds(&nowhere).unwrap_err(),
+            "Callback evaluation failure: no cluster to ask for CustomResourceDefinition in apiextensions.k8s.io/v1: pass --replay-host-capabilities-interactions FILE"
+        );
+    }
+
+    #[test]
+    fn refusals_before_the_lookup_are_not_callback_failures() {
+        let error = list_crds(&Capabilities::default()).unwrap_err();
+        assert!(
+            error.starts_with("access to Kubernetes resources is not allowed"),
+            "{error}"
+        );
+        let error = host_call(
+            &Capabilities::default(),
+            &[],
+            "kubewarden",
+            "net",
+            "v1/dns_lookup_host",
+            b"\"x\"",
+        )
+        .unwrap_err();
+        assert_eq!(
+            error,
+            "host capability kubewarden/net/v1/dns_lookup_host is not available"
+        );
+    }
 }

@@ -110,20 +110,33 @@ pub fn read_request(text: &str) -> Result<RequestDoc> {
 }
 
 /// Why an evaluation could not produce a response.
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
 pub enum EvalError {
     /// The settings were refused by the policy (kwctl exits 1).
+    #[error("Provided settings are not valid: {0}")]
     InvalidSettings(String),
     /// Anything else that stops the run.
+    #[error("{0:#}")]
     Other(anyhow::Error),
 }
 
-impl std::fmt::Display for EvalError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            EvalError::InvalidSettings(message) => write!(f, "Provided settings are not valid: {message}"),
-            EvalError::Other(e) => write!(f, "{e:#}"),
-        }
+/// A `validate` call that gave no answer of the policy's: the guest trapped, timed out or
+/// returned an error, or answered something that is not a validation response. Kubewarden
+/// answers such a request with code 500; the instance may be left broken.
+#[derive(Debug, thiserror::Error)]
+pub enum GuestFailure {
+    /// The call failed (the engine's description).
+    #[error("internal server error: {0}")]
+    Call(String),
+    /// The answer is not a `ValidationResponse`.
+    #[error("internal server error: the policy's answer is not a validation response: {0}")]
+    Answer(serde_json::Error),
+}
+
+impl GuestFailure {
+    /// The AdmissionResponse Kubewarden gives: a rejection with code 500.
+    pub fn response(&self, uid: &str) -> AdmissionResponse {
+        AdmissionResponse::reject(uid, self.to_string(), Some(500))
     }
 }
 
@@ -170,22 +183,24 @@ pub fn validate_with_settings_text(
     request: &RequestDoc,
     settings_text: &str,
 ) -> AdmissionResponse {
+    try_validate_with_settings_text(instance, metadata, request, settings_text)
+        .unwrap_or_else(|failure| failure.response(&request.uid))
+}
+
+/// [`validate_with_settings_text`], telling a guest failure (see [`GuestFailure`]) from an
+/// answer of the policy's.
+pub fn try_validate_with_settings_text(
+    instance: &Instance,
+    metadata: Option<&Metadata>,
+    request: &RequestDoc,
+    settings_text: &str,
+) -> Result<AdmissionResponse, GuestFailure> {
     let payload = payload_with_settings_text(request, settings_text);
-    let answer = match instance.call("validate", payload.as_bytes()) {
-        Ok(answer) => answer,
-        Err(e) => return AdmissionResponse::reject(&request.uid, format!("internal server error: {e}"), Some(500)),
-    };
-    let answer: ValidationResponse = match serde_json::from_slice(&answer) {
-        Ok(answer) => answer,
-        Err(e) => {
-            return AdmissionResponse::reject(
-                &request.uid,
-                format!("internal server error: the policy's answer is not a validation response: {e}"),
-                Some(500),
-            );
-        }
-    };
-    respond(metadata, request, answer)
+    let answer = instance
+        .call("validate", payload.as_bytes())
+        .map_err(GuestFailure::Call)?;
+    let answer: ValidationResponse = serde_json::from_slice(&answer).map_err(GuestFailure::Answer)?;
+    Ok(respond(metadata, request, answer))
 }
 
 fn respond(metadata: Option<&Metadata>, request: &RequestDoc, answer: ValidationResponse) -> AdmissionResponse {

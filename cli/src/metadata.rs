@@ -4,6 +4,7 @@
 use anyhow::{Result, anyhow, bail};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
+use syncguard_scan::Operation;
 
 /// Name of the custom section Kubewarden reads metadata from.
 pub const SECTION: &str = "io.kubewarden.metadata";
@@ -71,8 +72,6 @@ pub struct Metadata {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub host_capabilities: Option<serde_json::Value>,
 }
-
-const OPERATIONS: &[&str] = &["CREATE", "UPDATE", "DELETE", "CONNECT", "*"];
 
 impl Metadata {
     /// Reads and validates metadata.yml text; errors name the offending field.
@@ -151,10 +150,15 @@ impl Metadata {
                     "metadata field `rules[{i}].resources`: if `*` is present, no other resource without a subresource may be given"
                 );
             }
-            if let Some(op) = rule.operations.iter().find(|op| !OPERATIONS.contains(&op.as_str())) {
+            if let Some(op) = rule
+                .operations
+                .iter()
+                .find(|op| *op != "*" && op.parse::<Operation>().is_err())
+            {
+                let known: Vec<&str> = Operation::ALL.iter().map(|o| o.as_str()).chain(["*"]).collect();
                 bail!(
                     "metadata field `rules[{i}].operations`: `{op}` is not one of {}",
-                    OPERATIONS.join(", ")
+                    known.join(", ")
                 );
             }
         }

@@ -6,17 +6,20 @@
 //! `syncguard run`, so the verdicts are the ones admission would give. One more check needs
 //! the documents together: [`clash`] (the `kind-group-clash` pseudo-policy).
 //!
-//! Speed: each module is compiled once per run. Each worker thread keeps one instance per
-//! policy and reuses it for every document it evaluates, one call at a time. That is safe
-//! because no answer of syncguard's modules depends on an earlier call: the only global of the
-//! waPC guest library is the table of operations filled by `wapc_init`, and the core's one
-//! piece of thread-local state is crd-kind-collision's last List read, reused only when the
-//! cluster answers the same text again (every CRD of a scan gets the same List). An instance
-//! whose call traps or times out is dropped and replaced by a fresh one.
+//! Speed: each module is compiled once per run. The scan runs on a rayon pool of `--jobs`
+//! threads (reading the files, then evaluating the documents in chunks of 16). Each thread
+//! keeps one instance per policy (in a thread-local: a waPC host cannot move between threads)
+//! and reuses it for every document it evaluates, one call at a time. That is safe because no
+//! answer of syncguard's modules depends on an earlier call: the only global of the waPC guest
+//! library is the table of operations filled by `wapc_init`, and the core's one piece of
+//! thread-local state is crd-kind-collision's last List read, reused only when the cluster
+//! answers the same text again (every CRD of a scan gets the same List). An instance whose
+//! call fails (a trap, a timeout) is dropped and replaced by a fresh one.
 
 pub mod bench;
 pub mod policies;
 pub mod report;
+pub mod walk;
 
 pub use syncguard_scan::evaluate::{Evaluation, Verdict};
 pub use syncguard_scan::{clash, cluster, config, input};
@@ -27,12 +30,15 @@ use crate::metadata::Rule;
 use anyhow::{Result, anyhow, bail};
 use cluster::{OfflineCluster, Plurals};
 use input::{Document, InputError, Source};
+use rayon::prelude::*;
+use std::cell::RefCell;
 use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
+use syncguard_scan::Operation;
 use syncguard_scan::evaluate::{Evaluator, clash_evaluations, evaluate_document};
 
 /// Exit code for usage and input errors.
@@ -57,7 +63,8 @@ pub enum Format {
 /// When to color text output.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum ColorChoice {
-    /// When stdout is a terminal and `NO_COLOR` is unset or empty.
+    /// When the stream is a terminal and `NO_COLOR` is unset or empty (anstream's detection,
+    /// which also honours `CLICOLOR` and `CLICOLOR_FORCE`).
     Auto,
     /// Always.
     Always,
@@ -65,12 +72,26 @@ pub enum ColorChoice {
     Never,
 }
 
+impl From<ColorChoice> for anstream::ColorChoice {
+    fn from(choice: ColorChoice) -> Self {
+        match choice {
+            ColorChoice::Auto => anstream::ColorChoice::Auto,
+            ColorChoice::Always => anstream::ColorChoice::AlwaysAnsi,
+            ColorChoice::Never => anstream::ColorChoice::Never,
+        }
+    }
+}
+
 /// Arguments of `syncguard scan`.
 #[derive(clap::Args)]
 pub struct ScanArgs {
-    /// Files, directories (searched recursively for .yaml, .yml and .json files) and `-` for
-    /// standard input.
+    /// Files, directories (searched recursively for .yaml, .yml and .json files, skipping what
+    /// .gitignore and .ignore files say) and `-` for standard input.
     paths: Vec<PathBuf>,
+    /// Reads what ignore files (.gitignore, .ignore, .git/info/exclude, git's global excludes)
+    /// would skip in a directory walk, as ripgrep's --no-ignore does.
+    #[arg(long)]
+    no_ignore: bool,
     /// Folder of policy folders, each holding an annotated-policy.wasm (default: the modules
     /// embedded in this binary).
     #[arg(long, value_name = "DIR")]
@@ -178,13 +199,15 @@ fn run(args: ScanArgs) -> Result<ExitCode> {
     let options = ScanOptions {
         jobs,
         progress: std::io::stderr().is_terminal(),
+        walk: walk::WalkOptions {
+            ignore_files: !args.no_ignore,
+        },
     };
     let started = Instant::now();
     let result = scan_paths(&args.paths, &set, &snapshot, &options);
     let seconds = started.elapsed().as_secs_f64();
-    let no_color = std::env::var_os("NO_COLOR");
-    let color = use_color(args.color, std::io::stdout().is_terminal(), no_color.as_deref());
-    let stderr_color = use_color(args.color, std::io::stderr().is_terminal(), no_color.as_deref());
+    let color = use_color(args.color, std::io::stdout());
+    let stderr_color = use_color(args.color, std::io::stderr());
     for e in &result.errors {
         eprintln!("{}", report::error_line(e, &result.sources, stderr_color));
     }
@@ -221,14 +244,12 @@ fn require_embedded(modules: Vec<policies::PolicyModule>) -> Result<Vec<policies
     Ok(modules)
 }
 
-/// Whether to color: `always`, `never`, or with `auto` when the stream is a terminal and
-/// `NO_COLOR` is unset or empty (<https://no-color.org>).
-pub fn use_color(choice: ColorChoice, is_terminal: bool, no_color: Option<&std::ffi::OsStr>) -> bool {
-    match choice {
-        ColorChoice::Always => true,
-        ColorChoice::Never => false,
-        ColorChoice::Auto => is_terminal && no_color.is_none_or(|v| v.is_empty()),
-    }
+/// Whether to color what is written to `stream`: `always`, `never`, or as anstream decides for
+/// `auto`: never when `NO_COLOR` is set and not empty (<https://no-color.org>), else always when
+/// `CLICOLOR_FORCE` is set and not empty, else never when `CLICOLOR` is `0`, else when the
+/// stream is a terminal whose `TERM` is set and not `dumb` (or `CLICOLOR` is set, or `CI` is).
+pub fn use_color(choice: ColorChoice, stream: impl anstream::stream::RawStream) -> bool {
+    anstream::AutoStream::new(stream, choice.into()).current_choice() != anstream::ColorChoice::Never
 }
 
 /// Static facts about a policy for reports.
@@ -265,7 +286,7 @@ impl ActivePolicy {
             version,
             resource,
             subresource: "",
-            operation: "CREATE",
+            operation: Operation::Create.as_str(),
         };
         self.rules.iter().any(|rule| rule.applies_to(&target))
     }
@@ -358,6 +379,8 @@ pub struct ScanOptions {
     pub jobs: usize,
     /// Whether a progress bar may be drawn on stderr (large scans only).
     pub progress: bool,
+    /// How directories are walked.
+    pub walk: walk::WalkOptions,
 }
 
 /// The evaluation of an AdmissionResponse the engine gave.
@@ -442,7 +465,7 @@ impl ScanReport {
 /// Scans `paths` (files, directories, `-`) with the policies of `set`, context-aware lookups
 /// answered from the scanned objects plus `snapshot`. The entry point for benchmarks too.
 pub fn scan_paths(paths: &[PathBuf], set: &PolicySet, snapshot: &[Document], options: &ScanOptions) -> ScanReport {
-    let (files, mut errors) = input::expand(paths);
+    let (files, mut errors) = walk::expand(paths, options.walk);
     let cwd = std::env::current_dir().ok();
     let sources: Vec<Source> = files
         .iter()
@@ -451,7 +474,8 @@ pub fn scan_paths(paths: &[PathBuf], set: &PolicySet, snapshot: &[Document], opt
             uri: input::artifact_uri(input, cwd.as_deref()),
         })
         .collect();
-    let contents = read_all(&files, options.jobs);
+    let pool = thread_pool(options.jobs);
+    let contents = read_all(&files, &pool);
     let mut documents = Vec::new();
     for file in contents {
         documents.extend(file.documents);
@@ -459,7 +483,7 @@ pub fn scan_paths(paths: &[PathBuf], set: &PolicySet, snapshot: &[Document], opt
     }
     let plurals = Plurals::new(snapshot.iter().chain(&documents));
     let cluster = Arc::new(OfflineCluster::new(snapshot, &documents));
-    let mut evaluations = evaluate_all(&documents, &sources, set, &plurals, &cluster, options);
+    let mut evaluations = evaluate_all(&documents, &sources, set, &plurals, &cluster, options, &pool);
     if let Some(settings) = &set.clash {
         evaluations.extend(clash_evaluations(&documents, &sources, settings, set.policies.len()));
     }
@@ -473,8 +497,17 @@ pub fn scan_paths(paths: &[PathBuf], set: &PolicySet, snapshot: &[Document], opt
     }
 }
 
-/// Reads and parses the files on `jobs` threads; the result is in file order.
-fn read_all(files: &[(String, input::Input)], jobs: usize) -> Vec<input::FileContents> {
+/// The worker threads of one scan: `jobs` of them, shared by reading and evaluating.
+fn thread_pool(jobs: usize) -> rayon::ThreadPool {
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(jobs.max(1))
+        .thread_name(|i| format!("syncguard-scan-{i}"))
+        .build()
+        .expect("cannot start the scan's worker threads")
+}
+
+/// Reads and parses the files on the pool's threads; the result is in file order.
+fn read_all(files: &[(String, input::Input)], pool: &rayon::ThreadPool) -> Vec<input::FileContents> {
     let read_one = |index: usize| -> input::FileContents {
         let (name, input) = &files[index];
         let fail = |message: String| input::FileContents {
@@ -495,30 +528,15 @@ fn read_all(files: &[(String, input::Input)], jobs: usize) -> Vec<input::FileCon
             Err(message) => fail(message),
         }
     };
-    let next = AtomicUsize::new(0);
-    let mut results: Vec<(usize, input::FileContents)> = std::thread::scope(|scope| {
-        let workers: Vec<_> = (0..jobs.clamp(1, files.len().max(1)))
-            .map(|_| {
-                scope.spawn(|| {
-                    let mut out = Vec::new();
-                    loop {
-                        let index = next.fetch_add(1, Ordering::Relaxed);
-                        if index >= files.len() {
-                            break;
-                        }
-                        out.push((index, read_one(index)));
-                    }
-                    out
-                })
-            })
-            .collect();
-        workers.into_iter().flat_map(|w| w.join().unwrap_or_default()).collect()
-    });
-    results.sort_by_key(|(i, _)| *i);
-    results.into_iter().map(|(_, c)| c).collect()
+    // An indexed parallel iterator collects in index order, whichever thread read what.
+    pool.install(|| (0..files.len()).into_par_iter().with_max_len(1).map(read_one).collect())
 }
 
-/// Evaluates every document on `options.jobs` threads, each with its own instances.
+/// Documents a thread takes at a time.
+const CHUNK: usize = 16;
+
+/// Evaluates every document on the pool's threads, each thread with its own instances
+/// ([`INSTANCES`]); the result is in document order.
 fn evaluate_all(
     documents: &[Document],
     sources: &[Source],
@@ -526,71 +544,87 @@ fn evaluate_all(
     plurals: &Plurals,
     cluster: &Arc<OfflineCluster>,
     options: &ScanOptions,
+    pool: &rayon::ThreadPool,
 ) -> Vec<Evaluation> {
-    const CHUNK: usize = 16;
     let total = documents.len();
-    let next = AtomicUsize::new(0);
-    let jobs = options.jobs.clamp(1, total.div_ceil(CHUNK).max(1));
     let progress = (options.progress && total >= PROGRESS_THRESHOLD).then(|| report::progress_bar(total));
-    let evaluations = std::thread::scope(|scope| {
-        let workers: Vec<_> = (0..jobs)
-            .map(|_| {
-                scope.spawn(|| {
-                    let mut worker = Worker::new(set, cluster.clone());
-                    let mut out = Vec::new();
-                    loop {
-                        let start = next.fetch_add(CHUNK, Ordering::Relaxed);
-                        if start >= total {
-                            break;
-                        }
-                        let end = (start + CHUNK).min(total);
-                        for (index, doc) in documents.iter().enumerate().take(end).skip(start) {
-                            evaluate_document(&mut worker, index, doc, sources, plurals, &mut out);
-                            if let Some(bar) = &progress {
-                                bar.inc(1);
-                            }
-                        }
+    let scan = NEXT_SCAN.fetch_add(1, Ordering::Relaxed);
+    let chunks: Vec<Vec<Evaluation>> = pool.install(|| {
+        documents
+            .par_chunks(CHUNK)
+            .enumerate()
+            .with_max_len(1)
+            .map(|(chunk, docs)| {
+                let mut worker = Worker {
+                    set,
+                    cluster: cluster.clone(),
+                    scan,
+                };
+                let mut out = Vec::new();
+                for (offset, doc) in docs.iter().enumerate() {
+                    evaluate_document(&mut worker, chunk * CHUNK + offset, doc, sources, plurals, &mut out);
+                    if let Some(bar) = &progress {
+                        bar.inc(1);
                     }
-                    out
-                })
+                }
+                out
             })
-            .collect();
-        workers.into_iter().flat_map(|w| w.join().unwrap_or_default()).collect()
+            .collect()
     });
+    // The instances of this scan are of no further use: drop them now on every thread.
+    pool.broadcast(|_| INSTANCES.with_borrow_mut(|(_, slots)| slots.clear()));
     if let Some(bar) = progress {
         bar.finish_and_clear();
     }
-    evaluations
+    chunks.into_iter().flatten().collect()
 }
 
-/// One thread's instances: one per policy, created on first use and reused.
+/// Numbers the scans of this process, so that a thread never reuses another scan's instances.
+static NEXT_SCAN: AtomicU64 = AtomicU64::new(1);
+
+thread_local! {
+    /// This thread's instances: the scan they belong to, and one per policy of that scan,
+    /// created on first use and reused for every document the thread evaluates (a waPC host
+    /// cannot move between threads, so they stay on the thread that created them).
+    static INSTANCES: RefCell<(u64, Vec<Option<Instance>>)> = const { RefCell::new((0, Vec::new())) };
+}
+
+/// Evaluates documents of one scan on the current thread with the thread's [`INSTANCES`].
 struct Worker<'a> {
     set: &'a PolicySet,
     cluster: Arc<OfflineCluster>,
-    instances: Vec<Option<Instance>>,
+    scan: u64,
 }
 
-impl<'a> Worker<'a> {
-    fn new(set: &'a PolicySet, cluster: Arc<OfflineCluster>) -> Self {
-        Worker {
-            set,
-            cluster,
-            instances: (0..set.policies.len()).map(|_| None).collect(),
-        }
-    }
-
-    fn instance(&mut self, policy: usize) -> Result<&Instance> {
-        if self.instances[policy].is_none() {
-            let instance = self.set.policies[policy].module.instantiate(Capabilities {
-                allow_context_aware: true,
-                replay: None,
-                lookups: Some(self.cluster.clone()),
-            })?;
-            self.instances[policy] = Some(instance);
-        }
-        self.instances[policy]
-            .as_ref()
-            .ok_or_else(|| anyhow!("the policy instance is missing"))
+impl Worker<'_> {
+    /// Runs `call` with this thread's instance of `policy`, created when missing; an instance
+    /// left broken (`call` returns `true`) is dropped, so that the next call starts afresh.
+    fn with_instance<R>(&self, policy: usize, call: impl FnOnce(Result<&Instance>) -> (R, bool)) -> R {
+        INSTANCES.with_borrow_mut(|(scan, slots)| {
+            if *scan != self.scan {
+                *scan = self.scan;
+                slots.clear();
+            }
+            slots.resize_with(self.set.policies.len(), || None);
+            if slots[policy].is_none() {
+                match self.set.policies[policy].module.instantiate(Capabilities {
+                    allow_context_aware: true,
+                    replay: None,
+                    lookups: Some(self.cluster.clone()),
+                }) {
+                    Ok(instance) => slots[policy] = Some(instance),
+                    Err(e) => return call(Err(e)).0,
+                }
+            }
+            let instance = slots[policy]
+                .as_ref()
+                .ok_or_else(|| anyhow!("the policy instance is missing"));
+            let (result, broken) = call(instance);
+            if broken {
+                slots[policy] = None;
+            }
+            result
+        })
     }
 }
 
@@ -604,37 +638,31 @@ impl Evaluator for Worker<'_> {
     }
 
     fn evaluate(&mut self, policy: usize, document: usize, request: &str, uid: &str) -> Evaluation {
-        let set = self.set;
+        let active = &self.set.policies[policy];
         let request = RequestDoc {
             raw: request.to_string(),
             uid: uid.to_string(),
         };
-        let response = match self.instance(policy) {
-            Ok(instance) => {
-                let active = &set.policies[policy];
-                evaluate::validate_with_settings_text(
-                    instance,
-                    active.module.metadata.as_ref(),
-                    &request,
-                    &active.settings_text,
-                )
-            }
-            Err(e) => AdmissionResponse::reject(
-                &request.uid,
-                format!("internal server error: cannot instantiate the policy module: {e:#}"),
-                Some(500),
+        let response = self.with_instance(policy, |instance| match instance {
+            Ok(instance) => match evaluate::try_validate_with_settings_text(
+                instance,
+                active.module.metadata.as_ref(),
+                &request,
+                &active.settings_text,
+            ) {
+                Ok(response) => (response, false),
+                // A trap or a timeout may leave the instance broken: start the next call afresh.
+                Err(failure) => (failure.response(&request.uid), true),
+            },
+            Err(e) => (
+                AdmissionResponse::reject(
+                    &request.uid,
+                    format!("internal server error: cannot instantiate the policy module: {e:#}"),
+                    Some(500),
+                ),
+                true,
             ),
-        };
-        let failed = response.status.as_ref().is_some_and(|s| {
-            s.code == Some(500)
-                && s.message
-                    .as_deref()
-                    .is_some_and(|m| m.starts_with("internal server error"))
         });
-        if failed {
-            // A trap or a timeout may leave the instance broken: start the next call afresh.
-            self.instances[policy] = None;
-        }
         from_response(document, policy, response)
     }
 }
@@ -644,14 +672,10 @@ mod tests {
     use super::*;
 
     #[test]
-    fn colors_follow_the_terminal_and_no_color() {
-        use std::ffi::OsStr;
-        assert!(use_color(ColorChoice::Auto, true, None));
-        assert!(use_color(ColorChoice::Auto, true, Some(OsStr::new(""))));
-        assert!(!use_color(ColorChoice::Auto, true, Some(OsStr::new("1"))));
-        assert!(!use_color(ColorChoice::Auto, false, None));
-        assert!(use_color(ColorChoice::Always, false, Some(OsStr::new("1"))));
-        assert!(!use_color(ColorChoice::Never, true, None));
+    fn color_choices_override_detection() {
+        // `auto` reads the environment; the binary's tests (cli/tests/scan.rs) cover it.
+        assert!(use_color(ColorChoice::Always, Vec::new()));
+        assert!(!use_color(ColorChoice::Never, Vec::new()));
     }
 
     #[test]

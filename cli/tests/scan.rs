@@ -74,12 +74,20 @@ struct Run {
 }
 
 fn scan_in(cwd: &Path, args: &[&str], stdin: Option<&str>) -> Run {
+    scan_env(cwd, args, stdin, &[])
+}
+
+/// [`scan_in`] with environment variables set (on top of the test's, less the color ones).
+fn scan_env(cwd: &Path, args: &[&str], stdin: Option<&str>, env: &[(&str, &std::ffi::OsStr)]) -> Run {
     let mut command = Command::new(env!("CARGO_BIN_EXE_syncguard"));
     command
         .arg("scan")
         .args(args)
         .current_dir(cwd)
         .env_remove("NO_COLOR")
+        .env_remove("CLICOLOR")
+        .env_remove("CLICOLOR_FORCE")
+        .envs(env.iter().copied())
         .stdin(if stdin.is_some() { Stdio::piped() } else { Stdio::null() })
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
@@ -191,13 +199,44 @@ fn colors_on_request() {
     let run = scan_with(BASE, &["--color", "always", "findings/rendered.yaml"]);
     assert!(
         run.stdout
-            .contains("\x1b[1mfindings/rendered.yaml:47\x1b[0m: ownership-markers: \x1b[1;31mrejected\x1b[0m: "),
+            .contains("\x1b[1mfindings/rendered.yaml:47\x1b[0m: ownership-markers: \x1b[1m\x1b[31mrejected\x1b[0m: "),
         "{}",
         run.stdout
     );
     assert!(run.stdout.contains("\x1b[33mwarned\x1b[0m"));
     let run = scan_with(BASE, &["--color", "never", "findings/rendered.yaml"]);
     assert!(!run.stdout.contains('\x1b'));
+}
+
+/// `--color auto` is anstream's detection: `NO_COLOR` (unless empty) wins over
+/// `CLICOLOR_FORCE`, which colors even a pipe; `--color always|never` win over both.
+#[test]
+fn colors_follow_no_color_and_clicolor_force() {
+    let mods = policies(BASE);
+    let colored = |args: &[&str], env: &[(&str, &str)]| {
+        let mut all = vec!["--policies", mods.path().to_str().unwrap()];
+        all.extend_from_slice(args);
+        all.push("findings/rendered.yaml");
+        let env: Vec<(&str, &std::ffi::OsStr)> = env.iter().map(|(k, v)| (*k, std::ffi::OsStr::new(*v))).collect();
+        let run = scan_env(&data(), &all, None, &env);
+        assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
+        run.stdout.contains("\x1b[")
+    };
+    // stdout is a pipe here.
+    assert!(!colored(&[], &[]));
+    assert!(colored(&[], &[("CLICOLOR_FORCE", "1")]));
+    assert!(
+        !colored(&[], &[("CLICOLOR_FORCE", "")]),
+        "an empty CLICOLOR_FORCE is unset"
+    );
+    assert!(!colored(&[], &[("CLICOLOR_FORCE", "1"), ("NO_COLOR", "1")]));
+    assert!(
+        colored(&[], &[("CLICOLOR_FORCE", "1"), ("NO_COLOR", "")]),
+        "an empty NO_COLOR is unset"
+    );
+    assert!(colored(&["--color", "always"], &[("NO_COLOR", "1")]));
+    assert!(!colored(&["--color", "never"], &[("CLICOLOR_FORCE", "1")]));
+    assert!(!colored(&["--color", "auto"], &[("CLICOLOR", "0")]));
 }
 
 #[test]
@@ -765,4 +804,140 @@ fn generated_bench_tree_is_clean() {
     assert!(checked.iter().all(|r| r["verdict"] == "accepted"), "{}", run.stdout);
     assert_eq!(report["summary"]["rejected"], 0, "{}", run.stdout);
     assert_eq!(report["summary"]["warned"], 0, "{}", run.stdout);
+}
+
+/// A folder of manifests for the walk's tests: `<name>` files each holding one ConfigMap,
+/// ignore files as given, and a home of its own so that the machine's git configuration
+/// (its global excludes) plays no part.
+struct Tree {
+    dir: TempDir,
+    mods: TempDir,
+}
+
+impl Tree {
+    fn new() -> Tree {
+        let tree = Tree {
+            dir: TempDir::new(),
+            mods: policies(&["ownership-markers"]),
+        };
+        std::fs::create_dir_all(tree.dir.path().join("home")).unwrap();
+        std::fs::create_dir_all(tree.dir.path().join("xdg")).unwrap();
+        tree
+    }
+
+    fn write(&self, name: &str, text: &str) -> &Tree {
+        let path = self.dir.path().join("repo").join(name);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+        self
+    }
+
+    fn manifest(&self, name: &str) -> &Tree {
+        if name.ends_with(".json") {
+            self.write(
+                name,
+                r#"{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a"}}"#,
+            )
+        } else {
+            self.write(name, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n")
+        }
+    }
+
+    /// The files a scan of `path` (in `repo/`) reads, in order, with `args`.
+    fn scanned(&self, path: &str, args: &[&str]) -> Vec<String> {
+        let mut all = vec![
+            "--policies",
+            self.mods.path().to_str().unwrap(),
+            "--format",
+            "json",
+            "-v",
+            path,
+        ];
+        all.extend_from_slice(args);
+        let home = self.dir.path().join("home");
+        let xdg = self.dir.path().join("xdg");
+        // The compile cache stays where it was, HOME moving.
+        let cache = std::env::var_os("SYNCGUARD_CACHE_DIR").unwrap_or_else(|| {
+            std::env::var_os("XDG_CACHE_HOME")
+                .filter(|d| !d.is_empty())
+                .map(PathBuf::from)
+                .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
+                .map(|base| base.join("syncguard").into_os_string())
+                .unwrap_or_else(|| "off".into())
+        });
+        let env = [
+            ("HOME", home.as_os_str()),
+            ("XDG_CONFIG_HOME", xdg.as_os_str()),
+            ("SYNCGUARD_CACHE_DIR", cache.as_os_str()),
+            ("GIT_CONFIG_NOSYSTEM", std::ffi::OsStr::new("1")),
+        ];
+        let run = scan_env(&self.dir.path().join("repo"), &all, None, &env);
+        assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+        let mut files: Vec<String> = Vec::new();
+        for result in json_of(&run)["results"].as_array().unwrap() {
+            let file = result["file"].as_str().unwrap().to_string();
+            if files.last() != Some(&file) {
+                files.push(file);
+            }
+        }
+        assert_eq!(
+            json_of(&run)["summary"]["files"].as_u64().unwrap() as usize,
+            files.len(),
+            "{}",
+            run.stdout
+        );
+        files
+    }
+}
+
+#[test]
+fn gitignored_files_are_skipped_in_a_git_repository_unless_no_ignore() {
+    let tree = Tree::new();
+    tree.manifest("a.yaml")
+        .manifest("rendered/chart.yaml")
+        .manifest("secret.yaml")
+        .manifest("deploy/b.yaml")
+        .manifest("deploy/generated.json")
+        .manifest(".github/workflow.yaml")
+        .write(".gitignore", "rendered/\nsecret.yaml\n!.github\n")
+        .write("deploy/.gitignore", "generated.json\n");
+    // Not a git repository yet: .gitignore files do not count (ripgrep's `require_git`).
+    let everything = [
+        "a.yaml",
+        "deploy/b.yaml",
+        "deploy/generated.json",
+        "rendered/chart.yaml",
+        "secret.yaml",
+    ];
+    assert_eq!(tree.scanned(".", &[]), everything);
+    std::fs::create_dir(tree.dir.path().join("repo/.git")).unwrap();
+    assert_eq!(tree.scanned(".", &[]), ["a.yaml", "deploy/b.yaml"]);
+    // A folder inside the repository: the root's .gitignore and its own count.
+    assert_eq!(tree.scanned("deploy", &[]), ["deploy/b.yaml"]);
+    // Named on the command line, an ignored file is read.
+    assert_eq!(tree.scanned("secret.yaml", &[]), ["secret.yaml"]);
+    // --no-ignore reads them all; hidden entries stay skipped, whatever `!.github` says.
+    assert_eq!(tree.scanned(".", &["--no-ignore"]), everything);
+}
+
+#[test]
+fn ignore_files_and_git_global_excludes() {
+    let tree = Tree::new();
+    tree.manifest("a.yaml")
+        .manifest("b.yaml")
+        .manifest("c.yaml")
+        .manifest("sub/d.yaml")
+        .write(".ignore", "b.yaml\n");
+    std::fs::create_dir_all(tree.dir.path().join("xdg/git")).unwrap();
+    std::fs::write(tree.dir.path().join("xdg/git/ignore"), "c.yaml\n").unwrap();
+    // `.ignore` counts outside a git repository too; git's global excludes only inside one.
+    assert_eq!(tree.scanned(".", &[]), ["a.yaml", "c.yaml", "sub/d.yaml"]);
+    std::fs::create_dir(tree.dir.path().join("repo/.git")).unwrap();
+    assert_eq!(tree.scanned(".", &[]), ["a.yaml", "sub/d.yaml"]);
+    tree.write(".git/info/exclude", "sub/\n");
+    assert_eq!(tree.scanned(".", &[]), ["a.yaml"]);
+    assert_eq!(
+        tree.scanned(".", &["--no-ignore"]),
+        ["a.yaml", "b.yaml", "c.yaml", "sub/d.yaml"]
+    );
 }

@@ -36,6 +36,18 @@ pub fn section_key(policy: &str) -> &'static str {
         .settings_key
 }
 
+/// Why an engine gave no response for a case.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RunError {
+    /// The policy refused its settings (the engine printed `Provided settings are not valid`);
+    /// holds what the engine printed.
+    #[error("settings refused: {0}")]
+    SettingsRefused(String),
+    /// Anything else: the engine could not start, failed, or printed no response.
+    #[error("{0}")]
+    Failed(String),
+}
+
 /// An engine command line that follows kwctl's `run` contract.
 #[derive(Debug, Clone)]
 pub struct Engine {
@@ -74,14 +86,15 @@ impl Engine {
     }
 
     /// Evaluates one case of `policy` with the module at `module`.
-    pub fn run_case(&self, policy: &str, module: &Path, case: &Case) -> Result<Outcome, String> {
+    pub fn run_case(&self, policy: &str, module: &Path, case: &Case) -> Result<Outcome, RunError> {
         let settings = case.settings.clone().unwrap_or(Value::Object(Default::default()));
         let request = testing::request_path(policy, case).unwrap_or_default();
-        parse_response(&self.run_raw(policy, module, case, &settings, &request)?)
+        parse_response(&self.run_raw(policy, module, case, &settings, &request)?).map_err(RunError::Failed)
     }
 
     /// Evaluates a case with the given settings and request file; returns the response line
-    /// exactly as printed, or `Err` ("settings refused: ..." for refused settings).
+    /// exactly as printed, or why there is none ([`RunError::SettingsRefused`] for refused
+    /// settings).
     pub fn run_raw(
         &self,
         policy: &str,
@@ -89,7 +102,7 @@ impl Engine {
         case: &Case,
         settings: &Value,
         request: &Path,
-    ) -> Result<String, String> {
+    ) -> Result<String, RunError> {
         let dir = testing::test_data(policy);
         let mut command = Command::new(&self.program);
         command.arg("run").arg("--settings-json").arg(settings.to_string());
@@ -108,45 +121,35 @@ impl Engine {
         command.arg(module);
         let output = command
             .output()
-            .map_err(|e| format!("cannot start {}: {e}", self.program.display()))?;
+            .map_err(|e| RunError::Failed(format!("cannot start {}: {e}", self.program.display())))?;
         let stdout = String::from_utf8_lossy(&output.stdout);
         let stderr = String::from_utf8_lossy(&output.stderr);
         if !output.status.success() {
+            // The engine is another process: its words are all there is to go by.
             if stderr.contains("Provided settings are not valid") {
-                return Err(format!("settings refused: {}", stderr.trim()));
+                return Err(RunError::SettingsRefused(stderr.trim().to_string()));
             }
-            return Err(format!(
+            return Err(RunError::Failed(format!(
                 "{} exited with {}: {}",
                 self.name,
                 output.status,
                 stderr.trim()
-            ));
+            )));
         }
         stdout
             .lines()
             .rev()
             .find(|l| l.trim_start().starts_with('{'))
             .map(str::to_string)
-            .ok_or_else(|| format!("{} printed no response: {stdout}", self.name))
+            .ok_or_else(|| RunError::Failed(format!("{} printed no response: {stdout}", self.name)))
     }
 }
 
-/// Runs `work` over `items` on as many threads as the machine has cores, keeping order.
-pub fn parallel_map<T: Sync, R: Send>(items: &[T], work: impl Fn(&T) -> R + Sync) -> Vec<R> {
-    let threads = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .min(items.len().max(1));
-    let chunk = items.len().div_ceil(threads).max(1);
-    std::thread::scope(|scope| {
-        let handles: Vec<_> = items
-            .chunks(chunk)
-            .map(|part| scope.spawn(|| part.iter().map(&work).collect::<Vec<R>>()))
-            .collect();
-        handles
-            .into_iter()
-            .flat_map(|h| h.join().expect("worker thread"))
-            .collect()
-    })
+/// Runs `work` over `items` on rayon's global pool (as many threads as the machine has cores),
+/// the results in the order of `items`.
+pub fn parallel_map<T: Sync, R: Send>(items: &[T], work: impl Fn(&T) -> R + Sync + Send) -> Vec<R> {
+    use rayon::prelude::*;
+    items.par_iter().with_max_len(1).map(work).collect()
 }
 
 /// Reads an AdmissionResponse as kwctl prints it.
@@ -194,7 +197,8 @@ pub fn bare_module(policy: &str) -> PathBuf {
 pub fn check_case(engine: &Engine, policy: &str, module: &Path, case: &Case) -> Result<Outcome, String> {
     let result = engine.run_case(policy, module, case);
     match (&case.expect.settings_invalid, result) {
-        (Some(expected), Err(message)) if message.starts_with("settings refused") => {
+        (Some(expected), Err(refused @ RunError::SettingsRefused(_))) => {
+            let message = refused.to_string();
             if message.contains(expected.as_str()) {
                 Ok(Outcome::default())
             } else {
@@ -202,7 +206,7 @@ pub fn check_case(engine: &Engine, policy: &str, module: &Path, case: &Case) -> 
             }
         }
         (Some(_), Ok(_)) => Err("settings were accepted, expected them refused".into()),
-        (_, Err(message)) => Err(message),
+        (_, Err(e)) => Err(e.to_string()),
         (None, Ok(outcome)) => testing::compare(&case.expect, &outcome).map(|()| outcome),
     }
 }

@@ -9,6 +9,7 @@
 use e2e_tests::{Scratch, all_in_one_module, annotated_module, call_module, policies};
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
+use syncguard_scan::Operation;
 
 /// Every module under test: the single policies and the all-in-one.
 fn modules() -> Vec<(String, PathBuf)> {
@@ -38,7 +39,7 @@ fn base_request(policy: &str) -> Value {
         "resource": {"group": group, "version": version, "resource": resource},
         "name": "hostile",
         "namespace": "default",
-        "operation": "CREATE",
+        "operation": Operation::Create,
         "userInfo": {"username": "fuzzer"},
         "object": {
             "apiVersion": if group.is_empty() { "v1".to_string() } else { format!("{group}/{version}") },
@@ -345,7 +346,7 @@ fn hostile_requests_never_trap() {
             inputs.push(("another-resource".into(), payload(&other.to_string()), Expect::Allowed));
         }
         // Operations none of the checks registers for.
-        for operation in ["DELETE", "CONNECT"] {
+        for operation in [Operation::Delete, Operation::Connect] {
             let mut request = unread.clone();
             request["operation"] = json!(operation);
             inputs.push((

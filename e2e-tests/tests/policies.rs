@@ -7,8 +7,8 @@
 //! - both keep the API server's limits on messages and warnings.
 
 use e2e_tests::{
-    Engine, all_in_one_module, annotated_module, bare_module, check_case, parallel_map, parse_response, policies,
-    section_key,
+    Engine, RunError, all_in_one_module, annotated_module, bare_module, check_case, parallel_map, parse_response,
+    policies, section_key,
 };
 use serde_json::{Value, json};
 use syncguard_testkit::cases::{self as testing, Case};
@@ -50,7 +50,7 @@ fn evaluate(engine: &Engine, all_in_one: &std::path::Path, job: &Job) -> Vec<Str
     let combined = engine.run_raw(policy, all_in_one, case, &all_in_one_settings(policy, case), &request);
     if let Some(expected) = &case.expect.settings_invalid {
         match combined {
-            Err(e) if e.contains(expected.as_str()) => {}
+            Err(refused @ RunError::SettingsRefused(_)) if refused.to_string().contains(expected.as_str()) => {}
             other => problems.push(format!(
                 "{name}: the all-in-one module accepted settings it should refuse: {other:?}"
             )),
@@ -68,7 +68,10 @@ fn evaluate(engine: &Engine, all_in_one: &std::path::Path, job: &Job) -> Vec<Str
         problems.push(format!("{name}: {problem}"));
     }
     // The all-in-one module with only this check enabled.
-    match combined.and_then(|line| parse_response(&line)) {
+    match combined
+        .map_err(|e| e.to_string())
+        .and_then(|line| parse_response(&line))
+    {
         Ok(all) => {
             for problem in syncguard::text::limits::limit_violations(Some(&all.message), &all.warnings) {
                 problems.push(format!("{name}: all-in-one: {problem}"));
@@ -110,6 +113,7 @@ fn evaluate(engine: &Engine, all_in_one: &std::path::Path, job: &Job) -> Vec<Str
             std::fs::write(&path, review.to_string()).expect("write mutated request");
             match engine
                 .run_raw(policy, module, case, &settings, &path)
+                .map_err(|e| e.to_string())
                 .and_then(|l| parse_response(&l))
             {
                 Ok(again) if again.patch.is_none() => {}

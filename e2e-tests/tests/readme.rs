@@ -237,7 +237,9 @@ fn readme_examples_are_the_fixtures_answers() {
     assert!(!jobs.is_empty(), "no README quotes a case");
     let answers = parallel_map(&jobs, |(policy, index, _, _)| {
         let case = &testing::load(policy).cases[*index];
-        engine.run_case(policy, &annotated_module(policy), case)
+        engine
+            .run_case(policy, &annotated_module(policy), case)
+            .map_err(|e| e.to_string())
     });
     for ((_, _, place, quote), answer) in jobs.iter().zip(answers) {
         let case = quote.case.as_deref().unwrap_or_default();

@@ -100,7 +100,7 @@ impl Evaluator for CoreEvaluator {
         request.resource.group = group.into();
         request.resource.version = version.into();
         request.resource.resource = resource.into();
-        request.operation = "CREATE".into();
+        request.operation = syncguard_scan::Operation::Create.as_str().into();
         syncguard::rules::any_matches(self.active[policy].policy.rules, &request)
     }
 

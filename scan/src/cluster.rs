@@ -316,6 +316,33 @@ impl Plurals {
 mod tests {
     use super::*;
 
+    #[test]
+    fn a_cluster_of_objects_lists_by_api_version_and_kind_as_the_reflector_answers() {
+        let cluster = OfflineCluster::of_objects(&[
+            serde_json::json!({
+                "apiVersion": "v1",
+                "kind": "Pod",
+                "metadata": {"name": "a", "managedFields": [{"manager": "kubectl"}]},
+                "spec": {"nodeName": "n", "containers": [{"name": "c", "image": "i"}]},
+            }),
+            serde_json::json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "s"}}),
+        ]);
+        let pods = cluster
+            .list_all("v1", "Pod", &["spec.containers.image"])
+            .unwrap()
+            .read::<serde_json::Value>()
+            .unwrap();
+        assert_eq!(
+            pods,
+            [serde_json::json!({
+                "apiVersion": "v1",
+                "kind": "Pod",
+                "metadata": {"name": "a", "annotations": {}, "managedFields": []},
+                "spec": {"containers": [{"image": "i"}]},
+            })]
+        );
+    }
+
     fn docs(text: &str) -> Vec<Document> {
         let contents = input::objects_of(0, "t.yaml", text);
         assert!(contents.errors.is_empty(), "{:?}", contents.errors);

@@ -6,6 +6,7 @@
 use crate::clash;
 use crate::cluster::Plurals;
 use crate::input::{Document, Source};
+use crate::operation::Operation;
 use serde_json::Value;
 use std::hash::Hasher;
 
@@ -125,7 +126,7 @@ pub fn request_json(doc: &Document, resource: &str, uid: &str) -> String {
         "requestKind": gvk,
         "requestResource": gvr,
         "name": doc.info.name.clone().unwrap_or_default(),
-        "operation": "CREATE",
+        "operation": Operation::Create,
         "userInfo": {"username": "syncguard-scan", "groups": ["system:authenticated"]},
         "dryRun": true,
         "options": {"apiVersion": "meta.k8s.io/v1", "kind": "CreateOptions"},

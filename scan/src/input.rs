@@ -1,14 +1,15 @@
-//! Finding and reading the manifests of `syncguard scan`: paths walked in a stable order,
-//! multi-document YAML split at its document markers with line numbers kept, JSON streams,
-//! `kind: List` expanded, and every problem turned into a per-file error instead of a stop.
+//! Reading the manifests of `syncguard scan` and the playground: multi-document YAML split at
+//! its document markers with line numbers kept, JSON streams, `kind: List` expanded, and every
+//! problem turned into a per-file error instead of a stop. (`syncguard scan` walks directories
+//! itself, with the `ignore` crate: `cli/src/scan/walk.rs`.)
 
 use serde_json::Value;
 use std::io::Read;
 use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
 
-/// Extensions a directory walk picks up. Files named on the command line are read whatever
-/// their extension.
+/// Extensions a directory walk of `syncguard scan` picks up. Files named on the command line
+/// are read whatever their extension.
 pub const EXTENSIONS: &[&str] = &["yaml", "yml", "json"];
 
 /// Display name of standard input.
@@ -76,113 +77,6 @@ pub enum Input {
     File(PathBuf),
     /// Standard input (`-`).
     Stdin,
-}
-
-/// Expands the command line's paths into the files to read, in order: arguments in the order
-/// given, each directory walked recursively in byte order of names. A walk takes files ending
-/// in [`EXTENSIONS`], skips entries whose name starts with `.` (`.git`, `.github`) and does not
-/// follow symbolic links to directories (no loops). Paths that do not exist are errors.
-pub fn expand(paths: &[PathBuf]) -> (Vec<(String, Input)>, Vec<InputError>) {
-    let mut files = Vec::new();
-    let mut errors = Vec::new();
-    let mut stdin_seen = false;
-    for path in paths {
-        if path.as_os_str() == "-" {
-            if !stdin_seen {
-                files.push((STDIN_NAME.to_string(), Input::Stdin));
-                stdin_seen = true;
-            }
-            continue;
-        }
-        let display = display_path(path);
-        match std::fs::metadata(path) {
-            Ok(meta) if meta.is_dir() => walk(path, &display, &mut files, &mut errors),
-            Ok(_) => files.push((display, Input::File(path.clone()))),
-            Err(e) => errors.push(InputError {
-                source: None,
-                path: display,
-                line: None,
-                message: format!("cannot read: {}", io_reason(&e)),
-            }),
-        }
-    }
-    (files, errors)
-}
-
-fn walk(dir: &Path, display: &str, files: &mut Vec<(String, Input)>, errors: &mut Vec<InputError>) {
-    let entries = match std::fs::read_dir(dir) {
-        Ok(entries) => entries,
-        Err(e) => {
-            errors.push(InputError {
-                source: None,
-                path: display.to_string(),
-                line: None,
-                message: format!("cannot read the directory: {}", io_reason(&e)),
-            });
-            return;
-        }
-    };
-    let mut names: Vec<(std::ffi::OsString, PathBuf)> = Vec::new();
-    for entry in entries {
-        match entry {
-            Ok(entry) => names.push((entry.file_name(), entry.path())),
-            Err(e) => errors.push(InputError {
-                source: None,
-                path: display.to_string(),
-                line: None,
-                message: format!("cannot list the directory: {}", io_reason(&e)),
-            }),
-        }
-    }
-    names.sort();
-    for (name, path) in names {
-        let name_text = name.to_string_lossy();
-        if name_text.starts_with('.') {
-            continue;
-        }
-        let child_display = if display == "." {
-            name_text.to_string()
-        } else if display.ends_with('/') {
-            format!("{display}{name_text}")
-        } else {
-            format!("{display}/{name_text}")
-        };
-        let link = std::fs::symlink_metadata(&path)
-            .map(|m| m.file_type().is_symlink())
-            .unwrap_or(false);
-        match std::fs::metadata(&path) {
-            Ok(meta) if meta.is_dir() => {
-                if !link {
-                    walk(&path, &child_display, files, errors);
-                }
-            }
-            Ok(_) => {
-                let wanted = path
-                    .extension()
-                    .and_then(|e| e.to_str())
-                    .is_some_and(|e| EXTENSIONS.iter().any(|x| x.eq_ignore_ascii_case(e)));
-                if wanted {
-                    files.push((child_display, Input::File(path)));
-                }
-            }
-            Err(e) => {
-                // A dangling link or an entry that vanished: only report it when it looks
-                // like a manifest.
-                let wanted = path
-                    .extension()
-                    .and_then(|e| e.to_str())
-                    .is_some_and(|e| EXTENSIONS.iter().any(|x| x.eq_ignore_ascii_case(e)));
-                if wanted {
-                    errors.push(InputError {
-                        source: None,
-                        path: child_display,
-                        line: None,
-                        message: format!("cannot read: {}", io_reason(&e)),
-                    });
-                }
-            }
-        }
-    }
 }
 
 /// The OS reason of an I/O error without Rust's ` (os error N)` suffix.

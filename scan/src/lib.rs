@@ -2,8 +2,9 @@
 //! with no WebAssembly host in it: reading manifests ([`input`]), the offline cluster that
 //! answers context-aware lookups ([`cluster`]) as Kubewarden's reflector would ([`reflector`]),
 //! kwctl's replay files ([`replay`]), the `kind-group-clash` pseudo-policy ([`clash`]), the
-//! `--config` file ([`config`]), and the request each object becomes and the verdicts it gets
-//! ([`evaluate`]).
+//! `--config` file ([`config`]), the request each object becomes and the verdicts it gets
+//! ([`evaluate`]), where a finding's path is in a file ([`locate`]), and the admission
+//! [`Operation`]s host code writes and checks.
 //!
 //! The command runs the policy modules through wasmtime; the playground (built with
 //! wasm-bindgen for a browser) runs the core checks compiled into it. Both read, answer and
@@ -15,5 +16,8 @@ pub mod config;
 pub mod evaluate;
 pub mod input;
 pub mod locate;
+pub mod operation;
 pub mod reflector;
 pub mod replay;
+
+pub use operation::Operation;

@@ -132,8 +132,17 @@ impl MarkedEventReceiver for Builder {
     fn on_event(&mut self, event: Event, mark: Marker) {
         let line = mark.line();
         match event {
-            Event::MappingStart(..) => self.stack.push(Open::Map(Node { line, ..Node::default() }, None)),
-            Event::SequenceStart(..) => self.stack.push(Open::Seq(Node { line, ..Node::default() })),
+            Event::MappingStart(..) => self.stack.push(Open::Map(
+                Node {
+                    line,
+                    ..Node::default()
+                },
+                None,
+            )),
+            Event::SequenceStart(..) => self.stack.push(Open::Seq(Node {
+                line,
+                ..Node::default()
+            })),
             Event::MappingEnd | Event::SequenceEnd => {
                 if let Some(Open::Map(node, _) | Open::Seq(node)) = self.stack.pop() {
                     let start = node.line;
@@ -189,12 +198,21 @@ items:
     fn paths_are_found_at_their_keys() {
         let locator = Locator::new(MANIFESTS);
         let line = |path: &str| locator.line(0, None, path);
-        assert_eq!(line("spec.versions[0].schema.openAPIV3Schema.properties.spec.properties.mode"), Some(17));
-        assert_eq!(line("spec.versions[0].schema.openAPIV3Schema.properties.spec.properties.a.b/c"), Some(15));
+        assert_eq!(
+            line("spec.versions[0].schema.openAPIV3Schema.properties.spec.properties.mode"),
+            Some(17)
+        );
+        assert_eq!(
+            line("spec.versions[0].schema.openAPIV3Schema.properties.spec.properties.a.b/c"),
+            Some(15)
+        );
         assert_eq!(line("metadata.labels[app.kubernetes.io/name]"), Some(6));
         assert_eq!(line("spec.versions[0].name"), Some(9));
         // A removed field is located at the deepest part the file holds.
-        assert_eq!(line("spec.versions[0].schema.openAPIV3Schema.properties.spec.properties.gone"), Some(14));
+        assert_eq!(
+            line("spec.versions[0].schema.openAPIV3Schema.properties.spec.properties.gone"),
+            Some(14)
+        );
         assert_eq!(line("status.storedVersions[0]"), None);
         assert_eq!(locator.line(1, Some(1), "metadata.name"), Some(28));
     }

@@ -508,12 +508,15 @@ mod tests {
     }
 
     /// Every replay file of the fixtures holds exactly what Kubewarden sends for its recorded
-    /// requests. `SYNCGUARD_REGENERATE_REPLAYS=1 cargo test -p syncguard replay_files` rewrites
+    /// requests. `SYNCGUARD_REGENERATE_REPLAYS=1 cargo test -p syncguard-scan replay_files` rewrites
     /// them with [`reflect_file`] instead of failing.
     #[test]
     fn replay_files_hold_what_kubewarden_sends() {
         let regenerate = std::env::var_os("SYNCGUARD_REGENERATE_REPLAYS").is_some();
-        let policies = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("policies");
+        let policies = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .parent()
+            .expect("scan/ sits in the repository")
+            .join("policies");
         let mut checked = 0;
         for policy in std::fs::read_dir(&policies).unwrap() {
             let data = policy.unwrap().path().join("test_data");

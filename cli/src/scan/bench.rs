@@ -374,7 +374,7 @@ mod tests {
         let _ = std::fs::remove_dir_all(&dir);
         let files = generate(&dir, 25, FEW_CRDS).unwrap();
         assert_eq!(files, 3);
-        let (found, errors) = input::expand(std::slice::from_ref(&dir));
+        let (found, errors) = crate::scan::walk::expand(std::slice::from_ref(&dir), Default::default());
         assert!(errors.is_empty());
         let mut documents = 0;
         for (name, file) in &found {

@@ -7,23 +7,25 @@ use serde_json::{Value, json};
 use serde_sarif::sarif;
 use std::fmt::Write as _;
 
-const RESET: &str = "\x1b[0m";
-const BOLD: &str = "\x1b[1m";
-const DIM: &str = "\x1b[2m";
-const RED: &str = "\x1b[1;31m";
-const YELLOW: &str = "\x1b[33m";
-const CYAN: &str = "\x1b[36m";
-const GREEN: &str = "\x1b[32m";
+use anstyle::{AnsiColor, Style};
 
-fn paint(text: &str, style: &str, color: bool) -> String {
+const BOLD: Style = Style::new().bold();
+const DIM: Style = Style::new().dimmed();
+const RED: Style = AnsiColor::Red.on_default().bold();
+const YELLOW: Style = AnsiColor::Yellow.on_default();
+const CYAN: Style = AnsiColor::Cyan.on_default();
+const GREEN: Style = AnsiColor::Green.on_default();
+
+/// `text` in `style` when `color` (see [`crate::scan::use_color`]), else as it is.
+fn paint(text: &str, style: Style, color: bool) -> String {
     if color {
-        format!("{style}{text}{RESET}")
+        format!("{style}{text}{style:#}")
     } else {
         text.to_string()
     }
 }
 
-fn verdict_style(verdict: Verdict) -> &'static str {
+fn verdict_style(verdict: Verdict) -> Style {
     match verdict {
         Verdict::Rejected => RED,
         Verdict::Mutated => CYAN,

@@ -515,11 +515,9 @@ impl Walk<'_> {
                     self.at(&format!(".{key}[{i}]"), |w| w.subschema(item, later));
                 }
             }
-            "not" | "additionalProperties" | "additionalItems" => {
-                if old.is_object() {
-                    let later = Some(new).filter(|n| n.is_object());
-                    self.at(&format!(".{key}"), |w| w.subschema(old, later));
-                }
+            "not" | "additionalProperties" | "additionalItems" if old.is_object() => {
+                let later = Some(new).filter(|n| n.is_object());
+                self.at(&format!(".{key}"), |w| w.subschema(old, later));
             }
             "patternProperties" | "definitions" | "dependencies" => {
                 for (name, item) in old.as_object().into_iter().flatten() {

@@ -1,0 +1,163 @@
+//! The files `syncguard scan` reads: its path arguments expanded, each directory walked with the
+//! `ignore` crate (ripgrep's walker).
+//!
+//! A walk goes down every directory in byte order of names and takes the files ending in
+//! [`input::EXTENSIONS`]. It skips every entry whose name starts with `.` (`.git`, `.github`),
+//! whatever an ignore file says, and does not follow symbolic links to directories (no loops);
+//! a symbolic link to a file is read. Unless `--no-ignore` is given it also skips what ripgrep
+//! skips by default: what `.ignore` files say anywhere, and, inside a git repository only (a
+//! `.git`, or jj's `.jj`, in the scanned folder or one above it: ripgrep's default,
+//! `require_git`), what `.gitignore` files, `.git/info/exclude` and git's global excludes file
+//! (`core.excludesFile`, else `$XDG_CONFIG_HOME/git/ignore`) say. Ignore files of the folders
+//! above the scanned one count too, as they do for git and ripgrep. Files named on the command
+//! line are read whatever their name and whatever an ignore file says.
+
+use crate::scan::input::{self, Input, InputError, STDIN_NAME, display_path, io_reason};
+use std::path::{Path, PathBuf};
+
+/// How directories are walked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WalkOptions {
+    /// Whether ignore files (`.gitignore`, `.ignore`, `.git/info/exclude`, git's global
+    /// excludes) are honoured; `--no-ignore` turns it off.
+    pub ignore_files: bool,
+}
+
+impl Default for WalkOptions {
+    fn default() -> Self {
+        WalkOptions { ignore_files: true }
+    }
+}
+
+/// Expands the command line's paths into the files to read, in order: arguments in the order
+/// given (standard input once, however often `-` is given), each directory walked as the module
+/// documentation says. Paths that do not exist are errors.
+pub fn expand(paths: &[PathBuf], options: WalkOptions) -> (Vec<(String, Input)>, Vec<InputError>) {
+    let mut files = Vec::new();
+    let mut errors = Vec::new();
+    let mut stdin_seen = false;
+    for path in paths {
+        if path.as_os_str() == "-" {
+            if !stdin_seen {
+                files.push((STDIN_NAME.to_string(), Input::Stdin));
+                stdin_seen = true;
+            }
+            continue;
+        }
+        let display = display_path(path);
+        match std::fs::metadata(path) {
+            Ok(meta) if meta.is_dir() => walk(path, &display, options, &mut files, &mut errors),
+            Ok(_) => files.push((display, Input::File(path.clone()))),
+            Err(e) => errors.push(InputError {
+                source: None,
+                path: display,
+                line: None,
+                message: format!("cannot read: {}", io_reason(&e)),
+            }),
+        }
+    }
+    (files, errors)
+}
+
+/// Whether a walked file is one to read, by its extension.
+fn wanted(path: &Path) -> bool {
+    path.extension()
+        .and_then(|e| e.to_str())
+        .is_some_and(|e| input::EXTENSIONS.iter().any(|x| x.eq_ignore_ascii_case(e)))
+}
+
+/// `display` (the directory as shown) joined with `path`'s place under `root`, `/`-separated.
+fn display_under(root: &Path, display: &str, path: &Path) -> String {
+    let relative = path.strip_prefix(root).unwrap_or(path);
+    let relative: Vec<String> = relative
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect();
+    let relative = relative.join("/");
+    if relative.is_empty() {
+        display.to_string()
+    } else if display == "." {
+        relative
+    } else if display.ends_with('/') {
+        format!("{display}{relative}")
+    } else {
+        format!("{display}/{relative}")
+    }
+}
+
+/// The path an error of the walk is about, if it names one.
+fn error_path(error: &ignore::Error) -> Option<&Path> {
+    match error {
+        ignore::Error::WithPath { path, .. } => Some(path),
+        ignore::Error::WithDepth { err, .. } | ignore::Error::WithLineNumber { err, .. } => error_path(err),
+        ignore::Error::Partial(errors) if errors.len() == 1 => error_path(&errors[0]),
+        _ => None,
+    }
+}
+
+fn walk(
+    dir: &Path,
+    display: &str,
+    options: WalkOptions,
+    files: &mut Vec<(String, Input)>,
+    errors: &mut Vec<InputError>,
+) {
+    let mut builder = ignore::WalkBuilder::new(dir);
+    builder
+        // `.ignore`, `.gitignore`, `.git/info/exclude`, git's global excludes and the ignore
+        // files of the folders above `dir`, or none of them.
+        .standard_filters(options.ignore_files)
+        // Hidden entries are skipped by the filter below, so that no ignore file's `!` rule
+        // brings one back.
+        .hidden(false)
+        .require_git(true)
+        .follow_links(false)
+        .sort_by_file_name(|a, b| a.cmp(b))
+        .filter_entry(|entry| !entry.file_name().to_string_lossy().starts_with('.'));
+    for entry in builder.build() {
+        let entry = match entry {
+            Ok(entry) => entry,
+            Err(e) => {
+                let path = error_path(&e).map_or_else(|| display.to_string(), |p| display_under(dir, display, p));
+                let message = match e.io_error() {
+                    Some(io) => format!("cannot read the directory: {}", io_reason(io)),
+                    None => format!("cannot read the directory: {e}"),
+                };
+                errors.push(InputError {
+                    source: None,
+                    path,
+                    line: None,
+                    message,
+                });
+                continue;
+            }
+        };
+        if entry.depth() == 0 || !wanted(entry.path()) {
+            continue;
+        }
+        let is_dir = if entry.path_is_symlink() {
+            // A link is read when it leads to a file; one to a directory is not followed, and a
+            // dangling one is reported since it looks like a manifest.
+            match std::fs::metadata(entry.path()) {
+                Ok(meta) => meta.is_dir(),
+                Err(e) => {
+                    errors.push(InputError {
+                        source: None,
+                        path: display_under(dir, display, entry.path()),
+                        line: None,
+                        message: format!("cannot read: {}", io_reason(&e)),
+                    });
+                    continue;
+                }
+            }
+        } else {
+            entry.file_type().is_some_and(|t| t.is_dir())
+        };
+        if !is_dir {
+            files.push((
+                display_under(dir, display, entry.path()),
+                Input::File(entry.into_path()),
+            ));
+        }
+    }
+}
