@@ -219,11 +219,13 @@ fuzz:
 	done; \
 	if [ -n "$$failed" ]; then echo "fuzz: invariants broken in:$$failed (inputs under fuzz/regressions/)"; exit 1; fi
 
-## well-known: rebuilds crd-kind-collision's table of well-known API groups and kinds from a
-## local clone of github.com/datreeio/CRDs-catalog (names only): make well-known CATALOG=<clone>
+## well-known: rebuilds crd-kind-collision's table of well-known API groups from local clones of its
+## sources (names only, each source's commit recorded) and its copy of the Public Suffix List:
+## make well-known SOURCES=<dir holding <owner>+<repo> clones, see refresh-well-known.py>
 .PHONY: well-known
 well-known:
-	@test -n "$(CATALOG)" || { echo "usage: make well-known CATALOG=<clone of github.com/datreeio/CRDs-catalog>" >&2; exit 2; }
+	@test -n "$(SOURCES)" || { echo "usage: make well-known SOURCES=<dir of clones, see src/checks/crd_kind_collision/refresh-well-known.py>" >&2; exit 2; }
 	@mkdir -p target
-	src/checks/crd_kind_collision/refresh-well-known.sh "$(CATALOG)" > target/well_known_kinds.txt
-	mv target/well_known_kinds.txt src/checks/crd_kind_collision/well_known_kinds.txt
+	python3 src/checks/crd_kind_collision/refresh-well-known.py "$(SOURCES)" --psl target/public_suffix_list.txt > target/well_known_groups.tsv
+	mv target/well_known_groups.tsv src/checks/crd_kind_collision/well_known_groups.tsv
+	mv target/public_suffix_list.txt src/checks/crd_kind_collision/public_suffix_list.txt

@@ -84,42 +84,39 @@ fn main() {
     }
     writeln!(code, "];").unwrap();
     std::fs::write(out.join("k8s_tables.rs"), code).expect("write k8s_tables.rs");
-    well_known_kinds(&out);
+    well_known_groups(&out);
     std::fs::write(out.join("policy_rules.rs"), policy_rules()).expect("write policy_rules.rs");
 }
 
 include!("src/checks/crd_kind_collision/well_known_key.rs");
 
-/// Generates `$OUT_DIR/well_known_kinds.rs` from crd-kind-collision's table of well-known groups
-/// and kinds (`well_known_kinds.txt`, one group a line, then its kinds): the sorted keys
-/// ([`well_known_key`]) of every pair, 8 bytes a pair instead of its text in every module.
-fn well_known_kinds(out: &Path) {
-    const TABLE: &str = "src/checks/crd_kind_collision/well_known_kinds.txt";
+/// Generates `$OUT_DIR/well_known_groups.rs` from crd-kind-collision's table of well-known API
+/// groups (`well_known_groups.tsv`, a group and its sources a line): the sorted keys
+/// ([`well_known_key`]) of every group, 8 bytes a group instead of its text in every module.
+fn well_known_groups(out: &Path) {
+    const TABLE: &str = "src/checks/crd_kind_collision/well_known_groups.tsv";
     println!("cargo::rerun-if-changed={TABLE}");
     println!("cargo::rerun-if-changed=src/checks/crd_kind_collision/well_known_key.rs");
-    let text = std::fs::read_to_string(TABLE).expect("read well_known_kinds.txt");
+    let text = std::fs::read_to_string(TABLE).expect("read well_known_groups.tsv");
     let mut keys = BTreeSet::new();
     for line in text
         .lines()
         .filter(|line| !line.starts_with('#') && !line.trim().is_empty())
     {
-        let mut words = line.split_whitespace();
-        let group = words.next().expect("a line starts with its group");
-        for kind in words {
-            assert!(
-                keys.insert(well_known_key(group, kind)),
-                "{group} {kind}: listed twice, or a key collision"
-            );
-        }
+        let group = line.split('\t').next().expect("a line starts with its group");
+        assert!(
+            keys.insert(well_known_key(group)),
+            "{group}: listed twice, or a key collision"
+        );
     }
     let mut code = String::new();
-    writeln!(code, "/// Keys of the well-known (group, kind) pairs, sorted.").unwrap();
-    writeln!(code, "static WELL_KNOWN_KINDS: &[u64] = &[").unwrap();
+    writeln!(code, "/// Keys of the well-known API groups, sorted.").unwrap();
+    writeln!(code, "static WELL_KNOWN_GROUPS: &[u64] = &[").unwrap();
     for key in &keys {
         writeln!(code, "    {key:#018x},").unwrap();
     }
     writeln!(code, "];").unwrap();
-    std::fs::write(out.join("well_known_kinds.rs"), code).expect("write well_known_kinds.rs");
+    std::fs::write(out.join("well_known_groups.rs"), code).expect("write well_known_groups.rs");
 }
 
 /// `pub const <NAME>: &[Rule]` for each policy's metadata.yml (the all-in-one's is `SYNCGUARD`),

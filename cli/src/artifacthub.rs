@@ -336,7 +336,7 @@ fn is_email(email: &str) -> bool {
 fn install_text(image: &str, context_aware: bool) -> String {
     let allow = if context_aware { " --allow-context-aware" } else { "" };
     format!(
-        "Pull the policy and look at its metadata with [`kwctl`](https://github.com/kubewarden/kwctl):\n\
+        "Pull the policy and look at its metadata with [`kwctl`](https://github.com/kubewarden/adm-controller) (in Kubewarden's adm-controller repository):\n\
          ```console\n\
          kwctl pull registry://{image}\n\
          kwctl inspect registry://{image}\n\

@@ -246,8 +246,8 @@ fn host_call(
 
 /// The error a guest receives when the answer to a lookup is an error: Kubewarden's
 /// policy-evaluator words it `format!("Callback evaluation failure: {e:?}")` with `e` the
-/// `anyhow::Error` its callback handler sent back (`runtimes/callback.rs`,
-/// `send_request_and_wait_for_response`). The `Debug` form of an `anyhow::Error` made from a
+/// `anyhow::Error` its callback handler sent back (kubewarden/adm-controller,
+/// `crates/policy-evaluator/src/runtimes/callback.rs`, `send_request_and_wait_for_response`). The `Debug` form of an `anyhow::Error` made from a
 /// message is that message alone, unless a backtrace was captured (kwctl run with
 /// `RUST_BACKTRACE` or `RUST_LIB_BACKTRACE` set appends one); syncguard never appends one.
 pub fn callback_failure(error: String) -> String {

@@ -2,8 +2,9 @@
 //! lookup returns, so that every stand-in for a cluster (replay files, `syncguard scan`, the
 //! tests) hands a module the same shape a real policy-server does.
 //!
-//! Kubewarden answers list lookups from a reflector (policy-evaluator
-//! `callback_handler/kubernetes/reflector.rs`, `modify_object`, Kubewarden 1.33 and later), which
+//! Kubewarden answers list lookups from a reflector (policy-evaluator, in the
+//! kubewarden/adm-controller repository: `crates/policy-evaluator/src/callback_handler/kubernetes/
+//! reflector.rs`, `modify_object`, Kubewarden 1.33 and later), which
 //! changes every object it caches:
 //! - `metadata.managedFields` is emptied (the object is typed there, so it then reads `[]`);
 //! - the `kubectl.kubernetes.io/last-applied-configuration` annotation is removed (and

@@ -26,9 +26,16 @@
 //! validation and compare exactly too.
 //!
 //! A kind clash that is a coexistence of well-known projects ([`well_known`]: Istio's Gateway
-//! beside Gateway API's, Knative's Service beside the built-in one) is accepted with one short
-//! warning (`wellKnownProjects: warn`, default), silently (`allow`), or decided like any other
-//! clash (`strict`); the names two resources of that kind share come with it.
+//! beside Gateway API's, Knative's Service or OpenShift's Ingress beside the built-in one) is
+//! accepted with one short warning (`wellKnownProjects: warn`, default), silently (`allow`), or
+//! decided like any other clash (`strict`); the names two resources of that kind share come with
+//! it. Two groups of one owner (one registrable domain by the Public Suffix List:
+//! `config.openshift.io` and `operator.openshift.io`) never clash.
+//!
+//! An UPDATE is refused only for a clash it adds: a kind and names the live CRD (`oldObject`)
+//! already served in the same group were there before, and their clashes give one warning
+//! (`preExistingCollision`); what the update adds (a changed kind, a new name) is decided as on
+//! CREATE, and a failed lookup decides nothing when it adds nothing.
 //!
 //! A built-in resource or CRD in the same group as the CRD never counts: the API server itself
 //! refuses conflicting names inside one group. Groups listed together in `allowedGroupSets` may
@@ -62,7 +69,7 @@ use crate::text::{Parts, elide, join_within, quote};
 use serde::Deserialize;
 use serde::de::{Deserializer, SeqAccess, Visitor};
 use std::collections::{BTreeMap, BTreeSet};
-use well_known::WellKnownProjects;
+use well_known::{WellKnownProjects, same_owner, why_strict};
 
 pub mod well_known;
 
@@ -92,6 +99,11 @@ pub const FINDINGS: &[RuleDoc] = &[
         id: "nameCollision",
         summary: "a plural, singular or short name of the CRD is used by another API group",
         anchor: "what-it-checks",
+    },
+    RuleDoc {
+        id: "preExistingCollision",
+        summary: "an UPDATE keeps a clash the CRD already had, which only warns",
+        anchor: "updates",
     },
     RuleDoc {
         id: "lookupFailure",
@@ -280,10 +292,28 @@ impl Check for CrdKindCollision {
                 .read_described::<CrdIdentity>()
                 .map_err(|e| Malformed(format!("cannot read the request's object: {e}")))?,
         };
+        // On UPDATE, what the live CRD already had: its clashes are not this update's doing.
+        let old = match request.old_object.filter(|_| request.is_update()) {
+            Some(old) => Some(
+                match old.members(CrdIdentity::MEMBERS).and_then(CrdIdentity::from_members) {
+                    Some(crd) => crd,
+                    None => old
+                        .read_described::<CrdIdentity>()
+                        .map_err(|e| Malformed(format!("cannot read the request's oldObject: {e}")))?,
+                },
+            ),
+            None => None,
+        };
         let subject = Subject::new(request, &crd.metadata.name, "", "");
         Ok(Report::new(
             subject,
-            evaluate(&crd, request.name.as_deref().unwrap_or(""), settings, cluster),
+            evaluate(
+                &crd,
+                old.as_ref(),
+                request.name.as_deref().unwrap_or(""),
+                settings,
+                cluster,
+            ),
         ))
     }
 }
@@ -378,8 +408,31 @@ impl Findings {
     }
 }
 
-/// Decides one CRD: built-in collisions first, then (when needed) the cluster's CRDs.
-fn evaluate(crd: &CrdIdentity, request_name: &str, settings: &Settings, cluster: &dyn Cluster) -> Vec<Finding> {
+/// The names a CRD serves: plural, singular (the lowercase kind when unset) and short names.
+fn names_of(crd: &CrdIdentity) -> Vec<String> {
+    let names = &crd.spec.names;
+    let singular = if names.singular.is_empty() {
+        names.kind.to_ascii_lowercase()
+    } else {
+        names.singular.clone()
+    };
+    let mut all = vec![names.plural.clone(), singular];
+    all.extend(names.short_names.iter().cloned());
+    all.retain(|n| !n.is_empty());
+    all
+}
+
+/// Decides one CRD: built-in collisions first, then (when needed) the cluster's CRDs. `old` is the
+/// live CRD of an UPDATE: a clash of a kind or a name it already served in the same group was
+/// there before this update, which only warns (an upgrade of a CRD must never be what breaks a
+/// cluster); only what the update adds is decided as a new clash.
+fn evaluate(
+    crd: &CrdIdentity,
+    old: Option<&CrdIdentity>,
+    request_name: &str,
+    settings: &Settings,
+    cluster: &dyn Cluster,
+) -> Vec<Finding> {
     let group = crd.spec.group.as_str();
     let names = &crd.spec.names;
     let kind = names.kind.as_str();
@@ -426,15 +479,41 @@ fn evaluate(crd: &CrdIdentity, request_name: &str, settings: &Settings, cluster:
         own.retain(|n| !n.value.is_empty());
     }
 
+    // What the live CRD already served, in the same group (on UPDATE).
+    let before = old.filter(|old| old.spec.group == group);
+    let kind_before = before.is_some_and(|old| old.spec.names.kind == kind);
+    let names_before: Vec<String> = before.map(names_of).unwrap_or_default();
+    let adds_names = own.iter().any(|n| !names_before.iter().any(|b| b == n.value));
+
     let mut findings = Findings::default();
     builtin_findings(group, kind, &own, settings, &mut findings);
 
     let lookup_error = list_crds(cluster, |other| {
         crd_findings(&name, group, kind, &own, other, settings, &mut findings);
     })
-    .err();
+    .err()
+    // A lookup an update needs for nothing it adds decides nothing.
+    .filter(|_| before.is_none() || !kind_before || adds_names);
+
+    // The clashes the live CRD already had: one warning, no rejection.
+    let mut pre_existing = Vec::new();
+    if kind_before {
+        pre_existing.extend(findings.kind.keys().map(|g| group_label(g).to_string()));
+        pre_existing.extend(findings.well_known.keys().map(|g| group_label(g).to_string()));
+        findings.kind.clear();
+        findings.well_known.clear();
+    }
+    let (old_names, new_names): (BTreeSet<NameClash>, BTreeSet<NameClash>) = std::mem::take(&mut findings.names)
+        .into_iter()
+        .partition(|clash| names_before.contains(&clash.value));
+    findings.names = new_names;
+    pre_existing.sort();
+    pre_existing.dedup();
 
     let mut out = Vec::new();
+    if !pre_existing.is_empty() || !old_names.is_empty() {
+        out.push(pre_existing_finding(kind, &pre_existing, &old_names));
+    }
     if let Some(action) = kind_action(&findings, settings) {
         out.push(Finding::new(
             "kindCollision",
@@ -515,7 +594,7 @@ fn builtin_findings(group: &str, kind: &str, own: &[OwnName<'_>], settings: &Set
         }
         let same_kind = resource.kind == kind;
         let kind_clash = same_kind && !kind_allowed;
-        let well_known = kind_clash && settings.well_known_projects.exempts(group, kind, resource.group, true);
+        let well_known = kind_clash && settings.well_known_projects.exempts(group, resource.group, true);
         // Two resources of an allowed kind, or of a well-known coexistence, may share the names
         // that come with it.
         let names_exempt = same_kind && (kind_allowed || well_known);
@@ -527,7 +606,8 @@ fn builtin_findings(group: &str, kind: &str, own: &[OwnName<'_>], settings: &Set
         if !kind_clash && !name_clash {
             continue;
         }
-        if resource.group == group || settings.allowed_pair(group, resource.group) {
+        if resource.group == group || settings.allowed_pair(group, resource.group) || same_owner(group, resource.group)
+        {
             continue;
         }
         let qualified = if resource.group.is_empty() {
@@ -592,9 +672,12 @@ fn crd_findings(
     if !same_kind && !shares_a_name {
         return;
     }
+    // One owner publishes both groups: its clashes are deliberate.
+    if same_owner(group, other_group) {
+        return;
+    }
     let label = format!("CustomResourceDefinition {}", other.metadata.name);
-    let well_known =
-        same_kind && !kind_allowed && settings.well_known_projects.exempts(group, kind, other_group, false);
+    let well_known = same_kind && !kind_allowed && settings.well_known_projects.exempts(group, other_group, false);
     if same_kind && !kind_allowed {
         findings
             .kind_servers(well_known)
@@ -684,10 +767,12 @@ fn kind_message(group: &str, kind: &str, findings: &Findings) -> String {
         .iter()
         .map(|(other, servers)| {
             let labels: Vec<String> = servers.iter().map(|s| s.label.clone()).collect();
+            let builtin = servers.iter().all(|s| s.builtin);
             format!(
-                "{} ({})",
+                "{} ({}): {}",
                 group_label(other),
-                join_within(&labels, ", ", LIST_CHARS / 4)
+                join_within(&labels, ", ", LIST_CHARS / 4),
+                why_strict(group, other, builtin)
             )
         })
         .collect();
@@ -704,6 +789,46 @@ fn kind_message(group: &str, kind: &str, findings: &Findings) -> String {
         group_label(group),
         if servers.len() == 1 { "s" } else { "" },
         join_within(&servers, "; ", LIST_CHARS)
+    )
+}
+
+/// The clashes an UPDATE leaves as they were, in one warning: the groups that also serve the
+/// kind, and the names other groups also use.
+fn pre_existing_finding(kind: &str, groups: &[String], names: &BTreeSet<NameClash>) -> Finding {
+    let mut what = Vec::new();
+    if !groups.is_empty() {
+        what.push(format!(
+            "kind {kind} is also served by {}",
+            crate::text::join_and(groups)
+        ));
+    }
+    if let Some(first) = names.iter().next() {
+        let more = match names.len() - 1 {
+            0 => String::new(),
+            n => format!(" (+{n} more)"),
+        };
+        what.push(format!(
+            "{} {} is also the {} of {}{more}",
+            first.path,
+            quote(&first.value),
+            first.role,
+            brief_label(&first.other)
+        ));
+    }
+    let what = what.join("; ");
+    Finding::warn(
+        "preExistingCollision",
+        if groups.is_empty() {
+            names.iter().next().map(|n| n.path.clone()).unwrap_or_default()
+        } else {
+            "spec.names.kind".to_string()
+        },
+        format!(
+            "{what}, as before this update: the clash was there before, so this update is accepted (an update is refused only for a clash it adds)."
+        ),
+        Parts::default()
+            .elidable(what)
+            .fixed(", as before this update: accepted, the update adds no clash."),
     )
 }
 

@@ -35,6 +35,9 @@ pub struct Case {
     /// Or an UPDATE of a CRD from one manifest to another, which the runner builds.
     #[serde(default)]
     pub upgrade: Option<Upgrade>,
+    /// Or a CREATE of a CRD from a manifest, which the runner builds.
+    #[serde(default)]
+    pub create: Option<Create>,
     /// Settings, inline.
     #[serde(default)]
     pub settings: Option<Value>,
@@ -63,6 +66,18 @@ pub struct Upgrade {
     #[serde(default)]
     pub from_change: Option<Value>,
     /// An RFC 6902 JSON Patch applied to `to` (one fixture, many changes).
+    #[serde(default)]
+    pub change: Option<Value>,
+}
+
+/// A CREATE of the CustomResourceDefinition in `crd` (a JSON or YAML file relative to test_data/),
+/// changed by `change` (an RFC 6902 JSON Patch) when given.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct Create {
+    /// The CRD.
+    pub crd: String,
+    /// An RFC 6902 JSON Patch applied to it.
     #[serde(default)]
     pub change: Option<Value>,
 }
@@ -120,7 +135,6 @@ pub fn request_of(policy: &str, case: &Case) -> Option<Value> {
     if let Some(file) = &case.request {
         return Some(admission_request(&dir.join(file)));
     }
-    let upgrade = case.upgrade.as_ref()?;
     let read = |file: &str| -> Value {
         let path = dir.join(file);
         let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
@@ -134,6 +148,11 @@ pub fn request_of(policy: &str, case: &Case) -> Option<Value> {
         }
         crd
     };
+    if let Some(create) = &case.create {
+        let crd = patched(read(&create.crd), &create.change, "change");
+        return Some(crate::crd_request("CREATE", &crd, None));
+    }
+    let upgrade = case.upgrade.as_ref()?;
     let mut old = patched(read(&upgrade.from), &upgrade.from_change, "fromChange");
     let mut new = patched(read(&upgrade.to), &upgrade.change, "change");
     let stored = upgrade.stored_versions.clone().unwrap_or_else(|| {
