@@ -229,3 +229,17 @@ well-known:
 	python3 src/checks/crd_kind_collision/refresh-well-known.py "$(SOURCES)" --psl target/public_suffix_list.txt > target/well_known_groups.tsv
 	mv target/well_known_groups.tsv src/checks/crd_kind_collision/well_known_groups.tsv
 	mv target/public_suffix_list.txt src/checks/crd_kind_collision/public_suffix_list.txt
+
+## api-fields: rebuilds sync-drift's tables of how the API server writes each field of the built-in
+## kinds back (omitempty, omitzero, form, leaf, keeps-null; every source's commit recorded) from
+## git clones or bare mirrors of k8s.io/api, k8s.io/apimachinery, k8s.io/apiextensions-apiserver
+## and, for APIService, k8s.io/kube-aggregator (left out without AGGREGATOR):
+## make api-fields API=<dir> APIMACHINERY=<dir> APIEXTENSIONS=<dir> [AGGREGATOR=<dir>]
+.PHONY: api-fields
+api-fields:
+	@test -n "$(API)" -a -n "$(APIMACHINERY)" -a -n "$(APIEXTENSIONS)" || { echo "usage: make api-fields API=<k8s.io/api git dir> APIMACHINERY=<dir> APIEXTENSIONS=<dir> [AGGREGATOR=<dir>]" >&2; exit 2; }
+	@mkdir -p target
+	python3 src/checks/sync_drift/derive-api-fields.py "$(API)" "$(APIMACHINERY)" "$(APIEXTENSIONS)" \
+	  $(if $(AGGREGATOR),--aggregator "$(AGGREGATOR)") --fields target/api_fields.tsv --kinds target/api_kinds.tsv
+	mv target/api_fields.tsv src/checks/sync_drift/api_fields.tsv
+	mv target/api_kinds.tsv src/checks/sync_drift/api_kinds.tsv

@@ -3,7 +3,7 @@
 //! (the host side of the last two is in the syncguard-scan crate).
 
 use crate::k8s::view_list;
-use kubewarden_policy_sdk::host_capabilities::kubernetes::ListAllResourcesRequest;
+use kubewarden_policy_sdk::host_capabilities::kubernetes::{GetResourceRequest, ListAllResourcesRequest};
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -81,6 +81,51 @@ pub trait Cluster {
     /// pruned to `field_masks` (dot-separated paths; none: whole objects) as Kubewarden's
     /// reflector does (`syncguard_scan::reflector` reproduces it).
     fn list_all(&self, api_version: &str, kind: &str, field_masks: &[&str]) -> Result<Items, String>;
+
+    /// The object of `kind` in `api_version` named `name` (in `namespace` when the kind is
+    /// namespaced), as JSON text (`get_resource`), pruned to `field_masks` where the host honours
+    /// them. An object that does not exist is an error that [`is_not_found`] recognises.
+    fn get(
+        &self,
+        api_version: &str,
+        kind: &str,
+        name: &str,
+        namespace: Option<&str>,
+        field_masks: &[&str],
+    ) -> Result<String, String>;
+}
+
+/// How Kubewarden's `get_resource` says that the object does not exist (policy-evaluator's
+/// Kubernetes client: `Cannot find <apiVersion>/<kind> named '<name>' inside of namespace
+/// '<namespace as Rust debug>'`); the offline cluster answers the same.
+pub fn not_found(api_version: &str, kind: &str, name: &str, namespace: Option<&str>) -> String {
+    format!("Cannot find {api_version}/{kind} named '{name}' inside of namespace '{namespace:?}'")
+}
+
+/// Whether a failed `get` (its message as [`host_error`] gives it) says the object does not
+/// exist.
+pub fn is_not_found(error: &str) -> bool {
+    error.starts_with("Cannot find ")
+}
+
+/// The request of Kubewarden's `kubernetes/get_resource` host call, as kubewarden-policy-sdk
+/// defines it: the cache kept (Kubewarden keeps answers five seconds), `field_masks` absent
+/// (`null`) when none are given.
+pub fn get_request(
+    api_version: &str,
+    kind: &str,
+    name: &str,
+    namespace: Option<&str>,
+    field_masks: &[&str],
+) -> GetResourceRequest {
+    GetResourceRequest {
+        api_version: api_version.to_string(),
+        kind: kind.to_string(),
+        name: name.to_string(),
+        namespace: namespace.map(str::to_string),
+        disable_cache: false,
+        field_masks: (!field_masks.is_empty()).then(|| field_masks.iter().map(|p| p.to_string()).collect()),
+    }
 }
 
 /// What a policy quotes of a failed host call: the host's error without the guest library's
@@ -103,6 +148,12 @@ impl Cluster for NoCluster {
             "no cluster lookups are available here (asked for {kind} in {api_version})"
         ))
     }
+
+    fn get(&self, api_version: &str, kind: &str, name: &str, _: Option<&str>, _: &[&str]) -> Result<String, String> {
+        Err(format!(
+            "no cluster lookups are available here (asked for {kind} {name} in {api_version})"
+        ))
+    }
 }
 
 /// A cluster that lists fixed objects as they are, for the core's unit tests (the host side's
@@ -119,6 +170,26 @@ impl Cluster for Objects {
                 .iter()
                 .filter(|o| o["apiVersion"] == api_version && o["kind"] == kind),
         )
+    }
+
+    fn get(
+        &self,
+        api_version: &str,
+        kind: &str,
+        name: &str,
+        namespace: Option<&str>,
+        _field_masks: &[&str],
+    ) -> Result<String, String> {
+        self.0
+            .iter()
+            .find(|o| {
+                o["apiVersion"] == api_version
+                    && o["kind"] == kind
+                    && o["metadata"]["name"] == name
+                    && o["metadata"]["namespace"].as_str() == namespace
+            })
+            .map(Value::to_string)
+            .ok_or_else(|| not_found(api_version, kind, name, namespace))
     }
 }
 

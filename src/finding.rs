@@ -101,6 +101,18 @@ pub struct Finding {
     pub note: Option<String>,
     /// The status code of a rejection, when it is not the default (500 for a failed lookup).
     pub code: Option<u16>,
+    /// The fix, when it is one edit of the manifest at `path` (SARIF's `fixes`).
+    pub fix: Option<Fix>,
+}
+
+/// A fix that is one edit of the manifest at the finding's path.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Fix {
+    /// Remove the key (or item).
+    Delete,
+    /// Write this value instead (JSON text).
+    Replace(String),
 }
 
 impl Finding {
@@ -120,6 +132,7 @@ impl Finding {
             text: text.into(),
             note: None,
             code: None,
+            fix: None,
         }
     }
 
@@ -150,6 +163,12 @@ impl Finding {
             self.action = RejectOrWarn::Warn;
             self.note = Some(note());
         }
+        self
+    }
+
+    /// The same finding with `fix`.
+    pub fn with_fix(mut self, fix: Option<Fix>) -> Finding {
+        self.fix = fix;
         self
     }
 

@@ -33,4 +33,19 @@ impl Cluster for HostCluster {
             .map_err(|e| cluster::host_error(&e.to_string()))?;
         cluster::list_items(answer)
     }
+
+    fn get(
+        &self,
+        api_version: &str,
+        kind: &str,
+        name: &str,
+        namespace: Option<&str>,
+        field_masks: &[&str],
+    ) -> Result<String, String> {
+        let request = serde_json::to_vec(&cluster::get_request(api_version, kind, name, namespace, field_masks))
+            .map_err(|e| e.to_string())?;
+        let answer = wapc_guest::host_call("kubewarden", "kubernetes", "get_resource", &request)
+            .map_err(|e| cluster::host_error(&e.to_string()))?;
+        String::from_utf8(answer).map_err(|e| format!("the cluster's answer is not text: {e}"))
+    }
 }

@@ -9,6 +9,10 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Deserializer};
 use std::collections::BTreeMap;
 
+/// The annotation in which client-side apply (`kubectl apply`, Argo CD's default sync) records
+/// the manifest it applied last.
+pub const LAST_APPLIED: &str = "kubectl.kubernetes.io/last-applied-configuration";
+
 /// Reads a string map in which `null` (the map or a value) is empty, as the API server does.
 pub fn string_map<'de, D: Deserializer<'de>>(deserializer: D) -> Result<BTreeMap<String, String>, D::Error> {
     let map = Option::<BTreeMap<String, Option<String>>>::deserialize(deserializer)?;

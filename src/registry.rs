@@ -11,7 +11,7 @@ use crate::all_in_one::Section;
 use crate::check::{self, Check, GroupKind};
 use crate::checks::{
     crd_kind_collision::CrdKindCollision, crd_safe_upgrade::CrdSafeUpgrade, crd_schema_fields::CrdSchemaFields,
-    hook_job_safety::HookJobSafety, ownership_markers::OwnershipMarkers,
+    hook_job_safety::HookJobSafety, ownership_markers::OwnershipMarkers, sync_drift::SyncDrift,
 };
 use crate::cluster::Cluster;
 use crate::finding::RuleDoc;
@@ -95,6 +95,7 @@ registry! {
     crd_kind_collision: CrdKindCollision,
     ownership_markers: OwnershipMarkers,
     hook_job_safety: HookJobSafety,
+    sync_drift: SyncDrift,
 }
 
 /// The length of the longest check name: the all-in-one prefixes every warning with it and `: `.

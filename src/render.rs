@@ -18,7 +18,7 @@
 //!   [`annotation`]).
 
 use crate::admission::Verdict;
-use crate::finding::{Finding, List, Report, RuleDoc, Subject};
+use crate::finding::{Finding, Fix, List, Report, RuleDoc, Subject};
 use crate::text::limits::{CHECK_MESSAGE_CHARS, CHECK_WARNING_CHARS, MAX_MESSAGE_CHARS, MAX_WARNINGS_TOTAL_CHARS};
 use crate::text::{Parts, chars, elide, join_fitting, readme_link};
 use serde::{Deserialize, Serialize};
@@ -55,6 +55,9 @@ pub struct Listed {
     pub path: String,
     /// The finding as a warning names it (`CRD x: ...`), without the all-in-one's prefix.
     pub brief: String,
+    /// The fix, when it is one edit of the manifest at `path`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fix: Option<Fix>,
 }
 
 /// The value of [`FINDINGS_ANNOTATION`]: every finding of the answer counted, and as many
@@ -128,7 +131,7 @@ pub fn render_check(check: &'static str, docs: &[RuleDoc], report: Report) -> Re
         let (in_list, alone): (Vec<&Finding>, Vec<&Finding>) = rejecting.iter().partition(|f| listed(f));
         let long = match (&list, in_list.is_empty()) {
             (Some(list), false) => {
-                let mut text = listed_message(&subject, list, &in_list);
+                let mut text = listed_message(&subject, list, &in_list, &notes);
                 for finding in &alone {
                     text.push('\n');
                     text.push_str(&finding.text.fit(CHECK_MESSAGE_CHARS));
@@ -170,6 +173,7 @@ pub fn render_check(check: &'static str, docs: &[RuleDoc], report: Report) -> Re
             action: if finding.rejects() { "reject" } else { "warn" }.to_string(),
             path: finding.path.clone(),
             brief: warning_line(&subject, &finding.brief, None, ""),
+            fix: finding.fix.clone(),
         })
         .collect();
     Rendered {
@@ -271,10 +275,12 @@ fn numbered_findings(
 }
 
 /// The rejection of a [`List`]: label and introduction, one line per finding (at most the
-/// list's limit, and as many as the message has room for), then how many more there are.
-fn listed_message(subject: &Subject, list: &List, findings: &[&Finding]) -> String {
+/// list's limit, and as many as the message has room for), then how many more there are, then
+/// the report's notes.
+fn listed_message(subject: &Subject, list: &List, findings: &[&Finding], notes: &[String]) -> String {
     let mut message = format!("{}: {}", title(subject), list.intro);
-    let budget = CHECK_MESSAGE_CHARS - MORE_CHARS;
+    let notes = notes.join(" ");
+    let budget = CHECK_MESSAGE_CHARS.saturating_sub(MORE_CHARS + chars(&notes) + 1);
     let mut shown = 0;
     for finding in findings.iter().take(list.limit) {
         let line = Parts::default().fixed("\n- ").then(&finding.text).fit(LIST_LINE_CHARS);
@@ -286,6 +292,10 @@ fn listed_message(subject: &Subject, list: &List, findings: &[&Finding]) -> Stri
     }
     if findings.len() > shown {
         message.push_str(&format!("\nand {} more", findings.len() - shown));
+    }
+    if !notes.is_empty() {
+        message.push('\n');
+        message.push_str(&notes);
     }
     message
 }

@@ -7,6 +7,7 @@
 //! its position (settings are short, and the key says where).
 
 use serde::de::DeserializeOwned;
+use std::collections::BTreeMap;
 use serde_json::Value;
 
 /// Parses settings from raw JSON; absent, empty or `null` means all defaults.
@@ -192,6 +193,42 @@ string_enum!(Action {
     "warn" => Action::Warn,
     "ignore" => Action::Ignore,
 });
+
+/// An action per rule, as settings name them (`{"quantity": "reject", "status": "ignore"}`):
+/// each check gives the rules it does not name their default.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct RuleActions(pub BTreeMap<String, Action>);
+
+impl<'de> serde::Deserialize<'de> for RuleActions {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        Ok(RuleActions(BTreeMap::deserialize(deserializer)?))
+    }
+}
+
+impl RuleActions {
+    /// The action the settings give `rule`, if they name it.
+    pub fn get(&self, rule: &str) -> Option<Action> {
+        self.0.get(rule).copied()
+    }
+
+    /// Refuses a rule name that is not one of `rules`, naming the setting `key` and suggesting
+    /// the nearest rule.
+    pub fn check(&self, key: &str, rules: &[&str]) -> Result<(), String> {
+        for rule in self.0.keys() {
+            if !rules.contains(&rule.as_str()) {
+                let hint = crate::text::spelling::closest(rule, rules.iter().copied(), 3)
+                    .map(|near| format!(" (did you mean {}?)", crate::text::quote(near)))
+                    .unwrap_or_default();
+                let names: Vec<String> = rules.iter().map(|r| r.to_string()).collect();
+                return Err(format!(
+                    "`{key}.{rule}`: unknown rule{hint}; the rules are {}",
+                    crate::text::join_and(&names)
+                ));
+            }
+        }
+        Ok(())
+    }
+}
 
 /// Reject or warn: for findings that cannot be ignored.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -215,10 +215,7 @@ impl OfflineCluster {
                 let mask = request.field_mask();
                 match self.get(api_version, kind, namespace, name, mask.as_ref()) {
                     Some(json) => Ok(json),
-                    None => Err(match namespace {
-                        Some(ns) => format!("{kind} {ns}/{name} ({api_version}) not found"),
-                        None => format!("{kind} {name} ({api_version}) not found"),
-                    }),
+                    None => Err(core_cluster::not_found(api_version, kind, name, namespace)),
                 }
             }
             other => Err(format!("lookup {other} is not available offline")),
@@ -234,6 +231,20 @@ impl Cluster for OfflineCluster {
             .map_err(|e| e.to_string())?;
         let request = HostRequest::from_call("KubernetesListResourceAll", &body)?;
         core_cluster::list_items(self.answer(&request)?)
+    }
+
+    fn get(
+        &self,
+        api_version: &str,
+        kind: &str,
+        name: &str,
+        namespace: Option<&str>,
+        field_masks: &[&str],
+    ) -> Result<String, String> {
+        let body = serde_json::to_vec(&core_cluster::get_request(api_version, kind, name, namespace, field_masks))
+            .map_err(|e| e.to_string())?;
+        let request = HostRequest::from_call("KubernetesGetResource", &body)?;
+        String::from_utf8(self.answer(&request)?).map_err(|e| format!("the cluster's answer is not text: {e}"))
     }
 }
 
@@ -498,7 +509,7 @@ spec: {group: beta.example.com, names: {kind: Shirt, plural: shirts}}
             "KubernetesGetResource",
             serde_json::json!({"api_version": "v1", "kind": "ConfigMap", "name": "a", "namespace": "y"}),
         );
-        assert_eq!(cluster.answer(&missing).unwrap_err(), "ConfigMap y/a (v1) not found");
+        assert_eq!(cluster.answer(&missing).unwrap_err(), "Cannot find v1/ConfigMap named 'a' inside of namespace 'Some(\"y\")'");
     }
 
     #[test]

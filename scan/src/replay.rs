@@ -205,6 +205,20 @@ impl Cluster for Replay {
         let request = HostRequest::from_call("KubernetesListResourceAll", &body)?;
         cluster::list_items(self.answer(&request)?)
     }
+
+    fn get(
+        &self,
+        api_version: &str,
+        kind: &str,
+        name: &str,
+        namespace: Option<&str>,
+        field_masks: &[&str],
+    ) -> Result<String, String> {
+        let body = serde_json::to_vec(&cluster::get_request(api_version, kind, name, namespace, field_masks))
+            .map_err(|e| e.to_string())?;
+        let request = HostRequest::from_call("KubernetesGetResource", &body)?;
+        String::from_utf8(self.answer(&request)?).map_err(|e| format!("the cluster's answer is not text: {e}"))
+    }
 }
 
 /// Rewrites a replay file as Kubewarden would have recorded it: every successful list answer

@@ -940,6 +940,10 @@ mod tests {
                 .clone()
                 .and_then(|objects| crate::cluster::to_items(&objects))
         }
+
+        fn get(&self, _: &str, _: &str, _: &str, _: Option<&str>, _: &[&str]) -> Result<String, String> {
+            panic!("crd-kind-collision only lists")
+        }
     }
 
     fn crd(group: &str, kind: &str, plural: &str, short: &[&str]) -> Value {

@@ -311,7 +311,7 @@ impl Check for CrdSafeUpgrade {
                 match settings.action(rule) {
                     Action::Ignore => None,
                     Action::Warn if finding.rejects() => Some(finding.warn_if(true, || {
-                        if settings.schema_rules.actions.contains_key(rule) {
+                        if settings.schema_rules.actions.get(rule).is_some() {
                             format!("schemaRules: {rule}: warn")
                         } else if rule == "storedVersionRemoval" {
                             "warnOnly: storedVersions".to_string()

@@ -71,8 +71,7 @@ use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::fmt;
 
-/// The annotation in which client-side apply records the manifest it applied last.
-pub const LAST_APPLIED: &str = "kubectl.kubernetes.io/last-applied-configuration";
+pub use crate::k8s::LAST_APPLIED;
 
 /// The rules of the check's findings.
 pub const FINDINGS: &[RuleDoc] = &[

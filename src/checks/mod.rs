@@ -4,3 +4,4 @@ pub mod crd_safe_upgrade;
 pub mod crd_schema_fields;
 pub mod hook_job_safety;
 pub mod ownership_markers;
+pub mod sync_drift;

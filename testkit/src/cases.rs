@@ -38,6 +38,9 @@ pub struct Case {
     /// Or a CREATE of a CRD from a manifest, which the runner builds.
     #[serde(default)]
     pub create: Option<Create>,
+    /// Or a CREATE of any object from a manifest, which the runner builds.
+    #[serde(default)]
+    pub manifest: Option<Manifest>,
     /// Settings, inline.
     #[serde(default)]
     pub settings: Option<Value>,
@@ -80,6 +83,25 @@ pub struct Create {
     /// An RFC 6902 JSON Patch applied to it.
     #[serde(default)]
     pub change: Option<Value>,
+}
+
+/// A CREATE of the object in document `document` of `file` (YAML or JSON, relative to
+/// test_data/), changed by `change` (an RFC 6902 JSON Patch) when given, served under resource
+/// `resource` (default: the built-in table's plural, else the kind in lower case plus `s`).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct Manifest {
+    /// The manifest file.
+    pub file: String,
+    /// The document of the file (0-based; default 0).
+    #[serde(default)]
+    pub document: usize,
+    /// An RFC 6902 JSON Patch applied to it.
+    #[serde(default)]
+    pub change: Option<Value>,
+    /// The resource (plural) the request names.
+    #[serde(default)]
+    pub resource: Option<String>,
 }
 
 /// The expected outcome of a case.
@@ -151,6 +173,24 @@ pub fn request_of(policy: &str, case: &Case) -> Option<Value> {
     if let Some(create) = &case.create {
         let crd = patched(read(&create.crd), &create.change, "change");
         return Some(crate::crd_request("CREATE", &crd, None));
+    }
+    if let Some(manifest) = &case.manifest {
+        let path = dir.join(&manifest.file);
+        let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let document = serde_yaml_ng::Deserializer::from_str(&text)
+            .nth(manifest.document)
+            .unwrap_or_else(|| panic!("{}: no document {}", path.display(), manifest.document));
+        let object = Value::deserialize(document).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let object = patched(object, &manifest.change, "change");
+        let resource = manifest.resource.clone().unwrap_or_else(|| {
+            let api_version = object["apiVersion"].as_str().unwrap_or_default();
+            let group = api_version.rsplit_once('/').map_or("", |(group, _)| group);
+            let kind = object["kind"].as_str().unwrap_or_default();
+            syncguard::generated::builtin_kinds(kind)
+                .find(|r| r.group == group)
+                .map_or_else(|| format!("{}s", kind.to_lowercase()), |r| r.plural.to_string())
+        });
+        return Some(crate::object_request("CREATE", &object, &resource));
     }
     let upgrade = case.upgrade.as_ref()?;
     let mut old = patched(read(&upgrade.from), &upgrade.from_change, "fromChange");

@@ -28,6 +28,23 @@ pub fn crd_request(operation: &str, object: &Value, old: Option<&Value>) -> Valu
     request
 }
 
+/// An admission request of any kind as the API server sends it: `operation` of `object`, its
+/// kind from the object's `apiVersion` and `kind`, its resource `resource` (the plural the API
+/// server serves it under), named after the object.
+pub fn object_request(operation: &str, object: &Value, resource: &str) -> Value {
+    let api_version = object["apiVersion"].as_str().unwrap_or_default();
+    let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
+    serde_json::json!({
+        "uid": "u",
+        "kind": {"group": group, "version": version, "kind": object["kind"]},
+        "resource": {"group": group, "version": version, "resource": resource},
+        "name": object["metadata"]["name"],
+        "namespace": object["metadata"]["namespace"],
+        "operation": operation,
+        "object": object,
+    })
+}
+
 /// The `validate` payload Kubewarden hands a policy: `request` and the policy's `settings`.
 pub fn payload(request: &Value, settings: &Value) -> String {
     serde_json::json!({"request": request, "settings": settings}).to_string()

@@ -53,15 +53,14 @@
 //! the number of properties).
 
 use crate::k8s::{Crd, CrdVersion};
-use crate::settings::{Action, string_enum};
-use crate::text::spelling::closest;
-use crate::text::{join_and, quote};
+use crate::settings::{Action, RuleActions, string_enum};
+use crate::text::quote;
 use serde::Deserialize;
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
 use serde_json::value::RawValue;
 use std::borrow::Cow;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use std::fmt;
 
 /// The schema rules, by crdify's names, in the order findings of one node are reported.
@@ -103,19 +102,12 @@ string_enum!(EnumAdditions {
     "reject" => EnumAdditions::Reject,
 });
 
-/// What each schema rule does: the `schemaRules` and `enumAdditions` settings.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+/// What each schema rule does: the `schemaRules` setting.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Deserialize)]
+#[serde(transparent)]
 pub struct SchemaRules {
     /// The rules the settings name, with their action; the others have their default.
-    pub actions: BTreeMap<String, Action>,
-}
-
-impl<'de> Deserialize<'de> for SchemaRules {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        Ok(SchemaRules {
-            actions: BTreeMap::deserialize(deserializer)?,
-        })
-    }
+    pub actions: RuleActions,
 }
 
 impl SchemaRules {
@@ -123,7 +115,7 @@ impl SchemaRules {
     /// `description`, as OLM v1 judges).
     pub fn action(&self, rule: &str) -> Action {
         match self.actions.get(rule) {
-            Some(action) => *action,
+            Some(action) => action,
             None if rule == "description" => Action::Ignore,
             None => Action::Reject,
         }
@@ -131,18 +123,7 @@ impl SchemaRules {
 
     /// Refuses a rule name that is not one of [`RULES`], suggesting the nearest.
     pub fn check(&self) -> Result<(), String> {
-        for rule in self.actions.keys() {
-            if !RULES.contains(&rule.as_str()) {
-                let hint = closest(rule, RULES, 3)
-                    .map(|near| format!(" (did you mean {}?)", quote(near)))
-                    .unwrap_or_default();
-                return Err(format!(
-                    "`schemaRules.{rule}`: unknown rule{hint}; the rules are {}",
-                    join_and(&RULES.map(String::from))
-                ));
-            }
-        }
-        Ok(())
+        self.actions.check("schemaRules", &RULES)
     }
 }
 

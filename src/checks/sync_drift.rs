@@ -1,0 +1,641 @@
+//! sync-drift: catch every value the API server stores differently from what was applied, in
+//! any kind, before it leaves a GitOps tool OutOfSync forever.
+//!
+//! # Where it looks
+//! - **A manifest** (the request's object has no `uid`, `resourceVersion` or creation time:
+//!   `syncguard scan`, the playground, kwctl on a rendered chart): the object itself is what will
+//!   be applied, judged by the models of [`walk`] alone.
+//! - **A live object** (an UPDATE, or an object with those fields: admission, Kubewarden's
+//!   audit scanner): the API server has already
+//!   decoded, pruned and canonicalised it, so it is compared with the manifest client-side apply
+//!   recorded in `kubectl.kubernetes.io/last-applied-configuration`; a live object without that
+//!   annotation (server-side apply, Helm, a controller) has nothing to compare and is accepted.
+//!
+//! # What it finds
+//! One finding per drifting path, with its [`Cause`] (the rule), what the cluster keeps instead,
+//! which of the tools in use report it and how ([`cause::effect`]), and the fix: the manifest
+//! edit, and for the tools that report it OutOfSync the ignore entry that silences exactly those
+//! paths. A CRD's fields its type does not declare are crd-schema-fields' findings, never this
+//! check's, so the all-in-one reports them once.
+//!
+//! # Cost
+//! Built-in kinds and CRDs need no lookup. A custom resource is judged against its CRD's
+//! structural schema, read with one `get_resource` of `<resource>.<group>` (with field masks), and
+//! only when there is something the schema could prune: a manifest with a field besides
+//! `apiVersion`, `kind`, `metadata` and `status`, or a live object that does not hold everything
+//! last-applied holds there.
+
+use crate::admission::{ObjectJson, Request};
+use crate::check::{Check, GroupKind};
+use crate::cluster::{self, Cluster};
+use crate::finding::{Finding, Fix, List, Malformed, Report, RuleDoc, Subject};
+use crate::generated::api_type_of;
+use crate::k8s::LAST_APPLIED;
+use crate::rules::{self, Rule};
+use crate::settings::{Action, RejectOrWarn, RuleActions};
+use crate::text::order::natural_cmp;
+use crate::text::{Parts, elide, join_and, quote};
+use cause::{Cause, Class, Effect, Facts, Tool};
+use path::Pattern;
+use serde::Deserialize;
+use serde_json::{Map, Value};
+use std::collections::BTreeMap;
+use walk::{CrdSchema, Drift, Live, Stored, Walker};
+
+pub mod cause;
+pub mod path;
+pub mod quantity;
+pub mod walk;
+
+/// The README section of the causes.
+const CAUSES_ANCHOR: &str = "what-it-finds";
+
+/// The rules of the check's findings.
+pub const FINDINGS: &[RuleDoc] = &[
+    RuleDoc {
+        id: "nullOrEmpty",
+        summary: "a null or empty value the API server drops (omitempty), so the stored object lacks it",
+        anchor: CAUSES_ANCHOR,
+    },
+    RuleDoc {
+        id: "preserveUnknownFields",
+        summary: "spec.preserveUnknownFields: false in a CRD, the default, which the API server drops",
+        anchor: CAUSES_ANCHOR,
+    },
+    RuleDoc {
+        id: "quantity",
+        summary: "a quantity the API server stores in another form (1000m as 1)",
+        anchor: CAUSES_ANCHOR,
+    },
+    RuleDoc {
+        id: "unknownField",
+        summary: "a field the built-in kind does not declare, dropped when the API server decodes it",
+        anchor: CAUSES_ANCHOR,
+    },
+    RuleDoc {
+        id: "prunedField",
+        summary: "a field of a custom resource its CRD's structural schema prunes",
+        anchor: CAUSES_ANCHOR,
+    },
+    RuleDoc {
+        id: "creationTimestamp",
+        summary: "creationTimestamp: null, which the API server drops or replaces",
+        anchor: CAUSES_ANCHOR,
+    },
+    RuleDoc {
+        id: "status",
+        summary: "a status stanza, which the API server does not write with the object",
+        anchor: CAUSES_ANCHOR,
+    },
+    RuleDoc {
+        id: "mutated",
+        summary: "a live value that differs from the applied one: a webhook, a controller or an edit changed it",
+        anchor: CAUSES_ANCHOR,
+    },
+    RuleDoc {
+        id: "lastAppliedUnreadable",
+        summary: "the last-applied-configuration annotation cannot be compared with the object",
+        anchor: "where-it-looks",
+    },
+    RuleDoc {
+        id: "schemaUnavailable",
+        summary: "the custom resource's CRD could not be read, so pruning was not judged",
+        anchor: "where-it-looks",
+    },
+];
+
+/// The rules of drifting paths, listed together.
+const LISTED: &[&str] = &[
+    "nullOrEmpty",
+    "preserveUnknownFields",
+    "quantity",
+    "unknownField",
+    "prunedField",
+    "creationTimestamp",
+    "status",
+    "mutated",
+];
+
+/// The fields of a CRD the walk reads, as `get_resource` field masks.
+pub const CRD_FIELDS: &[&str] = &["spec.preserveUnknownFields", "spec.versions"];
+
+/// Most characters of a detail (an error, a name) quoted in a warning.
+const DETAIL_CHARS: usize = 60;
+
+/// Settings of the sync-drift check.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default, deny_unknown_fields, rename_all = "camelCase")]
+pub struct Settings {
+    /// Each cause (rule) to `reject`, `warn` or `ignore`; a cause not named is `warn`.
+    pub causes: RuleActions,
+    /// The GitOps tools in use: only drift one of them reports (or fails on) is a finding.
+    /// Default: all four, `argocd`, `flux`, `fleet`, `kubectl`.
+    pub tools: Vec<Tool>,
+    /// Paths never reported, per kind.
+    pub ignore_paths: Vec<IgnorePaths>,
+    /// How many findings the message (or the warnings) list, 1 to 1000; default 20.
+    pub max_findings: u32,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            causes: RuleActions::default(),
+            tools: Tool::ALL.to_vec(),
+            ignore_paths: Vec::new(),
+            max_findings: 20,
+        }
+    }
+}
+
+/// One entry of `ignorePaths`: JSON Pointers (`*` for any one step) of objects of a kind.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct IgnorePaths {
+    /// The API group (`""` for the core group, `*` for any); absent: any.
+    #[serde(default)]
+    pub group: Option<String>,
+    /// The kind, or `*` for any.
+    pub kind: String,
+    /// The paths, as JSON Pointers (`/spec/replicas`); everything under them is ignored too.
+    pub paths: Vec<String>,
+}
+
+impl IgnorePaths {
+    fn matches(&self, group: &str, kind: &str) -> bool {
+        let fits = |want: &str, have: &str| want == "*" || want == have;
+        fits(&self.kind, kind) && self.group.as_deref().is_none_or(|g| fits(g, group))
+    }
+}
+
+impl Settings {
+    /// The action of `cause`: the settings', else `warn`.
+    fn action(&self, cause: Cause) -> Action {
+        self.causes.get(cause.rule()).unwrap_or(Action::Warn)
+    }
+}
+
+/// The sync-drift check.
+pub struct SyncDrift;
+
+impl Check for SyncDrift {
+    type Settings = Settings;
+    const NAME: &'static str = "sync-drift";
+    const SETTINGS_KEY: &'static str = "syncDrift";
+    const RULES: &'static [Rule] = rules::SYNC_DRIFT;
+    const KINDS: &'static [GroupKind] = &[];
+    const FINDINGS: &'static [RuleDoc] = FINDINGS;
+
+    fn validate_settings(settings: &Settings) -> Result<(), String> {
+        settings.causes.check("causes", LISTED)?;
+        if settings.tools.is_empty() {
+            return Err("`tools` is empty; name the GitOps tools in use (`argocd`, `flux`, `fleet`, `kubectl`)".into());
+        }
+        if !(1..=1000).contains(&settings.max_findings) {
+            return Err(format!(
+                "`maxFindings` must be between 1 and 1000, got {}",
+                settings.max_findings
+            ));
+        }
+        for (i, entry) in settings.ignore_paths.iter().enumerate() {
+            if entry.kind.is_empty() {
+                return Err(format!("`ignorePaths[{i}].kind` is empty; name a kind, or `*` for any"));
+            }
+            for (j, path) in entry.paths.iter().enumerate() {
+                Pattern::parse(path).map_err(|e| format!("`ignorePaths[{i}].paths[{j}]`: {e}"))?;
+            }
+        }
+        Ok(())
+    }
+
+    fn check(
+        request: &Request<'_>,
+        object: ObjectJson<'_>,
+        settings: &Settings,
+        cluster: &dyn Cluster,
+    ) -> Result<Report, Malformed> {
+        let object: Value = object
+            .read()
+            .map_err(|e| Malformed(format!("cannot read the request's object: {e}")))?;
+        let Some(map) = object.as_object() else {
+            return Err(Malformed::new("the request's object is not a JSON object"));
+        };
+        let metadata = map.get("metadata").and_then(Value::as_object);
+        let meta = |key: &str| {
+            metadata
+                .and_then(|m| m.get(key))
+                .and_then(Value::as_str)
+                .unwrap_or("")
+        };
+        let subject = Subject::new(request, meta("name"), meta("generateName"), meta("namespace"));
+        let identity = Identity::of(map, request);
+
+        // The manifest to judge, and the live object when there is one.
+        let recorded;
+        let (applied, live) = if request.is_update() || is_live(metadata) {
+            match last_applied(metadata, &identity, meta("name")) {
+                Ok(Some(manifest)) => {
+                    recorded = manifest;
+                    (&recorded, Live::Has(&object))
+                }
+                Ok(None) => return Ok(Report::new(subject, Vec::new())),
+                Err(problem) => {
+                    let text = format!("the last-applied-configuration annotation {problem}");
+                    let unreadable = Finding::warn(
+                        "lastAppliedUnreadable",
+                        format!("metadata.annotations[{LAST_APPLIED}]"),
+                        text.clone(),
+                        text,
+                    );
+                    return Ok(Report::new(subject, vec![unreadable]));
+                }
+            }
+        } else {
+            (&object, Live::Unknown)
+        };
+        let Some(applied_map) = applied.as_object() else {
+            return Ok(Report::new(subject, Vec::new()));
+        };
+
+        let class = identity.class();
+        let mut extra = Vec::new();
+        let preserve = serde_json::json!({"x-kubernetes-preserve-unknown-fields": true});
+        let drifts = match (class, identity.api_type) {
+            (Class::Custom, _) => {
+                let crd = if needs_schema(applied_map, live) {
+                    read_crd(request, &identity, cluster).unwrap_or_else(|problem| {
+                        let text = format!(
+                            "its CRD could not be read ({}), so fields its schema prunes were not looked for",
+                            elide(&problem, DETAIL_CHARS)
+                        );
+                        extra.push(Finding::warn("schemaUnavailable", "", text.clone(), text));
+                        None
+                    })
+                } else {
+                    None
+                };
+                let schema = crd.as_ref().map(|crd| {
+                    // A CRD that does not prune (or has no schema for the version) keeps everything.
+                    crd.schema(&identity.version).unwrap_or(CrdSchema {
+                        root: &preserve,
+                        status_subresource: false,
+                    })
+                });
+                let mut walker = Walker::new(class, schema);
+                walker.custom_root(applied_map, live);
+                walker.drifts
+            }
+            (_, Some(root)) => {
+                let mut walker = Walker::new(class, None);
+                walker.typed_root(applied_map, live, root);
+                walker.drifts
+            }
+            (_, None) => Vec::new(),
+        };
+        let mut report = report(subject, &identity, drifts, settings);
+        report.findings.extend(extra);
+        Ok(report)
+    }
+}
+
+/// The object's apiVersion and kind, and what they make of it.
+struct Identity {
+    group: String,
+    version: String,
+    kind: String,
+    api_type: Option<crate::generated::ApiType>,
+}
+
+impl Identity {
+    fn of(object: &Map<String, Value>, request: &Request<'_>) -> Identity {
+        let text = |key: &str| object.get(key).and_then(Value::as_str).filter(|s| !s.is_empty());
+        let (group, version) = match text("apiVersion") {
+            Some(api_version) => match api_version.split_once('/') {
+                Some((group, version)) => (group.to_string(), version.to_string()),
+                None => (String::new(), api_version.to_string()),
+            },
+            None => (request.kind.group.to_string(), request.kind.version.to_string()),
+        };
+        let kind = text("kind").map_or_else(|| request.kind.kind.to_string(), str::to_string);
+        let api_type = api_type_of(&group, &version, &kind);
+        Identity {
+            group,
+            version,
+            kind,
+            api_type,
+        }
+    }
+
+    fn api_version(&self) -> String {
+        if self.group.is_empty() {
+            self.version.clone()
+        } else {
+            format!("{}/{}", self.group, self.version)
+        }
+    }
+
+    fn class(&self) -> Class {
+        match self.api_type {
+            None => Class::Custom,
+            // Typed on the server, but not in client-go's scheme: compared as JSON.
+            Some(_) if matches!(self.group.as_str(), "apiextensions.k8s.io" | "apiregistration.k8s.io") => {
+                Class::Untyped
+            }
+            Some(_) => Class::Typed,
+        }
+    }
+}
+
+/// Whether the object is one the API server stored (or is storing): it has a `uid`, a
+/// `resourceVersion` or a creation time, which a manifest never has.
+fn is_live(metadata: Option<&Map<String, Value>>) -> bool {
+    let Some(metadata) = metadata else {
+        return false;
+    };
+    let set = |key: &str| metadata.get(key).and_then(Value::as_str).is_some_and(|s| !s.is_empty());
+    set("uid") || set("resourceVersion") || set("creationTimestamp")
+}
+
+/// The manifest recorded in the last-applied annotation, if there is one; `Err` says why it
+/// cannot be compared with the object.
+fn last_applied(metadata: Option<&Map<String, Value>>, identity: &Identity, name: &str) -> Result<Option<Value>, String> {
+    let Some(annotation) = metadata
+        .and_then(|m| m.get("annotations"))
+        .and_then(|a| a.get(LAST_APPLIED))
+    else {
+        return Ok(None);
+    };
+    let Some(text) = annotation.as_str() else {
+        return Err("is not a string; the object was not compared with it".into());
+    };
+    let manifest: Value = serde_json::from_str(text).map_err(|e| {
+        format!(
+            "is not JSON ({}); the object was not compared with it (the next `kubectl apply` rewrites it)",
+            elide(&e.to_string(), DETAIL_CHARS)
+        )
+    })?;
+    let field = |key: &str| manifest.get(key).and_then(Value::as_str).unwrap_or("").to_string();
+    let (api_version, kind) = (field("apiVersion"), field("kind"));
+    if kind != identity.kind || api_version != identity.api_version() {
+        return Err(format!(
+            "records {} {}, not {} {}; the object was not compared with it",
+            elide(if kind.is_empty() { "(no kind)" } else { &kind }, DETAIL_CHARS / 2),
+            elide(if api_version.is_empty() { "(no apiVersion)" } else { &api_version }, DETAIL_CHARS / 2),
+            identity.kind,
+            identity.api_version()
+        ));
+    }
+    let recorded = manifest
+        .get("metadata")
+        .and_then(|m| m.get("name"))
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    if !recorded.is_empty() && recorded != name {
+        return Err(format!(
+            "records the manifest of {}, not of this object; the object was not compared with it",
+            elide(&quote(recorded), DETAIL_CHARS)
+        ));
+    }
+    Ok(Some(manifest))
+}
+
+/// Whether a custom resource has anything its CRD's schema could prune: with a live object,
+/// something of last-applied outside `apiVersion`, `kind`, `metadata` and `status` that the live
+/// object does not hold as applied; for a manifest, any such field.
+fn needs_schema(applied: &Map<String, Value>, live: Live<'_>) -> bool {
+    applied
+        .iter()
+        .filter(|(key, _)| !matches!(key.as_str(), "apiVersion" | "kind" | "metadata" | "status"))
+        .any(|(key, value)| match live {
+            Live::Has(Value::Object(object)) => !object.get(key).is_some_and(|have| holds(have, value)),
+            _ => true,
+        })
+}
+
+/// Whether `live` holds everything of `applied` as applied (objects may hold more keys).
+fn holds(live: &Value, applied: &Value) -> bool {
+    match (live, applied) {
+        (Value::Object(have), Value::Object(want)) => {
+            want.iter().all(|(k, v)| have.get(k).is_some_and(|h| holds(h, v)))
+        }
+        (Value::Array(have), Value::Array(want)) => {
+            have.len() == want.len() && have.iter().zip(want).all(|(h, w)| holds(h, w))
+        }
+        (Value::Number(a), Value::Number(b)) => a == b || a.as_f64() == b.as_f64(),
+        _ => live == applied,
+    }
+}
+
+/// A CRD as read for pruning.
+struct CrdRead {
+    object: Value,
+}
+
+impl CrdRead {
+    /// The structural schema of `version`, unless the CRD keeps unknown fields everywhere
+    /// (`spec.preserveUnknownFields: true`, a v1beta1 leftover) or has none for it.
+    fn schema(&self, version: &str) -> Option<CrdSchema<'_>> {
+        let spec = self.object.get("spec")?;
+        if spec.get("preserveUnknownFields") == Some(&Value::Bool(true)) {
+            return None;
+        }
+        let versions = spec.get("versions")?.as_array()?;
+        let entry = versions
+            .iter()
+            .find(|v| v.get("name").and_then(Value::as_str) == Some(version))?;
+        let root = entry.get("schema")?.get("openAPIV3Schema")?;
+        let status_subresource = entry
+            .get("subresources")
+            .and_then(|s| s.get("status"))
+            .is_some_and(|s| !s.is_null());
+        Some(CrdSchema {
+            root,
+            status_subresource,
+        })
+    }
+}
+
+/// Reads the custom resource's CRD (`<resource>.<group>`, named by the request's resource);
+/// `Ok(None)` when it does not exist or the request names no resource, `Err` when the lookup
+/// failed.
+fn read_crd(request: &Request<'_>, identity: &Identity, cluster: &dyn Cluster) -> Result<Option<CrdRead>, String> {
+    let resource = &request.resource;
+    if resource.resource.is_empty() || resource.group != identity.group.as_str() {
+        return Ok(None);
+    }
+    let name = format!("{}.{}", resource.resource, identity.group);
+    match cluster.get(
+        "apiextensions.k8s.io/v1",
+        "CustomResourceDefinition",
+        &name,
+        None,
+        CRD_FIELDS,
+    ) {
+        Ok(text) => serde_json::from_str(&text)
+            .map(|object| Some(CrdRead { object }))
+            .map_err(|e| format!("the answer for {name} is not JSON: {e}")),
+        Err(e) if cluster::is_not_found(&e) => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Findings.
+
+/// The findings of the drifting paths: one per path (the first cause the walk found), in path
+/// order, those of ignored causes and paths left out, and only those a tool in use reports.
+fn report(subject: Subject, identity: &Identity, mut drifts: Vec<Drift>, settings: &Settings) -> Report {
+    drifts.sort_by(|a, b| natural_cmp(&a.path.api(), &b.path.api()));
+    drifts.dedup_by(|b, a| a.path == b.path);
+    let unnormalised = identity.class() == Class::Typed && drifts.iter().any(|d| d.cause == Cause::UnknownField);
+    let ignored: Vec<Pattern> = settings
+        .ignore_paths
+        .iter()
+        .filter(|entry| entry.matches(&identity.group, &identity.kind))
+        .flat_map(|entry| entry.paths.iter().filter_map(|p| Pattern::parse(p).ok()))
+        .collect();
+    let mut findings = Vec::new();
+    let mut silence: BTreeMap<Tool, Vec<String>> = BTreeMap::new();
+    for drift in &drifts {
+        let action = match settings.action(drift.cause) {
+            Action::Ignore => continue,
+            Action::Reject => RejectOrWarn::Reject,
+            Action::Warn => RejectOrWarn::Warn,
+        };
+        if ignored.iter().any(|pattern| drift.path.is_under(pattern)) {
+            continue;
+        }
+        let facts = Facts {
+            class: identity.class(),
+            null: drift.null,
+            own_annotations: drift.path.api() == "metadata.annotations",
+            unnormalised,
+        };
+        let effects: Vec<(Tool, Effect)> = settings
+            .tools
+            .iter()
+            .filter_map(|&tool| cause::effect(tool, drift.cause, facts).map(|e| (tool, e)))
+            .collect();
+        if effects.is_empty() {
+            continue;
+        }
+        for (tool, effect) in &effects {
+            if *effect == Effect::OutOfSync {
+                silence.entry(*tool).or_default().push(drift.path.pointer());
+            }
+        }
+        findings.push(finding(drift, action, &effects));
+    }
+    let total = findings.len();
+    let mut report = Report::new(subject, findings);
+    if total > 0 {
+        let paths = if total == 1 { "path" } else { "paths" };
+        report.list = Some(List {
+            rules: LISTED,
+            limit: settings.max_findings as usize,
+            intro: format!(
+                "{total} {paths} the cluster does not keep as applied, so GitOps tools never see the object in sync; fix the manifest:"
+            ),
+            intro_brief: format!("{total} {paths} the cluster does not keep as applied; GitOps tools never see it in sync."),
+            more: "drifting paths".into(),
+            more_hint: "`syncguard scan` lists them all".into(),
+        });
+        report.notes = ignore_notes(identity, &report.subject, &silence);
+    }
+    report
+}
+
+/// One drifting path as a finding.
+fn finding(drift: &Drift, action: RejectOrWarn, effects: &[(Tool, Effect)]) -> Finding {
+    let applied = &drift.applied;
+    let stored = match &drift.stored {
+        Stored::Nothing => None,
+        Stored::Value(text) => Some(text.as_str()),
+    };
+    let what = match (drift.cause, stored) {
+        (Cause::UnknownField, _) => "unknown field, dropped by the API server".to_string(),
+        (Cause::PrunedField, _) => "not in the CRD's schema, pruned by the API server".to_string(),
+        (Cause::Status, _) => "status is not written with the object".to_string(),
+        (Cause::PreserveUnknownFields, _) => "`false` is the default, dropped by the API server".to_string(),
+        (Cause::Mutated, None) => format!("applied `{applied}`, then removed in the cluster"),
+        (Cause::Mutated, Some(stored)) => format!("applied `{applied}`, the cluster holds `{stored}`"),
+        (_, None) => format!("`{applied}` is dropped by the API server"),
+        (_, Some(stored)) => format!("`{applied}` is stored as `{stored}`"),
+    };
+    let (fix_text, fix) = match (drift.cause, &drift.hint, stored) {
+        (Cause::Quantity, _, Some(stored)) => (format!("write {stored}"), Some(Fix::Replace(stored.to_string()))),
+        (Cause::Mutated, _, _) => (
+            "keep the cluster's value in the manifest if it is meant to stay, or ignore the path in the GitOps tool".to_string(),
+            None,
+        ),
+        (Cause::UnknownField, Some(hint), _) => (format!("fix its name ({hint}) or remove it"), None),
+        (Cause::PrunedField, Some(hint), _) => (format!("{hint}; or remove it"), Some(Fix::Delete)),
+        (Cause::Status, _, _) => ("remove the status stanza".to_string(), Some(Fix::Delete)),
+        _ => ("remove it from the manifest".to_string(), Some(Fix::Delete)),
+    };
+    let fix = match drift.cause {
+        Cause::UnknownField => Some(Fix::Delete),
+        _ => fix,
+    };
+    let names: Vec<String> = effects.iter().map(|(tool, _)| tool.name().to_string()).collect();
+    let said: Vec<String> = effects
+        .iter()
+        .map(|(tool, effect)| cause::describe(*tool, *effect, drift.cause).to_string())
+        .fold(Vec::new(), |mut all, sentence| {
+            if !all.contains(&sentence) {
+                all.push(sentence);
+            }
+            all
+        });
+    let path = drift.path.api();
+    let brief = Parts::default()
+        .elidable(path.clone())
+        .fixed(format!(": {what} ({})", names.join(", ")));
+    let text = Parts::default()
+        .elidable(path.clone())
+        .fixed(format!(": {what}; {}. Fix: {fix_text}.", join_and(&said)));
+    Finding::new(drift.cause.rule(), action, path, text, brief).with_fix(fix)
+}
+
+/// For each tool in use that reports the object OutOfSync: the ignore entry that silences
+/// exactly those paths, where the manifest cannot change (a third-party chart).
+fn ignore_notes(identity: &Identity, subject: &Subject, silence: &BTreeMap<Tool, Vec<String>>) -> Vec<String> {
+    let (name, namespace) = match subject.label.split_once('/') {
+        Some((namespace, name)) => (name, Some(namespace)),
+        None => (subject.label.as_str(), None),
+    };
+    let named = |mut entry: String| {
+        if name != crate::finding::UNNAMED && !name.ends_with("<generated>") {
+            entry.push_str(&format!(", name: {name}"));
+            if let Some(namespace) = namespace {
+                entry.push_str(&format!(", namespace: {namespace}"));
+            }
+        }
+        entry
+    };
+    let list = |paths: &[String]| paths.join(", ");
+    let group = if identity.group.is_empty() { "\"\"" } else { &identity.group };
+    let mut notes = Vec::new();
+    for (tool, paths) in silence {
+        let note = match tool {
+            Tool::ArgoCd => format!(
+                "Argo CD, where the manifest cannot change: `ignoreDifferences: [{{{}, jsonPointers: [{}]}}]`.",
+                named(format!("group: {group}, kind: {}", identity.kind)),
+                list(paths)
+            ),
+            Tool::Fleet => format!(
+                "Fleet: `diff: {{comparePatches: [{{{}, jsonPointers: [{}]}}]}}` in fleet.yaml.",
+                named(format!("apiVersion: {}, kind: {}", identity.api_version(), identity.kind)),
+                list(paths)
+            ),
+            Tool::Flux => format!(
+                "Flux: `ignore` (Kustomization) or `driftDetection.ignore` (HelmRelease): `[{{paths: [{}], target: {{{}}}}}]`.",
+                list(paths),
+                named(format!("group: {group}, kind: {}", identity.kind))
+            ),
+            Tool::Kubectl => continue,
+        };
+        notes.push(note);
+    }
+    notes
+}

@@ -1,0 +1,268 @@
+//! Why the stored object differs from what was applied ([`Cause`], the rules of sync-drift's
+//! findings), and what each GitOps tool makes of it ([`effect`]).
+//!
+//! The effects are read from the tools' source, not guessed (the policy's README gives the
+//! evidence, file by file):
+//! - **Argo CD** (legacy diff, its default) normalises built-in kinds by decoding the manifest
+//!   into client-go's types, which drops empty `omitempty` values and canonicalises quantities,
+//!   unless the manifest does not decode strictly (an unknown field anywhere in it): then the
+//!   whole object is compared as written. Kinds outside client-go's scheme (custom resources,
+//!   CustomResourceDefinitions, APIService) go through a JSON merge patch, where an explicit
+//!   empty value is a value and a null is only a deletion. Since 3.0 it ignores `status`
+//!   and no longer ignores a CRD's `spec.preserveUnknownFields`. Its server-side diff sees what
+//!   the API server stores and fails on fields a schema does not declare.
+//! - **Flux** decodes built-in kinds into client-go's types before a server-side dry-run (unknown
+//!   fields of built-ins vanish there) and compares what the API server returns, so only fields
+//!   a schema does not declare make its dry-run apply fail.
+//! - **Fleet** vendors Argo CD's legacy diff and always ignores `status`.
+//! - **`kubectl apply`** sends the manifest as written in a three-way patch: anything the API
+//!   server stores differently is sent again on every run (`configured`), and unknown fields are
+//!   refused under its default `--validate=strict`.
+
+use crate::settings::string_enum;
+
+/// Why a path of the applied manifest is not stored as applied: the rule of a finding.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Cause {
+    /// A null, or an empty value in a field the Go type serializes with `omitempty`: dropped.
+    NullOrEmpty,
+    /// `spec.preserveUnknownFields: false` in a CRD: the default, dropped.
+    PreserveUnknownFields,
+    /// A quantity not in the form the API server writes back.
+    Quantity,
+    /// A field the built-in kind's type does not declare: dropped when decoded.
+    UnknownField,
+    /// A field of a custom resource its CRD's structural schema does not declare: pruned.
+    PrunedField,
+    /// `creationTimestamp: null`: dropped, or replaced by the creation time.
+    CreationTimestamp,
+    /// A `status` stanza: the API server ignores it when the object is written.
+    Status,
+    /// The live object holds another value than the one applied, or lacks it, for none of the
+    /// reasons above: a mutating webhook, a controller or an edit changed it after apply.
+    Mutated,
+}
+
+impl Cause {
+    /// Every cause, in the order findings of one path are preferred.
+    pub const ALL: [Cause; 8] = [
+        Cause::NullOrEmpty,
+        Cause::PreserveUnknownFields,
+        Cause::Quantity,
+        Cause::UnknownField,
+        Cause::PrunedField,
+        Cause::CreationTimestamp,
+        Cause::Status,
+        Cause::Mutated,
+    ];
+
+    /// The rule id of the cause's findings (and its key in the `causes` setting).
+    pub fn rule(self) -> &'static str {
+        match self {
+            Cause::NullOrEmpty => "nullOrEmpty",
+            Cause::PreserveUnknownFields => "preserveUnknownFields",
+            Cause::Quantity => "quantity",
+            Cause::UnknownField => "unknownField",
+            Cause::PrunedField => "prunedField",
+            Cause::CreationTimestamp => "creationTimestamp",
+            Cause::Status => "status",
+            Cause::Mutated => "mutated",
+        }
+    }
+}
+
+/// A GitOps tool whose diff the finding is about: the values of the `tools` setting.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Tool {
+    /// Argo CD.
+    ArgoCd,
+    /// Flux (kustomize-controller and helm-controller).
+    Flux,
+    /// Rancher Fleet.
+    Fleet,
+    /// `kubectl apply`, client-side.
+    Kubectl,
+}
+
+string_enum!(Tool {
+    "argocd" => Tool::ArgoCd,
+    "flux" => Tool::Flux,
+    "fleet" => Tool::Fleet,
+    "kubectl" => Tool::Kubectl,
+});
+
+impl Tool {
+    /// Every tool, the default of the `tools` setting.
+    pub const ALL: [Tool; 4] = [Tool::ArgoCd, Tool::Flux, Tool::Fleet, Tool::Kubectl];
+
+    /// The tool's name in a sentence.
+    pub fn name(self) -> &'static str {
+        match self {
+            Tool::ArgoCd => "Argo CD",
+            Tool::Flux => "Flux",
+            Tool::Fleet => "Fleet",
+            Tool::Kubectl => "kubectl",
+        }
+    }
+}
+
+/// How the GitOps tools handle the kind, which decides what they make of a difference.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Class {
+    /// A kind of client-go's scheme: decoded into its Go type by Argo CD, Flux and Fleet.
+    Typed,
+    /// A kind the API server decodes into Go types but client-go's scheme lacks
+    /// (CustomResourceDefinition): compared as JSON by Argo CD and Fleet.
+    Untyped,
+    /// A custom resource: stored as JSON, pruned to its CRD's structural schema.
+    Custom,
+}
+
+/// What a tool does with a difference.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Effect {
+    /// It reports the object changed (OutOfSync, Modified, re-applied) on every comparison.
+    OutOfSync,
+    /// Its apply or diff fails on it.
+    Fails,
+    /// `kubectl apply` sends it again and says `configured` on every run.
+    Churn,
+}
+
+/// What decides a tool's view of one difference besides its cause.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Facts {
+    /// How the tools handle the kind.
+    pub class: Class,
+    /// The applied value is `null` (rather than empty).
+    pub null: bool,
+    /// The path is the object's own `metadata.annotations`, which Argo CD and Fleet drop when
+    /// null or empty before comparing.
+    pub own_annotations: bool,
+    /// The manifest holds a field its type does not declare, so Argo CD and Fleet compare the
+    /// whole object as written, without their normalisation of empty values and quantities.
+    pub unnormalised: bool,
+}
+
+/// What `tool` does with a difference of `cause`, if anything.
+pub fn effect(tool: Tool, cause: Cause, facts: Facts) -> Option<Effect> {
+    use Effect::{Churn, Fails, OutOfSync};
+    let argo_like = matches!(tool, Tool::ArgoCd | Tool::Fleet);
+    match cause {
+        Cause::NullOrEmpty if facts.null => match (tool, facts.class) {
+            // A null is only a deletion in the tools' merge patches; kubectl's strategic merge
+            // patch (built-in kinds) sends it again, except for the annotations it drops itself.
+            (Tool::Kubectl, Class::Typed | Class::Untyped) if !facts.own_annotations => Some(Churn),
+            _ => None,
+        },
+        Cause::NullOrEmpty => match tool {
+            Tool::Kubectl => Some(Churn),
+            Tool::Flux => None,
+            _ if facts.own_annotations => None,
+            _ => match facts.class {
+                Class::Typed => facts.unnormalised.then_some(OutOfSync),
+                Class::Untyped | Class::Custom => Some(OutOfSync),
+            },
+        },
+        Cause::PreserveUnknownFields => match tool {
+            Tool::Flux => None,
+            Tool::Kubectl => Some(Churn),
+            _ => Some(OutOfSync),
+        },
+        Cause::Quantity => match tool {
+            Tool::Kubectl => Some(Churn),
+            Tool::Flux => None,
+            _ => (facts.class != Class::Typed || facts.unnormalised).then_some(OutOfSync),
+        },
+        Cause::UnknownField | Cause::PrunedField => match tool {
+            _ if argo_like => Some(OutOfSync),
+            // Flux decodes built-in kinds client-side, where unknown fields vanish.
+            Tool::Flux if facts.class == Class::Typed => None,
+            _ => Some(Fails),
+        },
+        Cause::CreationTimestamp => {
+            (tool == Tool::Kubectl && facts.class != Class::Custom).then_some(Churn)
+        }
+        Cause::Status => (tool == Tool::Kubectl).then_some(Churn),
+        Cause::Mutated => Some(if tool == Tool::Kubectl { Churn } else { OutOfSync }),
+    }
+}
+
+/// What `effect` means for `tool`, in a sentence's words.
+pub fn describe(tool: Tool, effect: Effect, cause: Cause) -> &'static str {
+    match (tool, effect) {
+        (Tool::ArgoCd, Effect::OutOfSync) if matches!(cause, Cause::UnknownField | Cause::PrunedField) => {
+            "Argo CD shows it OutOfSync forever (its server-side diff fails on it)"
+        }
+        (Tool::ArgoCd, Effect::OutOfSync) => "Argo CD shows it OutOfSync forever",
+        (Tool::Fleet, Effect::OutOfSync) => "Fleet reports it Modified forever",
+        (Tool::Flux, Effect::OutOfSync) => "Flux applies it again on every reconciliation",
+        (Tool::Flux, Effect::Fails) => "Flux's dry-run apply fails on it",
+        (Tool::Kubectl, Effect::Fails) => "`kubectl apply` refuses it (strict field validation)",
+        (_, Effect::Fails) => "its apply fails on it",
+        (_, Effect::Churn) => "`kubectl apply` says `configured` on every run",
+        (_, Effect::OutOfSync) => "it reports the object changed forever",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn facts(class: Class) -> Facts {
+        Facts {
+            class,
+            null: false,
+            own_annotations: false,
+            unnormalised: false,
+        }
+    }
+
+    #[test]
+    fn empty_values_of_built_in_kinds_reach_argo_cd_only_when_it_cannot_normalise() {
+        let typed = facts(Class::Typed);
+        assert_eq!(effect(Tool::ArgoCd, Cause::NullOrEmpty, typed), None);
+        assert_eq!(effect(Tool::Kubectl, Cause::NullOrEmpty, typed), Some(Effect::Churn));
+        let unnormalised = Facts {
+            unnormalised: true,
+            ..typed
+        };
+        assert_eq!(effect(Tool::ArgoCd, Cause::NullOrEmpty, unnormalised), Some(Effect::OutOfSync));
+        assert_eq!(effect(Tool::Fleet, Cause::Quantity, unnormalised), Some(Effect::OutOfSync));
+        assert_eq!(effect(Tool::Flux, Cause::Quantity, unnormalised), None);
+        let crd = facts(Class::Untyped);
+        assert_eq!(effect(Tool::ArgoCd, Cause::NullOrEmpty, crd), Some(Effect::OutOfSync));
+    }
+
+    #[test]
+    fn nulls_matter_to_kubectl_alone_and_not_in_custom_resources() {
+        let null = Facts {
+            null: true,
+            ..facts(Class::Typed)
+        };
+        for tool in [Tool::ArgoCd, Tool::Flux, Tool::Fleet] {
+            assert_eq!(effect(tool, Cause::NullOrEmpty, null), None);
+        }
+        assert_eq!(effect(Tool::Kubectl, Cause::NullOrEmpty, null), Some(Effect::Churn));
+        let custom = Facts {
+            class: Class::Custom,
+            ..null
+        };
+        assert_eq!(effect(Tool::Kubectl, Cause::NullOrEmpty, custom), None);
+        let annotations = Facts {
+            own_annotations: true,
+            ..null
+        };
+        assert_eq!(effect(Tool::Kubectl, Cause::NullOrEmpty, annotations), None);
+    }
+
+    #[test]
+    fn undeclared_fields_fail_server_side_apply_and_drift_in_argo_cd() {
+        assert_eq!(effect(Tool::Flux, Cause::UnknownField, facts(Class::Typed)), None);
+        assert_eq!(effect(Tool::Flux, Cause::PrunedField, facts(Class::Custom)), Some(Effect::Fails));
+        assert_eq!(effect(Tool::ArgoCd, Cause::PrunedField, facts(Class::Custom)), Some(Effect::OutOfSync));
+        assert_eq!(effect(Tool::Kubectl, Cause::UnknownField, facts(Class::Typed)), Some(Effect::Fails));
+        assert_eq!(effect(Tool::ArgoCd, Cause::Status, facts(Class::Typed)), None);
+        assert_eq!(effect(Tool::Fleet, Cause::Mutated, facts(Class::Custom)), Some(Effect::OutOfSync));
+    }
+}

@@ -1,0 +1,672 @@
+//! The walk that finds drift: the applied manifest, key by key, against what the API server does
+//! with it, and, when the live object is at hand, against what it stored.
+//!
+//! What the API server does comes from two models:
+//! - a built-in kind (or a CRD object) is decoded into its Go type and written back by Go's
+//!   `encoding/json`: fields the type does not declare are dropped, `omitempty` drops nulls and
+//!   empty values, quantities come back in their canonical form ([`crate::generated`]'s table of
+//!   the API types, [`super::quantity`]);
+//! - a custom resource is pruned to its CRD's structural schema: fields no `properties` or
+//!   `additionalProperties` declare are dropped unless `x-kubernetes-preserve-unknown-fields`
+//!   keeps them, nulls are dropped where the schema is neither `nullable` nor defaulted, and its
+//!   `metadata` is decoded as an ObjectMeta.
+//!
+//! With the live object (admission, the audit scanner), the models only name the cause: a path
+//! is drift when the live object does not hold the applied value, and a path the live object
+//! holds as applied is never drift, whatever the models say (a cluster newer than the tables
+//! knows fields they do not). A difference no model explains is [`Cause::Mutated`].
+//!
+//! The walk recurses once per JSON level of the applied manifest, which serde_json read with
+//! its limit of 128 levels, so its depth is bounded whatever the input.
+
+use super::cause::{Cause, Class};
+use super::path::{Path, Step};
+use super::quantity;
+use crate::generated::{ApiField, ApiType, Form, Leaf};
+use crate::text::{elide, spelling::closest};
+use serde_json::{Map, Value};
+
+/// Most characters of a value quoted in a finding.
+const VALUE_CHARS: usize = 40;
+
+/// What the cluster stores at a drifting path.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Stored {
+    /// Nothing: the path is dropped.
+    Nothing,
+    /// This value (JSON text, cut to [`VALUE_CHARS`]).
+    Value(String),
+}
+
+/// One path whose applied value the cluster does not keep.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Drift {
+    /// Why.
+    pub cause: Cause,
+    /// Where.
+    pub path: Path,
+    /// The applied value (JSON text, cut to [`VALUE_CHARS`]).
+    pub applied: String,
+    /// What the cluster keeps instead.
+    pub stored: Stored,
+    /// The applied value is null.
+    pub null: bool,
+    /// A more precise fix than the cause's (`did you mean`, where to declare a field).
+    pub hint: Option<String>,
+}
+
+/// What the live object holds at a path: nothing known (a manifest alone), nothing, or a value.
+#[derive(Debug, Clone, Copy)]
+pub enum Live<'a> {
+    /// No live object: the models decide alone.
+    Unknown,
+    /// The live object lacks the path.
+    Missing,
+    /// The live object's value.
+    Has(&'a Value),
+}
+
+impl<'a> Live<'a> {
+    /// What the live object holds at `key` of this object.
+    fn key(self, key: &str) -> Live<'a> {
+        match self {
+            Live::Unknown => Live::Unknown,
+            Live::Has(Value::Object(map)) => map.get(key).map_or(Live::Missing, Live::Has),
+            Live::Missing | Live::Has(_) => Live::Missing,
+        }
+    }
+
+    /// Whether the live object holds exactly `applied`.
+    fn holds(self, applied: &Value) -> bool {
+        matches!(self, Live::Has(value) if same(value, applied))
+    }
+}
+
+/// Whether two JSON values are equal, numbers by value (`1` and `1.0`).
+fn same(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => x == y || x.as_f64() == y.as_f64(),
+        (Value::Array(x), Value::Array(y)) => x.len() == y.len() && x.iter().zip(y).all(|(x, y)| same(x, y)),
+        (Value::Object(x), Value::Object(y)) => {
+            x.len() == y.len() && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| same(v, w)))
+        }
+        _ => a == b,
+    }
+}
+
+/// JSON text of a value, cut to [`VALUE_CHARS`].
+pub fn short(value: &Value) -> String {
+    elide(&value.to_string(), VALUE_CHARS).into_owned()
+}
+
+/// The structural schema of a custom resource's version, as the walk reads it.
+#[derive(Debug, Clone, Copy)]
+pub struct CrdSchema<'a> {
+    /// The version's `openAPIV3Schema`.
+    pub root: &'a Value,
+    /// Whether the version has the status subresource (then `status` is not written with the
+    /// object).
+    pub status_subresource: bool,
+}
+
+/// The walk over one object.
+pub struct Walker<'a> {
+    /// How the tools handle the kind.
+    class: Class,
+    /// ObjectMeta's type, for every kind's `metadata`.
+    object_meta: Option<ApiType>,
+    /// The custom resource's schema, when the kind is one and its CRD was read.
+    schema: Option<CrdSchema<'a>>,
+    /// What the walk found, in walk order.
+    pub drifts: Vec<Drift>,
+}
+
+impl<'a> Walker<'a> {
+    /// A walk over an object of `class` (`schema`: a custom resource's CRD schema, if read).
+    pub fn new(class: Class, schema: Option<CrdSchema<'a>>) -> Walker<'a> {
+        Walker {
+            class,
+            object_meta: crate::generated::api_type("meta/v1", "ObjectMeta"),
+            schema,
+            drifts: Vec::new(),
+        }
+    }
+
+    fn report(&mut self, cause: Cause, path: Path, applied: &Value, live: Live<'_>, stored: Stored) {
+        if live.holds(applied) {
+            return;
+        }
+        let stored = match live {
+            Live::Unknown => stored,
+            Live::Missing => Stored::Nothing,
+            Live::Has(value) => Stored::Value(short(value)),
+        };
+        self.drifts.push(Drift {
+            cause,
+            path,
+            applied: short(applied),
+            stored,
+            null: applied.is_null(),
+            hint: None,
+        });
+    }
+
+    fn hint(&mut self, hint: String) {
+        if let Some(last) = self.drifts.last_mut() {
+            last.hint = Some(hint);
+        }
+    }
+
+    /// A value the models keep as applied: drift only when the live object holds another.
+    fn kept(&mut self, path: Path, applied: &Value, live: Live<'_>) {
+        if !matches!(live, Live::Unknown) {
+            self.report(Cause::Mutated, path, applied, live, Stored::Nothing);
+        }
+    }
+
+    // -----------------------------------------------------------------------------------------
+    // Go types.
+
+    /// Walks an object of a built-in kind (or a CRD) from its root.
+    pub fn typed_root(&mut self, applied: &Map<String, Value>, live: Live<'_>, root: ApiType) {
+        self.object(applied, live, root, &Path::default());
+    }
+
+    /// An object of API type `ty`.
+    fn object(&mut self, applied: &Map<String, Value>, live: Live<'_>, ty: ApiType, path: &Path) {
+        for (key, value) in applied {
+            let at = path.then(Step::Field(key.clone()));
+            let live_value = live.key(key);
+            match ty.field(key) {
+                Some(field) => self.member(value, live_value, field, at, path.0.is_empty()),
+                // A CRD's unknown fields are crd-schema-fields' findings.
+                None if self.class == Class::Untyped => {}
+                None => {
+                    self.report(Cause::UnknownField, at, value, live_value, Stored::Nothing);
+                    let names = ty.fields().map(|f| f.name);
+                    if let Some(near) = closest(key, names, 2) {
+                        self.hint(format!("did you mean `{near}`?"));
+                    }
+                }
+            }
+        }
+    }
+
+    /// A member of an API type; `top`: a member of the object's root.
+    fn member(&mut self, applied: &Value, live: Live<'_>, field: ApiField, path: Path, top: bool) {
+        if field.leaf == Leaf::Status {
+            // An empty stanza (`status: {}`) patches nothing, so no tool sees it.
+            if top && !is_empty(applied) {
+                self.report(Cause::Status, path, applied, live, Stored::Nothing);
+            }
+            return;
+        }
+        if applied.is_null() {
+            if field.omitzero && field.name == "creationTimestamp" {
+                self.report(Cause::CreationTimestamp, path, applied, live, Stored::Nothing);
+            } else if field.omitted_when_zero() {
+                self.report(Cause::NullOrEmpty, path, applied, live, Stored::Nothing);
+            } else if !field.keeps_null {
+                self.report(Cause::NullOrEmpty, path, applied, live, Stored::Value(zero(field).into()));
+            }
+            return;
+        }
+        if self.class == Class::Untyped
+            && field.name == "preserveUnknownFields"
+            && applied == &Value::Bool(false)
+            && path.api() == "spec.preserveUnknownFields"
+        {
+            self.report(Cause::PreserveUnknownFields, path, applied, live, Stored::Nothing);
+            return;
+        }
+        // A pointer is empty only when null; `0`, `""`, `false` and `{}` behind it are kept.
+        if field.omitted_when_zero() && field.form != Form::Pointer && is_empty(applied) {
+            self.report(Cause::NullOrEmpty, path, applied, live, Stored::Nothing);
+            return;
+        }
+        match (field.form, applied) {
+            (Form::List, Value::Array(items)) => {
+                let lives = matched(items, live);
+                for (i, (item, live_item)) in items.iter().zip(lives).enumerate() {
+                    self.leaf(item, live_item, field.leaf, path.then(Step::Index(i)));
+                }
+            }
+            (Form::Map, Value::Object(entries)) => {
+                for (key, value) in entries {
+                    self.leaf(value, live.key(key), field.leaf, path.then(Step::Key(key.clone())));
+                }
+            }
+            (Form::Value | Form::Pointer, _) => self.leaf(applied, live, field.leaf, path),
+            _ => self.kept(path, applied, live),
+        }
+    }
+
+    /// A value of `leaf`.
+    fn leaf(&mut self, applied: &Value, live: Live<'_>, leaf: Leaf, path: Path) {
+        match (leaf, applied) {
+            (Leaf::Object(ty), Value::Object(_)) => self.container(applied, live, ty, path),
+            (Leaf::SchemaOrBool(ty) | Leaf::SchemaOrArray(ty) | Leaf::SchemaOrStrings(ty), Value::Object(_)) => {
+                self.container(applied, live, ty, path)
+            }
+            (Leaf::SchemaOrArray(_) | Leaf::SchemaOrStrings(_), Value::Array(items)) if items.is_empty() => {
+                self.report(Cause::NullOrEmpty, path, applied, live, Stored::Nothing);
+            }
+            (Leaf::SchemaOrArray(ty), Value::Array(items)) => {
+                let lives = matched(items, live);
+                for (i, (item, live_item)) in items.iter().zip(lives).enumerate() {
+                    match item {
+                        Value::Object(_) => self.container(item, live_item, ty, path.then(Step::Index(i))),
+                        _ => self.kept(path.then(Step::Index(i)), item, live_item),
+                    }
+                }
+            }
+            (Leaf::Quantity, Value::String(_) | Value::Number(_)) => self.quantity(applied, live, path),
+            // Times are written back in one format; a manifest rarely sets one, and its
+            // reformatting is not what this check is about.
+            (Leaf::Time | Leaf::MicroTime, _) => {}
+            _ => self.kept(path, applied, live),
+        }
+    }
+
+    /// An object of type `ty` at `path` (`applied`, a JSON object), or its absence from the live
+    /// object.
+    fn container(&mut self, applied: &Value, live: Live<'_>, ty: ApiType, path: Path) {
+        match (applied, live) {
+            (Value::Object(map), Live::Missing) if !map.is_empty() => self.kept(path, applied, live),
+            (Value::Object(map), _) => self.object(map, live, ty, &path),
+            _ => self.kept(path, applied, live),
+        }
+    }
+
+    /// A quantity: drift when the API server writes it back otherwise.
+    fn quantity(&mut self, applied: &Value, live: Live<'_>, path: Path) {
+        let literal;
+        let stored = match applied {
+            Value::String(text) => quantity::stored(text),
+            Value::Number(number) => {
+                literal = number_text(number);
+                quantity::stored_number(&literal)
+            }
+            _ => return,
+        };
+        // A quantity the API server refuses, or one outside what the model judges: no verdict.
+        let stored = stored.ok().and_then(|s| s.text().map(str::to_string));
+        match stored {
+            None => {}
+            Some(stored) if applied.as_str() == Some(stored.as_str()) => self.kept(path, applied, live),
+            Some(stored) => {
+                let live = match live {
+                    Live::Has(Value::String(text)) if *text == stored => Live::Unknown,
+                    other => other,
+                };
+                self.report(Cause::Quantity, path, applied, live, Stored::Value(format!("\"{stored}\"")));
+            }
+        }
+    }
+
+    // -----------------------------------------------------------------------------------------
+    // Custom resources.
+
+    /// Walks a custom resource from its root: `metadata` as an ObjectMeta, `status` as its
+    /// subresource decides, the rest against the CRD's schema when it was read.
+    pub fn custom_root(&mut self, applied: &Map<String, Value>, live: Live<'_>) {
+        let schema = self.schema;
+        for (key, value) in applied {
+            let at = Path(vec![Step::Field(key.clone())]);
+            let live_value = live.key(key);
+            match key.as_str() {
+                "apiVersion" | "kind" => {}
+                "metadata" => match (value, self.object_meta) {
+                    (Value::Object(map), Some(meta)) => self.object(map, live_value, meta, &at),
+                    (Value::Null, _) => {}
+                    _ => self.kept(at, value, live_value),
+                },
+                "status" if schema.is_some_and(|s| s.status_subresource) => {
+                    if !is_empty(value) {
+                        self.report(Cause::Status, at, value, live_value, Stored::Nothing);
+                    }
+                }
+                _ => match schema {
+                    Some(schema) => {
+                        let property = schema.root.get("properties").and_then(|p| p.get(key));
+                        let at_schema = match property {
+                            Some(_) => format!("openAPIV3Schema.properties.{key}"),
+                            None => "openAPIV3Schema".to_string(),
+                        };
+                        self.schema_node(value, live_value, property, at, &at_schema);
+                    }
+                    None => self.unexplained(at, value, live_value),
+                },
+            }
+        }
+    }
+
+    /// A difference in a custom resource whose CRD could not be read: pruned by its schema, or
+    /// changed after apply; the first when the live object lacks the path.
+    fn unexplained(&mut self, path: Path, applied: &Value, live: Live<'_>) {
+        match (applied, live) {
+            (Value::Object(map), Live::Has(_)) => {
+                for (key, value) in map {
+                    self.unexplained(path.then(Step::Field(key.clone())), value, live.key(key));
+                }
+            }
+            (_, Live::Missing) => self.report(Cause::PrunedField, path, applied, live, Stored::Nothing),
+            _ => self.kept(path, applied, live),
+        }
+    }
+
+    /// A value of a custom resource against its schema node (`None`: the schema does not declare
+    /// it); `parent` is the path of that node in the CRD, or of the node that does not declare
+    /// it, for the fix.
+    fn schema_node(&mut self, applied: &Value, live: Live<'_>, schema: Option<&Value>, path: Path, parent: &str) {
+        let Some(schema) = schema else {
+            self.report(Cause::PrunedField, path, applied, live, Stored::Nothing);
+            self.hint(format!(
+                "declare it under `properties` of `{parent}` in the CRD, or set `x-kubernetes-preserve-unknown-fields: true` there"
+            ));
+            return;
+        };
+        let flag = |key: &str| schema.get(key).and_then(Value::as_bool).unwrap_or(false);
+        if applied.is_null() {
+            if !flag("nullable") && schema.get("default").is_none() {
+                self.report(Cause::NullOrEmpty, path, applied, live, Stored::Nothing);
+            }
+            return;
+        }
+        match applied {
+            Value::Object(map) => {
+                let embedded = flag("x-kubernetes-embedded-resource");
+                let preserve = flag("x-kubernetes-preserve-unknown-fields");
+                let properties = schema.get("properties").and_then(Value::as_object);
+                let additional = schema.get("additionalProperties");
+                for (key, value) in map {
+                    let live_value = live.key(key);
+                    if embedded && matches!(key.as_str(), "apiVersion" | "kind" | "metadata") {
+                        self.kept(path.then(Step::Field(key.clone())), value, live_value);
+                    } else if let Some(property) = properties.and_then(|p| p.get(key)) {
+                        let at = path.then(Step::Field(key.clone()));
+                        self.schema_node(value, live_value, Some(property), at, &format!("{parent}.properties.{key}"));
+                    } else if let Some(additional @ Value::Object(_)) = additional {
+                        let at = path.then(Step::Key(key.clone()));
+                        let inner = format!("{parent}.additionalProperties");
+                        self.schema_node(value, live_value, Some(additional), at, &inner);
+                    } else if preserve || additional == Some(&Value::Bool(true)) {
+                        self.kept(path.then(Step::Field(key.clone())), value, live_value);
+                    } else {
+                        // An object schema that declares nothing for the key keeps nothing of it.
+                        self.schema_node(value, live_value, None, path.then(Step::Field(key.clone())), parent);
+                    }
+                }
+            }
+            Value::Array(items) => match schema.get("items") {
+                Some(item_schema @ Value::Object(_)) => {
+                    let lives = matched(items, live);
+                    let inner = format!("{parent}.items");
+                    for (i, (item, live_item)) in items.iter().zip(lives).enumerate() {
+                        self.schema_node(item, live_item, Some(item_schema), path.then(Step::Index(i)), &inner);
+                    }
+                }
+                _ => self.kept(path, applied, live),
+            },
+            _ => self.kept(path, applied, live),
+        }
+    }
+}
+
+/// The JSON the API server writes for a member that is null (its Go zero value), when that is
+/// neither dropped nor null.
+fn zero(field: ApiField) -> &'static str {
+    match (field.form, field.leaf) {
+        (Form::Value, Leaf::Object(_)) => "{}",
+        (Form::Value, Leaf::Quantity) => "\"0\"",
+        (Form::Value, Leaf::String | Leaf::Bytes) => "\"\"",
+        (Form::Value, Leaf::Int | Leaf::Float | Leaf::IntOrString) => "0",
+        (Form::Value, Leaf::Bool) => "false",
+        (Form::Value, Leaf::Duration) => "\"0s\"",
+        // Pointers, lists and maps without omitempty keep null; what else is left is rare.
+        _ => "its zero value",
+    }
+}
+
+/// Whether a value is what `omitempty` drops: `""`, `false`, `0`, `[]` or `{}`.
+fn is_empty(value: &Value) -> bool {
+    match value {
+        Value::String(text) => text.is_empty(),
+        Value::Bool(b) => !b,
+        Value::Number(n) => n.as_f64() == Some(0.0),
+        Value::Array(items) => items.is_empty(),
+        Value::Object(map) => map.is_empty(),
+        Value::Null => true,
+    }
+}
+
+/// The literal text the API server receives for a JSON number: the integer as written, a
+/// fraction in its shortest form (serde_json keeps no literal text; `1.50` reads as `1.5`).
+fn number_text(number: &serde_json::Number) -> String {
+    match number.as_f64() {
+        Some(f) if number.is_f64() && f.fract() == 0.0 && f.abs() < 1e15 => format!("{}", f as i64),
+        _ => number.to_string(),
+    }
+}
+
+/// The live item each applied item is compared with: the item of the same `name` when every
+/// item of both lists is an object with a string `name` (containers, env, volumes, ports: how
+/// the API server's strategic merge keys them), else the item at the same index.
+fn matched<'a>(items: &[Value], live: Live<'a>) -> Vec<Live<'a>> {
+    let live_items = match live {
+        Live::Unknown => return vec![Live::Unknown; items.len()],
+        Live::Has(Value::Array(live_items)) => live_items,
+        _ => return vec![Live::Missing; items.len()],
+    };
+    let name = |item: &Value| item.get("name").and_then(Value::as_str).map(str::to_string);
+    let named = |list: &[Value]| list.iter().all(|item| name(item).is_some());
+    if !items.is_empty() && named(items) && named(live_items) {
+        items
+            .iter()
+            .map(|item| {
+                live_items
+                    .iter()
+                    .find(|l| name(l) == name(item))
+                    .map_or(Live::Missing, Live::Has)
+            })
+            .collect()
+    } else {
+        (0..items.len())
+            .map(|i| live_items.get(i).map_or(Live::Missing, Live::Has))
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn walk(class: Class, group: &str, version: &str, kind: &str, applied: Value, live: Option<Value>) -> Vec<Drift> {
+        let ty = crate::generated::api_type_of(group, version, kind).unwrap();
+        let mut walker = Walker::new(class, None);
+        let live = live.as_ref().map_or(Live::Unknown, Live::Has);
+        walker.typed_root(applied.as_object().unwrap(), live, ty);
+        walker.drifts
+    }
+
+    fn found(drifts: &[Drift]) -> Vec<(Cause, String)> {
+        drifts.iter().map(|d| (d.cause, d.path.api())).collect()
+    }
+
+    fn deployment(container: Value) -> Value {
+        json!({
+            "apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": {"name": "web", "annotations": null, "labels": {}},
+            "spec": {"template": {"metadata": {"creationTimestamp": null}, "spec": {"containers": [container]}}},
+        })
+    }
+
+    #[test]
+    fn a_manifest_drifts_where_the_go_types_drop_or_rewrite() {
+        let applied = deployment(json!({
+            "name": "app", "image": "app:1", "env": [], "command": [],
+            "resources": {"requests": {}, "limits": {"cpu": "1000m", "memory": "500Mi"}},
+            "securityContext": {}, "imagePullPolicy": "",
+            "ports": [{"containerPort": 80, "hostPort": 0, "protocoll": "TCP"}],
+        }));
+        let drifts = walk(Class::Typed, "apps", "v1", "Deployment", applied, None);
+        let mut found = found(&drifts);
+        found.sort();
+        assert_eq!(
+            found,
+            [
+                (Cause::NullOrEmpty, "metadata.annotations".into()),
+                (Cause::NullOrEmpty, "metadata.labels".into()),
+                (Cause::NullOrEmpty, "spec.template.spec.containers[0].command".into()),
+                (Cause::NullOrEmpty, "spec.template.spec.containers[0].env".into()),
+                (Cause::NullOrEmpty, "spec.template.spec.containers[0].imagePullPolicy".into()),
+                (Cause::NullOrEmpty, "spec.template.spec.containers[0].ports[0].hostPort".into()),
+                (Cause::NullOrEmpty, "spec.template.spec.containers[0].resources.requests".into()),
+                (Cause::Quantity, "spec.template.spec.containers[0].resources.limits[cpu]".into()),
+                (Cause::UnknownField, "spec.template.spec.containers[0].ports[0].protocoll".into()),
+                (Cause::CreationTimestamp, "spec.template.metadata.creationTimestamp".into()),
+            ]
+        );
+        let quantity = drifts.iter().find(|d| d.cause == Cause::Quantity).unwrap();
+        assert_eq!((quantity.applied.as_str(), &quantity.stored), ("\"1000m\"", &Stored::Value("\"1\"".into())));
+        let unknown = drifts.iter().find(|d| d.cause == Cause::UnknownField).unwrap();
+        assert_eq!(unknown.hint.as_deref(), Some("did you mean `protocol`?"));
+    }
+
+    #[test]
+    fn values_the_api_server_keeps_are_no_drift() {
+        // A struct is never empty, a pointer keeps zero values, and canonical quantities stay.
+        let applied = deployment(json!({
+            "name": "app", "resources": {}, "securityContext": {"privileged": false, "runAsUser": 0},
+            "resources": {"limits": {"cpu": "1", "memory": "1Gi"}, "requests": {"cpu": "100m"}},
+        }));
+        let mut applied = applied;
+        applied["metadata"] = json!({"name": "web"});
+        applied["spec"]["template"]["metadata"] = json!({});
+        applied["spec"]["replicas"] = json!(0);
+        assert_eq!(found(&walk(Class::Typed, "apps", "v1", "Deployment", applied, None)), []);
+    }
+
+    #[test]
+    fn a_crd_drifts_on_defaults_and_empties_but_not_on_unknown_keys() {
+        let applied = json!({
+            "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+            "metadata": {"name": "widgets.example.com"},
+            "spec": {
+                "group": "example.com", "preserveUnknownFields": false, "scope": "Namespaced",
+                "names": {"kind": "Widget", "plural": "widgets", "categories": [], "shortNames": []},
+                "versions": [{"name": "v1", "served": true, "storage": true, "schema": {"openAPIV3Schema": {
+                    "type": "object", "nullable": false, "x-kubernetes-patch-strategy": "merge",
+                    "properties": {"spec": {"type": "object", "required": [], "description": ""}},
+                }}}],
+            },
+            "status": {"acceptedNames": {"kind": "", "plural": ""}, "storedVersions": []},
+        });
+        let mut found = found(&walk(Class::Untyped, "apiextensions.k8s.io", "v1", "CustomResourceDefinition", applied, None));
+        found.sort();
+        assert_eq!(
+            found,
+            [
+                (Cause::NullOrEmpty, "spec.names.categories".into()),
+                (Cause::NullOrEmpty, "spec.names.shortNames".into()),
+                (Cause::NullOrEmpty, "spec.versions[0].schema.openAPIV3Schema.nullable".into()),
+                (Cause::NullOrEmpty, "spec.versions[0].schema.openAPIV3Schema.properties[spec].description".into()),
+                (Cause::NullOrEmpty, "spec.versions[0].schema.openAPIV3Schema.properties[spec].required".into()),
+                (Cause::PreserveUnknownFields, "spec.preserveUnknownFields".into()),
+                (Cause::Status, "status".into()),
+            ]
+        );
+    }
+
+    #[test]
+    fn with_the_live_object_only_what_it_lacks_is_drift() {
+        let applied = deployment(json!({"name": "app", "env": [], "resources": {"limits": {"cpu": "1000m"}}, "newField": 1}));
+        let mut live = deployment(json!({"name": "app", "resources": {"limits": {"cpu": "1"}}, "newField": 1}));
+        live["metadata"] = json!({"name": "web", "uid": "u"});
+        live["spec"]["template"]["metadata"] = json!({});
+        let drifts = walk(Class::Typed, "apps", "v1", "Deployment", applied.clone(), Some(live.clone()));
+        let mut found = found(&drifts);
+        found.sort();
+        // `newField` is unknown to the tables but the cluster kept it: not drift.
+        assert_eq!(
+            found,
+            [
+                (Cause::NullOrEmpty, "metadata.annotations".into()),
+                (Cause::NullOrEmpty, "metadata.labels".into()),
+                (Cause::NullOrEmpty, "spec.template.spec.containers[0].env".into()),
+                (Cause::Quantity, "spec.template.spec.containers[0].resources.limits[cpu]".into()),
+                (Cause::CreationTimestamp, "spec.template.metadata.creationTimestamp".into()),
+            ]
+        );
+        // A webhook that changed the image and a controller that scaled: mutated.
+        let mut applied = applied;
+        applied["spec"]["replicas"] = json!(2);
+        applied["spec"]["template"]["spec"]["containers"][0]["image"] = json!("app:1");
+        live["spec"]["replicas"] = json!(5);
+        live["spec"]["template"]["spec"]["containers"][0]["image"] = json!("registry.local/app:1");
+        live["spec"]["template"]["spec"]["containers"]
+            .as_array_mut()
+            .unwrap()
+            .insert(0, json!({"name": "sidecar", "image": "proxy"}));
+        let drifts = walk(Class::Typed, "apps", "v1", "Deployment", applied, Some(live));
+        let mutated: Vec<_> = drifts.iter().filter(|d| d.cause == Cause::Mutated).collect();
+        assert_eq!(
+            mutated.iter().map(|d| d.path.api()).collect::<Vec<_>>(),
+            ["spec.replicas", "spec.template.spec.containers[0].image"]
+        );
+        assert_eq!(mutated[0].stored, Stored::Value("5".into()));
+    }
+
+    #[test]
+    fn custom_resources_are_pruned_to_their_schema() {
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "spec": {"type": "object", "properties": {
+                    "size": {"type": "integer"},
+                    "labels": {"type": "object", "additionalProperties": {"type": "string"}},
+                    "template": {"type": "object", "x-kubernetes-preserve-unknown-fields": true},
+                    "items": {"type": "array", "items": {"type": "object", "properties": {"name": {"type": "string"}}}},
+                    "opaque": {"type": "object"},
+                    "maybe": {"type": "string", "nullable": true},
+                }},
+            },
+        });
+        let applied = json!({
+            "apiVersion": "example.com/v1", "kind": "Widget",
+            "metadata": {"name": "w", "labels": {}, "creationTimestamp": null},
+            "spec": {
+                "size": 3, "colour": "red", "labels": {"a": "b"}, "template": {"anything": 1},
+                "items": [{"name": "x", "port": 80}], "opaque": {"k": "v"}, "maybe": null,
+            },
+            "status": {"ready": true},
+        });
+        let mut walker = Walker::new(Class::Custom, Some(CrdSchema { root: &schema, status_subresource: true }));
+        walker.custom_root(applied.as_object().unwrap(), Live::Unknown);
+        let mut found = found(&walker.drifts);
+        found.sort();
+        assert_eq!(
+            found,
+            [
+                (Cause::NullOrEmpty, "metadata.labels".into()),
+                (Cause::PrunedField, "spec.colour".into()),
+                (Cause::PrunedField, "spec.items[0].port".into()),
+                (Cause::PrunedField, "spec.opaque.k".into()),
+                (Cause::CreationTimestamp, "metadata.creationTimestamp".into()),
+                (Cause::Status, "status".into()),
+            ]
+        );
+        let colour = walker.drifts.iter().find(|d| d.path.api() == "spec.colour").unwrap();
+        assert!(colour.hint.as_deref().unwrap().contains("`openAPIV3Schema.properties.spec`"), "{colour:?}");
+    }
+
+    #[test]
+    fn numbers_reach_the_quantity_parser_as_written() {
+        let text = |v: Value| number_text(v.as_number().unwrap());
+        assert_eq!(text(json!(3072)), "3072");
+        assert_eq!(text(json!(0.5)), "0.5");
+        assert_eq!(text(json!(2.0)), "2");
+        assert_eq!(text(json!(-1)), "-1");
+    }
+}
