@@ -7,8 +7,8 @@
 //! its position (settings are short, and the key says where).
 
 use serde::de::DeserializeOwned;
-use std::collections::BTreeMap;
 use serde_json::Value;
+use std::collections::BTreeMap;
 
 /// Parses settings from raw JSON; absent, empty or `null` means all defaults.
 pub fn parse<T: DeserializeOwned + Default>(raw: Option<&str>) -> Result<T, String> {

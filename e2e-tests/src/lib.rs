@@ -106,11 +106,12 @@ impl Engine {
         let dir = testing::test_data(policy);
         let mut command = Command::new(&self.program);
         command.arg("run").arg("--settings-json").arg(settings.to_string());
-        let request = if case.request.is_some() || case.upgrade.is_some() || case.create.is_some() || case.manifest.is_some() {
-            request.to_path_buf()
-        } else {
-            root().join("e2e-tests/data/empty-request.json")
-        };
+        let request =
+            if case.request.is_some() || case.upgrade.is_some() || case.create.is_some() || case.manifest.is_some() {
+                request.to_path_buf()
+            } else {
+                root().join("e2e-tests/data/empty-request.json")
+            };
         command.arg("--request-path").arg(&request);
         if let Some(replay) = &case.replay {
             command.arg("--allow-context-aware");

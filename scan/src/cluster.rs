@@ -241,8 +241,14 @@ impl Cluster for OfflineCluster {
         namespace: Option<&str>,
         field_masks: &[&str],
     ) -> Result<String, String> {
-        let body = serde_json::to_vec(&core_cluster::get_request(api_version, kind, name, namespace, field_masks))
-            .map_err(|e| e.to_string())?;
+        let body = serde_json::to_vec(&core_cluster::get_request(
+            api_version,
+            kind,
+            name,
+            namespace,
+            field_masks,
+        ))
+        .map_err(|e| e.to_string())?;
         let request = HostRequest::from_call("KubernetesGetResource", &body)?;
         String::from_utf8(self.answer(&request)?).map_err(|e| format!("the cluster's answer is not text: {e}"))
     }
@@ -509,7 +515,10 @@ spec: {group: beta.example.com, names: {kind: Shirt, plural: shirts}}
             "KubernetesGetResource",
             serde_json::json!({"api_version": "v1", "kind": "ConfigMap", "name": "a", "namespace": "y"}),
         );
-        assert_eq!(cluster.answer(&missing).unwrap_err(), "Cannot find v1/ConfigMap named 'a' inside of namespace 'Some(\"y\")'");
+        assert_eq!(
+            cluster.answer(&missing).unwrap_err(),
+            "Cannot find v1/ConfigMap named 'a' inside of namespace 'Some(\"y\")'"
+        );
     }
 
     #[test]

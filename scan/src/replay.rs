@@ -279,10 +279,17 @@ fn write_exchange(out: &mut String, request: &HostRequest, response: &HostRespon
                 request.tag.as_str(),
                 "KubernetesListResourceAll" | "KubernetesListResourceNamespace"
             );
-            let list = serde_json::from_str::<Value>(&text).ok().filter(|_| listing);
-            match list {
-                Some(list) => push_indented(out, &reflected_list(request, list)?, 6),
-                None => push_indented(out, &text, 6),
+            let parsed = serde_json::from_str::<Value>(&text).ok();
+            match (parsed, request.field_mask()) {
+                (Some(list), _) if listing => push_indented(out, &reflected_list(request, list)?, 6),
+                // A get answer is the object itself, pruned to the request's field masks as the
+                // offline cluster answers it.
+                (Some(mut object @ Value::Object(_)), Some(mask)) => {
+                    crate::reflector::apply_mask(&mut object, &mask);
+                    let pretty = serde_json::to_string_pretty(&object).map_err(|e| e.to_string())?;
+                    push_indented(out, &pretty, 6)
+                }
+                _ => push_indented(out, &text, 6),
             }
         }
     }

@@ -221,12 +221,7 @@ impl Check for SyncDrift {
             return Err(Malformed::new("the request's object is not a JSON object"));
         };
         let metadata = map.get("metadata").and_then(Value::as_object);
-        let meta = |key: &str| {
-            metadata
-                .and_then(|m| m.get(key))
-                .and_then(Value::as_str)
-                .unwrap_or("")
-        };
+        let meta = |key: &str| metadata.and_then(|m| m.get(key)).and_then(Value::as_str).unwrap_or("");
         let subject = Subject::new(request, meta("name"), meta("generateName"), meta("namespace"));
         let identity = Identity::of(map, request);
 
@@ -358,7 +353,11 @@ fn is_live(metadata: Option<&Map<String, Value>>) -> bool {
 
 /// The manifest recorded in the last-applied annotation, if there is one; `Err` says why it
 /// cannot be compared with the object.
-fn last_applied(metadata: Option<&Map<String, Value>>, identity: &Identity, name: &str) -> Result<Option<Value>, String> {
+fn last_applied(
+    metadata: Option<&Map<String, Value>>,
+    identity: &Identity,
+    name: &str,
+) -> Result<Option<Value>, String> {
     let Some(annotation) = metadata
         .and_then(|m| m.get("annotations"))
         .and_then(|a| a.get(LAST_APPLIED))
@@ -380,7 +379,14 @@ fn last_applied(metadata: Option<&Map<String, Value>>, identity: &Identity, name
         return Err(format!(
             "records {} {}, not {} {}; the object was not compared with it",
             elide(if kind.is_empty() { "(no kind)" } else { &kind }, DETAIL_CHARS / 2),
-            elide(if api_version.is_empty() { "(no apiVersion)" } else { &api_version }, DETAIL_CHARS / 2),
+            elide(
+                if api_version.is_empty() {
+                    "(no apiVersion)"
+                } else {
+                    &api_version
+                },
+                DETAIL_CHARS / 2
+            ),
             identity.kind,
             identity.api_version()
         ));
@@ -536,7 +542,9 @@ fn report(subject: Subject, identity: &Identity, mut drifts: Vec<Drift>, setting
             intro: format!(
                 "{total} {paths} the cluster does not keep as applied, so GitOps tools never see the object in sync; fix the manifest:"
             ),
-            intro_brief: format!("{total} {paths} the cluster does not keep as applied; GitOps tools never see it in sync."),
+            intro_brief: format!(
+                "{total} {paths} the cluster does not keep as applied; GitOps tools never see it in sync."
+            ),
             more: "drifting paths".into(),
             more_hint: "`syncguard scan` lists them all".into(),
         });
@@ -565,7 +573,8 @@ fn finding(drift: &Drift, action: RejectOrWarn, effects: &[(Tool, Effect)]) -> F
     let (fix_text, fix) = match (drift.cause, &drift.hint, stored) {
         (Cause::Quantity, _, Some(stored)) => (format!("write {stored}"), Some(Fix::Replace(stored.to_string()))),
         (Cause::Mutated, _, _) => (
-            "keep the cluster's value in the manifest if it is meant to stay, or ignore the path in the GitOps tool".to_string(),
+            "keep the cluster's value in the manifest if it is meant to stay, or ignore the path in the GitOps tool"
+                .to_string(),
             None,
         ),
         (Cause::UnknownField, Some(hint), _) => (format!("fix its name ({hint}) or remove it"), None),
@@ -614,7 +623,11 @@ fn ignore_notes(identity: &Identity, subject: &Subject, silence: &BTreeMap<Tool,
         entry
     };
     let list = |paths: &[String]| paths.join(", ");
-    let group = if identity.group.is_empty() { "\"\"" } else { &identity.group };
+    let group = if identity.group.is_empty() {
+        "\"\""
+    } else {
+        &identity.group
+    };
     let mut notes = Vec::new();
     for (tool, paths) in silence {
         let note = match tool {
@@ -625,7 +638,11 @@ fn ignore_notes(identity: &Identity, subject: &Subject, silence: &BTreeMap<Tool,
             ),
             Tool::Fleet => format!(
                 "Fleet: `diff: {{comparePatches: [{{{}, jsonPointers: [{}]}}]}}` in fleet.yaml.",
-                named(format!("apiVersion: {}, kind: {}", identity.api_version(), identity.kind)),
+                named(format!(
+                    "apiVersion: {}, kind: {}",
+                    identity.api_version(),
+                    identity.kind
+                )),
                 list(paths)
             ),
             Tool::Flux => format!(

@@ -180,9 +180,7 @@ pub fn effect(tool: Tool, cause: Cause, facts: Facts) -> Option<Effect> {
             Tool::Flux if facts.class == Class::Typed => None,
             _ => Some(Fails),
         },
-        Cause::CreationTimestamp => {
-            (tool == Tool::Kubectl && facts.class != Class::Custom).then_some(Churn)
-        }
+        Cause::CreationTimestamp => (tool == Tool::Kubectl && facts.class != Class::Custom).then_some(Churn),
         Cause::Status => (tool == Tool::Kubectl).then_some(Churn),
         Cause::Mutated => Some(if tool == Tool::Kubectl { Churn } else { OutOfSync }),
     }
@@ -227,8 +225,14 @@ mod tests {
             unnormalised: true,
             ..typed
         };
-        assert_eq!(effect(Tool::ArgoCd, Cause::NullOrEmpty, unnormalised), Some(Effect::OutOfSync));
-        assert_eq!(effect(Tool::Fleet, Cause::Quantity, unnormalised), Some(Effect::OutOfSync));
+        assert_eq!(
+            effect(Tool::ArgoCd, Cause::NullOrEmpty, unnormalised),
+            Some(Effect::OutOfSync)
+        );
+        assert_eq!(
+            effect(Tool::Fleet, Cause::Quantity, unnormalised),
+            Some(Effect::OutOfSync)
+        );
         assert_eq!(effect(Tool::Flux, Cause::Quantity, unnormalised), None);
         let crd = facts(Class::Untyped);
         assert_eq!(effect(Tool::ArgoCd, Cause::NullOrEmpty, crd), Some(Effect::OutOfSync));
@@ -259,10 +263,22 @@ mod tests {
     #[test]
     fn undeclared_fields_fail_server_side_apply_and_drift_in_argo_cd() {
         assert_eq!(effect(Tool::Flux, Cause::UnknownField, facts(Class::Typed)), None);
-        assert_eq!(effect(Tool::Flux, Cause::PrunedField, facts(Class::Custom)), Some(Effect::Fails));
-        assert_eq!(effect(Tool::ArgoCd, Cause::PrunedField, facts(Class::Custom)), Some(Effect::OutOfSync));
-        assert_eq!(effect(Tool::Kubectl, Cause::UnknownField, facts(Class::Typed)), Some(Effect::Fails));
+        assert_eq!(
+            effect(Tool::Flux, Cause::PrunedField, facts(Class::Custom)),
+            Some(Effect::Fails)
+        );
+        assert_eq!(
+            effect(Tool::ArgoCd, Cause::PrunedField, facts(Class::Custom)),
+            Some(Effect::OutOfSync)
+        );
+        assert_eq!(
+            effect(Tool::Kubectl, Cause::UnknownField, facts(Class::Typed)),
+            Some(Effect::Fails)
+        );
         assert_eq!(effect(Tool::ArgoCd, Cause::Status, facts(Class::Typed)), None);
-        assert_eq!(effect(Tool::Fleet, Cause::Mutated, facts(Class::Custom)), Some(Effect::OutOfSync));
+        assert_eq!(
+            effect(Tool::Fleet, Cause::Mutated, facts(Class::Custom)),
+            Some(Effect::OutOfSync)
+        );
     }
 }

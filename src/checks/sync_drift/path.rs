@@ -71,11 +71,15 @@ impl Path {
     /// steps match any one key or index (see [`Pattern`]).
     pub fn is_under(&self, pattern: &Pattern) -> bool {
         pattern.0.len() <= self.0.len()
-            && pattern.0.iter().zip(&self.0).all(|(want, step)| match (want.as_deref(), step) {
-                (None, _) => true,
-                (Some(want), Step::Field(name) | Step::Key(name)) => want == name,
-                (Some(want), Step::Index(i)) => want.parse::<usize>().ok() == Some(*i),
-            })
+            && pattern
+                .0
+                .iter()
+                .zip(&self.0)
+                .all(|(want, step)| match (want.as_deref(), step) {
+                    (None, _) => true,
+                    (Some(want), Step::Field(name) | Step::Key(name)) => want == name,
+                    (Some(want), Step::Index(i)) => want.parse::<usize>().ok() == Some(*i),
+                })
     }
 }
 
@@ -119,7 +123,9 @@ mod tests {
     fn paths_in_each_form() {
         assert_eq!(path().api(), "metadata.annotations[example.com/a~b]");
         assert_eq!(path().pointer(), "/metadata/annotations/example.com~1a~0b");
-        let item = Path(vec![Step::Field("spec".into())]).then(Step::Index(2)).then(Step::Field("env".into()));
+        let item = Path(vec![Step::Field("spec".into())])
+            .then(Step::Index(2))
+            .then(Step::Field("env".into()));
         assert_eq!(item.api(), "spec[2].env");
         assert_eq!(item.pointer(), "/spec/2/env");
         assert_eq!(Path::default().pointer(), "");
@@ -137,6 +143,10 @@ mod tests {
         assert!(item.is_under(&pattern("/containers/3")));
         assert!(item.is_under(&pattern("/containers/*")));
         assert!(!item.is_under(&pattern("/containers/2")));
-        assert!(Pattern::parse("spec/replicas").unwrap_err().contains("must start with `/`"));
+        assert!(
+            Pattern::parse("spec/replicas")
+                .unwrap_err()
+                .contains("must start with `/`")
+        );
     }
 }

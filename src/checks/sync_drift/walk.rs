@@ -207,7 +207,13 @@ impl<'a> Walker<'a> {
             } else if field.omitted_when_zero() {
                 self.report(Cause::NullOrEmpty, path, applied, live, Stored::Nothing);
             } else if !field.keeps_null {
-                self.report(Cause::NullOrEmpty, path, applied, live, Stored::Value(zero(field).into()));
+                self.report(
+                    Cause::NullOrEmpty,
+                    path,
+                    applied,
+                    live,
+                    Stored::Value(zero(field).into()),
+                );
             }
             return;
         }
@@ -299,7 +305,13 @@ impl<'a> Walker<'a> {
                     Live::Has(Value::String(text)) if *text == stored => Live::Unknown,
                     other => other,
                 };
-                self.report(Cause::Quantity, path, applied, live, Stored::Value(format!("\"{stored}\"")));
+                self.report(
+                    Cause::Quantity,
+                    path,
+                    applied,
+                    live,
+                    Stored::Value(format!("\"{stored}\"")),
+                );
             }
         }
     }
@@ -385,7 +397,13 @@ impl<'a> Walker<'a> {
                         self.kept(path.then(Step::Field(key.clone())), value, live_value);
                     } else if let Some(property) = properties.and_then(|p| p.get(key)) {
                         let at = path.then(Step::Field(key.clone()));
-                        self.schema_node(value, live_value, Some(property), at, &format!("{parent}.properties.{key}"));
+                        self.schema_node(
+                            value,
+                            live_value,
+                            Some(property),
+                            at,
+                            &format!("{parent}.properties.{key}"),
+                        );
                     } else if let Some(additional @ Value::Object(_)) = additional {
                         let at = path.then(Step::Key(key.clone()));
                         let inner = format!("{parent}.additionalProperties");
@@ -520,16 +538,37 @@ mod tests {
                 (Cause::NullOrEmpty, "metadata.labels".into()),
                 (Cause::NullOrEmpty, "spec.template.spec.containers[0].command".into()),
                 (Cause::NullOrEmpty, "spec.template.spec.containers[0].env".into()),
-                (Cause::NullOrEmpty, "spec.template.spec.containers[0].imagePullPolicy".into()),
-                (Cause::NullOrEmpty, "spec.template.spec.containers[0].ports[0].hostPort".into()),
-                (Cause::NullOrEmpty, "spec.template.spec.containers[0].resources.requests".into()),
-                (Cause::Quantity, "spec.template.spec.containers[0].resources.limits[cpu]".into()),
-                (Cause::UnknownField, "spec.template.spec.containers[0].ports[0].protocoll".into()),
-                (Cause::CreationTimestamp, "spec.template.metadata.creationTimestamp".into()),
+                (
+                    Cause::NullOrEmpty,
+                    "spec.template.spec.containers[0].imagePullPolicy".into()
+                ),
+                (
+                    Cause::NullOrEmpty,
+                    "spec.template.spec.containers[0].ports[0].hostPort".into()
+                ),
+                (
+                    Cause::NullOrEmpty,
+                    "spec.template.spec.containers[0].resources.requests".into()
+                ),
+                (
+                    Cause::Quantity,
+                    "spec.template.spec.containers[0].resources.limits[cpu]".into()
+                ),
+                (
+                    Cause::UnknownField,
+                    "spec.template.spec.containers[0].ports[0].protocoll".into()
+                ),
+                (
+                    Cause::CreationTimestamp,
+                    "spec.template.metadata.creationTimestamp".into()
+                ),
             ]
         );
         let quantity = drifts.iter().find(|d| d.cause == Cause::Quantity).unwrap();
-        assert_eq!((quantity.applied.as_str(), &quantity.stored), ("\"1000m\"", &Stored::Value("\"1\"".into())));
+        assert_eq!(
+            (quantity.applied.as_str(), &quantity.stored),
+            ("\"1000m\"", &Stored::Value("\"1\"".into()))
+        );
         let unknown = drifts.iter().find(|d| d.cause == Cause::UnknownField).unwrap();
         assert_eq!(unknown.hint.as_deref(), Some("did you mean `protocol`?"));
     }
@@ -545,7 +584,10 @@ mod tests {
         applied["metadata"] = json!({"name": "web"});
         applied["spec"]["template"]["metadata"] = json!({});
         applied["spec"]["replicas"] = json!(0);
-        assert_eq!(found(&walk(Class::Typed, "apps", "v1", "Deployment", applied, None)), []);
+        assert_eq!(
+            found(&walk(Class::Typed, "apps", "v1", "Deployment", applied, None)),
+            []
+        );
     }
 
     #[test]
@@ -563,16 +605,32 @@ mod tests {
             },
             "status": {"acceptedNames": {"kind": "", "plural": ""}, "storedVersions": []},
         });
-        let mut found = found(&walk(Class::Untyped, "apiextensions.k8s.io", "v1", "CustomResourceDefinition", applied, None));
+        let mut found = found(&walk(
+            Class::Untyped,
+            "apiextensions.k8s.io",
+            "v1",
+            "CustomResourceDefinition",
+            applied,
+            None,
+        ));
         found.sort();
         assert_eq!(
             found,
             [
                 (Cause::NullOrEmpty, "spec.names.categories".into()),
                 (Cause::NullOrEmpty, "spec.names.shortNames".into()),
-                (Cause::NullOrEmpty, "spec.versions[0].schema.openAPIV3Schema.nullable".into()),
-                (Cause::NullOrEmpty, "spec.versions[0].schema.openAPIV3Schema.properties[spec].description".into()),
-                (Cause::NullOrEmpty, "spec.versions[0].schema.openAPIV3Schema.properties[spec].required".into()),
+                (
+                    Cause::NullOrEmpty,
+                    "spec.versions[0].schema.openAPIV3Schema.nullable".into()
+                ),
+                (
+                    Cause::NullOrEmpty,
+                    "spec.versions[0].schema.openAPIV3Schema.properties[spec].description".into()
+                ),
+                (
+                    Cause::NullOrEmpty,
+                    "spec.versions[0].schema.openAPIV3Schema.properties[spec].required".into()
+                ),
                 (Cause::PreserveUnknownFields, "spec.preserveUnknownFields".into()),
                 (Cause::Status, "status".into()),
             ]
@@ -581,11 +639,19 @@ mod tests {
 
     #[test]
     fn with_the_live_object_only_what_it_lacks_is_drift() {
-        let applied = deployment(json!({"name": "app", "env": [], "resources": {"limits": {"cpu": "1000m"}}, "newField": 1}));
+        let applied =
+            deployment(json!({"name": "app", "env": [], "resources": {"limits": {"cpu": "1000m"}}, "newField": 1}));
         let mut live = deployment(json!({"name": "app", "resources": {"limits": {"cpu": "1"}}, "newField": 1}));
         live["metadata"] = json!({"name": "web", "uid": "u"});
         live["spec"]["template"]["metadata"] = json!({});
-        let drifts = walk(Class::Typed, "apps", "v1", "Deployment", applied.clone(), Some(live.clone()));
+        let drifts = walk(
+            Class::Typed,
+            "apps",
+            "v1",
+            "Deployment",
+            applied.clone(),
+            Some(live.clone()),
+        );
         let mut found = found(&drifts);
         found.sort();
         // `newField` is unknown to the tables but the cluster kept it: not drift.
@@ -595,8 +661,14 @@ mod tests {
                 (Cause::NullOrEmpty, "metadata.annotations".into()),
                 (Cause::NullOrEmpty, "metadata.labels".into()),
                 (Cause::NullOrEmpty, "spec.template.spec.containers[0].env".into()),
-                (Cause::Quantity, "spec.template.spec.containers[0].resources.limits[cpu]".into()),
-                (Cause::CreationTimestamp, "spec.template.metadata.creationTimestamp".into()),
+                (
+                    Cause::Quantity,
+                    "spec.template.spec.containers[0].resources.limits[cpu]".into()
+                ),
+                (
+                    Cause::CreationTimestamp,
+                    "spec.template.metadata.creationTimestamp".into()
+                ),
             ]
         );
         // A webhook that changed the image and a controller that scaled: mutated.
@@ -642,7 +714,13 @@ mod tests {
             },
             "status": {"ready": true},
         });
-        let mut walker = Walker::new(Class::Custom, Some(CrdSchema { root: &schema, status_subresource: true }));
+        let mut walker = Walker::new(
+            Class::Custom,
+            Some(CrdSchema {
+                root: &schema,
+                status_subresource: true,
+            }),
+        );
         walker.custom_root(applied.as_object().unwrap(), Live::Unknown);
         let mut found = found(&walker.drifts);
         found.sort();
@@ -658,7 +736,14 @@ mod tests {
             ]
         );
         let colour = walker.drifts.iter().find(|d| d.path.api() == "spec.colour").unwrap();
-        assert!(colour.hint.as_deref().unwrap().contains("`openAPIV3Schema.properties.spec`"), "{colour:?}");
+        assert!(
+            colour
+                .hint
+                .as_deref()
+                .unwrap()
+                .contains("`openAPIV3Schema.properties.spec`"),
+            "{colour:?}"
+        );
     }
 
     #[test]
