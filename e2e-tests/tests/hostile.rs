@@ -339,7 +339,7 @@ fn hostile_requests_never_trap() {
         let mut status = unread.clone();
         status["subResource"] = json!("status");
         inputs.push(("subresource".into(), payload(&status.to_string()), Expect::Allowed));
-        if !matches!(policy.as_str(), "ownership-markers" | "syncguard") {
+        if !matches!(policy.as_str(), "ownership-markers" | "sync-drift" | "syncguard") {
             let mut other = unread.clone();
             other["resource"] = json!({"group": "", "version": "v1", "resource": "pods"});
             other["kind"] = json!({"group": "", "version": "v1", "kind": "Pod"});

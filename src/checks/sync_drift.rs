@@ -98,6 +98,11 @@ pub const FINDINGS: &[RuleDoc] = &[
         anchor: "where-it-looks",
     },
     RuleDoc {
+        id: "tooDeep",
+        summary: "the object nests deeper than 128 levels of JSON, so it was not checked",
+        anchor: "where-it-looks",
+    },
+    RuleDoc {
         id: "schemaUnavailable",
         summary: "the custom resource's CRD could not be read, so pruning was not judged",
         anchor: "where-it-looks",
@@ -214,9 +219,17 @@ impl Check for SyncDrift {
         settings: &Settings,
         cluster: &dyn Cluster,
     ) -> Result<Report, Malformed> {
-        let object: Value = object
-            .read()
-            .map_err(|e| Malformed(format!("cannot read the request's object: {e}")))?;
+        let object: Value = match object.read() {
+            Ok(object) => object,
+            // serde_json stops at 128 levels of nesting; no manifest comes near, and the walk
+            // never goes deeper than what was read.
+            Err(e) if e.to_string().starts_with("recursion limit exceeded") => {
+                let text = "the object nests deeper than 128 levels of JSON; it was not checked";
+                let deep = Finding::warn("tooDeep", "", text, text);
+                return Ok(Report::new(Subject::new(request, "", "", ""), vec![deep]));
+            }
+            Err(e) => return Err(Malformed(format!("cannot read the request's object: {e}"))),
+        };
         let Some(map) = object.as_object() else {
             return Err(Malformed::new("the request's object is not a JSON object"));
         };
