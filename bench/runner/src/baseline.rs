@@ -4,8 +4,11 @@
 //! The commit's tree is written out with `git archive` under `target/bench-<commit>/src` (the
 //! repository's history must hold the commit), each check that has a policy folder there is
 //! built as the Makefile of that commit builds it (`cargo build --locked --release --target
-//! wasm32-wasip1 -p <package>`, into `target/bench-<commit>/target`) and passed through the
-//! same wasm-opt pass as today's modules, into `target/bench-<commit>/modules/<policy>.wasm`.
+//! wasm32-wasip1 -p <package>`, into `target/bench-<commit>/target`), passed through the same
+//! wasm-opt pass as today's modules and annotated with that commit's metadata.yml and README.md
+//! by today's `syncguard annotate` (as that Makefile annotated them: the engine answers a
+//! module's context-aware lookups only for the resources its metadata declares), into
+//! `target/bench-<commit>/modules/<policy>.wasm`.
 //! All of it is kept: a later run that finds the modules built from the same commit with the
 //! same wasm-opt command builds nothing.
 
@@ -65,7 +68,7 @@ pub fn prepare(dir: &Path, policies: &[&str], wasm_opt: &str) -> Result<Baseline
         .map(|policy| (policy.clone(), modules_dir.join(format!("{policy}.wasm"))))
         .collect();
     let stamp = format!(
-        "commit {commit}\nwasm-opt {wasm_opt}\npolicies {}\n",
+        "commit {commit}\nwasm-opt {wasm_opt}\nannotated\npolicies {}\n",
         packages.keys().cloned().collect::<Vec<_>>().join(" ")
     );
     let built = std::fs::read_to_string(modules_dir.join(STAMP)).ok().as_deref() == Some(stamp.as_str())
@@ -109,8 +112,8 @@ fn extract(commit: &str, source: &Path) -> Result<()> {
     Ok(())
 }
 
-/// Builds every module of `packages` in the commit's tree, then the wasm-opt pass into
-/// `modules`.
+/// Builds every module of `packages` in the commit's tree, then the wasm-opt pass and the
+/// annotation into `modules`.
 fn build(
     dir: &Path,
     source: &Path,
@@ -149,18 +152,46 @@ fn build(
             .join(TARGET)
             .join("release")
             .join(format!("{}.wasm", package.replace('-', "_")));
-        let out = &modules[policy];
+        let optimized = modules_dir.join(format!("{policy}.policy.wasm"));
         let status = Command::new(program)
             .args(&options)
             .arg(&built)
             .arg("-o")
-            .arg(out)
+            .arg(&optimized)
             .status()
             .with_context(|| format!("cannot run {program}"))?;
         if !status.success() {
             bail!("{program} failed on {} ({status})", built.display());
         }
+        annotate(&source.join("policies").join(policy), &optimized, &modules[policy])?;
     }
+    Ok(())
+}
+
+/// `syncguard annotate -m <folder>/metadata.yml -u <folder>/README.md -o <out> <module>`.
+fn annotate(folder: &Path, module: &Path, out: &Path) -> Result<()> {
+    #[derive(clap::Parser)]
+    struct Annotate {
+        #[command(flatten)]
+        args: syncguard_cli::annotate::AnnotateArgs,
+    }
+    let mut line = vec![
+        "annotate".into(),
+        "-m".into(),
+        folder.join("metadata.yml").into_os_string(),
+    ];
+    if folder.join("README.md").is_file() {
+        line.extend(["-u".into(), folder.join("README.md").into_os_string()]);
+    }
+    line.extend(["-o".into(), out.as_os_str().to_owned(), module.as_os_str().to_owned()]);
+    let parsed = <Annotate as clap::Parser>::try_parse_from(line)?;
+    syncguard_cli::annotate::annotate(parsed.args).with_context(|| {
+        format!(
+            "annotating {} with {}",
+            module.display(),
+            folder.join("metadata.yml").display()
+        )
+    })?;
     Ok(())
 }
 

@@ -301,17 +301,37 @@ fn answer_of(module: &Module, fixture: &Fixture) -> Result<Value> {
     Ok(serde_json::from_slice(&answer)?)
 }
 
-/// A module's answer in a few words: `rejected: <the first line of its message>`, `accepted
-/// with <n> warnings` or `accepted`.
+/// A module's answer in a few words: `rejected` or `accepted`, with its findings as its
+/// `syncguard.io/findings` audit annotation lists them (`rule at path`), else its warnings'
+/// count.
 fn answer_in_words(answer: &Value) -> String {
-    if answer["accepted"] == false {
-        let message = answer["message"].as_str().unwrap_or_default();
-        let first: String = message.lines().next().unwrap_or_default().chars().take(120).collect();
-        return format!("rejected: {first}");
+    let verdict = if answer["accepted"] == true {
+        "accepted"
+    } else {
+        "rejected"
+    };
+    let listed: Option<Value> = answer["audit_annotations"][syncguard::render::FINDINGS_ANNOTATION]
+        .as_str()
+        .and_then(|text| serde_json::from_str(text).ok());
+    if let Some(listed) = listed {
+        let findings: Vec<String> = listed["findings"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|f| {
+                let (rule, path) = (f["rule"].as_str().unwrap_or("?"), f["path"].as_str().unwrap_or(""));
+                if path.is_empty() {
+                    rule.to_string()
+                } else {
+                    format!("{rule} at {path}")
+                }
+            })
+            .collect();
+        return format!("{verdict}, {} finding(s): {}", listed["total"], findings.join(", "));
     }
     match answer["warnings"].as_array().map_or(0, Vec::len) {
-        0 => "accepted".into(),
-        n => format!("accepted with {n} warnings"),
+        0 => verdict.to_string(),
+        n => format!("{verdict} with {n} warnings"),
     }
 }
 
