@@ -10,6 +10,9 @@ WASM_OPT   := wasm-opt -Oz --enable-bulk-memory --enable-sign-ext --enable-mutab
 TARGET     := wasm32-wasip1
 WASM_DIR   := target/$(TARGET)/release
 SYNCGUARD  := target/host/syncguard
+# The benchmark's own binary (bench/runner, built on the command's library, not shipped):
+# `make bench`, `make bench-scan`.
+BENCH      := target/host/syncguard-bench
 # Every policy folder: one per check of src/registry.rs, and the all-in-one (policies/syncguard).
 POLICIES   := $(sort $(patsubst policies/%/Cargo.toml,%,$(wildcard policies/*/Cargo.toml)))
 # The cargo package of a policy folder ($(1)), from its Cargo.toml.
@@ -37,10 +40,6 @@ APT_PACKAGES := binaryen docker-registry chromium chromium-driver
 PLAYGROUND_TARGET := wasm32-unknown-unknown
 PLAYGROUND_DIR    := target/playground
 WASM_BINDGEN_VERSION := $(shell sed -n 's/^wasm-bindgen = "=\(.*\)"/\1/p' playground/Cargo.toml)
-
-# Scan throughput: a generated tree of 10,000 manifests, scanned with --stats (one JSON line).
-SCAN_BENCH  = $(SYNCGUARD) scan --generate-bench-tree target/bench-tree --count 10000 && \
-              $(SYNCGUARD) scan --stats target/bench-tree >/dev/null
 
 .PHONY: all setup build cli policies annotate examples test unit answers e2e-tests lint bench bench-scan fmt clean \
 	push artifacthub manifests fuzz playground playground-setup playground-tests
@@ -157,9 +156,10 @@ unit:
 answers:
 	INSTA_UPDATE=always INSTA_FORCE_PASS=1 $(CARGO) test --locked -p syncguard --test fixtures
 
-## e2e-tests: the built modules through the engine (syncguard run, or kwctl when KWCTL is set)
+## e2e-tests: the built modules through the engine (syncguard run, or kwctl when KWCTL is set),
+## the command's own tests and the benchmark's (its generated trees scan clean)
 e2e-tests: build
-	$(CARGO) test --locked --profile host -p e2e-tests -p syncguard-cli
+	$(CARGO) test --locked --profile host -p e2e-tests -p syncguard-cli -p syncguard-bench
 
 ## lint: formatting and clippy (the fuzz targets' too), warnings are errors
 lint:
@@ -170,10 +170,12 @@ lint:
 	$(CARGO) clippy --locked --manifest-path fuzz/Cargo.toml --all-targets -- -D warnings
 	$(CARGO) clippy --locked --release --target $(TARGET) -p syncguard -p syncguard-all-in-one -- -D warnings
 
-## bench-scan: `syncguard scan` throughput (documentsPerSecond, JSON on stderr) over a generated
-## tree of 10,000 manifests (target/bench-tree)
+## bench-scan: `syncguard scan` throughput over a generated tree of 10,000 manifests
+## (target/bench-tree), one JSON line on stdout: files, documents, evaluations, jobs, seconds,
+## documentsPerSecond
 bench-scan: build
-	$(SCAN_BENCH)
+	$(CARGO) build --locked --profile host -p syncguard-bench
+	$(BENCH) scan
 
 ## test: everything CI checks
 test: build lint unit e2e-tests playground-tests
@@ -187,9 +189,12 @@ clean:
 	rm -f $(MODULES) $(ANNOTATED) bench/noop/policy.wasm bench/read-floor/policy.wasm
 
 ## bench: one run, one table (and target/bench.json): sizes, cold start, warm validate beside
-## the floors, scan throughput over 10,000 generated manifests, and the goals
+## the floors and beside the single-check modules of d811579 (built once into
+## target/bench-d811579 with the same wasm-opt pass), scan throughput, the 5,000-CRD lookup,
+## and the goals
 bench: build
-	$(SYNCGUARD) bench
+	$(CARGO) build --locked --profile host -p syncguard-bench
+	$(BENCH) --wasm-opt "$(WASM_OPT)"
 
 ## fuzz: every check of the registry and the all-in-one, each for FUZZ_SECONDS, through the one
 ## cargo-fuzz target (fuzz/fuzz_targets/policy.rs, SYNCGUARD_FUZZ_TARGET picks the check), each with

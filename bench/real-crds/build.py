@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Rebuilds bench/real-crds/crds.json.gz: 500 CustomResourceDefinitions of widely used projects,
-for `syncguard bench` (a scan of real CRDs needs real schemas, and the bench runs offline).
+for the benchmark, `make bench` (a scan of real CRDs needs real schemas, and the bench runs offline).
 
 Source: a checkout of https://github.com/datreeio/CRDs-catalog (MIT), which holds the
 openAPIV3Schema of every version of every kind as JSON Schema (<group>/<kind>_<version>.json,

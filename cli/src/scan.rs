@@ -16,7 +16,6 @@
 //! answers the same text again (every CRD of a scan gets the same List). An instance whose
 //! call fails (a trap, a timeout) is dropped and replaced by a fresh one.
 
-pub mod bench;
 pub mod policies;
 pub mod report;
 pub mod walk;
@@ -37,7 +36,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use syncguard_scan::Operation;
 use syncguard_scan::evaluate::{Evaluator, clash_evaluations, evaluate_document};
 
@@ -118,18 +117,6 @@ pub struct ScanArgs {
     /// Evaluation time limit per call, in seconds.
     #[arg(long, default_value_t = 2.0)]
     timeout_seconds: f64,
-    /// Prints one JSON line of counts and throughput to stderr (for benchmarks).
-    #[arg(long, hide = true)]
-    stats: bool,
-    /// Writes a tree of generated manifests to DIR for benchmarks, then exits.
-    #[arg(long, hide = true, value_name = "DIR")]
-    generate_bench_tree: Option<PathBuf>,
-    /// How many manifests `--generate-bench-tree` writes.
-    #[arg(long, hide = true, default_value_t = 10_000)]
-    count: usize,
-    /// Every how many manifests `--generate-bench-tree` writes a CustomResourceDefinition.
-    #[arg(long, hide = true, default_value_t = bench::FEW_CRDS)]
-    crd_every: usize,
 }
 
 /// Runs `syncguard scan`: 0 clean, 1 on any rejection, 2 on usage or input errors.
@@ -144,15 +131,6 @@ pub fn scan(args: ScanArgs) -> ExitCode {
 }
 
 fn run(args: ScanArgs) -> Result<ExitCode> {
-    if let Some(dir) = &args.generate_bench_tree {
-        let files = bench::generate(dir, args.count, args.crd_every)?;
-        eprintln!(
-            "wrote {} manifests in {files} files under {}",
-            args.count,
-            dir.display()
-        );
-        return Ok(ExitCode::SUCCESS);
-    }
     if args.paths.is_empty() {
         bail!(
             "nothing to scan: name files or directories, or - for standard input (e.g. `helm template ... | syncguard scan -`)"
@@ -203,9 +181,7 @@ fn run(args: ScanArgs) -> Result<ExitCode> {
             ignore_files: !args.no_ignore,
         },
     };
-    let started = Instant::now();
     let result = scan_paths(&args.paths, &set, &snapshot, &options);
-    let seconds = started.elapsed().as_secs_f64();
     let color = use_color(args.color, std::io::stdout());
     let stderr_color = use_color(args.color, std::io::stderr());
     for e in &result.errors {
@@ -217,20 +193,6 @@ fn run(args: ScanArgs) -> Result<ExitCode> {
         Format::Sarif => report::sarif(&result),
     };
     crate::print_out(&output);
-    if args.stats {
-        let counts = result.counts();
-        eprintln!(
-            "{}",
-            serde_json::json!({
-                "files": result.sources.len(),
-                "documents": result.documents.len(),
-                "evaluations": counts.evaluations,
-                "jobs": jobs,
-                "seconds": seconds,
-                "documentsPerSecond": if seconds > 0.0 { result.documents.len() as f64 / seconds } else { 0.0 },
-            })
-        );
-    }
     Ok(ExitCode::from(result.exit_code()))
 }
 

@@ -734,76 +734,29 @@ fn cluster_snapshot() {
 }
 
 #[test]
-fn generated_bench_tree_is_clean() {
+fn the_benchmark_is_not_part_of_the_command() {
+    // `make bench` and `make bench-scan` run their own binary (bench/runner): the command has no
+    // `bench` subcommand and `scan` no hidden options for it.
     let dir = TempDir::new();
-    let tree = dir.path().join("tree");
-    let run = scan_in(
-        dir.path(),
-        &["--generate-bench-tree", tree.to_str().unwrap(), "--count", "205"],
-        None,
-    );
-    assert_eq!(run.code, 0, "{}", run.stderr);
-    assert_eq!(
-        run.stderr,
-        format!("wrote 205 manifests in 21 files under {}\n", tree.display())
-    );
-    let mods = policies(BASE);
-    let run = scan_in(
-        dir.path(),
-        &["--policies", mods.path().to_str().unwrap(), "--stats", "tree"],
-        None,
-    );
-    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    for args in [
+        &["--stats", "tree"][..],
+        &["--generate-bench-tree", "tree", "--count", "5", "--crd-every", "4"],
+    ] {
+        let run = scan_in(dir.path(), args, None);
+        assert_eq!(run.code, 2, "{args:?}: {}", run.stderr);
+        assert!(run.stderr.contains("unexpected argument"), "{}", run.stderr);
+    }
+    assert!(!dir.path().join("tree").exists());
+    let bench = Command::new(env!("CARGO_BIN_EXE_syncguard"))
+        .arg("bench")
+        .output()
+        .unwrap();
+    assert_eq!(bench.status.code(), Some(2));
     assert!(
-        run.stdout
-            .starts_with("21 files, 205 documents, 227 evaluations: 0 rejected, 0 mutated, 0 warned, 227 accepted"),
+        String::from_utf8_lossy(&bench.stderr).contains("unrecognized subcommand 'bench'"),
         "{}",
-        run.stdout
+        String::from_utf8_lossy(&bench.stderr)
     );
-    let stats: Value = serde_json::from_str(run.stderr.trim()).unwrap();
-    assert_eq!(stats["documents"], 205);
-    assert!(stats["documentsPerSecond"].as_f64().unwrap() > 0.0);
-    // The benchmark's CRD-heavy tree (a quarter CRDs) is clean too: each CRD is checked against
-    // all the others through the one shared answer to crd-kind-collision's lookup.
-    let crds = dir.path().join("crds");
-    let run = scan_in(
-        dir.path(),
-        &[
-            "--generate-bench-tree",
-            crds.to_str().unwrap(),
-            "--count",
-            "40",
-            "--crd-every",
-            "4",
-        ],
-        None,
-    );
-    assert_eq!(run.code, 0, "{}", run.stderr);
-    let lookup = policies(&["crd-kind-collision"]);
-    let run = scan_in(
-        dir.path(),
-        &[
-            "--policies",
-            lookup.path().to_str().unwrap(),
-            "--format",
-            "json",
-            "--verbose",
-            "crds",
-        ],
-        None,
-    );
-    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
-    let report: Value = serde_json::from_str(&run.stdout).unwrap();
-    let checked: Vec<&Value> = report["results"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|r| r["policy"] == "crd-kind-collision")
-        .collect();
-    assert_eq!(checked.len(), 10, "{}", run.stdout);
-    assert!(checked.iter().all(|r| r["verdict"] == "accepted"), "{}", run.stdout);
-    assert_eq!(report["summary"]["rejected"], 0, "{}", run.stdout);
-    assert_eq!(report["summary"]["warned"], 0, "{}", run.stdout);
 }
 
 /// A folder of manifests for the walk's tests: `<name>` files each holding one ConfigMap,
