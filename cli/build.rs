@@ -1,7 +1,8 @@
 //! Embeds the annotated policy modules (`policies/<name>/annotated-policy.wasm`) that exist
 //! when the command is built, so `syncguard scan` runs without `--policies`. `make build`
 //! builds the modules, annotates them with a first build of the command, then builds the
-//! command again to embed them. A policy folder without an annotated module is left out.
+//! command again to embed them. A policy folder without an annotated module is left out, and
+//! so is the all-in-one, whose checks the single policies run.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -17,6 +18,11 @@ fn main() {
     if let Ok(entries) = std::fs::read_dir(&policies) {
         for entry in entries.flatten() {
             let module = entry.path().join("annotated-policy.wasm");
+            // The all-in-one (`policies/syncguard`) runs the same checks as the single policies;
+            // a scan runs those one by one (each configurable), so it is not embedded.
+            if entry.file_name() == "syncguard" {
+                continue;
+            }
             if module.is_file() {
                 found.push((entry.file_name().to_string_lossy().to_string(), module));
             }

@@ -55,7 +55,10 @@ fn real_install_manifests_report_only_real_drift() {
             lines.push(format!("{place} {}: {} at {}", kind, finding.rule, finding.path));
         }
         if listed.total > listed.findings.len() {
-            lines.push(format!("{place} {kind}: and {} more", listed.total - listed.findings.len()));
+            lines.push(format!(
+                "{place} {kind}: and {} more",
+                listed.total - listed.findings.len()
+            ));
         }
     }
     let record = dir.join("findings.txt");

@@ -41,13 +41,17 @@ pub fn embedded() -> Result<Vec<PolicyModule>> {
 }
 
 /// The modules at `DIR/<name>/annotated-policy.wasm`, sorted by name. Folders without one
-/// are skipped; a folder that has none at all is an error.
+/// are skipped, and so is the all-in-one's (`syncguard`), whose checks the single policies run;
+/// a folder that has none at all is an error.
 pub fn from_dir(dir: &Path) -> Result<Vec<PolicyModule>> {
     let entries = std::fs::read_dir(dir)
         .map_err(|e| anyhow!("--policies {}: {}", dir.display(), crate::scan::input::io_reason(&e)))?;
     let mut found = Vec::new();
     for entry in entries.flatten() {
         let path = entry.path().join("annotated-policy.wasm");
+        if entry.file_name() == syncguard::registry::ALL_IN_ONE {
+            continue;
+        }
         if path.is_file() {
             found.push((entry.file_name().to_string_lossy().to_string(), path));
         }
