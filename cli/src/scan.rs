@@ -348,6 +348,7 @@ pub struct ScanOptions {
 /// The evaluation of an AdmissionResponse the engine gave.
 fn from_response(document: usize, policy: usize, response: AdmissionResponse) -> Evaluation {
     let patch = response.patch_ops();
+    let annotations = response.audit_annotations.unwrap_or_default();
     let warnings = response.warnings.unwrap_or_default();
     let status = response.status.unwrap_or(evaluate::Status {
         message: None,
@@ -362,6 +363,7 @@ fn from_response(document: usize, policy: usize, response: AdmissionResponse) ->
         warnings,
         patch,
     )
+    .with_audit_annotations(&annotations)
 }
 
 /// Counts of a scan.
@@ -429,17 +431,16 @@ impl ScanReport {
 pub fn scan_paths(paths: &[PathBuf], set: &PolicySet, snapshot: &[Document], options: &ScanOptions) -> ScanReport {
     let (files, mut errors) = walk::expand(paths, options.walk);
     let cwd = std::env::current_dir().ok();
-    let sources: Vec<Source> = files
-        .iter()
-        .map(|(display, input)| Source {
-            display: display.clone(),
-            uri: input::artifact_uri(input, cwd.as_deref()),
-        })
-        .collect();
     let pool = thread_pool(options.jobs);
     let contents = read_all(&files, &pool);
     let mut documents = Vec::new();
-    for file in contents {
+    let mut sources = Vec::with_capacity(files.len());
+    for ((display, input), (file, text)) in files.iter().zip(contents) {
+        sources.push(Source {
+            display: display.clone(),
+            uri: input::artifact_uri(input, cwd.as_deref()),
+            text,
+        });
         documents.extend(file.documents);
         errors.extend(file.errors);
     }
@@ -468,25 +469,32 @@ fn thread_pool(jobs: usize) -> rayon::ThreadPool {
         .expect("cannot start the scan's worker threads")
 }
 
-/// Reads and parses the files on the pool's threads; the result is in file order.
-fn read_all(files: &[(String, input::Input)], pool: &rayon::ThreadPool) -> Vec<input::FileContents> {
-    let read_one = |index: usize| -> input::FileContents {
+/// Reads and parses the files on the pool's threads, keeping each file's text for the
+/// reports; the result is in file order.
+fn read_all(
+    files: &[(String, input::Input)],
+    pool: &rayon::ThreadPool,
+) -> Vec<(input::FileContents, Option<Arc<str>>)> {
+    let read_one = |index: usize| -> (input::FileContents, Option<Arc<str>>) {
         let (name, input) = &files[index];
-        let fail = |message: String| input::FileContents {
-            documents: Vec::new(),
-            errors: vec![InputError {
-                source: Some(index),
-                path: name.clone(),
-                line: None,
-                message,
-            }],
+        let fail = |message: String| {
+            let contents = input::FileContents {
+                documents: Vec::new(),
+                errors: vec![InputError {
+                    source: Some(index),
+                    path: name.clone(),
+                    line: None,
+                    message,
+                }],
+            };
+            (contents, None)
         };
         let bytes = match input::read(input) {
             Ok(bytes) => bytes,
             Err(message) => return fail(message),
         };
         match input::text_of(&bytes) {
-            Ok(text) => input::objects_of(index, name, text),
+            Ok(text) => (input::objects_of(index, name, text), Some(Arc::from(text))),
             Err(message) => fail(message),
         }
     };

@@ -48,7 +48,7 @@ struct Package {
 }
 
 fn packages() -> Vec<Package> {
-    let mut packages: Vec<Package> = shipped_policies()
+    shipped_policies()
         .into_iter()
         .map(|p| {
             let dir = root().join("policies").join(p);
@@ -63,13 +63,7 @@ fn packages() -> Vec<Package> {
                 questions: Some(questions),
             }
         })
-        .collect();
-    let questions = root().join("questions-ui.yml");
-    packages.push(Package {
-        dir: root(),
-        questions: questions.is_file().then_some(questions),
-    });
-    packages
+        .collect()
 }
 
 /// Runs `syncguard artifacthub` for `package` into `output`.

@@ -126,6 +126,7 @@ impl Evaluator for CoreEvaluator {
                     answer.warnings.unwrap_or_default(),
                     patch,
                 )
+                .with_audit_annotations(answer.audit_annotations.iter().flatten())
             }
             Err(e) => Evaluation::new(
                 document,
@@ -220,6 +221,7 @@ pub fn report(state: &State) -> Value {
     let sources = vec![input::Source {
         display: MANIFESTS.to_string(),
         uri: MANIFESTS.to_string(),
+        text: Some(state.manifests.as_str().into()),
     }];
     let plurals = Plurals::new(snapshot.iter().chain(&documents));
     let mut evaluator = CoreEvaluator {

@@ -143,6 +143,7 @@ mod tests {
             vec![Source {
                 display: "chart.yaml".into(),
                 uri: "chart.yaml".into(),
+                text: None,
             }],
         )
     }

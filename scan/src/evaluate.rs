@@ -9,6 +9,7 @@ use crate::input::{Document, Source};
 use crate::operation::Operation;
 use serde_json::Value;
 use std::hash::Hasher;
+use syncguard::render::{Annotation, FINDINGS_ANNOTATION};
 
 /// The verdict of one evaluation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -54,6 +55,10 @@ pub struct Evaluation {
     pub patch: Option<Value>,
     /// Other documents the finding involves.
     pub related: Vec<usize>,
+    /// The findings the answer lists in its [`FINDINGS_ANNOTATION`] audit annotation (rule,
+    /// path, fix), `None` when it has none (a refusal of a malformed request, the
+    /// `kind-group-clash` pseudo-policy, a module other than syncguard's).
+    pub findings: Option<Annotation>,
 }
 
 impl Evaluation {
@@ -87,7 +92,21 @@ impl Evaluation {
             warnings,
             patch,
             related: Vec::new(),
+            findings: None,
         }
+    }
+
+    /// The evaluation with the findings listed in `annotations` (an answer's audit annotations);
+    /// an annotation that does not read as syncguard's lists none.
+    pub fn with_audit_annotations<'a>(
+        mut self,
+        annotations: impl IntoIterator<Item = (&'a String, &'a String)>,
+    ) -> Evaluation {
+        self.findings = annotations
+            .into_iter()
+            .find(|(key, _)| key.as_str() == FINDINGS_ANNOTATION)
+            .and_then(|(_, value)| serde_json::from_str(value).ok());
+        self
     }
 }
 

@@ -23,6 +23,8 @@ pub struct Source {
     /// The path as a SARIF artifact URI: relative to the current directory when the file is
     /// under it, else a `file://` URI; `stdin` for standard input.
     pub uri: String,
+    /// The file's text, when it was read as text: where reports locate findings' paths.
+    pub text: Option<Arc<str>>,
 }
 
 /// One Kubernetes object found in the input.

@@ -6,38 +6,111 @@
 //! which knows where every key starts (serde's readers do not say), into a tree of keys and their
 //! lines; a path is then matched against it. A path the file does not hold whole (a field the
 //! change removed) is located at the deepest part it does hold.
+//!
+//! [`Locator::edit`] turns a finding's fix (remove the key, write another value) into a text
+//! edit of the file, for SARIF `fixes`, only where the edit is certain to do exactly that: a key
+//! that starts its line in block YAML (whole lines removed), a one-line scalar value (replaced in
+//! place). Anything else (flow collections spread over lines, JSON, block scalars, a key after a
+//! `- `) gets no edit, only its line.
 
 use yaml_rust2::parser::{Event, MarkedEventReceiver, Parser};
-use yaml_rust2::scanner::Marker;
+use yaml_rust2::scanner::{Marker, TScalarStyle};
 
-/// A node of a document: its line, and its children by key or index.
+/// A node of a document: where it is, and its children by key or index.
 #[derive(Debug, Default)]
 struct Node {
     /// 1-based line where the node's key (or item) starts.
     line: usize,
+    /// 0-based column, in characters, where the node's key (or item) starts.
+    col: usize,
+    /// The last line the node's value occupies (its own line for a scalar).
+    last_line: usize,
+    /// Whether the node holds a literal or folded block scalar, whose last line is unknown.
+    block_scalar: bool,
+    /// The node's value when it is a scalar: where it starts and how it is written.
+    scalar: Option<Scalar>,
     /// A mapping's entries, in document order.
     entries: Vec<(String, Node)>,
     /// A sequence's items.
     items: Vec<Node>,
 }
 
+/// The deepest node of a path a document holds.
+struct Found<'a> {
+    /// The node.
+    node: &'a Node,
+    /// The mapping or sequence that holds it.
+    parent: &'a Node,
+    /// Whether the node is the whole path.
+    whole: bool,
+}
+
+/// Where a scalar value starts and how it is written.
+#[derive(Debug)]
+struct Scalar {
+    /// 1-based line.
+    line: usize,
+    /// 0-based column, in characters.
+    col: usize,
+    /// Its style.
+    style: TScalarStyle,
+    /// Its value.
+    value: String,
+}
+
+/// A text edit of a file: the characters from (`start_line`, `start_column`) up to, not
+/// including, (`end_line`, `end_column`) become `text`. Lines are 1-based; columns are 1-based and
+/// counted in UTF-16 code units, as SARIF counts them by default.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Edit {
+    /// First line of the region.
+    pub start_line: usize,
+    /// Column of its first character.
+    pub start_column: usize,
+    /// Line where the region ends.
+    pub end_line: usize,
+    /// Column just past its last character.
+    pub end_column: usize,
+    /// What the region becomes.
+    pub text: String,
+}
+
+/// What a finding's fix asks of the file (see [`syncguard::finding::Fix`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Change<'a> {
+    /// Remove the key and its value.
+    Delete,
+    /// Write this value (JSON text, which YAML reads too) instead.
+    Replace(&'a str),
+}
+
 /// The documents of one file, ready to locate paths in.
 #[derive(Debug, Default)]
 pub struct Locator {
     documents: Vec<Node>,
+    /// The file's lines, without their line ends.
+    lines: Vec<String>,
+    /// Whether the file is JSON (starts with `{` or `[`), where removing lines may leave a
+    /// trailing comma.
+    json: bool,
 }
 
 impl Locator {
     /// Reads `text` (YAML, or JSON, which YAML reads); a file that does not read gives a locator
     /// that finds nothing.
     pub fn new(text: &str) -> Locator {
-        let mut builder = Builder::default();
+        let mut builder = Builder {
+            lines: text.lines().map(str::to_string).collect(),
+            ..Builder::default()
+        };
         let mut parser = Parser::new_from_str(text);
         if parser.load(&mut builder, true).is_err() {
             return Locator::default();
         }
         Locator {
             documents: builder.documents,
+            json: text.trim_start().starts_with(['{', '[']),
+            lines: builder.lines,
         }
     }
 
@@ -45,6 +118,24 @@ impl Locator {
     /// when given; the line of the deepest part of the path the document holds, `None` when it
     /// holds none of it.
     pub fn line(&self, document: usize, item: Option<usize>, path: &str) -> Option<usize> {
+        self.deepest(document, item, path).map(|found| found.node.line)
+    }
+
+    /// The edit of the file that applies `change` at `path`, when the document holds the whole
+    /// path and the edit is certain to do exactly that (see the module's notes); `None` otherwise.
+    pub fn edit(&self, document: usize, item: Option<usize>, path: &str, change: &Change) -> Option<Edit> {
+        let found = self.deepest(document, item, path)?;
+        if !found.whole {
+            return None;
+        }
+        match change {
+            Change::Delete => self.deletion(found.node, found.parent),
+            Change::Replace(text) => self.replacement(found.node, text),
+        }
+    }
+
+    /// The deepest node of `path` the document holds.
+    fn deepest(&self, document: usize, item: Option<usize>, path: &str) -> Option<Found<'_>> {
         let mut node = self.documents.get(document)?;
         if let Some(item) = item {
             node = entry(node, "items")?.items.get(item)?;
@@ -55,12 +146,103 @@ impl Locator {
             let Some((next, remaining)) = step(node, rest) else {
                 break;
             };
+            found = Some(Found {
+                node: next,
+                parent: node,
+                whole: remaining.is_empty(),
+            });
             node = next;
-            found = Some(node.line);
             rest = remaining;
         }
         found
     }
+
+    /// The line `number` (1-based), empty past the end.
+    fn text_of(&self, number: usize) -> &str {
+        number.checked_sub(1).and_then(|i| self.lines.get(i)).map_or("", String::as_str)
+    }
+
+    /// Removes the node's lines, when its key starts its line in block YAML, nothing it holds
+    /// ends out of sight (a block scalar), the next line with content is not part of it, and its
+    /// parent keeps another entry (an emptied block mapping would read as null).
+    fn deletion(&self, node: &Node, parent: &Node) -> Option<Edit> {
+        if self.json || node.block_scalar || parent.entries.len() + parent.items.len() < 2 {
+            return None;
+        }
+        let first = self.text_of(node.line);
+        let starts_line = first.chars().take(node.col).all(char::is_whitespace);
+        if !starts_line || node.last_line < node.line {
+            return None;
+        }
+        let next_content = (node.last_line + 1..=self.lines.len())
+            .map(|n| self.text_of(n))
+            .find(|line| !line.trim().is_empty() && !line.trim_start().starts_with('#'));
+        if let Some(next) = next_content {
+            if next.chars().take_while(|c| *c == ' ').count() > node.col {
+                return None;
+            }
+        }
+        // Whole lines, their line end included; the last line of the file has none to take.
+        let (end_line, end_column) = if node.last_line < self.lines.len() {
+            (node.last_line + 1, 1)
+        } else {
+            (node.last_line, utf16_len(self.text_of(node.last_line)) + 1)
+        };
+        Some(Edit {
+            start_line: node.line,
+            start_column: 1,
+            end_line,
+            end_column,
+            text: String::new(),
+        })
+    }
+
+    /// Replaces a one-line scalar value as written (plain, or quoted) with `text`.
+    fn replacement(&self, node: &Node, text: &str) -> Option<Edit> {
+        let scalar = node.scalar.as_ref()?;
+        let line = self.text_of(scalar.line);
+        let rest: String = line.chars().skip(scalar.col).collect();
+        let written = match scalar.style {
+            TScalarStyle::Plain => scalar.value.clone(),
+            TScalarStyle::SingleQuoted => format!("'{}'", scalar.value.replace('\'', "''")),
+            TScalarStyle::DoubleQuoted => double_quoted_prefix(&rest)?.to_string(),
+            _ => return None,
+        };
+        let after = rest.strip_prefix(written.as_str())?;
+        // Past the value: nothing, a comment, or what closes it in flow style or JSON.
+        let closed = after.trim_start();
+        if !(closed.is_empty() || closed.starts_with(['#', ',', '}', ']'])) {
+            return None;
+        }
+        let before: String = line.chars().take(scalar.col).collect();
+        let start_column = utf16_len(&before) + 1;
+        Some(Edit {
+            start_line: scalar.line,
+            start_column,
+            end_line: scalar.line,
+            end_column: start_column + utf16_len(&written),
+            text: text.to_string(),
+        })
+    }
+}
+
+/// The double-quoted scalar at the start of `text`, quotes included, as written.
+fn double_quoted_prefix(text: &str) -> Option<&str> {
+    let mut escaped = false;
+    for (i, c) in text.char_indices().skip(1) {
+        match c {
+            _ if escaped => escaped = false,
+            '\\' => escaped = true,
+            '"' => return Some(&text[..=i]),
+            _ => {}
+        }
+    }
+    None
+}
+
+/// Length of `text` in UTF-16 code units.
+fn utf16_len(text: &str) -> usize {
+    text.encode_utf16().count()
 }
 
 /// The value of `key` in a mapping node.
@@ -94,8 +276,8 @@ fn step<'n, 'p>(node: &'n Node, path: &'p str) -> Option<(&'n Node, &'p str)> {
 
 /// A container the parser has opened and not yet closed.
 enum Open {
-    /// A mapping, and the key read that awaits its value (with the key's line).
-    Map(Node, Option<(String, usize)>),
+    /// A mapping, and the key read that awaits its value (with the key's line and column).
+    Map(Node, Option<(String, usize, usize)>),
     /// A sequence.
     Seq(Node),
 }
@@ -105,22 +287,31 @@ enum Open {
 struct Builder {
     documents: Vec<Node>,
     stack: Vec<Open>,
+    /// The file's lines: a collection whose end marker is on a `}` or `]` is a flow one, which
+    /// ends on that line (a block collection's end marker is the next token's place instead).
+    lines: Vec<String>,
 }
 
 impl Builder {
-    /// Adds a finished node that starts at `line` to the container it belongs to: a key's value
-    /// takes the key's line, an item its own.
-    fn add(&mut self, mut node: Node, line: usize) {
+    /// Adds a finished node that starts at (`line`, `col`) to the container it belongs to: a
+    /// key's value takes the key's place, an item its own.
+    fn add(&mut self, mut node: Node, line: usize, col: usize) {
         match self.stack.last_mut() {
             None => self.documents.push(node),
             Some(Open::Seq(sequence)) => {
                 node.line = line;
+                node.col = col;
+                sequence.last_line = sequence.last_line.max(node.last_line);
+                sequence.block_scalar |= node.block_scalar;
                 sequence.items.push(node);
             }
             Some(Open::Map(map, pending)) => {
                 // A complex key (a mapping or a sequence used as a key) has no line to give.
-                if let Some((key, key_line)) = pending.take() {
+                if let Some((key, key_line, key_col)) = pending.take() {
                     node.line = key_line;
+                    node.col = key_col;
+                    map.last_line = map.last_line.max(node.last_line);
+                    map.block_scalar |= node.block_scalar;
                     map.entries.push((key, node));
                 }
             }
@@ -130,30 +321,55 @@ impl Builder {
 
 impl MarkedEventReceiver for Builder {
     fn on_event(&mut self, event: Event, mark: Marker) {
-        let line = mark.line();
+        let (line, col) = (mark.line(), mark.col());
+        let open = |line| Node {
+            line,
+            col,
+            last_line: line,
+            ..Node::default()
+        };
         match event {
-            Event::MappingStart(..) => self.stack.push(Open::Map(
-                Node {
-                    line,
-                    ..Node::default()
-                },
-                None,
-            )),
-            Event::SequenceStart(..) => self.stack.push(Open::Seq(Node {
-                line,
-                ..Node::default()
-            })),
+            Event::MappingStart(..) => self.stack.push(Open::Map(open(line), None)),
+            Event::SequenceStart(..) => self.stack.push(Open::Seq(open(line))),
             Event::MappingEnd | Event::SequenceEnd => {
-                if let Some(Open::Map(node, _) | Open::Seq(node)) = self.stack.pop() {
-                    let start = node.line;
-                    self.add(node, start);
+                let flow_end = self
+                    .lines
+                    .get(line.wrapping_sub(1))
+                    .and_then(|text| text.chars().nth(col))
+                    .is_some_and(|c| c == '}' || c == ']');
+                if let Some(Open::Map(mut node, _) | Open::Seq(mut node)) = self.stack.pop() {
+                    if flow_end {
+                        node.last_line = node.last_line.max(line);
+                    }
+                    let (start, start_col) = (node.line, node.col);
+                    self.add(node, start, start_col);
                 }
             }
-            Event::Scalar(value, ..) => match self.stack.last_mut() {
-                Some(Open::Map(_, pending @ None)) => *pending = Some((value, line)),
-                _ => self.add(Node::default(), line),
+            Event::Scalar(value, style, ..) => match self.stack.last_mut() {
+                Some(Open::Map(_, pending @ None)) => *pending = Some((value, line, col)),
+                _ => {
+                    let node = Node {
+                        last_line: line,
+                        block_scalar: matches!(style, TScalarStyle::Literal | TScalarStyle::Folded),
+                        scalar: Some(Scalar {
+                            line,
+                            col,
+                            style,
+                            value,
+                        }),
+                        ..Node::default()
+                    };
+                    self.add(node, line, col);
+                }
             },
-            Event::Alias(_) => self.add(Node::default(), line),
+            Event::Alias(_) => self.add(
+                Node {
+                    last_line: line,
+                    ..Node::default()
+                },
+                line,
+                col,
+            ),
             _ => {}
         }
     }
@@ -221,5 +437,89 @@ items:
     fn json_reads_too() {
         let locator = Locator::new("{\"metadata\": {\n  \"name\": \"x\",\n  \"labels\": {\"a\": \"b\"}}}\n");
         assert_eq!(locator.line(0, None, "metadata.labels[a]"), Some(3));
+    }
+
+    const DRIFT: &str = "\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+  annotations: null
+  creationTimestamp: null
+spec:
+  template:
+    spec:
+      containers:
+        - name: web
+          env: []
+          resources:
+            limits:
+              cpu: 1000m # one core
+            requests: {}
+          args:
+            - |
+              text
+      volumes: []
+---
+kind: ConfigMap
+metadata:
+  name: only
+data:
+  a: 'it''s'
+";
+
+    /// The file after `edit`.
+    fn applied(text: &str, edit: &Edit) -> String {
+        let lines: Vec<&str> = text.split_inclusive('\n').collect();
+        let offset = |line: usize, column: usize| -> usize {
+            let before: usize = lines[..line - 1].iter().map(|l| l.len()).sum();
+            // ASCII fixtures: columns are bytes.
+            before + column - 1
+        };
+        let (start, end) = (offset(edit.start_line, edit.start_column), offset(edit.end_line, edit.end_column));
+        format!("{}{}{}", &text[..start], edit.text, &text[end..])
+    }
+
+    #[test]
+    fn deletions_remove_whole_lines_of_block_yaml() {
+        let locator = Locator::new(DRIFT);
+        let delete = |path: &str| {
+            locator
+                .edit(0, None, path, &Change::Delete)
+                .map(|edit| applied(DRIFT, &edit))
+        };
+        let without = delete("metadata.annotations").unwrap();
+        assert!(without.contains("  name: web\n  creationTimestamp: null\n"), "{without}");
+        let without = delete("spec.template.spec.containers[0].resources").unwrap();
+        assert!(without.contains("          env: []\n          args:\n"), "{without}");
+        let without = delete("spec.template.spec.volumes").unwrap();
+        assert!(without.contains("              text\n---\n"), "{without}");
+        // The key after `- ` does not start its line; a block scalar's end is out of sight; the
+        // only key of a mapping would leave it null; a path the file lacks has nothing to remove.
+        assert_eq!(delete("spec.template.spec.containers[0].name"), None);
+        assert_eq!(delete("spec.template.spec.containers[0].args"), None);
+        assert_eq!(locator.edit(1, None, "data.a", &Change::Delete), None);
+        assert_eq!(delete("metadata.labels"), None);
+    }
+
+    #[test]
+    fn replacements_rewrite_one_line_scalars_as_written() {
+        let locator = Locator::new(DRIFT);
+        let edit = locator
+            .edit(0, None, "spec.template.spec.containers[0].resources.limits.cpu", &Change::Replace("\"1\""))
+            .unwrap();
+        assert_eq!((edit.start_line, edit.start_column, edit.end_column), (15, 20, 25));
+        assert!(applied(DRIFT, &edit).contains("cpu: \"1\" # one core\n"));
+        let quoted = locator.edit(1, None, "data.a", &Change::Replace("\"b\"")).unwrap();
+        assert!(applied(DRIFT, &quoted).ends_with("  a: \"b\"\n"));
+        // Not a scalar.
+        assert_eq!(locator.edit(0, None, "metadata", &Change::Replace("1")), None);
+
+        let json = "{\n  \"spec\": {\n    \"cpu\": \"1000m\",\n    \"x\": null\n  }\n}\n";
+        let locator = Locator::new(json);
+        let edit = locator.edit(0, None, "spec.cpu", &Change::Replace("\"1\"")).unwrap();
+        assert!(applied(json, &edit).contains("\"cpu\": \"1\",\n"));
+        // Removing lines of JSON may leave a trailing comma: no edit.
+        assert_eq!(locator.edit(0, None, "spec.x", &Change::Delete), None);
     }
 }

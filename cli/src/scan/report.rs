@@ -5,7 +5,11 @@ use crate::scan::input::{Document, InputError, Source};
 use crate::scan::{Evaluation, ScanReport, Verdict};
 use serde_json::{Value, json};
 use serde_sarif::sarif;
+use std::collections::HashMap;
 use std::fmt::Write as _;
+use syncguard::finding::Fix;
+use syncguard::render::Listed;
+use syncguard_scan::locate::{Change, Edit, Locator};
 
 use anstyle::{AnsiColor, Style};
 
@@ -79,6 +83,61 @@ pub fn describe_patch(patch: &Value) -> String {
         })
         .unwrap_or_default();
     format!("admission would change the object: {}", ops.join(", "))
+}
+
+/// The scanned files' [`Locator`]s, each read on first use (only files with findings need one).
+struct Locators<'a> {
+    sources: &'a [Source],
+    read: HashMap<usize, Locator>,
+}
+
+impl<'a> Locators<'a> {
+    fn new(sources: &'a [Source]) -> Locators<'a> {
+        Locators {
+            sources,
+            read: HashMap::new(),
+        }
+    }
+
+    /// The locator of `doc`'s file.
+    fn of(&mut self, doc: &Document) -> &Locator {
+        let sources = self.sources;
+        self.read.entry(doc.source).or_insert_with(|| {
+            let text = sources.get(doc.source).and_then(|s| s.text.as_deref()).unwrap_or("");
+            Locator::new(text)
+        })
+    }
+
+    /// The line of `finding` in `doc`'s file: its path's key, else the document's first line.
+    fn line(&mut self, doc: &Document, finding: &Listed) -> usize {
+        if finding.path.is_empty() {
+            return doc.line;
+        }
+        self.of(doc)
+            .line(doc.index, doc.item, &finding.path)
+            .unwrap_or(doc.line)
+    }
+
+    /// The edit of `doc`'s file that applies `finding`'s fix, when it can be made safely.
+    fn edit(&mut self, doc: &Document, finding: &Listed) -> Option<Edit> {
+        let change = match finding.fix.as_ref()? {
+            Fix::Delete => Change::Delete,
+            Fix::Replace(text) => Change::Replace(text),
+        };
+        self.of(doc).edit(doc.index, doc.item, &finding.path, &change)
+    }
+}
+
+/// The findings an evaluation lists (its answer's `syncguard.io/findings` annotation), and how
+/// many more it counted than it lists; none when it lists none.
+fn listed(e: &Evaluation) -> (&[Listed], usize) {
+    match &e.findings {
+        Some(annotation) if annotation.total > 0 && !annotation.findings.is_empty() => (
+            &annotation.findings,
+            annotation.total.saturating_sub(annotation.findings.len()),
+        ),
+        _ => (&[], 0),
+    }
 }
 
 /// The lines of one evaluation: `(verdict, message)` pairs.
@@ -175,12 +234,27 @@ fn doc_place(doc: &Document, sources: &[Source]) -> Value {
 /// listed only with `verbose`; the summary always counts them.
 pub fn json(report: &ScanReport, verbose: bool) -> String {
     let counts = report.counts();
+    let mut locators = Locators::new(&report.sources);
     let results: Vec<Value> = report
         .evaluations
         .iter()
         .filter(|e| verbose || e.verdict != Verdict::Accepted || !e.warnings.is_empty())
         .map(|e| {
             let doc = &report.documents[e.document];
+            let (findings, unlisted) = listed(e);
+            let findings: Vec<Value> = findings
+                .iter()
+                .map(|f| {
+                    json!({
+                        "rule": f.rule,
+                        "action": f.action,
+                        "path": f.path,
+                        "line": locators.line(doc, f),
+                        "brief": f.brief,
+                        "fix": f.fix,
+                    })
+                })
+                .collect();
             json!({
                 "file": report.sources.get(doc.source).map(|s| s.display.as_str()).unwrap_or(""),
                 "line": doc.line,
@@ -197,6 +271,8 @@ pub fn json(report: &ScanReport, verbose: bool) -> String {
                 "warnings": e.warnings,
                 "patch": e.patch,
                 "related": e.related.iter().map(|&r| doc_place(&report.documents[r], &report.sources)).collect::<Vec<_>>(),
+                "findings": findings,
+                "unlistedFindings": unlisted,
             })
         })
         .collect();
@@ -262,42 +338,104 @@ fn text_message(text: impl Into<String>) -> sarif::Message {
     sarif::Message::builder().text(text.into()).build()
 }
 
-/// SARIF 2.1.0 output as GitHub code scanning takes it: a rule per policy that ran, a result
-/// per rejection (`error`), mutation and warning (`warning`), each located at the document's
-/// first line; input errors as tool execution notifications. Written with the types of
-/// `serde-sarif`, generated from the SARIF 2.1.0 JSON schema.
+/// A SARIF region from a locator's edit.
+fn region_of(edit: &Edit) -> sarif::Region {
+    sarif::Region::builder()
+        .start_line(edit.start_line as i64)
+        .start_column(edit.start_column as i64)
+        .end_line(edit.end_line as i64)
+        .end_column(edit.end_column as i64)
+        .build()
+}
+
+/// The SARIF `fixes` entry of a finding whose fix the file can take as one edit.
+fn sarif_fix(uri: &str, finding: &Listed, edit: &Edit) -> sarif::Fix {
+    let description = match &finding.fix {
+        Some(Fix::Replace(text)) => format!("Write {text} at {}", finding.path),
+        _ => format!("Remove {}", finding.path),
+    };
+    let artifact = location_in(uri, None)
+        .physical_location
+        .and_then(|p| p.artifact_location)
+        .unwrap_or_else(|| sarif::ArtifactLocation::builder().uri(uri).build());
+    let replacement = sarif::Replacement::builder()
+        .deleted_region(region_of(edit))
+        .inserted_content(sarif::ArtifactContent::builder().text(edit.text.clone()).build())
+        .build();
+    sarif::Fix::builder()
+        .description(text_message(description))
+        .artifact_changes(vec![
+            sarif::ArtifactChange::builder()
+                .artifact_location(artifact)
+                .replacements(vec![replacement])
+                .build(),
+        ])
+        .build()
+}
+
+/// SARIF 2.1.0 output as GitHub code scanning takes it. A syncguard policy's answer lists its
+/// findings (the `syncguard.io/findings` annotation): each is a result of rule `<policy>/<rule>`
+/// (`error` when it rejects, else `warning`) at the line of its path's key, with a `fixes` entry
+/// when its fix is one deletion or one replacement the file can take safely. Other answers
+/// (a refusal of a malformed document, `kind-group-clash`, a mutation, another module) give a
+/// result of rule `<policy>` per rejection, mutation and warning at the document's first line.
+/// Input errors are tool execution notifications. Columns count UTF-16 code units. Written
+/// with the types of `serde-sarif`, generated from the SARIF 2.1.0 JSON schema.
 pub fn sarif(report: &ScanReport) -> String {
-    let rules: Vec<sarif::ReportingDescriptor> = report
+    let text = |text: String| sarif::MultiformatMessageString::builder().text(text).build();
+    let descriptor = |id: String, description: String, url: Option<&String>, level: &str| {
+        let configuration = sarif::ReportingConfiguration::builder()
+            .level(serde_json::json!(level))
+            .build();
+        let properties = sarif::PropertyBag::builder()
+            .tags(vec!["kubernetes".to_string(), "gitops".into(), "syncguard".into()])
+            .build();
+        let rule = sarif::ReportingDescriptor::builder()
+            .id(id.clone())
+            .name(id)
+            .short_description(text(description.clone()))
+            .full_description(text(description.clone()))
+            .default_configuration(configuration)
+            .properties(properties);
+        match url {
+            Some(url) => rule
+                .help_uri(url.clone())
+                .help(text(format!("{description}. Documentation: {url}")))
+                .build(),
+            None => rule.build(),
+        }
+    };
+    let description_of = |policy: usize| {
+        let p = &report.policies[policy];
+        p.description
+            .clone()
+            .unwrap_or_else(|| format!("syncguard policy {}", p.name))
+    };
+    let mut rules: Vec<sarif::ReportingDescriptor> = report
         .policies
         .iter()
-        .map(|p| {
-            let description = p
-                .description
-                .clone()
-                .unwrap_or_else(|| format!("syncguard policy {}", p.name));
-            let text = |text: String| sarif::MultiformatMessageString::builder().text(text).build();
-            let configuration = sarif::ReportingConfiguration::builder()
-                .level(serde_json::json!("error"))
-                .build();
-            let properties = sarif::PropertyBag::builder()
-                .tags(vec!["kubernetes".to_string(), "gitops".into(), "syncguard".into()])
-                .build();
-            let rule = sarif::ReportingDescriptor::builder()
-                .id(p.name.clone())
-                .name(p.name.clone())
-                .short_description(text(description.clone()))
-                .full_description(text(description.clone()))
-                .default_configuration(configuration)
-                .properties(properties);
-            match &p.url {
-                Some(url) => rule
-                    .help_uri(url.clone())
-                    .help(text(format!("{description}. Documentation: {url}")))
-                    .build(),
-                None => rule.build(),
-            }
-        })
+        .enumerate()
+        .map(|(i, p)| descriptor(p.name.clone(), description_of(i), p.url.as_ref(), "error"))
         .collect();
+    // The findings' rules, after the policies', each once, in the order first met.
+    let mut finding_rules: HashMap<(usize, String), usize> = HashMap::new();
+    for e in &report.evaluations {
+        let Some(policy) = report.policies.get(e.policy) else {
+            continue;
+        };
+        for finding in listed(e).0 {
+            finding_rules.entry((e.policy, finding.rule.clone())).or_insert_with(|| {
+                rules.push(descriptor(
+                    format!("{}/{}", policy.name, finding.rule),
+                    format!("{}: rule {}", description_of(e.policy), finding.rule),
+                    policy.url.as_ref(),
+                    if finding.action == "reject" { "error" } else { "warning" },
+                ));
+                rules.len() - 1
+            });
+        }
+    }
+    let mut locators = Locators::new(&report.sources);
     let mut results = Vec::new();
     for e in &report.evaluations {
         let doc = &report.documents[e.document];
@@ -305,16 +443,58 @@ pub fn sarif(report: &ScanReport) -> String {
             continue;
         };
         let policy = report.policies.get(e.policy).map(|p| p.name.as_str()).unwrap_or("");
-        for (verdict, message) in findings(e) {
-            let level = if verdict == Verdict::Rejected {
+        let object = match (&doc.info.namespace, &doc.info.name) {
+            (Some(ns), Some(name)) => format!("{} {ns}/{name}", doc.info.kind),
+            (None, Some(name)) => format!("{} {name}", doc.info.kind),
+            _ => doc.info.kind.clone(),
+        };
+        let (findings, unlisted) = listed(e);
+        for finding in findings {
+            let level = if finding.action == "reject" {
                 sarif::ResultLevel::Error
             } else {
                 sarif::ResultLevel::Warning
             };
-            let object = match (&doc.info.namespace, &doc.info.name) {
-                (Some(ns), Some(name)) => format!("{} {ns}/{name}", doc.info.kind),
-                (None, Some(name)) => format!("{} {name}", doc.info.kind),
-                _ => doc.info.kind.clone(),
+            let line = locators.line(doc, finding);
+            let mut place = location_in(&source.uri, Some(line));
+            if !finding.path.is_empty() {
+                place.logical_locations = Some(vec![
+                    sarif::LogicalLocation::builder()
+                        .fully_qualified_name(format!("{object} {}", finding.path))
+                        .kind("member")
+                        .build(),
+                ]);
+            }
+            let result = sarif::Result::builder()
+                .rule_id(format!("{policy}/{}", finding.rule))
+                .rule_index(finding_rules[&(e.policy, finding.rule.clone())] as i64)
+                .level(level)
+                .message(text_message(finding.brief.clone()))
+                .locations(vec![place]);
+            results.push(match locators.edit(doc, finding) {
+                Some(edit) => result.fixes(vec![sarif_fix(&source.uri, finding, &edit)]).build(),
+                None => result.build(),
+            });
+        }
+        let messages = if findings.is_empty() {
+            self::findings(e)
+        } else if unlisted > 0 {
+            vec![(
+                Verdict::Warned,
+                format!(
+                    "{unlisted} more {} than the answer lists (it lists the first {})",
+                    plural(unlisted, "finding", "findings"),
+                    findings.len()
+                ),
+            )]
+        } else {
+            Vec::new()
+        };
+        for (verdict, message) in messages {
+            let level = if verdict == Verdict::Rejected {
+                sarif::ResultLevel::Error
+            } else {
+                sarif::ResultLevel::Warning
             };
             let related: Vec<sarif::Location> = e
                 .related
@@ -368,6 +548,7 @@ pub fn sarif(report: &ScanReport) -> String {
         .build();
     let run = sarif::Run::builder()
         .tool(sarif::Tool::builder().driver(driver).build())
+        .column_kind(serde_json::json!("utf16CodeUnits"))
         .invocations(vec![invocation])
         .results(results)
         .build();
