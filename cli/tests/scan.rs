@@ -258,7 +258,9 @@ fn json_report() {
             "crd-safe-upgrade",
             "hook-job-safety",
             "ownership-markers",
-            "kind-group-clash"
+            "kind-group-clash",
+            "hook-job-safety/ttlSecondsAfterFinished",
+            "ownership-markers/helmCompleteness"
         ]
     );
     assert_eq!(report["policies"][3]["origin"], "built-in");
@@ -387,7 +389,9 @@ fn sarif_report() {
             "crd-safe-upgrade",
             "hook-job-safety",
             "ownership-markers",
-            "kind-group-clash"
+            "kind-group-clash",
+            "hook-job-safety/ttlSecondsAfterFinished",
+            "ownership-markers/helmCompleteness"
         ]
     );
     let results: Vec<(String, String, String, u64)> = run0["results"]
@@ -407,8 +411,19 @@ fn sarif_report() {
     let expected = [
         ("kind-group-clash", "error", "findings/clash/beta.yaml", 9),
         ("kind-group-clash", "error", "findings/clash/stable.yaml", 2),
-        ("hook-job-safety", "warning", "findings/rendered.yaml", 19),
-        ("ownership-markers", "error", "findings/rendered.yaml", 47),
+        // A finding is at its path's key: the TTL's, the labels' (the missing label's parent).
+        (
+            "hook-job-safety/ttlSecondsAfterFinished",
+            "warning",
+            "findings/rendered.yaml",
+            36,
+        ),
+        (
+            "ownership-markers/helmCompleteness",
+            "error",
+            "findings/rendered.yaml",
+            49,
+        ),
     ];
     let expected: Vec<(String, String, String, u64)> = expected
         .iter()
@@ -419,6 +434,136 @@ fn sarif_report() {
     assert_eq!(related["artifactLocation"]["uri"], "findings/clash/stable.yaml");
     assert_eq!(related["region"]["startLine"], 2);
     assert_eq!(run0["invocations"][0]["executionSuccessful"], true);
+}
+
+/// `text` with the replacements of SARIF `fixes` applied (columns in UTF-16 code units, as the
+/// report's `columnKind` says; the fixtures are ASCII, where those are bytes), last first.
+fn apply_fixes(text: &str, fixes: &[&Value]) -> String {
+    let lines: Vec<&str> = text.split_inclusive('\n').collect();
+    let offset = |line: u64, column: u64| -> usize {
+        let before: usize = lines[..line as usize - 1].iter().map(|l| l.len()).sum();
+        before + column as usize - 1
+    };
+    let mut edits: Vec<(usize, usize, String)> = fixes
+        .iter()
+        .flat_map(|fix| fix["artifactChanges"][0]["replacements"].as_array().unwrap())
+        .map(|r| {
+            let region = &r["deletedRegion"];
+            let at =
+                |line: &str, column: &str| offset(region[line].as_u64().unwrap(), region[column].as_u64().unwrap());
+            (
+                at("startLine", "startColumn"),
+                at("endLine", "endColumn"),
+                r["insertedContent"]["text"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    edits.sort_by_key(|edit| std::cmp::Reverse(edit.0));
+    let mut out = text.to_string();
+    for (start, end, inserted) in edits {
+        out.replace_range(start..end, &inserted);
+    }
+    out
+}
+
+#[test]
+fn sarif_results_per_finding_with_fixes_that_clear_them() {
+    let run = scan_with(&["sync-drift"], &["--format", "sarif", "drift"]);
+    assert_eq!(run.code, 0, "sync-drift warns by default: {}", run.stderr);
+    let sarif = json_of(&run);
+    check_sarif(&sarif);
+    let run0 = &sarif["runs"][0];
+    assert_eq!(run0["columnKind"], "utf16CodeUnits");
+    let rules: Vec<&str> = run0["tool"]["driver"]["rules"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        rules,
+        [
+            "sync-drift",
+            "kind-group-clash",
+            "sync-drift/nullOrEmpty",
+            "sync-drift/quantity"
+        ]
+    );
+    let results = run0["results"].as_array().unwrap();
+    let seen: Vec<(&str, u64, &str)> = results
+        .iter()
+        .map(|r| {
+            let place = &r["locations"][0];
+            (
+                r["ruleId"].as_str().unwrap(),
+                place["physicalLocation"]["region"]["startLine"].as_u64().unwrap(),
+                place["logicalLocations"][0]["fullyQualifiedName"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            (
+                "sync-drift/nullOrEmpty",
+                20,
+                "Deployment shop/web spec.template.spec.containers[0].env"
+            ),
+            (
+                "sync-drift/quantity",
+                23,
+                "Deployment shop/web spec.template.spec.containers[0].resources.limits[cpu]"
+            ),
+        ]
+    );
+    for result in results {
+        assert_eq!(result["level"], "warning");
+        assert_eq!(
+            result["ruleIndex"].as_u64().unwrap() as usize,
+            rules.iter().position(|id| *id == result["ruleId"]).unwrap()
+        );
+    }
+    // Applying every fix gives a manifest with nothing left to find.
+    let fixes: Vec<&Value> = results.iter().map(|r| &r["fixes"][0]).collect();
+    assert!(
+        fixes.iter().all(|fix| fix.is_object()),
+        "every finding has a fix: {results:?}"
+    );
+    let original = std::fs::read_to_string(data().join("drift/deployment.yaml")).unwrap();
+    let fixed = apply_fixes(&original, &fixes);
+    assert!(
+        fixed.contains("          image: nginx:1.27\n          resources:\n"),
+        "{fixed}"
+    );
+    assert!(fixed.contains("              cpu: \"1\"\n"), "{fixed}");
+    let dir = policies(&["sync-drift"]);
+    let again = scan_in(
+        &data(),
+        &["--policies", dir.path().to_str().unwrap(), "--format", "json", "-"],
+        Some(&fixed),
+    );
+    let report = json_of(&again);
+    assert_eq!(report["summary"]["warned"], 0, "{}", again.stdout);
+    assert_eq!(report["summary"]["accepted"], 1, "{}", again.stdout);
+
+    // The JSON rows list the same findings with their lines.
+    let run = scan_with(&["sync-drift"], &["--format", "json", "drift"]);
+    let report = json_of(&run);
+    let findings = report["results"][0]["findings"].as_array().unwrap();
+    let rows: Vec<(&str, &str, u64)> = findings
+        .iter()
+        .map(|f| {
+            (
+                f["rule"].as_str().unwrap(),
+                f["action"].as_str().unwrap(),
+                f["line"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(rows, [("nullOrEmpty", "warn", 20), ("quantity", "warn", 23)]);
+    assert_eq!(findings[0]["fix"], "delete");
+    assert_eq!(findings[1]["fix"], serde_json::json!({"replace": "\"1\""}));
+    assert_eq!(report["results"][0]["unlistedFindings"], 0);
 }
 
 #[test]
@@ -497,7 +642,7 @@ fn config_settings_and_disabling() {
     assert_eq!(names, vec!["crd-safe-upgrade", "hook-job-safety", "kind-group-clash"]);
     let text = scan_with(BASE, &["--config", "config/ttl-remove.yaml", "findings/rendered.yaml"]);
     assert!(text.stdout.starts_with(
-        "findings/rendered.yaml:19: hook-job-safety: mutated: admission would change the object: remove /spec/ttlSecondsAfterFinished\nfindings/rendered.yaml:19: hook-job-safety: warned: removed spec.ttlSecondsAfterFinished: 900"
+        "findings/rendered.yaml:19: hook-job-safety: mutated: admission would change the object: remove /spec/ttlSecondsAfterFinished\nfindings/rendered.yaml:19: hook-job-safety: warned: Job kyverno/kyverno-clean-reports: removed spec.ttlSecondsAfterFinished: 900"
     ), "{}", text.stdout);
 
     for config in ["config/allow-shirts.yaml", "config/clash-off.yaml"] {

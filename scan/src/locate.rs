@@ -159,7 +159,10 @@ impl Locator {
 
     /// The line `number` (1-based), empty past the end.
     fn text_of(&self, number: usize) -> &str {
-        number.checked_sub(1).and_then(|i| self.lines.get(i)).map_or("", String::as_str)
+        number
+            .checked_sub(1)
+            .and_then(|i| self.lines.get(i))
+            .map_or("", String::as_str)
     }
 
     /// Removes the node's lines, when its key starts its line in block YAML, nothing it holds
@@ -476,7 +479,10 @@ data:
             // ASCII fixtures: columns are bytes.
             before + column - 1
         };
-        let (start, end) = (offset(edit.start_line, edit.start_column), offset(edit.end_line, edit.end_column));
+        let (start, end) = (
+            offset(edit.start_line, edit.start_column),
+            offset(edit.end_line, edit.end_column),
+        );
         format!("{}{}{}", &text[..start], edit.text, &text[end..])
     }
 
@@ -489,7 +495,10 @@ data:
                 .map(|edit| applied(DRIFT, &edit))
         };
         let without = delete("metadata.annotations").unwrap();
-        assert!(without.contains("  name: web\n  creationTimestamp: null\n"), "{without}");
+        assert!(
+            without.contains("  name: web\n  creationTimestamp: null\n"),
+            "{without}"
+        );
         let without = delete("spec.template.spec.containers[0].resources").unwrap();
         assert!(without.contains("          env: []\n          args:\n"), "{without}");
         let without = delete("spec.template.spec.volumes").unwrap();
@@ -506,7 +515,12 @@ data:
     fn replacements_rewrite_one_line_scalars_as_written() {
         let locator = Locator::new(DRIFT);
         let edit = locator
-            .edit(0, None, "spec.template.spec.containers[0].resources.limits.cpu", &Change::Replace("\"1\""))
+            .edit(
+                0,
+                None,
+                "spec.template.spec.containers[0].resources.limits.cpu",
+                &Change::Replace("\"1\""),
+            )
             .unwrap();
         assert_eq!((edit.start_line, edit.start_column, edit.end_column), (15, 20, 25));
         assert!(applied(DRIFT, &edit).contains("cpu: \"1\" # one core\n"));

@@ -37,7 +37,8 @@
 //! - Findings: rejected (`action: reject`) with the number of findings, the first
 //!   `maxFindings` in order and "and N more"; or accepted with one warning per finding
 //!   (`action: warn`), capped the same way. Either way the audit annotation
-//!   `syncguard.io/crd-schema-fields-findings` carries the full count.
+//!   `syncguard.io/findings` carries the full count, and each listed finding its fix (remove
+//!   the key).
 //! - A last-applied annotation that is not JSON, does not hold an `apiextensions.k8s.io/v1`
 //!   CustomResourceDefinition, or names another object: a warning, and only the object is
 //!   checked.
@@ -58,7 +59,7 @@
 use crate::admission::{ObjectJson, Request, Text};
 use crate::check::{Check, GroupKind};
 use crate::cluster::Cluster;
-use crate::finding::{Finding, List, Malformed, Report, RuleDoc, Subject};
+use crate::finding::{Finding, Fix, List, Malformed, Report, RuleDoc, Subject};
 use crate::generated::{Field, ObjectType, Shape, object_type};
 use crate::rules::{self, Rule};
 use crate::settings::RejectOrWarn;
@@ -324,13 +325,15 @@ fn report(subject: Subject, dropped: &[(Dropped, Seen)], settings: &Settings) ->
                     .elidable(field.path.as_str())
                     .fixed(format!(" ({}): {text}", seen.label()))
             };
-            Finding::new(
+            let finding = Finding::new(
                 field.rule,
                 settings.action,
                 field.path.clone(),
                 at(&field.text),
                 at(&field.brief),
-            )
+            );
+            // A dropped field's fix is its removal from the manifest.
+            finding.with_fix((field.rule == "unknownField").then_some(Fix::Delete))
         })
         .collect();
     let mut report = Report::new(subject, findings);

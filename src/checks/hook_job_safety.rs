@@ -48,7 +48,7 @@
 use crate::admission::{ObjectJson, Request};
 use crate::check::{Check, GroupKind};
 use crate::cluster::Cluster;
-use crate::finding::{Finding, Malformed, Report, RuleDoc, Subject};
+use crate::finding::{Finding, Fix, Malformed, Report, RuleDoc, Subject};
 use crate::k8s::Job;
 use crate::rules::Rule;
 use crate::settings::{Action, RejectOrWarn, string_enum};
@@ -252,6 +252,8 @@ fn decide_hook(
                 ttl_message(hook, ttl),
                 ttl_brief(ttl),
             )
+            // The fix is to remove the field from the manifest.
+            .with_fix(Some(Fix::Delete))
         };
         match settings.ttl_action {
             TtlAction::Warn => findings.push(finding(RejectOrWarn::Warn)),
@@ -291,7 +293,8 @@ fn decide_hook(
                 "spec.ttlSecondsAfterFinished",
                 notice.clone(),
                 notice,
-            ),
+            )
+            .with_fix(Some(Fix::Delete)),
         );
         report.mutation = Some(mutated);
     }

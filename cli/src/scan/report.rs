@@ -424,15 +424,17 @@ pub fn sarif(report: &ScanReport) -> String {
             continue;
         };
         for finding in listed(e).0 {
-            finding_rules.entry((e.policy, finding.rule.clone())).or_insert_with(|| {
-                rules.push(descriptor(
-                    format!("{}/{}", policy.name, finding.rule),
-                    format!("{}: rule {}", description_of(e.policy), finding.rule),
-                    policy.url.as_ref(),
-                    if finding.action == "reject" { "error" } else { "warning" },
-                ));
-                rules.len() - 1
-            });
+            finding_rules
+                .entry((e.policy, finding.rule.clone()))
+                .or_insert_with(|| {
+                    rules.push(descriptor(
+                        format!("{}/{}", policy.name, finding.rule),
+                        format!("{}: rule {}", description_of(e.policy), finding.rule),
+                        policy.url.as_ref(),
+                        if finding.action == "reject" { "error" } else { "warning" },
+                    ));
+                    rules.len() - 1
+                });
         }
     }
     let mut locators = Locators::new(&report.sources);
