@@ -46,6 +46,11 @@ pub trait Check {
     /// Whether an UPDATE must carry `oldObject` for the check to judge it (see [`evaluate`]).
     const NEEDS_OLD_OBJECT: bool = false;
 
+    /// Whether the check judges an UPDATE by what it changes (reads `oldObject` when there is
+    /// one): `syncguard scan --base` and the playground's old objects send such checks an UPDATE
+    /// from the old object, and every other check the CREATE of the new one.
+    const READS_OLD_OBJECT: bool = Self::NEEDS_OLD_OBJECT;
+
     /// The rules of the check's findings, with the README section of each.
     const FINDINGS: &'static [RuleDoc];
 

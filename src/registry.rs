@@ -36,6 +36,8 @@ pub struct Entry {
     pub validate_settings: fn(&[u8]) -> Vec<u8>,
     /// Reads and checks its settings as JSON text (absent: defaults).
     pub check_settings: fn(Option<&str>) -> Result<(), String>,
+    /// Whether it judges an UPDATE by what it changes ([`Check::READS_OLD_OBJECT`]).
+    pub reads_old_object: bool,
 }
 
 impl Entry {
@@ -50,6 +52,7 @@ impl Entry {
             validate: check::handle_validate::<C>,
             validate_settings: check::handle_validate_settings::<C>,
             check_settings: |raw| check::parse_settings::<C>(raw).map(|_| ()),
+            reads_old_object: C::READS_OLD_OBJECT,
         }
     }
 

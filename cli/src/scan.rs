@@ -237,18 +237,21 @@ pub struct ActivePolicy {
     pub rules: Vec<Rule>,
     /// Settings as JSON text.
     pub settings_text: String,
+    /// Whether it judges an UPDATE by what it changes: a syncguard check that does (by the
+    /// module's name), never another module.
+    pub reads_old_object: bool,
 }
 
 impl ActivePolicy {
-    /// Whether a CREATE of `resource` in `group`/`version` falls under the policy's rules,
+    /// Whether `operation` of `resource` in `group`/`version` falls under the policy's rules,
     /// decided by the core's matcher, the one the all-in-one policy routes requests with.
-    pub fn matches(&self, group: &str, version: &str, resource: &str) -> bool {
+    pub fn matches(&self, group: &str, version: &str, resource: &str, operation: Operation) -> bool {
         let target = syncguard::rules::Target {
             group,
             version,
             resource,
             subresource: "",
-            operation: Operation::Create.as_str(),
+            operation: operation.as_str(),
         };
         self.rules.iter().any(|rule| rule.applies_to(&target))
     }
@@ -310,6 +313,8 @@ impl PolicySet {
                 url: annotation("io.kubewarden.policy.url"),
             });
             policies.push(ActivePolicy {
+                reads_old_object: syncguard::registry::Entry::named(&module.name)
+                    .is_some_and(|entry| entry.reads_old_object),
                 rules: module.metadata.rules.clone(),
                 module: compiled,
                 settings_text: settings.to_string(),
@@ -603,8 +608,12 @@ impl Evaluator for Worker<'_> {
         self.set.policies.len()
     }
 
-    fn matches(&self, policy: usize, group: &str, version: &str, resource: &str) -> bool {
-        self.set.policies[policy].matches(group, version, resource)
+    fn matches(&self, policy: usize, group: &str, version: &str, resource: &str, operation: Operation) -> bool {
+        self.set.policies[policy].matches(group, version, resource, operation)
+    }
+
+    fn reads_old_object(&self, policy: usize) -> bool {
+        self.set.policies[policy].reads_old_object
     }
 
     fn evaluate(&mut self, policy: usize, document: usize, request: &str, uid: &str) -> Evaluation {

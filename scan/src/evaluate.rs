@@ -55,6 +55,9 @@ pub struct Evaluation {
     pub patch: Option<Value>,
     /// Other documents the finding involves.
     pub related: Vec<usize>,
+    /// The operation of the request the policy judged: CREATE, or UPDATE from the document's
+    /// old object.
+    pub operation: Operation,
     /// The findings the answer lists in its [`FINDINGS_ANNOTATION`] audit annotation (rule,
     /// path, fix), `None` when it has none (a refusal of a malformed request, the
     /// `kind-group-clash` pseudo-policy, a module other than syncguard's).
@@ -92,6 +95,7 @@ impl Evaluation {
             warnings,
             patch,
             related: Vec::new(),
+            operation: Operation::Create,
             findings: None,
         }
     }
@@ -133,9 +137,10 @@ pub fn uid(source: &str, index: usize, item: Option<usize>) -> String {
     )
 }
 
-/// The AdmissionRequest JSON of a document: a CREATE of the object as written, dry run, by
-/// user `syncguard-scan`.
-pub fn request_json(doc: &Document, resource: &str, uid: &str) -> String {
+/// The AdmissionRequest JSON of a document, dry run, by user `syncguard-scan`: a CREATE of the
+/// object as written, or with `operation` UPDATE, its update from [`Document::old`] (the
+/// request's `oldObject`; none when the document has none).
+pub fn request_json(doc: &Document, resource: &str, uid: &str, operation: Operation) -> String {
     let gvk = serde_json::json!({"group": doc.info.group, "version": doc.info.version, "kind": doc.info.kind});
     let gvr = serde_json::json!({"group": doc.info.group, "version": doc.info.version, "resource": resource});
     let mut head = serde_json::json!({
@@ -145,10 +150,10 @@ pub fn request_json(doc: &Document, resource: &str, uid: &str) -> String {
         "requestKind": gvk,
         "requestResource": gvr,
         "name": doc.info.name.clone().unwrap_or_default(),
-        "operation": Operation::Create,
+        "operation": operation,
         "userInfo": {"username": "syncguard-scan", "groups": ["system:authenticated"]},
         "dryRun": true,
-        "options": {"apiVersion": "meta.k8s.io/v1", "kind": "CreateOptions"},
+        "options": {"apiVersion": "meta.k8s.io/v1", "kind": if operation == Operation::Update { "UpdateOptions" } else { "CreateOptions" }},
     });
     if let Some(namespace) = &doc.info.namespace {
         head["namespace"] = Value::from(namespace.as_str());
@@ -157,6 +162,10 @@ pub fn request_json(doc: &Document, resource: &str, uid: &str) -> String {
     text.pop();
     text.push_str(",\"object\":");
     text.push_str(&doc.object);
+    if let (Operation::Update, Some(old)) = (operation, &doc.old) {
+        text.push_str(",\"oldObject\":");
+        text.push_str(old);
+    }
     text.push('}');
     text
 }
@@ -166,15 +175,21 @@ pub trait Evaluator {
     /// How many policies there are.
     fn policy_count(&self) -> usize;
 
-    /// Whether policy `policy` sees a CREATE of `resource` in `group`/`version` (its rules).
-    fn matches(&self, policy: usize, group: &str, version: &str, resource: &str) -> bool;
+    /// Whether policy `policy` sees `operation` of `resource` in `group`/`version` (its rules).
+    fn matches(&self, policy: usize, group: &str, version: &str, resource: &str, operation: Operation) -> bool;
+
+    /// Whether policy `policy` judges an UPDATE by what it changes, so that a document with an
+    /// old object goes to it as an UPDATE (see [`Document::old`]).
+    fn reads_old_object(&self, policy: usize) -> bool;
 
     /// Policy `policy`'s evaluation of the AdmissionRequest `request` (JSON text, uid `uid`)
     /// of document `document`.
     fn evaluate(&mut self, policy: usize, document: usize, request: &str, uid: &str) -> Evaluation;
 }
 
-/// Evaluates document `index` with every policy whose rules match it, appending to `out`.
+/// Evaluates document `index` with every policy whose rules match it, appending to `out`: a
+/// CREATE of the document, or for a policy that reads old objects when the document has one
+/// ([`Document::old`]), its UPDATE from that.
 pub fn evaluate_document<E: Evaluator + ?Sized>(
     evaluator: &mut E,
     index: usize,
@@ -184,17 +199,33 @@ pub fn evaluate_document<E: Evaluator + ?Sized>(
     out: &mut Vec<Evaluation>,
 ) {
     let resource = plurals.resource(&doc.info.group, &doc.info.version, &doc.info.kind);
-    let matching: Vec<usize> = (0..evaluator.policy_count())
-        .filter(|&p| evaluator.matches(p, &doc.info.group, &doc.info.version, &resource))
+    let operation_for = |evaluator: &E, policy: usize| {
+        if doc.old.is_some() && evaluator.reads_old_object(policy) {
+            Operation::Update
+        } else {
+            Operation::Create
+        }
+    };
+    let matching: Vec<(usize, Operation)> = (0..evaluator.policy_count())
+        .map(|p| (p, operation_for(evaluator, p)))
+        .filter(|&(p, op)| evaluator.matches(p, &doc.info.group, &doc.info.version, &resource, op))
         .collect();
     if matching.is_empty() {
         return;
     }
     let source = sources.get(doc.source).map(|s| s.display.as_str()).unwrap_or("");
     let uid = uid(source, doc.index, doc.item);
-    let request = request_json(doc, &resource, &uid);
-    for policy in matching {
-        out.push(evaluator.evaluate(policy, index, &request, &uid));
+    let (mut create, mut update) = (None, None);
+    for (policy, operation) in matching {
+        let slot = if operation == Operation::Update {
+            &mut update
+        } else {
+            &mut create
+        };
+        let request = slot.get_or_insert_with(|| request_json(doc, &resource, &uid, operation));
+        let mut evaluation = evaluator.evaluate(policy, index, request, &uid);
+        evaluation.operation = operation;
+        out.push(evaluation);
     }
 }
 
@@ -254,6 +285,75 @@ mod tests {
     use crate::input;
 
     #[test]
+    fn documents_with_an_old_object_are_updates_for_the_checks_that_read_it() {
+        let new = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a, namespace: n}\ndata: {k: new}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: b, namespace: n}\n";
+        let old = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a, namespace: n}\ndata: {k: old}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: b, namespace: other}\n";
+        let mut documents = input::objects_of(0, "new.yaml", new).documents;
+        let base = input::objects_of(0, "old.yaml", old).documents;
+        // Same group, kind, namespace and name: only the first has an old object.
+        assert_eq!(input::attach_old(&mut documents, &base), 1);
+        assert!(documents[1].old.is_none());
+        let update: Value =
+            serde_json::from_str(&request_json(&documents[0], "configmaps", "u", Operation::Update)).unwrap();
+        assert_eq!(update["operation"], "UPDATE");
+        assert_eq!(update["options"]["kind"], "UpdateOptions");
+        assert_eq!(update["object"]["data"]["k"], "new");
+        assert_eq!(update["oldObject"]["data"]["k"], "old");
+
+        /// Policy 0 reads old objects, policy 1 does not; both see every operation.
+        struct Two(Vec<(usize, Operation, Value)>);
+        impl Evaluator for Two {
+            fn policy_count(&self) -> usize {
+                2
+            }
+            fn matches(&self, _: usize, _: &str, _: &str, _: &str, _: Operation) -> bool {
+                true
+            }
+            fn reads_old_object(&self, policy: usize) -> bool {
+                policy == 0
+            }
+            fn evaluate(&mut self, policy: usize, document: usize, request: &str, _: &str) -> Evaluation {
+                let request: Value = serde_json::from_str(request).unwrap();
+                let operation = serde_json::from_value(request["operation"].clone()).unwrap();
+                self.0.push((policy, operation, request["oldObject"].clone()));
+                Evaluation::new(document, policy, true, None, None, Vec::new(), None)
+            }
+        }
+        let sources = [Source {
+            display: "new.yaml".into(),
+            uri: "new.yaml".into(),
+            text: None,
+        }];
+        let plurals = Plurals::new(&documents);
+        let mut seen = Two(Vec::new());
+        let mut out = Vec::new();
+        for (index, doc) in documents.iter().enumerate() {
+            evaluate_document(&mut seen, index, doc, &sources, &plurals, &mut out);
+        }
+        let operations: Vec<(usize, Operation, bool)> =
+            seen.0.iter().map(|(p, op, old)| (*p, *op, old.is_object())).collect();
+        assert_eq!(
+            operations,
+            [
+                (0, Operation::Update, true),
+                (1, Operation::Create, false),
+                (0, Operation::Create, false),
+                (1, Operation::Create, false),
+            ]
+        );
+        let recorded: Vec<Operation> = out.iter().map(|e| e.operation).collect();
+        assert_eq!(
+            recorded,
+            [
+                Operation::Update,
+                Operation::Create,
+                Operation::Create,
+                Operation::Create
+            ]
+        );
+    }
+
+    #[test]
     fn requests_are_creates_of_the_object() {
         let contents = input::objects_of(
             0,
@@ -261,8 +361,9 @@ mod tests {
             "apiVersion: batch/v1\nkind: Job\nmetadata: {name: j, namespace: n}\n",
         );
         let doc = &contents.documents[0];
-        let request: Value = serde_json::from_str(&request_json(doc, "jobs", "u")).unwrap();
+        let request: Value = serde_json::from_str(&request_json(doc, "jobs", "u", Operation::Create)).unwrap();
         assert_eq!(request["operation"], "CREATE");
+        assert!(request.get("oldObject").is_none());
         assert_eq!(
             request["kind"],
             serde_json::json!({"group": "batch", "version": "v1", "kind": "Job"})

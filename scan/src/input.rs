@@ -44,6 +44,41 @@ pub struct Document {
     pub object: Arc<str>,
     /// For a CustomResourceDefinition: its `spec.group`, `spec.names.kind` and `spec.names.plural`.
     pub crd_names: Option<CrdNames>,
+    /// The object this document replaces, as compact JSON: the same object in the base the
+    /// scan compares with (`syncguard scan --base`, the playground's old objects), if it has one
+    /// there. Checks that judge updates ([`syncguard::registry::Entry::reads_old_object`]) then
+    /// get an UPDATE from it.
+    pub old: Option<Arc<str>>,
+}
+
+/// What identifies an object across two versions of a tree: group, kind, namespace and name.
+pub type ObjectKey = (String, String, Option<String>, String);
+
+impl Document {
+    /// Its [`ObjectKey`], when it has a name.
+    pub fn key(&self) -> Option<ObjectKey> {
+        let name = self.info.name.clone()?;
+        Some((
+            self.info.group.clone(),
+            self.info.kind.clone(),
+            self.info.namespace.clone(),
+            name,
+        ))
+    }
+}
+
+/// Gives each of `documents` the object of the same group, kind, namespace and name among
+/// `base` as its [`Document::old`]; returns how many got one. When `base` holds an object twice,
+/// the last one counts, as `kubectl apply` of the whole base would leave it.
+pub fn attach_old(documents: &mut [Document], base: &[Document]) -> usize {
+    let by_key: std::collections::HashMap<ObjectKey, &Arc<str>> =
+        base.iter().filter_map(|doc| Some((doc.key()?, &doc.object))).collect();
+    let mut attached = 0;
+    for doc in documents {
+        doc.old = doc.key().and_then(|key| by_key.get(&key)).map(|old| Arc::clone(old));
+        attached += usize::from(doc.old.is_some());
+    }
+    attached
 }
 
 /// The names a CustomResourceDefinition gives its resource.
@@ -588,6 +623,7 @@ pub fn objects_of(source: usize, name: &str, text: &str) -> FileContents {
                         info,
                         object: Arc::from(value.to_string()),
                         crd_names,
+                        old: None,
                     });
                 }
                 Err(message) => {

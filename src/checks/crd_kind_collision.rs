@@ -237,6 +237,8 @@ impl Check for CrdKindCollision {
     const SETTINGS_KEY: &'static str = "crdKindCollision";
     const RULES: &'static [Rule] = rules::CRD_KIND_COLLISION;
     const KINDS: &'static [GroupKind] = &[("apiextensions.k8s.io", "CustomResourceDefinition")];
+    // An UPDATE is refused only for a clash it adds, which the old object tells.
+    const READS_OLD_OBJECT: bool = true;
     const FINDINGS: &'static [RuleDoc] = FINDINGS;
 
     fn validate_settings(settings: &Settings) -> Result<(), String> {

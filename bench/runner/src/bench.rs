@@ -1086,6 +1086,7 @@ fn lookup_cost(
                 },
                 object: json.into(),
                 crd_names: None,
+                old: None,
             }
         })
         .collect();
