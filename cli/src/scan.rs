@@ -16,6 +16,7 @@
 //! answers the same text again (every CRD of a scan gets the same List). An instance whose
 //! call fails (a trap, a timeout) is dropped and replaced by a fresh one.
 
+pub mod base;
 pub mod policies;
 pub mod report;
 pub mod walk;
@@ -98,6 +99,12 @@ pub struct ScanArgs {
     /// YAML file choosing the policies that run and their settings.
     #[arg(long, value_name = "FILE")]
     config: Option<PathBuf>,
+    /// A git ref (branch, tag, commit) of the tree the scanned paths are in: every object the
+    /// ref holds under those paths (same group, kind, namespace and name) is its old version,
+    /// and the checks that judge updates (crd-safe-upgrade, crd-kind-collision) see the scanned
+    /// object as an UPDATE from it, as the cluster will; read through git, no checkout.
+    #[arg(long, value_name = "REF")]
+    base: Option<String>,
     /// Objects of the cluster for context-aware policies (`kubectl get -o yaml` output or
     /// multi-document YAML); may be repeated.
     #[arg(long, value_name = "FILE")]
@@ -181,7 +188,11 @@ fn run(args: ScanArgs) -> Result<ExitCode> {
             ignore_files: !args.no_ignore,
         },
     };
-    let result = scan_paths(&args.paths, &set, &snapshot, &options);
+    let base = match &args.base {
+        Some(reference) => base::read(reference, &args.paths)?.documents,
+        None => Vec::new(),
+    };
+    let result = scan_paths(&args.paths, &set, &snapshot, &base, &options);
     let color = use_color(args.color, std::io::stdout());
     let stderr_color = use_color(args.color, std::io::stderr());
     for e in &result.errors {
@@ -432,8 +443,16 @@ impl ScanReport {
 }
 
 /// Scans `paths` (files, directories, `-`) with the policies of `set`, context-aware lookups
-/// answered from the scanned objects plus `snapshot`. The entry point for benchmarks too.
-pub fn scan_paths(paths: &[PathBuf], set: &PolicySet, snapshot: &[Document], options: &ScanOptions) -> ScanReport {
+/// answered from the scanned objects plus `snapshot`, each object that `base` holds (the
+/// objects of `--base`) judged as an update from it by the checks that judge updates. The entry
+/// point for benchmarks too.
+pub fn scan_paths(
+    paths: &[PathBuf],
+    set: &PolicySet,
+    snapshot: &[Document],
+    base: &[Document],
+    options: &ScanOptions,
+) -> ScanReport {
     let (files, mut errors) = walk::expand(paths, options.walk);
     let cwd = std::env::current_dir().ok();
     let pool = thread_pool(options.jobs);
@@ -448,6 +467,9 @@ pub fn scan_paths(paths: &[PathBuf], set: &PolicySet, snapshot: &[Document], opt
         });
         documents.extend(file.documents);
         errors.extend(file.errors);
+    }
+    if !base.is_empty() {
+        input::attach_old(&mut documents, base);
     }
     let plurals = Plurals::new(snapshot.iter().chain(&documents));
     let cluster = Arc::new(OfflineCluster::new(snapshot, &documents));

@@ -258,9 +258,7 @@ fn json_report() {
             "crd-safe-upgrade",
             "hook-job-safety",
             "ownership-markers",
-            "kind-group-clash",
-            "hook-job-safety/ttlSecondsAfterFinished",
-            "ownership-markers/helmCompleteness"
+            "kind-group-clash"
         ]
     );
     assert_eq!(report["policies"][3]["origin"], "built-in");
@@ -564,6 +562,146 @@ fn sarif_results_per_finding_with_fixes_that_clear_them() {
     assert_eq!(findings[0]["fix"], "delete");
     assert_eq!(findings[1]["fix"], serde_json::json!({"replace": "\"1\""}));
     assert_eq!(report["results"][0]["unlistedFindings"], 0);
+}
+
+/// `git args...` in `dir`, which must succeed.
+fn git(dir: &Path, args: &[&str]) {
+    let status = Command::new("git")
+        .args([
+            "-c",
+            "user.name=syncguard-test",
+            "-c",
+            "user.email=test@syncguard.invalid",
+        ])
+        .args(["-c", "init.defaultBranch=main", "-c", "commit.gpgsign=false"])
+        .args(args)
+        .current_dir(dir)
+        .stdout(Stdio::null())
+        .status()
+        .expect("git runs");
+    assert!(status.success(), "git {args:?}");
+}
+
+#[test]
+fn base_ref_judges_changed_objects_as_updates() {
+    let repo = TempDir::new();
+    let fixture = |name: &str| std::fs::read_to_string(data().join("base").join(name)).unwrap();
+    std::fs::create_dir_all(repo.path().join("crds/moved")).unwrap();
+    std::fs::write(repo.path().join("crds/widgets.yaml"), fixture("widgets-old.yaml")).unwrap();
+    git(repo.path(), &["init", "-q"]);
+    git(repo.path(), &["add", "."]);
+    git(repo.path(), &["commit", "-q", "-m", "widgets v1"]);
+    // The pull request moves the CRD to another file and changes it.
+    std::fs::remove_file(repo.path().join("crds/widgets.yaml")).unwrap();
+    std::fs::write(repo.path().join("crds/moved/widgets.yaml"), fixture("widgets-new.yaml")).unwrap();
+    let names = ["crd-kind-collision", "crd-safe-upgrade", "sync-drift"];
+    let dir = policies(&names);
+    let policies = dir.path().to_str().unwrap();
+
+    let run = scan_in(repo.path(), &["--policies", policies, "--base", "HEAD", "crds"], None);
+    assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
+    assert!(
+        run.stdout.starts_with(
+            "crds/moved/widgets.yaml:2: crd-safe-upgrade (UPDATE): rejected: CustomResourceDefinition widgets.example.com: 2 problems."
+        ),
+        "{}",
+        run.stdout
+    );
+    let sarif = scan_in(
+        repo.path(),
+        &["--policies", policies, "--base", "main", "--format", "sarif", "crds"],
+        None,
+    );
+    let sarif = json_of(&sarif);
+    check_sarif(&sarif);
+    let results: Vec<(&str, u64)> = sarif["runs"][0]["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r["ruleId"].as_str().unwrap(),
+                r["locations"][0]["physicalLocation"]["region"]["startLine"]
+                    .as_u64()
+                    .unwrap(),
+            )
+        })
+        .collect();
+    // The removed field is located at the `properties` that held it, the retyped one at its key.
+    assert_eq!(
+        results,
+        [
+            ("crd-safe-upgrade/existingFieldRemoval", 23),
+            ("crd-safe-upgrade/type", 24)
+        ]
+    );
+    let report = json_of(&scan_in(
+        repo.path(),
+        &[
+            "--policies",
+            policies,
+            "--base",
+            "HEAD",
+            "--format",
+            "json",
+            "-v",
+            "crds",
+        ],
+        None,
+    ));
+    let operations: Vec<(&str, &str)> = report["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| (r["policy"].as_str().unwrap(), r["operation"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        operations,
+        [
+            ("crd-kind-collision", "UPDATE"),
+            ("crd-safe-upgrade", "UPDATE"),
+            ("sync-drift", "CREATE")
+        ],
+        "checks that do not judge updates still read the manifest as a CREATE"
+    );
+
+    // Without a base, or against a base that does not have the object, it is a new CRD.
+    let run = scan_in(repo.path(), &["--policies", policies, "crds"], None);
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    git(repo.path(), &["add", "."]);
+    git(repo.path(), &["commit", "-q", "-m", "widgets v2"]);
+    let run = scan_in(repo.path(), &["--policies", policies, "--base", "HEAD", "crds"], None);
+    assert_eq!(
+        run.code, 0,
+        "HEAD holds the same CRD: nothing changes. {}{}",
+        run.stdout, run.stderr
+    );
+
+    // Errors say what is wrong.
+    let run = scan_in(
+        repo.path(),
+        &["--policies", policies, "--base", "no-such-branch", "crds"],
+        None,
+    );
+    assert_eq!(run.code, 2);
+    assert!(
+        run.stderr.contains("--base no-such-branch: not a commit in"),
+        "{}",
+        run.stderr
+    );
+    let outside = TempDir::new();
+    std::fs::write(outside.path().join("a.yaml"), fixture("widgets-new.yaml")).unwrap();
+    let run = scan_in(
+        outside.path(),
+        &["--policies", policies, "--base", "HEAD", "a.yaml"],
+        None,
+    );
+    assert_eq!(run.code, 2);
+    assert!(
+        run.stderr.contains("--base needs the scanned paths in a git work tree"),
+        "{}",
+        run.stderr
+    );
 }
 
 #[test]

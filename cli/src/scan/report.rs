@@ -176,10 +176,16 @@ pub fn text(report: &ScanReport, verbose: bool, color: bool) -> String {
                 }
                 continue;
             }
+            // An update from the `--base` version says so.
+            let operation = if e.operation == syncguard_scan::Operation::Update {
+                " (UPDATE)"
+            } else {
+                ""
+            };
             for (verdict, message) in findings(e) {
                 let _ = writeln!(
                     out,
-                    "{place}: {policy}: {}: {message}",
+                    "{place}: {policy}{operation}: {}: {message}",
                     paint(verdict.as_str(), verdict_style(verdict), color)
                 );
             }
@@ -265,6 +271,7 @@ pub fn json(report: &ScanReport, verbose: bool) -> String {
                 "namespace": doc.info.namespace,
                 "name": doc.info.name,
                 "policy": report.policies.get(e.policy).map(|p| p.name.as_str()).unwrap_or(""),
+                "operation": e.operation,
                 "verdict": e.verdict.as_str(),
                 "message": e.message,
                 "code": e.code,
