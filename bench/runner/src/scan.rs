@@ -102,7 +102,7 @@ pub fn scan_throughput(
         walk: scan::walk::WalkOptions::default(),
     };
     let start = Instant::now();
-    let result = scan::scan_paths(&[tree.to_path_buf()], &set, &[], &options);
+    let result = scan::scan_paths(&[tree.to_path_buf()], &set, &[], &[], &options);
     let seconds = start.elapsed().as_secs_f64();
     if let Some(error) = result.errors.first() {
         return Err(anyhow!("scanning {}: {}", tree.display(), error.message));

@@ -83,7 +83,7 @@ fn scan_tree(mods: &Path, tree: &Path) -> ScanReport {
         progress: false,
         walk: scan::walk::WalkOptions::default(),
     };
-    scan::scan_paths(&[tree.to_path_buf()], &set, &[], &options)
+    scan::scan_paths(&[tree.to_path_buf()], &set, &[], &[], &options)
 }
 
 #[test]
