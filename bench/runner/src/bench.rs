@@ -93,6 +93,15 @@ const FLOOR_RATIO_GOAL: f64 = 1.1;
 /// Goal: crd-safe-upgrade on an UPDATE of the Prometheus CRD at most this multiple of
 /// crd-schema-fields on its CREATE.
 const UPGRADE_RATIO_GOAL: f64 = 3.0;
+/// Goal: sync-drift, which applies to every kind, on a Deployment without drift at most this
+/// multiple of the read floor (the module that parses the whole request and accepts).
+const DRIFT_READ_FLOOR_GOAL: f64 = 2.0;
+/// sync-drift's Deployments without drift: its manifest (a CREATE), and the live object with
+/// its last-applied copy (an UPDATE, as admission and the audit scanner see it).
+const DRIFT_CLEAN_FIXTURES: [&str; 2] = [
+    "sync-drift/metrics-server-clean",
+    "sync-drift/metrics-server-live-clean",
+];
 /// The Prometheus operator's `prometheuses` CRD, a CREATE request (crd-schema-fields' fixture).
 const PROMETHEUS_CRD: &str = "crd-schema-fields/test_data/prometheuses-crd.json";
 /// Manifests in the scan throughput's tree.
@@ -335,17 +344,27 @@ fn answer_in_words(answer: &Value) -> String {
     }
 }
 
-/// The fixtures of `policy`: every case of its cases.yml with a request file and valid settings.
+/// The fixtures of `policy`: every case of its cases.yml with a request (a request file, or one
+/// the test kit builds from a manifest, an upgrade or a create) and valid settings.
 fn fixtures(dir: &Path, policy: &str) -> Result<Vec<Fixture>> {
     let data = dir.join(policy).join("test_data");
     let text = std::fs::read_to_string(data.join("cases.yml")).with_context(|| format!("{policy}: cases.yml"))?;
     let cases: Cases = serde_yaml_ng::from_str(&text).map_err(|e| anyhow!("{policy}/test_data/cases.yml: {e}"))?;
     let mut out = Vec::new();
     for case in cases.cases {
-        let (Some(request), None) = (&case.request, &case.expect.settings_invalid) else {
+        if case.expect.settings_invalid.is_some() {
             continue;
+        }
+        let text = match &case.request {
+            Some(request) => {
+                std::fs::read_to_string(data.join(request)).with_context(|| format!("{policy}/{request}"))?
+            }
+            // The test kit reads the repository's own test data for the other forms.
+            None => match syncguard_testkit::cases::request_of(policy, &case) {
+                Some(request) => request.to_string(),
+                None => continue,
+            },
         };
-        let text = std::fs::read_to_string(data.join(request)).with_context(|| format!("{policy}/{request}"))?;
         let doc = evaluate::read_request(&text)?;
         let settings = case.settings.clone().unwrap_or(json!({}));
         let replay = match &case.replay {
@@ -974,6 +993,25 @@ fn goals(report: &mut Report, singles: usize) {
                 met: f.ratio_to_floor <= FLOOR_RATIO_GOAL,
             });
         }
+    }
+    let drift = report.modules[..singles.min(report.modules.len())]
+        .iter()
+        .find(|m| m.module == "sync-drift");
+    for label in DRIFT_CLEAN_FIXTURES {
+        let figures = drift.and_then(|m| m.fixtures.iter().find(|f| f.fixture == label));
+        report.goals.push(Goal {
+            goal: format!(
+                "sync-drift warm validate on {label} (a Deployment without drift) at most {DRIFT_READ_FLOOR_GOAL}x the read floor"
+            ),
+            measured: match figures {
+                Some(f) => format!(
+                    "{:.2}x ({:.1} us vs {:.1} us; the no-op floor {:.1} us)",
+                    f.ratio_to_read_floor, f.median_us, f.read_floor_median_us, f.floor_median_us
+                ),
+                None => "not measured: the fixture is missing".into(),
+            },
+            met: figures.is_some_and(|f| f.ratio_to_read_floor <= DRIFT_READ_FLOOR_GOAL),
+        });
     }
     if let Some(upgrade) = &report.upgrade {
         let ratio = upgrade.safe_upgrade_median_us / upgrade.schema_fields_median_us.max(1e-9);
