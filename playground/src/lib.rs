@@ -4,7 +4,9 @@
 //! Everything but the policies' decisions is `syncguard scan`'s own code, from the
 //! `syncguard-scan` crate: the multi-document YAML and JSON reading, the AdmissionRequest each
 //! object becomes, the offline cluster that answers context-aware lookups from the pasted
-//! objects and the optional snapshot, `kind-group-clash`, and the `--config` file. Where the
+//! objects and the optional snapshot, `kind-group-clash`, the `--config` file, and the UPDATE
+//! from an object's old version (the optional old objects) for the checks that judge updates.
+//! Where the
 //! command runs each policy's WebAssembly module through wasmtime, the playground runs the same
 //! core check compiled into this module ([`CoreEvaluator`]), on the same `validate` payload.
 //!
@@ -17,7 +19,7 @@ use syncguard::registry::{CHECKS, Entry};
 use syncguard_scan::cluster::{OfflineCluster, Plurals};
 use syncguard_scan::config::Config;
 use syncguard_scan::evaluate::{self, Evaluation, Evaluator};
-use syncguard_scan::{clash, input};
+use syncguard_scan::{Operation, clash, input};
 use wasm_bindgen::prelude::wasm_bindgen;
 
 /// Where the policies' documentation lives (each policy's README is `policies/<name>/README.md`).
@@ -25,6 +27,9 @@ const REPOSITORY: &str = "https://github.com/syncguard/syncguard";
 
 /// Name the pasted manifests have in messages (`syncguard scan` names the file).
 pub const MANIFESTS: &str = "manifests";
+
+/// Name the pasted old objects (the previous versions of the manifests' objects) have in errors.
+pub const OLD: &str = "old";
 
 /// One policy of the playground: a core check of the registry and its metadata.yml.
 pub struct Policy {
@@ -34,6 +39,7 @@ pub struct Policy {
     rules: &'static [syncguard::rules::Rule],
     validate: fn(&[u8], &dyn Cluster) -> Vec<u8>,
     validate_settings: fn(Option<&str>) -> Result<(), String>,
+    reads_old_object: bool,
 }
 
 impl Policy {
@@ -49,6 +55,7 @@ impl Policy {
             rules: entry.rules,
             validate: entry.validate,
             validate_settings: entry.check_settings,
+            reads_old_object: entry.reads_old_object,
         }
     }
 }
@@ -95,13 +102,17 @@ impl Evaluator for CoreEvaluator {
         self.active.len()
     }
 
-    fn matches(&self, policy: usize, group: &str, version: &str, resource: &str) -> bool {
+    fn matches(&self, policy: usize, group: &str, version: &str, resource: &str, operation: Operation) -> bool {
         let mut request = syncguard::admission::Request::default();
         request.resource.group = group.into();
         request.resource.version = version.into();
         request.resource.resource = resource.into();
-        request.operation = syncguard_scan::Operation::Create.as_str().into();
+        request.operation = operation.as_str().into();
         syncguard::rules::any_matches(self.active[policy].policy.rules, &request)
+    }
+
+    fn reads_old_object(&self, policy: usize) -> bool {
+        self.active[policy].policy.reads_old_object
     }
 
     fn evaluate(&mut self, policy: usize, document: usize, request: &str, _uid: &str) -> Evaluation {
@@ -143,7 +154,7 @@ impl Evaluator for CoreEvaluator {
     }
 }
 
-/// The page's inputs: the three text areas (each may be empty).
+/// The page's inputs: the four text areas (each may be empty).
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(default)]
 pub struct State {
@@ -153,6 +164,9 @@ pub struct State {
     pub snapshot: String,
     /// What `syncguard scan --config FILE` reads: which policies run, with which settings.
     pub config: String,
+    /// Old objects: what the cluster holds now. A manifest of the same group, kind, namespace
+    /// and name is judged as an UPDATE from it by the checks that judge updates.
+    pub old: String,
 }
 
 /// Evaluates a state as `syncguard scan --config C --cluster-snapshot S -v manifests` would,
@@ -160,14 +174,17 @@ pub struct State {
 ///
 /// - `policies`: every policy that runs, in report order: `name`, `description`, `version`,
 ///   `readme` (the link to its documentation);
-/// - `documents`: every object found: `line`, `apiVersion`, `kind`, `name`, `namespace`;
+/// - `documents`: every object found: `line`, `apiVersion`, `kind`, `name`, `namespace`, and
+///   `old` (whether the old objects hold its previous version);
 /// - `results`: every evaluation, by document then policy: `document` (index in
-///   `documents`), `line`, `policy`, `verdict` (`rejected`, `mutated`, `warned` or
-///   `accepted`), `message`, `code`, `warnings`, `patch` (the JSON Patch of a mutation) and
+///   `documents`), `line`, `policy`, `operation` (`CREATE`, or `UPDATE` when the policy judged
+///   the update from the document's old version), `verdict` (`rejected`, `mutated`, `warned`
+///   or `accepted`), `message`, `code`, `warnings`, `patch` (the JSON Patch of a mutation) and
 ///   `related` (the other documents of a `kind-group-clash` finding);
-/// - `errors`: input problems, each with `input` (`manifests`, `snapshot` or `config`),
-///   `line` (or `null`) and `message`. A configuration or snapshot problem stops the
-///   evaluation, as it stops the command.
+/// - `errors`: input problems, each with `input` (`manifests`, `snapshot`, `old` or
+///   `config`), `line` (or `null`) and `message`. A configuration, snapshot or old-objects
+///   problem stops the evaluation, as the first two stop the command (an unreadable old
+///   object would silently turn an update into a create).
 pub fn report(state: &State) -> Value {
     let fail = |source: &str, line: Option<usize>, message: String| {
         json!({"policies": [], "documents": [], "results": [],
@@ -216,8 +233,18 @@ pub fn report(state: &State) -> Value {
             return json!({"policies": [], "documents": [], "results": [], "errors": errors});
         }
     };
+    let old = input::objects_of(usize::MAX, OLD, &state.old);
+    if !old.errors.is_empty() {
+        let errors: Vec<Value> = old
+            .errors
+            .into_iter()
+            .map(|e| json!({"input": OLD, "line": e.line, "message": format!("old objects: {}", e.message)}))
+            .collect();
+        return json!({"policies": [], "documents": [], "results": [], "errors": errors});
+    }
     let contents = input::objects_of(0, MANIFESTS, &state.manifests);
-    let documents = contents.documents;
+    let mut documents = contents.documents;
+    input::attach_old(&mut documents, &old.documents);
     let sources = vec![input::Source {
         display: MANIFESTS.to_string(),
         uri: MANIFESTS.to_string(),
@@ -261,6 +288,7 @@ pub fn report(state: &State) -> Value {
                 "document": e.document,
                 "line": documents[e.document].line,
                 "policy": infos[e.policy]["name"],
+                "operation": e.operation,
                 "verdict": e.verdict.as_str(),
                 "message": e.message,
                 "code": e.code,
@@ -279,6 +307,7 @@ pub fn report(state: &State) -> Value {
                 "kind": d.info.kind,
                 "name": d.info.name,
                 "namespace": d.info.namespace,
+                "old": d.old.is_some(),
             })
         })
         .collect();
@@ -290,15 +319,32 @@ pub fn report(state: &State) -> Value {
     json!({"policies": infos, "documents": described, "results": results, "errors": errors})
 }
 
-/// The page's entry point: [`report`] of the three inputs, as JSON text.
+/// The page's entry point: [`report`] of the four inputs, as JSON text.
 #[wasm_bindgen]
-pub fn evaluate(manifests: &str, snapshot: &str, config: &str) -> String {
+pub fn evaluate(manifests: &str, snapshot: &str, config: &str, old: &str) -> String {
     report(&State {
         manifests: manifests.to_string(),
         snapshot: snapshot.to_string(),
         config: config.to_string(),
+        old: old.to_string(),
     })
     .to_string()
+}
+
+/// The page's update example: a CRD whose new version drops a property of the installed one
+/// (the manifests) over that installed version (the old objects), with no snapshot or config.
+pub fn update_example() -> State {
+    State {
+        manifests: include_str!("../presets/crd-field-removed/new.yaml").to_string(),
+        old: include_str!("../presets/crd-field-removed/old.yaml").to_string(),
+        ..State::default()
+    }
+}
+
+/// [`update_example`] for the page, as the JSON object of a share link's state.
+#[wasm_bindgen]
+pub fn example() -> String {
+    serde_json::to_string(&update_example()).unwrap_or_default()
 }
 
 #[cfg(test)]
@@ -339,6 +385,7 @@ mod tests {
                 "crd-schema-fields",
                 "hook-job-safety",
                 "ownership-markers",
+                "sync-drift",
                 "kind-group-clash"
             ]
         );
@@ -411,6 +458,124 @@ mod tests {
         });
         let message = unknown["errors"][0]["message"].as_str().unwrap();
         assert!(message.contains("there is no policy named nope"), "{message}");
+    }
+
+    /// The result rows of `policy` in a report: (document, operation, verdict, message).
+    fn rows_of(report: &Value, policy: &str) -> Vec<(u64, String, String, String)> {
+        assert_eq!(report["errors"], json!([]), "{report}");
+        report["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|r| r["policy"] == policy)
+            .map(|r| {
+                (
+                    r["document"].as_u64().unwrap(),
+                    r["operation"].as_str().unwrap().to_string(),
+                    r["verdict"].as_str().unwrap().to_string(),
+                    r["message"].as_str().unwrap_or("").to_string(),
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn an_old_version_makes_the_crd_an_update() {
+        // crd-safe-upgrade's case `field-removed`: spec.count leaves both versions of the
+        // synthetic Widget CRD installed as it is in the fixture.
+        let installed = include_str!("../../policies/crd-safe-upgrade/test_data/synthetic/widgets.json");
+        let mut crd: Value = serde_json::from_str(installed).unwrap();
+        for version in crd["spec"]["versions"].as_array_mut().unwrap() {
+            let spec = &mut version["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"];
+            assert!(spec.as_object_mut().unwrap().remove("count").is_some());
+        }
+        let without_old = State {
+            manifests: serde_json::to_string_pretty(&crd).unwrap(),
+            ..State::default()
+        };
+        let with_old = State {
+            old: installed.to_string(),
+            ..without_old.clone()
+        };
+
+        let updated = report(&with_old);
+        assert_eq!(updated["documents"][0]["old"], true);
+        let judged = rows_of(&updated, "crd-safe-upgrade");
+        assert_eq!(judged.len(), 1, "{judged:?}");
+        let (document, operation, verdict, message) = &judged[0];
+        assert_eq!(
+            (*document, operation.as_str(), verdict.as_str()),
+            (0, "UPDATE", "rejected")
+        );
+        assert!(
+            message.contains("properties.count (v1): removed.") && message.contains("existingFieldRemoval"),
+            "{message}"
+        );
+        // crd-kind-collision judges updates too (the clash they add; there is none here).
+        let collision = rows_of(&updated, "crd-kind-collision");
+        assert_eq!(collision.len(), 1);
+        assert_eq!(
+            (collision[0].1.as_str(), collision[0].2.as_str()),
+            ("UPDATE", "accepted")
+        );
+        // The checks that do not judge updates see the CREATE they always see.
+        let fields = rows_of(&updated, "crd-schema-fields");
+        assert_eq!(fields.len(), 1);
+        assert_eq!(fields[0].1, "CREATE");
+
+        // Without its old version the same CRD is a CREATE, which crd-safe-upgrade accepts.
+        let created = report(&without_old);
+        assert_eq!(created["documents"][0]["old"], false);
+        assert_eq!(
+            rows_of(&created, "crd-safe-upgrade"),
+            [(0, "CREATE".to_string(), "accepted".to_string(), String::new())]
+        );
+
+        // An old object of another name is not this CRD's old version.
+        let other = State {
+            old: installed.replace("widgets.example.com", "gadgets.example.com"),
+            ..without_old
+        };
+        let created = report(&other);
+        assert_eq!(created["documents"][0]["old"], false);
+        assert_eq!(rows_of(&created, "crd-safe-upgrade")[0].1, "CREATE");
+    }
+
+    #[test]
+    fn the_update_example_is_rejected_for_the_removed_field() {
+        let example = update_example();
+        let shared: State = serde_json::from_str(&super::example()).unwrap();
+        assert_eq!(shared, example);
+        let judged = rows_of(&report(&example), "crd-safe-upgrade");
+        assert_eq!(judged.len(), 1, "{judged:?}");
+        assert_eq!((judged[0].1.as_str(), judged[0].2.as_str()), ("UPDATE", "rejected"));
+        assert!(
+            judged[0]
+                .3
+                .contains("spec.properties.count (v1): removed. existingFieldRemoval"),
+            "{}",
+            judged[0].3
+        );
+        // The new version on its own is a clean CRD for every policy.
+        let alone = State {
+            old: String::new(),
+            ..example
+        };
+        assert!(verdicts(&alone).iter().all(|(_, _, verdict)| verdict == "accepted"));
+    }
+
+    #[test]
+    fn broken_old_objects_stop_the_evaluation_with_their_line() {
+        let broken = report(&State {
+            manifests: include_str!("../presets/crd-field-removed/new.yaml").to_string(),
+            old: include_str!("../../cli/tests/data/scan/bad/broken.yaml").to_string(),
+            ..State::default()
+        });
+        assert_eq!(broken["results"], json!([]));
+        assert_eq!(broken["errors"][0]["input"], "old");
+        assert_eq!(broken["errors"][0]["line"], 11, "{broken}");
+        let message = broken["errors"][0]["message"].as_str().unwrap();
+        assert!(message.starts_with("old objects: invalid YAML"), "{message}");
     }
 
     #[test]

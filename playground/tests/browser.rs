@@ -188,6 +188,61 @@ async fn paste(client: &Client, text: &str) {
         .unwrap();
 }
 
+/// Waits until the page has evaluated, then returns every result row's document, policy,
+/// verdict and operation (`CREATE`, or `UPDATE` from the object's old version).
+async fn judged(client: &Client) -> Vec<(String, String, String, String)> {
+    rows(client).await;
+    let value = client
+        .execute(
+            "return [...document.querySelectorAll('#results tbody tr')].map(r => [r.dataset.document, r.dataset.policy, r.dataset.verdict, r.dataset.operation]);",
+            vec![],
+        )
+        .await
+        .unwrap();
+    serde_json::from_value(value).unwrap()
+}
+
+/// Opens the old versions pane as a user does (a click on its title), types `text` into it
+/// key by key, and evaluates.
+async fn type_old(client: &Client, text: &str) {
+    let open = client
+        .execute("return document.getElementById('old-box').open;", vec![])
+        .await
+        .unwrap();
+    if open != Value::Bool(true) {
+        client
+            .find(Locator::Css("#old-box summary"))
+            .await
+            .unwrap()
+            .click()
+            .await
+            .unwrap();
+    }
+    let pane = client.find(Locator::Id("old")).await.unwrap();
+    pane.clear().await.unwrap();
+    pane.send_keys(text).await.unwrap();
+    client
+        .execute("document.body.dataset.evaluated = 'false';", vec![])
+        .await
+        .unwrap();
+    client
+        .find(Locator::Id("evaluate"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+}
+
+fn preset(name: &str) -> String {
+    std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("presets/crd-field-removed")
+            .join(name),
+    )
+    .unwrap()
+}
+
 fn kube_ovn_crd() -> String {
     let fixture =
         Path::new(env!("CARGO_MANIFEST_DIR")).join("../policies/crd-schema-fields/test_data/kube-ovn-offline.json");
@@ -283,4 +338,114 @@ async fn check_the_page(client: &Client, page: &str) {
     rows(client).await;
     let error = text_of(client, "#errors .error[data-line='11']").await;
     assert!(error.starts_with("manifests:11: invalid YAML"), "{error}");
+
+    check_old_versions(client, page).await;
+}
+
+/// The old versions pane: a CRD typed there makes the manifest's CRD an UPDATE for the checks
+/// that judge updates, in the page, in its share link, and in the example.
+async fn check_old_versions(client: &Client, page: &str) {
+    let (new, old) = (preset("new.yaml"), preset("old.yaml"));
+    // Alone, the new CRD is a CREATE, which crd-safe-upgrade accepts.
+    paste(client, &new).await;
+    let created = ("0", "crd-safe-upgrade", "accepted", "CREATE").into_owned();
+    assert!(judged(client).await.contains(&created));
+
+    // With the installed version typed in the old pane: an UPDATE, rejected for the removed
+    // field; the checks that do not judge updates still see a CREATE.
+    type_old(client, &old).await;
+    let found = judged(client).await;
+    let updated = ("0", "crd-safe-upgrade", "rejected", "UPDATE").into_owned();
+    assert!(found.contains(&updated), "{found:?}");
+    assert!(
+        found.contains(&("0", "crd-kind-collision", "accepted", "UPDATE").into_owned()),
+        "{found:?}"
+    );
+    assert!(
+        found.contains(&("0", "crd-schema-fields", "accepted", "CREATE").into_owned()),
+        "{found:?}"
+    );
+    let row = "tr[data-policy='crd-safe-upgrade']";
+    assert_eq!(
+        text_of(client, &format!("{row} td.operation")).await,
+        "UPDATE from the old version"
+    );
+    let details = text_of(client, &format!("{row} td:last-child")).await;
+    assert!(
+        details.contains("properties.count (v1): removed. existingFieldRemoval"),
+        "{details}"
+    );
+    let status = text_of(client, "#status").await;
+    assert!(status.contains("1 with an old version"), "{status}");
+
+    // The share link carries the old pane, and opening it gives the UPDATE again.
+    client
+        .find(Locator::Id("copy-link"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    let link = client.current_url().await.unwrap().to_string();
+    let encoded = link.split_once("#state=").expect("the link carries the state").1;
+    let state: Value = serde_json::from_slice(
+        &base64::engine::general_purpose::URL_SAFE_NO_PAD
+            .decode(encoded)
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(state["old"], Value::from(old.as_str()));
+    client.goto("about:blank").await.unwrap();
+    client.goto(&link).await.unwrap();
+    assert!(judged(client).await.contains(&updated));
+    let open = client
+        .execute("return document.getElementById('old-box').open;", vec![])
+        .await
+        .unwrap();
+    assert_eq!(open, Value::Bool(true), "a link with old objects opens their pane");
+
+    // Unreadable old objects stop the evaluation with their line, as a broken snapshot does.
+    let broken =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../cli/tests/data/scan/bad/broken.yaml"))
+            .unwrap();
+    type_old(client, &broken).await;
+    assert!(judged(client).await.is_empty());
+    let error = text_of(client, "#errors .error[data-input='old']").await;
+    assert!(error.starts_with("old:11: old objects: invalid YAML"), "{error}");
+
+    // The example button fills both panes with the same update.
+    client.goto("about:blank").await.unwrap();
+    client.goto(page).await.unwrap();
+    rows(client).await;
+    client
+        .execute("document.body.dataset.evaluated = 'false';", vec![])
+        .await
+        .unwrap();
+    client
+        .find(Locator::Id("example-update"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    assert!(judged(client).await.contains(&updated));
+    let pane = client
+        .find(Locator::Id("old"))
+        .await
+        .unwrap()
+        .prop("value")
+        .await
+        .unwrap();
+    assert_eq!(pane.as_deref(), Some(old.as_str()));
+}
+
+/// Owned strings of a row's four fields.
+trait IntoOwned {
+    fn into_owned(self) -> (String, String, String, String);
+}
+
+impl IntoOwned for (&str, &str, &str, &str) {
+    fn into_owned(self) -> (String, String, String, String) {
+        (self.0.into(), self.1.into(), self.2.into(), self.3.into())
+    }
 }

@@ -113,6 +113,8 @@ fn compare(what: &str, manifests: &Path, snapshot: Option<&Path>, config: Option
         manifests: read(manifests),
         snapshot: snapshot.map(read).unwrap_or_default(),
         config: config.map(read).unwrap_or_default(),
+        // No old objects: every document is a CREATE, as the command sends it.
+        ..State::default()
     };
     let expected = scan(manifests, snapshot, config);
     let got = playground(&state);

@@ -1,8 +1,8 @@
-// The page: reads the three inputs, calls the module's `evaluate`, renders its JSON report, and
+// The page: reads the four inputs, calls the module's `evaluate`, renders its JSON report, and
 // keeps the state in the URL fragment (`#state=` + base64url, no padding, of UTF-8 JSON).
-import init, { evaluate } from "./syncguard_playground.js";
+import init, { evaluate, example } from "./syncguard_playground.js";
 
-const FIELDS = ["manifests", "snapshot", "config"];
+const FIELDS = ["manifests", "snapshot", "config", "old"];
 const $ = (id) => document.getElementById(id);
 
 function encodeState(state) {
@@ -65,10 +65,12 @@ function render(report) {
     row.dataset.document = r.document;
     row.dataset.policy = r.policy;
     row.dataset.verdict = r.verdict;
+    row.dataset.operation = r.operation;
     cell(row, String(r.line));
     const place = doc.namespace ? `${doc.namespace}/` : "";
     cell(row, `${doc.kind} ${place}${doc.name ?? "(no name)"} (${doc.apiVersion})`);
     cell(row, r.policy);
+    cell(row, r.operation === "UPDATE" ? "UPDATE from the old version" : r.operation, "operation");
     cell(row, r.verdict, "verdict");
     const details = row.insertCell();
     if (r.message) pre(details, r.message + (r.code ? ` (code ${r.code})` : ""));
@@ -95,20 +97,26 @@ function render(report) {
 
 function run() {
   const state = currentState();
-  const report = JSON.parse(evaluate(state.manifests, state.snapshot, state.config));
+  const report = JSON.parse(evaluate(state.manifests, state.snapshot, state.config, state.old));
   render(report);
-  $("status").textContent = `${report.documents.length} objects, ${report.results.length} results`;
+  const updates = report.documents.filter((d) => d.old).length;
+  const old = state.old.trim() ? ` (${updates} with an old version)` : "";
+  $("status").textContent = `${report.documents.length} objects${old}, ${report.results.length} results`;
   document.body.dataset.evaluated = "true";
+}
+
+function show(state) {
+  for (const field of FIELDS) $(field).value = typeof state[field] === "string" ? state[field] : "";
+  if (state.snapshot) $("snapshot-box").open = true;
+  if (state.old) $("old-box").open = true;
+  if (state.config) $("config-box").open = true;
 }
 
 function loadFragment() {
   const match = window.location.hash.match(/^#state=([A-Za-z0-9_-]*)$/);
   if (!match) return false;
   try {
-    const state = decodeState(match[1]);
-    for (const field of FIELDS) $(field).value = typeof state[field] === "string" ? state[field] : "";
-    if (state.snapshot) $("snapshot-box").open = true;
-    if (state.config) $("config-box").open = true;
+    show(decodeState(match[1]));
     return true;
   } catch (e) {
     $("status").textContent = `The link's state cannot be read: ${e.message}`;
@@ -119,6 +127,10 @@ function loadFragment() {
 async function main() {
   await init();
   $("evaluate").addEventListener("click", run);
+  $("example-update").addEventListener("click", () => {
+    show(JSON.parse(example()));
+    run();
+  });
   $("copy-link").addEventListener("click", async () => {
     const link = shareLink();
     history.replaceState(null, "", link);
