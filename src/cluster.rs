@@ -102,10 +102,17 @@ pub fn not_found(api_version: &str, kind: &str, name: &str, namespace: Option<&s
     format!("Cannot find {api_version}/{kind} named '{name}' inside of namespace '{namespace:?}'")
 }
 
+/// How Kubewarden's policy-evaluator words a host call that failed, before the error itself.
+pub const CALLBACK_FAILURE: &str = "Callback evaluation failure: ";
+
 /// Whether a failed `get` (its message as [`host_error`] gives it) says the object does not
-/// exist.
+/// exist: the client's words, alone (a native host) or as Kubewarden hands them to a module,
+/// after [`CALLBACK_FAILURE`].
 pub fn is_not_found(error: &str) -> bool {
-    error.starts_with("Cannot find ")
+    error
+        .strip_prefix(CALLBACK_FAILURE)
+        .unwrap_or(error)
+        .starts_with("Cannot find ")
 }
 
 /// The request of Kubewarden's `kubernetes/get_resource` host call, as kubewarden-policy-sdk
@@ -352,5 +359,24 @@ mod tests {
             "{}",
             text(&["spec.b", "spec.a"])
         );
+    }
+
+    #[test]
+    fn a_missing_object_is_recognised_as_kubewarden_hands_it_to_a_module() {
+        let missing = not_found(
+            "apiextensions.k8s.io/v1",
+            "CustomResourceDefinition",
+            "x.example.com",
+            None,
+        );
+        assert!(is_not_found(&missing));
+        assert!(is_not_found(&format!("{CALLBACK_FAILURE}{missing}")));
+        assert!(is_not_found(&host_error(&format!(
+            "{CALLBACK_FAILURE}{missing}\n\nStack backtrace:\n 0: x"
+        ))));
+        assert!(!is_not_found(&format!(
+            "{CALLBACK_FAILURE}customresourcedefinitions is forbidden"
+        )));
+        assert!(!is_not_found("forbidden: Cannot find it"));
     }
 }

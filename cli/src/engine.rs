@@ -251,7 +251,7 @@ fn host_call(
 /// message is that message alone, unless a backtrace was captured (kwctl run with
 /// `RUST_BACKTRACE` or `RUST_LIB_BACKTRACE` set appends one); syncguard never appends one.
 pub fn callback_failure(error: String) -> String {
-    format!("Callback evaluation failure: {error}")
+    format!("{}{error}", syncguard::cluster::CALLBACK_FAILURE)
 }
 
 /// Reads a module file with a clear error.

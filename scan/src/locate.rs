@@ -180,10 +180,10 @@ impl Locator {
         let next_content = (node.last_line + 1..=self.lines.len())
             .map(|n| self.text_of(n))
             .find(|line| !line.trim().is_empty() && !line.trim_start().starts_with('#'));
-        if let Some(next) = next_content {
-            if next.chars().take_while(|c| *c == ' ').count() > node.col {
-                return None;
-            }
+        if let Some(next) = next_content
+            && next.chars().take_while(|c| *c == ' ').count() > node.col
+        {
+            return None;
         }
         // Whole lines, their line end included; the last line of the file has none to take.
         let (end_line, end_column) = if node.last_line < self.lines.len() {
