@@ -136,11 +136,14 @@ pub fn get_request(
 }
 
 /// What a policy quotes of a failed host call: the host's error without the guest library's
-/// `Host error: ` prefix, and only its first paragraph. kwctl's error carries anyhow's
-/// `Stack backtrace:` after a blank line, twenty frames long, which has no place in a
-/// rejection or a warning.
+/// `Host error: ` prefix and the evaluator's [`CALLBACK_FAILURE`] (the same words on every
+/// failure, which would take the room of the error itself in a 256-character warning), and only
+/// its first paragraph. kwctl's error carries anyhow's `Stack backtrace:` after a blank line,
+/// twenty frames long, which has no place in a rejection or a warning. A module and the native
+/// checks then quote a failure alike.
 pub fn host_error(message: &str) -> String {
     let message = message.strip_prefix("Host error: ").unwrap_or(message).trim_start();
+    let message = message.strip_prefix(CALLBACK_FAILURE).unwrap_or(message);
     let first = message.split("\n\n").next().unwrap_or(message);
     first.trim_end().to_string()
 }
@@ -378,5 +381,10 @@ mod tests {
             "{CALLBACK_FAILURE}customresourcedefinitions is forbidden"
         )));
         assert!(!is_not_found("forbidden: Cannot find it"));
+        // A module quotes what the host said, as the native checks do.
+        assert_eq!(
+            host_error(&format!("Host error: {CALLBACK_FAILURE}{missing}\n\nStack backtrace:")),
+            missing
+        );
     }
 }
