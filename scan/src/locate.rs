@@ -243,6 +243,13 @@ fn double_quoted_prefix(text: &str) -> Option<&str> {
     None
 }
 
+/// Whether `node` is a plain null scalar (what an empty document reads as).
+fn is_null(node: &Node) -> bool {
+    node.scalar.as_ref().is_some_and(|s| {
+        s.style == TScalarStyle::Plain && matches!(s.value.as_str(), "" | "~" | "null" | "Null" | "NULL")
+    })
+}
+
 /// Length of `text` in UTF-16 code units.
 fn utf16_len(text: &str) -> usize {
     text.encode_utf16().count()
@@ -300,6 +307,8 @@ impl Builder {
     /// key's value takes the key's place, an item its own.
     fn add(&mut self, mut node: Node, line: usize, col: usize) {
         match self.stack.last_mut() {
+            // An empty (null) document is no document to the scan, which numbers the others.
+            None if is_null(&node) => {}
             None => self.documents.push(node),
             Some(Open::Seq(sequence)) => {
                 node.line = line;
@@ -434,6 +443,16 @@ items:
         );
         assert_eq!(line("status.storedVersions[0]"), None);
         assert_eq!(locator.line(1, Some(1), "metadata.name"), Some(28));
+    }
+
+    #[test]
+    fn empty_documents_are_not_counted_as_the_scan_does_not_count_them() {
+        let text = "---\n# Source: chart/templates/empty.yaml\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n---\n~\n---\napiVersion: v1\nkind: Secret\nmetadata:\n  name: b\n";
+        let locator = Locator::new(text);
+        assert_eq!(locator.line(0, None, "metadata.name"), Some(7));
+        assert_eq!(locator.line(1, None, "metadata.name"), Some(14));
+        let documents = crate::input::objects_of(0, "t.yaml", text).documents;
+        assert_eq!(documents.iter().map(|d| d.index).collect::<Vec<_>>(), [0, 1]);
     }
 
     #[test]
