@@ -105,14 +105,10 @@ pub fn not_found(api_version: &str, kind: &str, name: &str, namespace: Option<&s
 /// How Kubewarden's policy-evaluator words a host call that failed, before the error itself.
 pub const CALLBACK_FAILURE: &str = "Callback evaluation failure: ";
 
-/// Whether a failed `get` (its message as [`host_error`] gives it) says the object does not
-/// exist: the client's words, alone (a native host) or as Kubewarden hands them to a module,
-/// after [`CALLBACK_FAILURE`].
+/// Whether a failed `get` (its message as [`host_error`] gives it, so without Kubewarden's
+/// [`CALLBACK_FAILURE`]) says the object does not exist.
 pub fn is_not_found(error: &str) -> bool {
-    error
-        .strip_prefix(CALLBACK_FAILURE)
-        .unwrap_or(error)
-        .starts_with("Cannot find ")
+    error.starts_with("Cannot find ")
 }
 
 /// The request of Kubewarden's `kubernetes/get_resource` host call, as kubewarden-policy-sdk
@@ -373,13 +369,16 @@ mod tests {
             None,
         );
         assert!(is_not_found(&missing));
-        assert!(is_not_found(&format!("{CALLBACK_FAILURE}{missing}")));
+        // As a module receives it: the guest library's and Kubewarden's words before it.
+        assert!(is_not_found(&host_error(&format!(
+            "Host error: {CALLBACK_FAILURE}{missing}"
+        ))));
         assert!(is_not_found(&host_error(&format!(
             "{CALLBACK_FAILURE}{missing}\n\nStack backtrace:\n 0: x"
         ))));
-        assert!(!is_not_found(&format!(
+        assert!(!is_not_found(&host_error(&format!(
             "{CALLBACK_FAILURE}customresourcedefinitions is forbidden"
-        )));
+        ))));
         assert!(!is_not_found("forbidden: Cannot find it"));
         // A module quotes what the host said, as the native checks do.
         assert_eq!(

@@ -678,29 +678,22 @@ fn base_ref_judges_changed_objects_as_updates() {
     );
 
     // Errors say what is wrong.
-    let run = scan_in(
+    let refused = |cwd: &Path, args: &[&str], says: &str| {
+        let run = scan_in(cwd, &[&["--policies", policies][..], args].concat(), None);
+        assert_eq!(run.code, 2, "{}", run.stdout);
+        assert!(run.stderr.contains(says), "{}", run.stderr);
+    };
+    refused(
         repo.path(),
-        &["--policies", policies, "--base", "no-such-branch", "crds"],
-        None,
-    );
-    assert_eq!(run.code, 2);
-    assert!(
-        run.stderr.contains("--base no-such-branch: not a commit in"),
-        "{}",
-        run.stderr
+        &["--base", "no-such-branch", "crds"],
+        "--base no-such-branch: not a commit in",
     );
     let outside = TempDir::new();
     std::fs::write(outside.path().join("a.yaml"), fixture("widgets-new.yaml")).unwrap();
-    let run = scan_in(
+    refused(
         outside.path(),
-        &["--policies", policies, "--base", "HEAD", "a.yaml"],
-        None,
-    );
-    assert_eq!(run.code, 2);
-    assert!(
-        run.stderr.contains("--base needs the scanned paths in a git work tree"),
-        "{}",
-        run.stderr
+        &["--base", "HEAD", "a.yaml"],
+        "--base needs the scanned paths in a git work tree",
     );
 }
 

@@ -234,6 +234,26 @@ async fn type_old(client: &Client, text: &str) {
         .unwrap();
 }
 
+/// Clicks "Copy link": the link it leaves in the address bar, and the state that link carries.
+async fn copy_link(client: &Client) -> (String, Value) {
+    client
+        .find(Locator::Id("copy-link"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    let link = client.current_url().await.unwrap().to_string();
+    let encoded = link.split_once("#state=").expect("the link carries the state").1;
+    let state: Value = serde_json::from_slice(
+        &base64::engine::general_purpose::URL_SAFE_NO_PAD
+            .decode(encoded)
+            .unwrap(),
+    )
+    .unwrap();
+    (link, state)
+}
+
 fn preset(name: &str) -> String {
     std::fs::read_to_string(
         Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -289,25 +309,7 @@ async fn check_the_page(client: &Client, page: &str) {
     assert!(details.contains("x-kubernetes-patch-strategy"), "{details}");
 
     // "Copy link" puts the state in the address bar; opening it evaluates at once.
-    client
-        .find(Locator::Id("copy-link"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
-    let link = client.current_url().await.unwrap().to_string();
-    let encoded = link
-        .split_once("#state=")
-        .expect("the link carries the state")
-        .1
-        .to_string();
-    let state: Value = serde_json::from_slice(
-        &base64::engine::general_purpose::URL_SAFE_NO_PAD
-            .decode(&encoded)
-            .unwrap(),
-    )
-    .unwrap();
+    let (link, state) = copy_link(client).await;
     assert_eq!(state["manifests"], Value::from(crd.as_str()));
 
     // A link written by hand (keys left out mean empty) gives the same result.
@@ -379,21 +381,7 @@ async fn check_old_versions(client: &Client, page: &str) {
     assert!(status.contains("1 with an old version"), "{status}");
 
     // The share link carries the old pane, and opening it gives the UPDATE again.
-    client
-        .find(Locator::Id("copy-link"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
-    let link = client.current_url().await.unwrap().to_string();
-    let encoded = link.split_once("#state=").expect("the link carries the state").1;
-    let state: Value = serde_json::from_slice(
-        &base64::engine::general_purpose::URL_SAFE_NO_PAD
-            .decode(encoded)
-            .unwrap(),
-    )
-    .unwrap();
+    let (link, state) = copy_link(client).await;
     assert_eq!(state["old"], Value::from(old.as_str()));
     client.goto("about:blank").await.unwrap();
     client.goto(&link).await.unwrap();

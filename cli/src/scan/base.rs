@@ -110,7 +110,7 @@ pub fn read(reference: &str, paths: &[PathBuf]) -> Result<Base> {
         .split(|b| *b == 0)
         .filter(|name| !name.is_empty())
         .map(|name| String::from_utf8_lossy(name).into_owned())
-        .filter(|name| wanted(name))
+        .filter(|name| super::walk::wanted(Path::new(name)))
         .collect();
     let blobs = cat_files(&top, &commit, &names)?;
     let mut documents = Vec::new();
@@ -125,14 +125,6 @@ pub fn read(reference: &str, paths: &[PathBuf]) -> Result<Base> {
         files: names.len(),
         documents,
     })
-}
-
-/// Whether a file of the base is one to read, by its extension (as the directory walk decides).
-fn wanted(name: &str) -> bool {
-    Path::new(name)
-        .extension()
-        .and_then(|e| e.to_str())
-        .is_some_and(|e| input::EXTENSIONS.iter().any(|x| x.eq_ignore_ascii_case(e)))
 }
 
 /// The contents of `names` at `commit`, in order, through one `git cat-file --batch` (`None`
@@ -171,13 +163,12 @@ fn cat_files(top: &Path, commit: &str, names: &[String]) -> Result<Vec<Option<Ve
                 stdout.read_exact(&mut newline)?;
                 out.push(Some(bytes));
             }
-            [_, "missing"] | [_, _, _] => {
-                // A missing object, or a submodule's commit or the like: no text to read. A
-                // non-blob's content still follows its header and must be skipped.
-                if let [_, _, size] = fields.as_slice() {
-                    let size: u64 = size.parse().unwrap_or(0);
-                    std::io::copy(&mut (&mut stdout).take(size + 1), &mut std::io::sink())?;
-                }
+            [_, "missing"] => out.push(None),
+            [_, _, size] => {
+                // Not a blob (a submodule's commit, say): no text to read, but its content
+                // follows the header and is skipped.
+                let size: u64 = size.parse().unwrap_or(0);
+                std::io::copy(&mut (&mut stdout).take(size + 1), &mut std::io::sink())?;
                 out.push(None);
             }
             _ => bail!("git cat-file: unexpected answer {header:?} for {name}"),

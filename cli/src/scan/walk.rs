@@ -59,8 +59,8 @@ pub fn expand(paths: &[PathBuf], options: WalkOptions) -> (Vec<(String, Input)>,
     (files, errors)
 }
 
-/// Whether a walked file is one to read, by its extension.
-fn wanted(path: &Path) -> bool {
+/// Whether a walked file (or a file of `--base`) is one to read, by its extension.
+pub(crate) fn wanted(path: &Path) -> bool {
     path.extension()
         .and_then(|e| e.to_str())
         .is_some_and(|e| input::EXTENSIONS.iter().any(|x| x.eq_ignore_ascii_case(e)))
