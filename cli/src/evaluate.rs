@@ -6,7 +6,7 @@ use crate::engine::Instance;
 use crate::metadata::Metadata;
 use anyhow::{Result, anyhow};
 use base64::Engine as _;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use syncguard::admission::{SettingsValidationResponse, ValidationResponse};
@@ -80,33 +80,82 @@ pub struct RequestDoc {
 }
 
 /// Reads a bare AdmissionRequest or a whole AdmissionReview (its `.request`) the way kwctl and
-/// policy-server do: into serde_json values (without `preserve_order`), written out again for
-/// the module, so every object reaches the policy with its keys sorted. Like kwctl, a request
-/// nested deeper than serde_json's recursion limit (128 levels) is refused here; `syncguard call`
-/// sends any bytes verbatim.
+/// policy-server do: into policy-evaluator's `AdmissionRequest` type ([`AdmissionRequest`]), so
+/// that a request kwctl refuses is refused here in kwctl's words (`cannot build
+/// AdmissionRequest object from given input: missing field `userInfo``), and written out again
+/// from that type for the module: fields it does not declare are dropped, and every object
+/// reaches the policy with its keys sorted. Like kwctl, a request nested deeper than
+/// serde_json's recursion limit (128 levels) is refused here; `syncguard call` sends any bytes
+/// verbatim.
 pub fn read_request(text: &str) -> Result<RequestDoc> {
     let top: Value = serde_json::from_str(text).map_err(|e| anyhow!("the request is not JSON: {e}"))?;
     let Value::Object(mut top) = top else {
-        return Err(anyhow!("the request is not a JSON object"));
+        return Err(anyhow!("Invalid request object"));
     };
     let request = if top.get("kind").and_then(Value::as_str) == Some("AdmissionReview") {
         top.remove("request")
-            .ok_or_else(|| anyhow!("the AdmissionReview has no `request`"))?
+            .ok_or_else(|| anyhow!("invalid AdmissionReview object"))?
     } else {
         Value::Object(top)
     };
-    if !request.is_object() {
-        return Err(anyhow!("the AdmissionRequest is not a JSON object"));
-    }
-    let uid = request
-        .get("uid")
-        .and_then(Value::as_str)
-        .unwrap_or_default()
-        .to_string();
+    let request: AdmissionRequest = serde_json::from_value(request)
+        .map_err(|e| anyhow!("cannot build AdmissionRequest object from given input: {e}"))?;
+    let raw = serde_json::to_string(&request)?;
     Ok(RequestDoc {
-        raw: request.to_string(),
-        uid,
+        raw,
+        uid: request.uid,
     })
+}
+
+/// policy-evaluator's `AdmissionRequest` (kubewarden/adm-controller,
+/// `crates/policy-evaluator/src/admission_request.rs`): what kwctl and policy-server read a
+/// request into before a policy sees it. The same fields are required (`uid`, `kind`,
+/// `resource`, `operation`, `userInfo`), the same optional ones are left out when absent, and
+/// the request a module receives is this type written out again, as Kubewarden writes it.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct AdmissionRequest {
+    uid: String,
+    kind: GroupVersionKind,
+    resource: GroupVersionResource,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    sub_resource: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    request_kind: Option<GroupVersionKind>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    request_resource: Option<GroupVersionResource>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    request_sub_resource: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    name: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    namespace: Option<String>,
+    operation: String,
+    user_info: k8s_openapi::api::authentication::v1::UserInfo,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    object: Option<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    old_object: Option<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    dry_run: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    options: Option<Value>,
+}
+
+/// An API group, version and kind, each required (policy-evaluator's `GroupVersionKind`).
+#[derive(Debug, Serialize, Deserialize)]
+struct GroupVersionKind {
+    group: String,
+    version: String,
+    kind: String,
+}
+
+/// An API group, version and resource, each required (policy-evaluator's `GroupVersionResource`).
+#[derive(Debug, Serialize, Deserialize)]
+struct GroupVersionResource {
+    group: String,
+    version: String,
+    resource: String,
 }
 
 /// Why an evaluation could not produce a response.

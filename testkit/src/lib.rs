@@ -20,6 +20,7 @@ pub fn crd_request(operation: &str, object: &Value, old: Option<&Value>) -> Valu
         "resource": {"group": "apiextensions.k8s.io", "version": "v1", "resource": "customresourcedefinitions"},
         "name": object["metadata"]["name"],
         "operation": operation,
+        "userInfo": user_info(),
         "object": object,
     });
     if let Some(old) = old {
@@ -41,8 +42,15 @@ pub fn object_request(operation: &str, object: &Value, resource: &str) -> Value 
         "name": object["metadata"]["name"],
         "namespace": object["metadata"]["namespace"],
         "operation": operation,
+        "userInfo": user_info(),
         "object": object,
     })
+}
+
+/// The `userInfo` of the requests the builders write: a cluster administrator, as kubeadm names
+/// one. Every AdmissionRequest carries one (kwctl refuses a request without it).
+pub fn user_info() -> Value {
+    serde_json::json!({"username": "kubernetes-admin", "groups": ["kubeadm:cluster-admins", "system:authenticated"]})
 }
 
 /// The `validate` payload Kubewarden hands a policy: `request` and the policy's `settings`.
