@@ -101,10 +101,7 @@ pub fn read_request(text: &str) -> Result<RequestDoc> {
     let request: AdmissionRequest = serde_json::from_value(request)
         .map_err(|e| anyhow!("cannot build AdmissionRequest object from given input: {e}"))?;
     let raw = serde_json::to_string(&request)?;
-    Ok(RequestDoc {
-        raw,
-        uid: request.uid,
-    })
+    Ok(RequestDoc { raw, uid: request.uid })
 }
 
 /// policy-evaluator's `AdmissionRequest` (kubewarden/adm-controller,
