@@ -49,7 +49,7 @@ use crate::rules::{self, Rule};
 use crate::settings::Action;
 use crate::text::spelling::closest;
 use crate::text::{Parts, elide, join_and, quote};
-use schema::{Change, EnumAdditions, SchemaRules, Scope, What};
+use schema::{Change, Effect, EnumAdditions, Options, SchemaRules, Scope, What};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use std::collections::BTreeMap;
@@ -222,12 +222,55 @@ pub struct Settings {
     /// Check names (`storedVersions`, `downgrade`, `channel`, `pendingMigration`) whose
     /// rejections become warnings. Default: `[]` (every finding of these checks rejects).
     pub warn_only: Vec<String>,
-    /// The schema rules (crdify's names) to their action, `reject`, `warn` or `ignore`. A rule
-    /// not named keeps its default: `reject`, `ignore` for `description` (OLM v1's choices).
+    /// How schema changes are judged: `admission` (default: refuse what loses or misreads
+    /// stored data, warn what tightens validation or changes defaults), `olm` (OLM v1's
+    /// preflight) or `crdify` (crdify's own defaults).
+    pub profile: Profile,
+    /// The schema rules to their action, `reject`, `warn` or `ignore`, over the profile's. In
+    /// `olm` and `crdify`, a rule crdify calls `unhandled` that is not named takes `unhandled`'s.
     pub schema_rules: SchemaRules,
-    /// Whether values added to an existing enum are `allow`ed (default, as OLM v1) or `reject`ed
-    /// under the `enum` rule (crdify's default).
-    pub enum_additions: EnumAdditions,
+    /// Whether values added to an existing enum are `allow`ed or `reject`ed under the `enum`
+    /// rule; default: `reject` in the `crdify` profile (crdify's default), `allow` otherwise.
+    pub enum_additions: Option<EnumAdditions>,
+}
+
+/// How schema changes are judged: the `profile` setting.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Profile {
+    /// Refuse what loses or misreads stored data; warn what tightens validation or changes
+    /// defaults; say nothing of what changes nothing for stored objects and clients.
+    #[default]
+    Admission,
+    /// OLM v1's preflight: crdify's rules, descriptions ignored, enum additions allowed, served
+    /// versions not compared when a conversion webhook converts between them.
+    Olm,
+    /// crdify's own defaults: every rule refuses, descriptions and enum additions included, and
+    /// served versions are compared even with a conversion webhook.
+    Crdify,
+}
+
+/// The names of the profiles, as settings write them.
+pub const PROFILES: [&str; 3] = ["admission", "olm", "crdify"];
+
+impl<'de> Deserialize<'de> for Profile {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let text = std::borrow::Cow::<'de, str>::deserialize(deserializer)?;
+        match text.as_ref() {
+            "admission" => Ok(Profile::Admission),
+            "olm" => Ok(Profile::Olm),
+            "crdify" => Ok(Profile::Crdify),
+            other => {
+                let hint = closest(other, PROFILES, 3)
+                    .map(|near| format!(" (did you mean {}?)", quote(near)))
+                    .unwrap_or_default();
+                Err(serde::de::Error::custom(format!(
+                    "unknown profile {}{hint}; the profiles are {}",
+                    quote(other),
+                    join_and(&PROFILES.map(quote))
+                )))
+            }
+        }
+    }
 }
 
 impl Default for Settings {
@@ -239,8 +282,9 @@ impl Default for Settings {
                 vec!["standard".to_string(), "experimental".to_string()],
             )]),
             warn_only: Vec::new(),
+            profile: Profile::Admission,
             schema_rules: SchemaRules::default(),
-            enum_additions: EnumAdditions::Allow,
+            enum_additions: None,
         }
     }
 }
@@ -250,17 +294,109 @@ impl Settings {
         self.warn_only.iter().any(|name| name == check)
     }
 
-    /// The action of a finding of `rule`: the schema rules' setting, with `warnOnly` turning a
-    /// rejection into a warning (`storedVersions` for `storedVersionRemoval`).
+    /// The action of a finding of `rule` that is not a schema comparison's (those have
+    /// [`Settings::schema_action`]): `schemaRules` for `storedVersionRemoval`, with `warnOnly`
+    /// turning a rejection into a warning (`storedVersions` for `storedVersionRemoval`).
     fn action(&self, rule: &str) -> Action {
         let warn_only = match rule {
             "storedVersionRemoval" => self.warn_only("storedVersions"),
             other => self.warn_only(other),
         };
-        match self.schema_rules.action(rule) {
+        let action = match rule {
+            "storedVersionRemoval" => self.schema_rules.actions.get(rule).unwrap_or(Action::Reject),
+            _ => Action::Reject,
+        };
+        match action {
             Action::Reject if warn_only => Action::Warn,
             action => action,
         }
+    }
+
+    /// A finding that is not a schema comparison's, with its action from the settings
+    /// ([`Settings::action`]); `None` when ignored.
+    fn apply(&self, finding: Finding) -> Option<Finding> {
+        let rule = finding.rule;
+        match self.action(rule) {
+            Action::Ignore => None,
+            Action::Warn if finding.rejects() => Some(finding.warn_if(true, || {
+                if self.schema_rules.actions.get(rule).is_some() {
+                    format!("schemaRules: {rule}: warn")
+                } else if rule == "storedVersionRemoval" {
+                    "warnOnly: storedVersions".to_string()
+                } else {
+                    format!("warnOnly: {rule}")
+                }
+            })),
+            _ => Some(finding),
+        }
+    }
+
+    /// Whether an update installs a more stable channel of the same bundle: a channel
+    /// annotation moves to an earlier channel while every version annotation present on both
+    /// sides (at least one) keeps its value. Gateway API's upgrade policy allows it.
+    fn channel_switch(&self, old: &Crd<'_>, new: &Crd<'_>) -> bool {
+        let more_stable = self.channel_annotations.iter().any(|(key, channels)| {
+            let position = |value: Option<&str>| value.and_then(|v| channels.iter().position(|c| c == v));
+            matches!((position(old.annotation(key)), position(new.annotation(key))), (Some(a), Some(b)) if b < a)
+        });
+        let versions: Vec<(Option<&str>, Option<&str>)> = self
+            .version_annotations
+            .iter()
+            .map(|key| (old.annotation(key), new.annotation(key)))
+            .filter(|(a, b)| a.is_some() && b.is_some())
+            .collect();
+        more_stable && !versions.is_empty() && versions.iter().all(|(a, b)| a == b)
+    }
+
+    /// How the schema comparison runs under these settings.
+    fn options(&self) -> Options {
+        Options {
+            additions: self.enum_additions.unwrap_or(match self.profile {
+                Profile::Crdify => EnumAdditions::Reject,
+                _ => EnumAdditions::Allow,
+            }),
+            served_with_webhook: self.profile == Profile::Crdify,
+        }
+    }
+
+    /// The action on a schema change, and the setting that made a rejection a warning (its
+    /// note): the rule's `schemaRules` entry, else the profile's verdict. `channel_switch`: the
+    /// update installs a more stable channel of the same bundle version.
+    fn schema_action(&self, change: &Change, channel_switch: bool) -> (Action, Option<String>) {
+        let rule = change.rule;
+        if let Some(action) = self.schema_rules.actions.get(rule) {
+            return (action, Some(format!("schemaRules: {rule}: {}", action_name(action))));
+        }
+        // Enum additions are found only when enumAdditions (or the crdify profile) rejects them.
+        if rule == "enum" && matches!(change.what, What::Members(_)) {
+            return (Action::Reject, None);
+        }
+        let unhandled = self.schema_rules.actions.get("unhandled");
+        match self.profile {
+            Profile::Olm | Profile::Crdify => match (rule, unhandled) {
+                (_, Some(action)) if schema::SPLIT_FROM_UNHANDLED.contains(&rule) => {
+                    (action, Some(format!("schemaRules: unhandled: {}", action_name(action))))
+                }
+                ("description", _) if self.profile == Profile::Olm => (Action::Ignore, None),
+                _ => (Action::Reject, None),
+            },
+            Profile::Admission => match change.effect {
+                Effect::Loses if channel_switch && rule == "existingFieldRemoval" => (Action::Warn, None),
+                Effect::Loses => (Action::Reject, None),
+                Effect::Alters => (Action::Warn, None),
+                Effect::Unknown => (unhandled.unwrap_or(Action::Warn), None),
+                Effect::Neutral => (Action::Ignore, None),
+            },
+        }
+    }
+}
+
+/// An action as settings write it.
+fn action_name(action: Action) -> &'static str {
+    match action {
+        Action::Reject => "reject",
+        Action::Warn => "warn",
+        Action::Ignore => "ignore",
     }
 }
 
@@ -306,22 +442,7 @@ impl Check for CrdSafeUpgrade {
         };
         let findings = findings
             .into_iter()
-            .filter_map(|finding| {
-                let rule = finding.rule;
-                match settings.action(rule) {
-                    Action::Ignore => None,
-                    Action::Warn if finding.rejects() => Some(finding.warn_if(true, || {
-                        if settings.schema_rules.actions.get(rule).is_some() {
-                            format!("schemaRules: {rule}: warn")
-                        } else if rule == "storedVersionRemoval" {
-                            "warnOnly: storedVersions".to_string()
-                        } else {
-                            format!("warnOnly: {rule}")
-                        }
-                    })),
-                    _ => Some(finding),
-                }
-            })
+            .filter_map(|f| settings.apply(f))
             .collect::<Vec<Finding>>();
         let mut report = Report::new(subject, findings);
         report.notes = notes
@@ -454,8 +575,8 @@ const LIST_CHARS: usize = 80;
 // ---------------------------------------------------------------------------------------------
 // UPDATE.
 
-/// The findings of an UPDATE, in their fixed order, and the note of each schema rule found (see
-/// [`Report::notes`]).
+/// The findings of an UPDATE, in their fixed order, with their actions, and the note of each
+/// schema rule found (see [`Report::notes`]).
 fn update(
     name: &str,
     old: &Crd<'_>,
@@ -463,35 +584,54 @@ fn update(
     settings: &Settings,
     notes: &mut Vec<(&'static str, String)>,
 ) -> Vec<Finding> {
+    // A CRD read from a file (a manifest in git, a pasted one) has no status; the API server
+    // records a CRD's storage version in status.storedVersions when it creates it, and it stays
+    // there until a migration removes it, so the storage version is stored.
+    let assumed = old.status.stored_versions.is_empty();
+    let stored: Vec<String> = if assumed {
+        old.storage().map(|(_, v)| vec![v.to_string()]).unwrap_or_default()
+    } else {
+        old.status.stored_versions.clone()
+    };
     let mut findings = Vec::new();
-    findings.extend(stored_versions(name, old, new));
-    let changes = schema::compare(old, new, settings.enum_additions);
-    findings.extend(
-        changes
-            .iter()
-            .filter(|change| settings.action(change.rule) != Action::Ignore)
-            .map(schema_finding),
-    );
-    for change in &changes {
-        if !notes.iter().any(|(rule, _)| *rule == change.rule) {
-            notes.push((change.rule, schema_note(change)));
+    findings.extend(stored_versions(name, &stored, assumed, old, new).and_then(|f| settings.apply(f)));
+    let switch = settings.channel_switch(old, new);
+    for change in schema::compare(old, new, &stored, settings.options()) {
+        let (action, note) = settings.schema_action(&change, switch);
+        let mut finding = match action {
+            Action::Ignore => continue,
+            Action::Reject => {
+                if !notes.iter().any(|(rule, _)| *rule == change.rule) {
+                    notes.push((change.rule, schema_note(&change, settings.profile)));
+                }
+                schema_finding(&change, switch)
+            }
+            Action::Warn => schema_finding(&change, switch),
+        };
+        if action == Action::Warn {
+            finding.action = crate::settings::RejectOrWarn::Warn;
+            finding.note = note;
         }
+        findings.push(finding);
     }
+    let mut others = Vec::new();
     for key in &settings.version_annotations {
-        findings.extend(downgrade(key, old.annotation(key), new.annotation(key)));
+        others.extend(downgrade(key, old.annotation(key), new.annotation(key)));
     }
     for (key, channels) in &settings.channel_annotations {
-        findings.extend(channel(key, channels, old.annotation(key), new.annotation(key)));
+        others.extend(channel(key, channels, old.annotation(key), new.annotation(key)));
     }
-    findings.extend(storage_change(name, old, new));
-    findings.extend(stops_being_served(name, old, new));
+    others.extend(storage_change(name, old, new));
+    others.extend(stops_being_served(name, &stored, old, new));
+    findings.extend(others.into_iter().filter_map(|f| settings.apply(f)));
     findings
 }
 
-/// A schema change as a finding: what changed, where (version and path in the API server's
-/// form) and the old and new values where they are short; why it breaks stored objects or their
-/// clients, and what to do instead, is its rule's note ([`schema_note`]).
-fn schema_finding(change: &Change) -> Finding {
+/// A schema change as a finding: what changed, where (version, and the path of the field in the
+/// CRD object) and the old and new values where they are short; why it breaks stored objects or
+/// their clients, and what to do instead, is its rule's note ([`schema_note`]). `switch`: the
+/// update installs a more stable channel of the same bundle.
+fn schema_finding(change: &Change, switch: bool) -> Finding {
     let path = match change.scope {
         Scope::Crd => "spec.scope".to_string(),
         _ => format!("spec.versions[{}].schema.openAPIV3Schema{}", change.index, change.at),
@@ -502,7 +642,7 @@ fn schema_finding(change: &Change) -> Finding {
         path.clone()
     };
     let what = schema_what(change, false);
-    let short_why = short_reason(change);
+    let short_why = short_reason(change, switch);
     let place = match &change.scope {
         Scope::Crd => String::new(),
         Scope::Version(version) => format!(" ({version})"),
@@ -516,6 +656,7 @@ fn schema_finding(change: &Change) -> Finding {
         Scope::Served(earlier, later) => format!(" (served {earlier} vs {later}, no conversion webhook)"),
     };
     let text = Parts::default().fixed(format!("{field}{place}: {what}."));
+    // Cut first: the path's prefix, which every finding of the version shares.
     let brief = Parts::default()
         .elidable(field)
         .fixed(format!("{brief_place}: "))
@@ -524,25 +665,44 @@ fn schema_finding(change: &Change) -> Finding {
     Finding::reject(change.rule, path, text, brief)
 }
 
-/// Why a schema change breaks, in a few words, for a warning.
-fn short_reason(change: &Change) -> &'static str {
-    match (change.rule, &change.what) {
-        ("scope", _) => "every stored object becomes unreachable",
-        ("existingFieldRemoval", _) => "stored values are pruned on their next write",
-        ("type", _) => "stored values no longer validate",
-        ("default", _) => "stored objects read differently without a write",
-        ("enum", What::Members(_)) => "clients may not know the new values",
-        ("nullable", What::Added(_)) => "clients may now read null",
-        ("description", _) => "documentation only",
-        ("unhandled", _) => "not shown safe for stored objects",
-        _ => "stored values may no longer validate",
-    }
+/// Since when validation ratcheting spares unchanged values (the CRDValidationRatcheting
+/// feature gate: beta and on by default in Kubernetes 1.30, GA in 1.33).
+const RATCHETING: &str = "ratcheting (Kubernetes 1.30+) spares unchanged values";
+
+/// Why a schema change matters, in a few words, for a warning. `switch`: the update installs a
+/// more stable channel of the same bundle.
+fn short_reason(change: &Change, switch: bool) -> String {
+    let text = match (change.rule, &change.what, change.effect) {
+        ("existingFieldRemoval", _, Effect::Loses) if switch => {
+            "a field only the less stable channel has: its stored values are pruned on their next write"
+        }
+        ("scope", _, _) => "every stored object becomes unreachable",
+        ("existingFieldRemoval", _, Effect::Neutral) => "no object is stored or served in this version",
+        ("existingFieldRemoval", _, _) => "stored values are pruned on their next write",
+        ("type", _, _) => "stored values of the old type no longer validate",
+        ("preserveUnknownFields", _, Effect::Loses) => {
+            "unknown fields are pruned from stored objects on their next write"
+        }
+        ("intOrString", _, Effect::Loses) => "stored values of the other type no longer validate",
+        ("embeddedResource", _, Effect::Loses) => "embedded apiVersion, kind and metadata may be pruned",
+        ("default", _, _) => "stored objects read differently without a write",
+        ("enum", What::Members(_), _) => "clients may not know the new values",
+        ("nullable", What::Added(_), _) => "clients may now read null",
+        ("description", _, _) => "documentation only",
+        ("listType" | "mapType", _, Effect::Alters) => {
+            "server-side apply merges it differently and stored values may no longer validate"
+        }
+        ("unhandled", _, Effect::Unknown) => "not shown safe for stored objects",
+        (_, _, Effect::Neutral) => "nothing stored changes; crdify's rules refuse it",
+        _ => return format!("validation tightens; {RATCHETING}"),
+    };
+    text.to_string()
 }
 
 /// The note a rejection gives once for the schema findings of `rule`: why they break stored
 /// objects or their clients, and what to do instead.
-fn schema_note(change: &Change) -> String {
-    let (why, fix) = schema_reason(change);
+fn schema_note(change: &Change, profile: Profile) -> String {
+    let (why, fix) = schema_reason(change, profile);
     let mut why = why.to_string();
     if let Some(first) = why.get_mut(..1) {
         first.make_ascii_uppercase();
@@ -554,6 +714,16 @@ fn schema_note(change: &Change) -> String {
 fn describe_rule(change: &Change) -> &'static str {
     match (change.rule, &change.what) {
         ("existingFieldRemoval", _) => "a field removed",
+        ("type", _) => "a type changed",
+        ("enum", What::Removed(_)) => "an enum removed",
+        ("pattern", What::Removed(_)) => "a pattern removed",
+        ("listType", _) => "a list type changed",
+        ("mapType", _) => "a map type changed",
+        ("celRules", _) => "CEL validation rules changed",
+        ("format", _) => "a format changed",
+        ("preserveUnknownFields", _) => "x-kubernetes-preserve-unknown-fields changed",
+        ("embeddedResource", _) => "x-kubernetes-embedded-resource changed",
+        ("intOrString", _) => "x-kubernetes-int-or-string changed",
         ("default", What::Added(_)) => "a default added",
         ("default", _) => "a default changed or removed",
         ("enum", What::Members(_)) => "enum values added",
@@ -591,9 +761,10 @@ fn schema_what(change: &Change, brief: bool) -> String {
         (What::Members(values), _) => format!("{rule} gains {}", join_and(values)),
         (What::Dropped(values), _) => format!("{rule} loses {}", join_and(values)),
         (What::Keywords(keywords), _) => {
-            let shown = |v: &str| !v.contains('…');
+            // Values are shown when whole, and in a brief only when short.
+            let shown = |v: &str| !v.contains('…') && (!brief || v.chars().count() <= 12);
             match keywords.as_slice() {
-                [(key, a, b)] if !brief && shown(a) && shown(b) => format!("{key} changes from {a} to {b}"),
+                [(key, a, b)] if shown(a) && shown(b) => format!("{key} changes from {a} to {b}"),
                 [(key, _, _)] => format!("{key} changes"),
                 many => {
                     let keys: Vec<String> = many
@@ -614,11 +785,12 @@ fn schema_what(change: &Change, brief: bool) -> String {
 }
 
 /// Why a schema change breaks stored objects or their clients, and what to do instead.
-fn schema_reason(change: &Change) -> (&'static str, &'static str) {
+fn schema_reason(change: &Change, profile: Profile) -> (&'static str, &'static str) {
     const NEW_VERSION: &str =
         "Make the change in a new version of the CRD, with a conversion webhook that converts stored objects";
     const RATCHET: &str = "Tighten it in a new version instead, or with an x-kubernetes-validations rule that spares unchanged values (`self == oldSelf || ...`)";
-    const INVALID: &str = "stored objects that break it no longer validate, and any update that touches the field is refused (validation ratcheting spares only unchanged values)";
+    const INVALID: &str = "stored objects that break it no longer validate, and any update that changes the field is refused (validation ratcheting, on by default since Kubernetes 1.30, spares only unchanged values)";
+    const UNHANDLED: &str = "Make it in a new version with a conversion webhook, or, after checking it yourself, set schemaRules: {unhandled: warn}; profile: admission judges it by what it does to stored objects";
     let rule = change.rule;
     let (why, fix) = match (rule, &change.what) {
         ("scope", _) => (
@@ -645,6 +817,10 @@ fn schema_reason(change: &Change) -> (&'static str, &'static str) {
             "clients that know only the old values may not handle the new ones",
             "Set enumAdditions: allow if the clients accept new values, as OLM v1 does",
         ),
+        ("enum", What::Removed(_)) => (
+            "every value is valid now; clients that relied on the enum may read values it excluded",
+            "Keep the enum, or use profile: admission, which lets a loosening pass",
+        ),
         ("enum" | "pattern" | "oneOf", What::Removed(_) | What::Dropped(_)) if rule != "enum" => (
             "clients that relied on the constraint may now read values it excluded",
             NEW_VERSION,
@@ -655,21 +831,37 @@ fn schema_reason(change: &Change) -> (&'static str, &'static str) {
         ("nullable", _) => ("stored null values no longer validate", RATCHET),
         ("description", _) => (
             "only the documentation changes",
-            "Set schemaRules: {description: ignore} (the default) to allow it",
+            "Set schemaRules: {description: ignore} (the admission and olm profiles ignore it) to allow it",
         ),
+        ("preserveUnknownFields", _) if change.effect == Effect::Loses => (
+            "with x-kubernetes-preserve-unknown-fields turned off, the API server prunes every field the schema does not list from stored objects on their next write",
+            "Keep it on, or list every field stored objects hold before turning it off",
+        ),
+        ("intOrString", _) if change.effect == Effect::Loses => (
+            "stored values of the type no longer allowed no longer validate, and clients decode them wrongly",
+            NEW_VERSION,
+        ),
+        ("embeddedResource", _) if change.effect == Effect::Loses => (
+            "the embedded object's apiVersion, kind and metadata are no longer kept implicitly and may be pruned from stored objects",
+            "Keep x-kubernetes-embedded-resource, or list those fields in the schema first",
+        ),
+        (r, _) if profile != Profile::Admission && schema::SPLIT_FROM_UNHANDLED.contains(&r) => (
+            "no rule of crdify covers this keyword (crdify calls such changes unhandled), so OLM v1 refuses any change of it",
+            UNHANDLED,
+        ),
+        ("celRules" | "format" | "listType" | "mapType", _) if change.effect == Effect::Alters => (INVALID, RATCHET),
         _ => (
-            "no rule shows such a change safe for stored objects and their clients (OLM v1 refuses it too)",
-            "Make it in a new version with a conversion webhook, or, after checking it yourself, set schemaRules: {unhandled: warn}",
+            "no rule of crdify covers this keyword (crdify calls such changes unhandled), so OLM v1 refuses any change of it",
+            UNHANDLED,
         ),
     };
     (why, fix)
 }
 
-/// Check 1: every stored version must stay in `spec.versions`.
-fn stored_versions(name: &str, old: &Crd<'_>, new: &Crd<'_>) -> Option<Finding> {
-    let missing: Vec<(usize, &str)> = old
-        .status
-        .stored_versions
+/// Check 1: every stored version must stay in `spec.versions`. `stored` is the old CRD's
+/// `status.storedVersions`, or (`assumed`) its storage version when it has none.
+fn stored_versions(name: &str, stored: &[String], assumed: bool, old: &Crd<'_>, new: &Crd<'_>) -> Option<Finding> {
+    let missing: Vec<(usize, &str)> = stored
         .iter()
         .enumerate()
         .filter(|(_, v)| new.version(v).is_none())
@@ -681,8 +873,22 @@ fn stored_versions(name: &str, old: &Crd<'_>, new: &Crd<'_>) -> Option<Finding> 
     let storage = new.storage().map(|(_, v)| v).unwrap_or(NO_STORAGE);
     let listed: Vec<String> = missing
         .iter()
-        .map(|(i, v)| format!("status.storedVersions[{i}] {}", quote(v)))
+        .map(|(i, v)| {
+            if assumed {
+                format!("storage version {}", quote(v))
+            } else {
+                format!("status.storedVersions[{i}] {}", quote(v))
+            }
+        })
         .collect();
+    let assumption = if assumed {
+        format!(
+            "The old CRD has no status.storedVersions (a manifest, not the live object), so its storage version {} is taken as stored: the API server records it there when it creates the CRD and keeps it until a migration. ",
+            quote(missing[0].1)
+        )
+    } else {
+        String::new()
+    };
     let versions: Vec<String> = missing.iter().map(|(_, v)| v.to_string()).collect();
     let (verb, pronoun) = if missing.len() == 1 {
         ("is", "it")
@@ -701,7 +907,7 @@ fn stored_versions(name: &str, old: &Crd<'_>, new: &Crd<'_>) -> Option<Finding> 
         "storedVersionRemoval",
         format!("status.storedVersions[{}]", missing[0].0),
         format!(
-            "{} {verb} not in the new spec.versions (which lists {}). The API server refuses this update with {}, because objects may still be stored in etcd as {} and could no longer be read. Migrate {pronoun} to {storage}: {first_step}{}, and apply this update again.",
+            "{} {verb} not in the new spec.versions (which lists {}). {assumption}The API server refuses this update with {}, because objects may still be stored in etcd as {} and could no longer be read. Migrate {pronoun} to {storage}: {first_step}{}, and apply this update again.",
             join_and(&listed),
             version_names(new),
             api_server_errors(&missing),
@@ -709,8 +915,13 @@ fn stored_versions(name: &str, old: &Crd<'_>, new: &Crd<'_>) -> Option<Finding> 
             migration_commands(name, storage),
         ),
         format!(
-            "{} {verb} not in the new spec.versions, so the API server will refuse this update; migrate the stored objects first.",
-            elide(&join_and(&listed), LIST_CHARS)
+            "{} {verb} not in the new spec.versions, so the API server will refuse this update; migrate the stored objects first{}.",
+            elide(&join_and(&listed), LIST_CHARS),
+            if assumed {
+                " (no status in the old CRD: its storage version taken as stored)"
+            } else {
+                ""
+            }
         ),
     ))
 }
@@ -841,10 +1052,9 @@ fn storage_change(name: &str, old: &Crd<'_>, new: &Crd<'_>) -> Option<Finding> {
 }
 
 /// Warning 5: a stored version that was served stops being served.
-fn stops_being_served(name: &str, old: &Crd<'_>, new: &Crd<'_>) -> Vec<Finding> {
+fn stops_being_served(name: &str, stored: &[String], old: &Crd<'_>, new: &Crd<'_>) -> Vec<Finding> {
     let storage = new.storage().map(|(_, v)| v).unwrap_or(NO_STORAGE);
-    old.status
-        .stored_versions
+    stored
         .iter()
         .enumerate()
         .filter_map(|(i, stored)| {

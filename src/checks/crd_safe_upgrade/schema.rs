@@ -53,7 +53,7 @@
 //! the number of properties).
 
 use crate::k8s::{Crd, CrdVersion};
-use crate::settings::{Action, RuleActions, string_enum};
+use crate::settings::{RuleActions, string_enum};
 use crate::text::quote;
 use serde::Deserialize;
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
@@ -63,8 +63,9 @@ use std::borrow::Cow;
 use std::collections::BTreeSet;
 use std::fmt;
 
-/// The schema rules, by crdify's names, in the order findings of one node are reported.
-pub const RULES: [&str; 20] = [
+/// The schema rules, by crdify's names and, after `oneOf`, the rules syncguard sorts crdify's
+/// `unhandled` into, in the order findings of one node are reported.
+pub const RULES: [&str; 27] = [
     "scope",
     "storedVersionRemoval",
     "existingFieldRemoval",
@@ -83,9 +84,61 @@ pub const RULES: [&str; 20] = [
     "pattern",
     "nullable",
     "oneOf",
+    "listType",
+    "mapType",
+    "celRules",
+    "format",
+    "preserveUnknownFields",
+    "embeddedResource",
+    "intOrString",
     "description",
     "unhandled",
 ];
+
+/// The rules of keywords crdify has no validation for (its `unhandled`): syncguard names them
+/// by what they do. In the `olm` and `crdify` profiles they keep crdify's verdict, which is
+/// `unhandled`'s.
+pub const SPLIT_FROM_UNHANDLED: [&str; 7] = [
+    "listType",
+    "mapType",
+    "celRules",
+    "format",
+    "preserveUnknownFields",
+    "embeddedResource",
+    "intOrString",
+];
+
+/// A keyword that changed: its name, old and new values (`null` when absent).
+type KeywordChange = (String, Value, Value);
+
+/// The rule of a keyword crdify leaves `unhandled`, by what it governs.
+fn keyword_rule(key: &str) -> &'static str {
+    match key {
+        "x-kubernetes-list-type" | "x-kubernetes-list-map-keys" => "listType",
+        "x-kubernetes-map-type" => "mapType",
+        "x-kubernetes-validations" => "celRules",
+        "format" => "format",
+        "x-kubernetes-preserve-unknown-fields" => "preserveUnknownFields",
+        "x-kubernetes-embedded-resource" => "embeddedResource",
+        "x-kubernetes-int-or-string" => "intOrString",
+        _ => "unhandled",
+    }
+}
+
+/// What a change does to stored objects and their clients: the `admission` profile acts on it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Effect {
+    /// Nothing changes for a stored object or a client (a loosening, documentation, the same
+    /// behaviour spelled otherwise).
+    Neutral,
+    /// Validation tightens (ratcheting spares unchanged values) or stored objects read
+    /// differently (a default), but nothing stored is lost.
+    Alters,
+    /// A keyword no rule knows: not shown safe, not shown harmful.
+    Unknown,
+    /// Stored data is lost or misread (pruned, of another type, unreachable).
+    Loses,
+}
 
 /// Whether added enum values are allowed (OLM v1's default) or rejected (crdify's).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -111,16 +164,6 @@ pub struct SchemaRules {
 }
 
 impl SchemaRules {
-    /// The action of `rule`: the settings', else the default (`reject`, `ignore` for
-    /// `description`, as OLM v1 judges).
-    pub fn action(&self, rule: &str) -> Action {
-        match self.actions.get(rule) {
-            Some(action) => action,
-            None if rule == "description" => Action::Ignore,
-            None => Action::Reject,
-        }
-    }
-
     /// Refuses a rule name that is not one of [`RULES`], suggesting the nearest.
     pub fn check(&self) -> Result<(), String> {
         self.actions.check("schemaRules", &RULES)
@@ -150,11 +193,13 @@ pub struct Change {
     pub scope: Scope,
     /// The index in the new CRD's `spec.versions` of the version the path is in.
     pub index: usize,
-    /// The node's path inside the version's `openAPIV3Schema`, in the API server's form
-    /// (`.properties.spec.properties.mode`; empty for the root).
+    /// The node's path inside the version's `openAPIV3Schema`, as a field path of the CRD
+    /// object (`.properties.spec.properties.mode`; empty for the root).
     pub at: String,
     /// What changed, in the rule's own terms.
     pub what: What,
+    /// What the change does to stored objects and clients.
+    pub effect: Effect,
 }
 
 /// What a change is, in the terms of its rule.
@@ -178,9 +223,20 @@ pub enum What {
     Keywords(Vec<(String, String, String)>),
 }
 
+/// How the comparison runs: what the profile and settings ask of it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Options {
+    /// Whether added enum values are reported.
+    pub additions: EnumAdditions,
+    /// Whether served versions are compared even when a conversion webhook converts between
+    /// them (crdify's default; OLM v1 skips them).
+    pub served_with_webhook: bool,
+}
+
 /// Compares the schemas of `old` and `new` (an UPDATE): scope, each version old against new,
-/// then the served versions of the new CRD with each other. Changes come in a fixed order.
-pub fn compare(old: &Crd<'_>, new: &Crd<'_>, additions: EnumAdditions) -> Vec<Change> {
+/// then the served versions of the new CRD with each other. `stored` is the old CRD's stored
+/// versions. Changes come in a fixed order.
+pub fn compare(old: &Crd<'_>, new: &Crd<'_>, stored: &[String], options: Options) -> Vec<Change> {
     let mut changes = Vec::new();
     if old.spec.scope != new.spec.scope {
         changes.push(Change {
@@ -189,13 +245,17 @@ pub fn compare(old: &Crd<'_>, new: &Crd<'_>, additions: EnumAdditions) -> Vec<Ch
             index: 0,
             at: String::new(),
             what: What::Changed(quote(&old.spec.scope), quote(&new.spec.scope)),
+            effect: Effect::Loses,
         });
     }
-    let compare = Comparison { additions };
+    let compare = Comparison {
+        additions: options.additions,
+    };
     for (index, version) in new.spec.versions.iter().enumerate() {
         let Some((_, before)) = old.version(&version.name) else {
             continue;
         };
+        let start = changes.len();
         compare.schemas(
             before.schema.open_api_v3_schema,
             version.schema.open_api_v3_schema,
@@ -203,8 +263,17 @@ pub fn compare(old: &Crd<'_>, new: &Crd<'_>, additions: EnumAdditions) -> Vec<Ch
             index,
             &mut changes,
         );
+        // A version that neither holds stored objects nor is served loses nothing.
+        let in_use = before.served || version.served || stored.contains(&version.name);
+        if !in_use {
+            for change in &mut changes[start..] {
+                if change.rule == "existingFieldRemoval" {
+                    change.effect = Effect::Neutral;
+                }
+            }
+        }
     }
-    if new.spec.conversion.strategy != "Webhook" {
+    if options.served_with_webhook || new.spec.conversion.strategy != "Webhook" {
         let already: BTreeSet<(Scope, String, &'static str, What)> = compare
             .served(old)
             .into_iter()
@@ -254,6 +323,7 @@ impl Comparison {
                 index,
                 at: String::new(),
                 what: What::Gone,
+                effect: Effect::Loses,
             });
             return;
         }
@@ -262,6 +332,7 @@ impl Comparison {
             scope,
             index,
             path: String::new(),
+            junctor: false,
             out,
         };
         walk.nodes(&before, &after);
@@ -296,17 +367,27 @@ struct Walk<'c> {
     index: usize,
     /// The current node's path, grown and truncated as the walk goes.
     path: String,
+    /// Whether the walk is inside `allOf`, `anyOf`, `oneOf` or `not`: subschemas there only
+    /// validate (structural schemas declare fields and types outside them), so what would lose
+    /// data elsewhere only changes validation there.
+    junctor: bool,
     out: &'c mut Vec<Change>,
 }
 
 impl Walk<'_> {
-    fn push(&mut self, rule: &'static str, what: What) {
+    fn push(&mut self, rule: &'static str, what: What, effect: Effect) {
+        let effect = if self.junctor && effect == Effect::Loses {
+            Effect::Alters
+        } else {
+            effect
+        };
         self.out.push(Change {
             rule,
             scope: self.scope.clone(),
             index: self.index,
             at: self.path.clone(),
             what,
+            effect,
         });
     }
 
@@ -330,7 +411,7 @@ impl Walk<'_> {
             match news.peek() {
                 Some((n, new)) if n == name => self.at(&format!(".properties.{name}"), |w| w.nodes(old, new)),
                 _ => self.at(&format!(".properties.{name}"), |w| {
-                    w.push("existingFieldRemoval", What::Gone)
+                    w.push("existingFieldRemoval", What::Gone, Effect::Loses)
                 }),
             }
         }
@@ -340,14 +421,18 @@ impl Walk<'_> {
                 for (i, old) in old.iter().enumerate() {
                     match new.get(i) {
                         Some(new) => self.at(&format!(".items[{i}]"), |w| w.nodes(old, new)),
-                        None => self.at(&format!(".items[{i}]"), |w| w.push("existingFieldRemoval", What::Gone)),
+                        None => self.at(&format!(".items[{i}]"), |w| {
+                            w.push("existingFieldRemoval", What::Gone, Effect::Loses)
+                        }),
                     }
                 }
             }
-            (Items::One(_), _) => self.at(".items", |w| w.push("existingFieldRemoval", What::Gone)),
+            (Items::One(_), _) => self.at(".items", |w| w.push("existingFieldRemoval", What::Gone, Effect::Loses)),
             (Items::Many(old), _) => {
                 for i in 0..old.len() {
-                    self.at(&format!(".items[{i}]"), |w| w.push("existingFieldRemoval", What::Gone));
+                    self.at(&format!(".items[{i}]"), |w| {
+                        w.push("existingFieldRemoval", What::Gone, Effect::Loses)
+                    });
                 }
             }
             (Items::None, _) => {}
@@ -357,19 +442,37 @@ impl Walk<'_> {
     /// Compares the node's own keywords (everything but `properties` and `items`), rule by rule,
     /// then what no rule covers; subschemas under other keywords are compared at their places.
     fn keywords(&mut self, a: &Node<'_>, b: &Node<'_>) {
-        let mut unhandled = Vec::new();
+        // The keywords crdify leaves unhandled, gathered by the rule syncguard gives them.
+        let mut others: Vec<(&'static str, Vec<KeywordChange>)> = Vec::new();
         for (key, old, new) in merged(&a.keywords, &b.keywords) {
             if old.map(RawValue::get) == new.map(RawValue::get) {
                 continue;
             }
             let (old, new) = (parsed(old), parsed(new));
             match key {
-                "type" | "pattern" | "description" => self.text_rule(key, &old, &new),
+                "type" => {
+                    let (x, y) = (old.as_str().unwrap_or(""), new.as_str().unwrap_or(""));
+                    if x != y {
+                        self.push("type", What::Changed(quote(x), quote(y)), Effect::Loses);
+                    }
+                }
+                "pattern" => self.pattern(&old, &new),
+                "description" => {
+                    let (x, y) = (old.as_str().unwrap_or(""), new.as_str().unwrap_or(""));
+                    if x != y {
+                        let what = match (x.is_empty(), y.is_empty()) {
+                            (true, false) => What::Added(quote(y)),
+                            (false, true) => What::Removed(quote(x)),
+                            _ => What::Changed(quote(x), quote(y)),
+                        };
+                        self.push("description", what, Effect::Neutral);
+                    }
+                }
                 "default" => match (absent(&old), absent(&new)) {
-                    (true, false) => self.push("default", What::Added(short(&new))),
-                    (false, true) => self.push("default", What::Removed(short(&old))),
+                    (true, false) => self.push("default", What::Added(short(&new)), Effect::Alters),
+                    (false, true) => self.push("default", What::Removed(short(&old)), Effect::Alters),
                     (false, false) if !same_json(&old, &new) => {
-                        self.push("default", What::Changed(short(&old), short(&new)))
+                        self.push("default", What::Changed(short(&old), short(&new)), Effect::Alters)
                     }
                     _ => {}
                 },
@@ -380,12 +483,13 @@ impl Walk<'_> {
                     let before = strings(&old);
                     let added: Vec<String> = strings(&new).into_iter().filter(|n| !before.contains(n)).collect();
                     if !added.is_empty() {
-                        self.push("required", What::Members(added));
+                        self.push("required", What::Members(added), Effect::Alters);
                     }
                 }
                 "nullable" => match (truthy(&old), truthy(&new)) {
-                    (false, true) => self.push("nullable", What::Added("true".into())),
-                    (true, false) => self.push("nullable", What::Removed("true".into())),
+                    // Turned on: a loosening. Turned off: stored nulls are pruned or refused.
+                    (false, true) => self.push("nullable", What::Added("true".into()), Effect::Neutral),
+                    (true, false) => self.push("nullable", What::Removed("true".into()), Effect::Alters),
                     _ => {}
                 },
                 "oneOf" => {
@@ -394,46 +498,62 @@ impl Walk<'_> {
                 }
                 _ => {
                     if !same_keyword(key, &old, &new) {
-                        unhandled.push((key.to_string(), short(&old), short(&new)));
+                        let rule = keyword_rule(key);
+                        match others.iter_mut().find(|(r, _)| *r == rule) {
+                            Some((_, keys)) => keys.push((key.to_string(), old.clone(), new.clone())),
+                            None => others.push((rule, vec![(key.to_string(), old.clone(), new.clone())])),
+                        }
                     }
                     self.subschemas(key, &old, &new);
                 }
             }
         }
-        if !unhandled.is_empty() {
-            self.push("unhandled", What::Keywords(unhandled));
+        others.sort_by_key(|(rule, _)| RULES.iter().position(|r| r == rule));
+        for (rule, keys) in others {
+            let effect = keyword_effect(rule, &keys);
+            let shown = keys
+                .iter()
+                .map(|(key, old, new)| (key.clone(), short(old), short(new)))
+                .collect();
+            self.push(rule, What::Keywords(shown), effect);
         }
     }
 
-    /// `type`, `pattern`, `description`: strings, absent as empty.
-    fn text_rule(&mut self, key: &str, old: &Value, new: &Value) {
-        let key = rule_name(key);
+    /// `pattern`: added or changed (unless the same strings match, as far as the text shows),
+    /// or removed (a loosening).
+    fn pattern(&mut self, old: &Value, new: &Value) {
         let (a, b) = (old.as_str().unwrap_or(""), new.as_str().unwrap_or(""));
         if a == b {
             return;
         }
-        let what = match (a.is_empty(), b.is_empty()) {
-            (true, false) if key != "type" => What::Added(quote(b)),
-            (false, true) if key != "type" => What::Removed(quote(a)),
-            _ => What::Changed(quote(a), quote(b)),
+        let (what, effect) = match (a.is_empty(), b.is_empty()) {
+            (true, false) => (What::Added(quote(b)), Effect::Alters),
+            (false, true) => (What::Removed(quote(a)), Effect::Neutral),
+            _ if same_pattern(a, b) => (What::Changed(quote(a), quote(b)), Effect::Neutral),
+            _ => (What::Changed(quote(a), quote(b)), Effect::Alters),
         };
-        self.push(key, what);
+        self.push("pattern", what, effect);
     }
 
     fn enumeration(&mut self, old: &Value, new: &Value) {
         let (a, b) = (json_set(old), json_set(new));
         if a.is_empty() && !b.is_empty() {
-            self.push("enum", What::Added(list(&b)));
+            self.push("enum", What::Added(list(&b)), Effect::Alters);
+            return;
+        }
+        if !a.is_empty() && b.is_empty() {
+            // The enum removed entirely: every value is valid now, a loosening.
+            self.push("enum", What::Removed(list(&a)), Effect::Neutral);
             return;
         }
         let removed: Vec<String> = a.difference(&b).cloned().collect();
         if !removed.is_empty() {
-            self.push("enum", What::Dropped(removed));
+            self.push("enum", What::Dropped(removed), Effect::Alters);
             return;
         }
         let added: Vec<String> = b.difference(&a).cloned().collect();
         if !added.is_empty() && self.comparison.additions == EnumAdditions::Reject {
-            self.push("enum", What::Members(added));
+            self.push("enum", What::Members(added), Effect::Neutral);
         }
     }
 
@@ -441,9 +561,9 @@ impl Walk<'_> {
     fn bound(&mut self, key: &str, old: &Value, new: &Value, upper: bool) {
         let rule = rule_name(key);
         match (old.as_f64(), new.as_f64()) {
-            (None, Some(_)) => self.push(rule, What::Added(short(new))),
+            (None, Some(_)) => self.push(rule, What::Added(short(new)), Effect::Alters),
             (Some(a), Some(b)) if (upper && b < a) || (!upper && b > a) => {
-                self.push(rule, What::Tightened(short(old), short(new)))
+                self.push(rule, What::Tightened(short(old), short(new)), Effect::Alters)
             }
             _ => {}
         }
@@ -471,16 +591,25 @@ impl Walk<'_> {
         };
         let (a, b) = (entries(old), entries(new));
         if a.is_empty() && !b.is_empty() {
-            self.push("oneOf", What::Added(format!("{} entries", b.len())));
+            self.push("oneOf", What::Added(format!("{} entries", b.len())), Effect::Alters);
+        } else if !a.is_empty() && b.is_empty() {
+            // oneOf removed entirely: a loosening.
+            self.push(
+                "oneOf",
+                What::Dropped(a.iter().map(|e| short_text(e)).collect()),
+                Effect::Neutral,
+            );
         } else if a.difference(&b).next().is_some() {
             self.push(
                 "oneOf",
                 What::Dropped(a.difference(&b).map(|e| short_text(e)).collect()),
+                Effect::Alters,
             );
         } else if b.difference(&a).next().is_some() {
             self.push(
                 "oneOf",
                 What::Members(b.difference(&a).map(|e| short_text(e)).collect()),
+                Effect::Alters,
             );
         }
     }
@@ -491,14 +620,31 @@ impl Walk<'_> {
         match key {
             "allOf" | "anyOf" | "oneOf" => {
                 let (olds, news) = (old.as_array(), new.as_array());
+                // An entry gone: allOf loosens, and so does a whole list gone; otherwise anyOf
+                // and oneOf change what validates.
+                let emptied = news.is_none_or(|n| n.is_empty());
+                let gone = if key == "allOf" || emptied {
+                    Effect::Neutral
+                } else {
+                    Effect::Alters
+                };
+                let junctor = std::mem::replace(&mut self.junctor, true);
                 for (i, item) in olds.into_iter().flatten().enumerate() {
                     let later = news.and_then(|n| n.get(i));
-                    self.at(&format!(".{key}[{i}]"), |w| w.subschema(item, later));
+                    self.at(&format!(".{key}[{i}]"), |w| w.subschema(item, later, gone));
                 }
+                self.junctor = junctor;
             }
-            "not" | "additionalProperties" | "additionalItems" if old.is_object() => {
+            "not" if old.is_object() => {
                 let later = Some(new).filter(|n| n.is_object());
-                self.at(&format!(".{key}"), |w| w.subschema(old, later));
+                let junctor = std::mem::replace(&mut self.junctor, true);
+                self.at(".not", |w| w.subschema(old, later, Effect::Neutral));
+                self.junctor = junctor;
+            }
+            "additionalProperties" | "additionalItems" if old.is_object() => {
+                let later = Some(new).filter(|n| n.is_object());
+                // The schema of a map's values gone: the values are pruned.
+                self.at(&format!(".{key}"), |w| w.subschema(old, later, Effect::Loses));
             }
             "patternProperties" | "definitions" | "dependencies" => {
                 for (name, item) in old.as_object().into_iter().flatten() {
@@ -506,17 +652,18 @@ impl Walk<'_> {
                         continue;
                     }
                     let later = new.get(name).filter(|n| n.is_object());
-                    self.at(&format!(".{key}.{name}"), |w| w.subschema(item, later));
+                    self.at(&format!(".{key}.{name}"), |w| w.subschema(item, later, Effect::Unknown));
                 }
             }
             _ => {}
         }
     }
 
-    /// A subschema read as a value, compared with its counterpart (`None`: gone).
-    fn subschema(&mut self, old: &Value, new: Option<&Value>) {
+    /// A subschema read as a value, compared with its counterpart (`None`: gone, which does
+    /// `gone`).
+    fn subschema(&mut self, old: &Value, new: Option<&Value>, gone: Effect) {
         let Some(new) = new else {
-            self.push("existingFieldRemoval", What::Gone);
+            self.push("existingFieldRemoval", What::Gone, gone);
             return;
         };
         if old == new {
@@ -532,6 +679,182 @@ impl Walk<'_> {
 /// The rule named `key` (a keyword with a rule of its own).
 fn rule_name(key: &str) -> &'static str {
     RULES.iter().find(|rule| **rule == key).copied().unwrap_or("unhandled")
+}
+
+/// What a change of the keywords crdify leaves unhandled does, by the rule they belong to
+/// (old and new values of each keyword, `null` when absent).
+fn keyword_effect(rule: &str, keys: &[KeywordChange]) -> Effect {
+    let value = |name: &str| keys.iter().find(|(key, _, _)| key == name).map(|(_, a, b)| (a, b));
+    match rule {
+        // A list without a list type is atomic already; `set` and `map` add uniqueness checks
+        // and change how server-side apply merges, as other map keys do.
+        "listType" => match (keys.len(), value("x-kubernetes-list-type")) {
+            (1, Some((a, b))) if is_zero(a) && b.as_str() == Some("atomic") => Effect::Neutral,
+            _ => Effect::Alters,
+        },
+        // A map without a map type is granular already.
+        "mapType" => match value("x-kubernetes-map-type") {
+            Some((a, b)) if is_zero(a) && b.as_str() == Some("granular") => Effect::Neutral,
+            _ => Effect::Alters,
+        },
+        // Rules only removed (or their messages changed): a loosening.
+        "celRules" => {
+            let Some((a, b)) = value("x-kubernetes-validations") else {
+                return Effect::Alters;
+            };
+            let before: BTreeSet<String> = cel_rules(a);
+            if cel_rules(b).is_subset(&before) {
+                Effect::Neutral
+            } else {
+                Effect::Alters
+            }
+        }
+        "format" => match value("format") {
+            Some((_, b)) if is_zero(b) => Effect::Neutral,
+            _ => Effect::Alters,
+        },
+        // Turned off, unknown fields are pruned from stored objects on their next write.
+        "preserveUnknownFields" | "intOrString" => match value(keys[0].0.as_str()) {
+            Some((a, b)) if truthy(a) && !truthy(b) => Effect::Loses,
+            _ => Effect::Neutral,
+        },
+        // Turned off, the embedded object's apiVersion, kind and metadata are no longer kept
+        // implicitly; turned on, they are validated.
+        "embeddedResource" => match value("x-kubernetes-embedded-resource") {
+            Some((a, b)) if truthy(a) && !truthy(b) => Effect::Loses,
+            Some((a, b)) if !truthy(a) && truthy(b) => Effect::Alters,
+            _ => Effect::Neutral,
+        },
+        // Documentation inside subschemas, or documentation keywords themselves.
+        _ if keys
+            .iter()
+            .all(|(key, a, b)| same_keyword(key, &without_docs(a), &without_docs(b))) =>
+        {
+            Effect::Neutral
+        }
+        _ => Effect::Unknown,
+    }
+}
+
+/// The CEL expressions of an `x-kubernetes-validations` list.
+fn cel_rules(value: &Value) -> BTreeSet<String> {
+    value
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|rule| rule.get("rule").and_then(Value::as_str))
+        .map(|rule| rule.split_whitespace().collect::<Vec<_>>().join(" "))
+        .collect()
+}
+
+/// The documentation keywords of a schema: they change nothing a stored object or a client
+/// does.
+const DOC_KEYWORDS: [&str; 4] = ["description", "title", "example", "externalDocs"];
+
+/// `value` with every documentation keyword of the schemas in it left out.
+fn without_docs(value: &Value) -> Value {
+    match value {
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .filter(|(key, _)| !DOC_KEYWORDS.contains(&key.as_str()))
+                .map(|(key, v)| {
+                    let inner = if DATA_KEYWORDS.contains(&key.as_str()) {
+                        v.clone()
+                    } else {
+                        without_docs(v)
+                    };
+                    (key.clone(), inner)
+                })
+                .collect(),
+        ),
+        Value::Array(items) => Value::Array(items.iter().map(without_docs).collect()),
+        other => other.clone(),
+    }
+}
+
+/// Whether two regular expressions match the same strings as far as their text shows: the same
+/// sequence of atoms, bracket expressions compared as sets of their members (reordered or
+/// repeated members are the same class). Anything this reading does not understand (a bracket
+/// inside a class, a class left open) is not shown the same.
+pub fn same_pattern(a: &str, b: &str) -> bool {
+    match (pattern_atoms(a), pattern_atoms(b)) {
+        (Some(x), Some(y)) => x == y,
+        _ => false,
+    }
+}
+
+/// An atom of a regular expression, as [`same_pattern`] compares them.
+#[derive(Debug, PartialEq, Eq)]
+enum Atom {
+    /// A character or an escape (`\.`), outside brackets.
+    Literal(String),
+    /// A bracket expression: negated or not, and its members (characters, escapes, ranges).
+    Class(bool, BTreeSet<String>),
+}
+
+fn pattern_atoms(pattern: &str) -> Option<Vec<Atom>> {
+    let chars: Vec<char> = pattern.chars().collect();
+    let mut atoms = Vec::new();
+    let mut i = 0;
+    while i < chars.len() {
+        match chars[i] {
+            '\\' => {
+                atoms.push(Atom::Literal(chars.get(i..i + 2)?.iter().collect()));
+                i += 2;
+            }
+            '[' => {
+                i += 1;
+                let negated = chars.get(i) == Some(&'^');
+                if negated {
+                    i += 1;
+                }
+                // A `]` first is a member in POSIX and an error in RE2: not read here.
+                if chars.get(i) == Some(&']') {
+                    return None;
+                }
+                let mut members = Vec::new();
+                loop {
+                    let c = *chars.get(i)?;
+                    match c {
+                        ']' => {
+                            i += 1;
+                            break;
+                        }
+                        '[' => return None,
+                        '\\' => {
+                            members.push(chars.get(i..i + 2)?.iter().collect::<String>());
+                            i += 2;
+                        }
+                        _ => {
+                            members.push(c.to_string());
+                            i += 1;
+                        }
+                    }
+                }
+                // Ranges: a member, `-`, a member (a `-` first or last is itself).
+                let mut set = BTreeSet::new();
+                let mut j = 0;
+                while j < members.len() {
+                    if j + 2 < members.len() && members[j + 1] == "-" {
+                        if members[j].starts_with('\\') || members[j + 2].starts_with('\\') {
+                            return None;
+                        }
+                        set.insert(format!("{}-{}", members[j], members[j + 2]));
+                        j += 3;
+                    } else {
+                        set.insert(members[j].clone());
+                        j += 1;
+                    }
+                }
+                atoms.push(Atom::Class(negated, set));
+            }
+            c => {
+                atoms.push(Atom::Literal(c.to_string()));
+                i += 1;
+            }
+        }
+    }
+    Some(atoms)
 }
 
 /// The keywords of two nodes, merged by name: each with its old and new raw value.
@@ -727,10 +1050,15 @@ fn normalized(value: &Value, schema: bool) -> Value {
     }
 }
 
-/// Kubernetes' order of version names (`k8s.io/apimachinery` `CompareKubeAwareVersionStrings`):
-/// names that are not Kubernetes-like (`v1`, `v2beta1`) first, in reverse alphabetical order,
-/// then alpha before beta before GA, then by major and minor number.
+/// Kubernetes' order of version names, as `k8s.io/apimachinery` `CompareKubeAwareVersionStrings`
+/// orders them: names that are not Kubernetes versions first, in reverse alphabetical order,
+/// then alpha before beta before GA, then by major and minor number. A Kubernetes version is
+/// `v`, digits, and optionally `alpha` or `beta` and digits (its `^v(\d+)(?:(alpha|beta)(\d+))?$`):
+/// `v0alpha1`, `v1beta0` and `v01` are Kubernetes versions, `v01` the same as `v1`.
 pub fn kube_version_order(a: &str, b: &str) -> std::cmp::Ordering {
+    if a == b {
+        return std::cmp::Ordering::Equal;
+    }
     match (kube_version(a), kube_version(b)) {
         (Some(x), Some(y)) => x.cmp(&y),
         (Some(_), None) => std::cmp::Ordering::Greater,
@@ -739,15 +1067,16 @@ pub fn kube_version_order(a: &str, b: &str) -> std::cmp::Ordering {
     }
 }
 
-/// (stability, major, minor) of a Kubernetes-like version name: `v1alpha2` is (0, 1, 2),
-/// `v1beta1` (1, 1, 1), `v2` (2, 2, 0).
-fn kube_version(name: &str) -> Option<(u8, u64, u64)> {
+/// (stability, major, minor) of a Kubernetes version name: `v1alpha2` is (0, 1, 2), `v1beta1`
+/// (1, 1, 1), `v2` (2, 2, 0). Numbers are read as Go's `strconv.Atoi` reads them on a 64-bit
+/// platform: one that does not fit an `i64` makes the name not a Kubernetes version.
+fn kube_version(name: &str) -> Option<(u8, i64, i64)> {
     let rest = name.strip_prefix('v')?;
     let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
-    if digits == 0 || rest.starts_with('0') {
+    if digits == 0 {
         return None;
     }
-    let major: u64 = rest[..digits].parse().ok()?;
+    let major: i64 = rest[..digits].parse().ok()?;
     let tail = &rest[digits..];
     if tail.is_empty() {
         return Some((2, major, 0));
@@ -759,7 +1088,7 @@ fn kube_version(name: &str) -> Option<(u8, u64, u64)> {
     } else {
         return None;
     };
-    if minor.is_empty() || minor.starts_with('0') || !minor.bytes().all(|c| c.is_ascii_digit()) {
+    if minor.is_empty() || !minor.bytes().all(|c| c.is_ascii_digit()) {
         return None;
     }
     Some((stability, major, minor.parse().ok()?))
@@ -963,8 +1292,60 @@ mod tests {
                 "foo", "bar", "v1alpha1", "v2alpha1", "v1beta1", "v1beta2", "v1", "v2", "v10"
             ]
         );
-        assert_eq!(kube_version("v01"), None);
-        assert_eq!(kube_version("v1beta0"), None);
+        // apimachinery's regular expression accepts leading zeros and a zero minor.
+        assert_eq!(kube_version("v01"), Some((2, 1, 0)));
+        assert_eq!(kube_version("v1beta0"), Some((1, 1, 0)));
+        assert_eq!(kube_version("v0alpha1"), Some((0, 0, 1)));
+        assert_eq!(kube_version("v0beta1"), Some((1, 0, 1)));
+        assert_eq!(kube_version_order("v01", "v1"), std::cmp::Ordering::Equal);
+        let mut names = vec!["v1", "v0beta1", "v0alpha1", "v0alpha2", "v1alpha1", "v1beta0", "zeta"];
+        names.sort_by(|a, b| kube_version_order(a, b));
+        assert_eq!(
+            names,
+            ["zeta", "v0alpha1", "v0alpha2", "v1alpha1", "v0beta1", "v1beta0", "v1"]
+        );
+        // Not Kubernetes versions: Go's \d is ASCII, Atoi fails past i64, no other suffix.
+        for name in [
+            "v",
+            "1",
+            "V1",
+            "v1gamma1",
+            "v1alpha",
+            "v1beta1a",
+            "v١",
+            "v99999999999999999999",
+            "v1 ",
+        ] {
+            assert_eq!(kube_version(name), None, "{name}");
+        }
+        assert_eq!(kube_version("v9223372036854775807"), Some((2, i64::MAX, 0)));
+    }
+
+    #[test]
+    fn patterns_with_the_same_classes_are_the_same() {
+        for (a, b) in [
+            ("^[a-z0-9.]+$", "^[.0-9a-z]+$"),
+            ("^[a-zA-Z]$", "^[A-Za-zA-Z]$"),
+            ("[-_a]", "[a_-]"),
+            ("^[^a-z]\\.x$", "^[^a-za-z]\\.x$"),
+            ("[\\w.]", "[.\\w]"),
+        ] {
+            assert!(same_pattern(a, b), "{a} {b}");
+        }
+        for (a, b) in [
+            ("^[a-z]+$", "^[a-z]*$"),
+            ("[a-z]", "[^a-z]"),
+            ("[a-c]", "[a-cd]"),
+            ("[a-z]", "[z-a]"),
+            ("[[:alpha:]]", "[[:alpha:]]x"),
+            ("[]a]", "[a]]"),
+            ("[a", "[a"),
+            ("a-z", "z-a"),
+            ("(a|b)", "(b|a)"),
+            ("\\", "\\"),
+        ] {
+            assert!(!same_pattern(a, b), "{a} {b}");
+        }
     }
 
     #[test]
