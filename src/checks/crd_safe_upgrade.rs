@@ -1,6 +1,6 @@
-//! crd-safe-upgrade: refuses CustomResourceDefinition updates that strand stored data,
-//! downgrade a bundle or move it to a less stable channel, and reports CRDs with a pending
-//! storage migration (problem 5: Gateway API 3509).
+//! crd-safe-upgrade: refuses CustomResourceDefinition updates that strand or lose stored data,
+//! downgrade a bundle or move it to a less stable channel, warns of tightened validation, and
+//! reports CRDs with a pending storage migration (problem 5: Gateway API 3509).
 //!
 //! The API server checks that every entry of `status.storedVersions` is still listed in
 //! `spec.versions` during object validation, after mutating admission and before validating
@@ -9,7 +9,16 @@
 //!
 //! Checks on UPDATE (old object against new object), in this fixed order:
 //! 1. `storedVersions`: a version of `oldObject.status.storedVersions` missing from the new
-//!    `spec.versions` is rejected, with the official migration filled in.
+//!    `spec.versions` is rejected, with the official migration filled in. An old object without
+//!    `status.storedVersions` (a manifest from git or the playground, never a live CRD) is taken
+//!    to have stored its storage version, and the message says so.
+//!    Then the schema comparison ([`schema`]): each change has a rule and an [`Effect`]; the
+//!    `profile` setting turns them into actions. `admission` (default) rejects what loses or
+//!    misreads stored data, warns of what tightens validation or changes defaults, and drops
+//!    what changes nothing; `olm` and `crdify` reject by rule as OLM v1 and crdify do.
+//!    `schemaRules` overrides one rule; in `olm` and `crdify`, its `unhandled` entry also covers
+//!    the rules split from crdify's `unhandled` that it does not name. Installing a more stable
+//!    channel of the same bundle version turns `admission`'s field removals into warnings.
 //! 2. `downgrade`: an annotation of setting `versionAnnotations` whose semantic version goes
 //!    down is rejected. A value that is not a semantic version gives a warning and no verdict.
 //! 3. `channel`: an annotation of setting `channelAnnotations` that moves to a less stable
@@ -98,7 +107,7 @@ pub const FINDINGS: &[RuleDoc] = &[
     },
     RuleDoc {
         id: "enum",
-        summary: "an enum is added where there was none, or values are removed (or added, with enumAdditions: reject)",
+        summary: "an enum is added where there was none, values are removed, the enum is removed (olm, crdify), or values are added (enumAdditions: reject)",
         anchor: SCHEMA_ANCHOR,
     },
     RuleDoc {
@@ -158,7 +167,42 @@ pub const FINDINGS: &[RuleDoc] = &[
     },
     RuleDoc {
         id: "oneOf",
-        summary: "oneOf is added, or entries are added or removed",
+        summary: "oneOf is added or removed, or entries are added or removed",
+        anchor: SCHEMA_ANCHOR,
+    },
+    RuleDoc {
+        id: "listType",
+        summary: "x-kubernetes-list-type or x-kubernetes-list-map-keys changes",
+        anchor: SCHEMA_ANCHOR,
+    },
+    RuleDoc {
+        id: "mapType",
+        summary: "x-kubernetes-map-type changes",
+        anchor: SCHEMA_ANCHOR,
+    },
+    RuleDoc {
+        id: "celRules",
+        summary: "x-kubernetes-validations (CEL rules) change",
+        anchor: SCHEMA_ANCHOR,
+    },
+    RuleDoc {
+        id: "format",
+        summary: "a field's format changes",
+        anchor: SCHEMA_ANCHOR,
+    },
+    RuleDoc {
+        id: "preserveUnknownFields",
+        summary: "x-kubernetes-preserve-unknown-fields changes (turned off, unknown fields are pruned)",
+        anchor: SCHEMA_ANCHOR,
+    },
+    RuleDoc {
+        id: "embeddedResource",
+        summary: "x-kubernetes-embedded-resource changes",
+        anchor: SCHEMA_ANCHOR,
+    },
+    RuleDoc {
+        id: "intOrString",
+        summary: "x-kubernetes-int-or-string changes",
         anchor: SCHEMA_ANCHOR,
     },
     RuleDoc {
@@ -168,7 +212,7 @@ pub const FINDINGS: &[RuleDoc] = &[
     },
     RuleDoc {
         id: "unhandled",
-        summary: "another schema keyword changes (format, anyOf, x-kubernetes-*, ...)",
+        summary: "another schema keyword changes (anyOf, allOf, not, multipleOf, a subschema, ...)",
         anchor: SCHEMA_ANCHOR,
     },
     RuleDoc {

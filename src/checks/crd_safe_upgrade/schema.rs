@@ -1,6 +1,7 @@
 //! Schema compatibility: what an update of a CRD changes in the schemas that stored objects and
 //! clients rely on, rule by rule as kubernetes-sigs/crdify judges it and as OLM v1's "CRD upgrade
-//! safety" preflight runs it (crdify's rule names are the ids users see and configure).
+//! safety" preflight runs it (crdify's rule names are the ids users see and configure, plus the
+//! ids syncguard gives the keywords crdify leaves unhandled), with each change's effect.
 //!
 //! # What is compared
 //! - **The CRD as a whole**: `scope` (a change of `spec.scope`); stored versions removed
@@ -14,27 +15,42 @@
 //!   `patternProperties`, `definitions`, `dependencies` or `additionalItems` is a change of the
 //!   node that holds it (`unhandled`), and those subschemas are compared at their own places too.
 //! - **The served versions of the new CRD with each other**, every pair in Kubernetes' version
-//!   order (alpha before beta before GA), unless `spec.conversion.strategy` is `Webhook`: without
-//!   a conversion webhook, every served version reads the same stored objects. Only differences
-//!   the old CRD's own served versions did not already have are reported.
+//!   order ([`kube_version_order`]), unless `spec.conversion.strategy` is `Webhook` and the
+//!   options skip them then (OLM v1 does, crdify does not): without a conversion webhook, every
+//!   served version reads the same stored objects. Only differences the old CRD's own served
+//!   versions did not already have are reported.
 //!
-//! # The rules, on one node (old value `a`, new value `b`)
-//! - `type`: any change of `type`.
-//! - `default`: a default added, changed or removed.
-//! - `enum`: an enum added where there was none, values removed, or (with `enumAdditions:
-//!   reject`) values added; only the first of these is reported.
+//! # The rules, on one node (old value `a`, new value `b`), and their effect
+//! Every change carries an [`Effect`], what it does to stored objects and clients, which the
+//! `admission` profile acts on; `olm` and `crdify` act on the rule alone.
+//! - `type`: any change of `type` (loses).
+//! - `default`: a default added, changed or removed (alters).
+//! - `enum`: an enum added where there was none, values removed (alters); the enum removed
+//!   entirely (neutral); values added, only with `enumAdditions: reject` (neutral, but refused
+//!   wherever it is found). Only the first of these is reported.
 //! - `maximum`, `maxItems`, `maxLength`, `maxProperties`: added, or lowered; `minimum`,
-//!   `minItems`, `minLength`, `minProperties`: added, or raised. Loosening or removing a bound is
-//!   fine.
-//! - `required`: a name added to `required` (a field of an existing object made required).
-//! - `pattern`: added, changed or removed (compared as text).
-//! - `nullable`: turned on or off.
-//! - `oneOf`: added, or entries added or removed (each entry compared without its own
-//!   `description`, `title`, `example` and `externalDocs`).
-//! - `description`: changed (ignored by default, as OLM v1 ignores it).
-//! - `unhandled`: any other keyword that differs (`format`, `anyOf`, `allOf`, `not`,
-//!   `exclusiveMaximum`, `multipleOf`, `uniqueItems`, every `x-kubernetes-*`, ...), in either
-//!   direction.
+//!   `minItems`, `minLength`, `minProperties`: added, or raised (alters). Loosening or removing a
+//!   bound is not a change.
+//! - `required`: a name added to `required` (alters).
+//! - `pattern`: added, or changed (alters); removed, or changed only by reordering or repeating
+//!   members of its bracket expressions ([`same_pattern`], neutral).
+//! - `nullable`: turned off (alters) or on (neutral).
+//! - `oneOf`: added, or entries added or removed (alters); removed entirely (neutral). Entries
+//!   are compared without their own `description`, `title`, `example` and `externalDocs`.
+//! - Keywords crdify has no rule for (its `unhandled`), named by what they do: `listType`
+//!   (`x-kubernetes-list-type`, `-list-map-keys`; `atomic` added where there was none is
+//!   neutral), `mapType` (`granular` added is neutral), `celRules` (`x-kubernetes-validations`:
+//!   only removed or reworded rules are neutral), `format` (removed is neutral),
+//!   `preserveUnknownFields` and `intOrString` (turned off loses, on is neutral),
+//!   `embeddedResource` (off loses, on alters); every other change of them alters.
+//! - `description`: changed (neutral).
+//! - `unhandled`: any other keyword that differs (`anyOf`, `allOf`, `not`, `exclusiveMaximum`,
+//!   `multipleOf`, `uniqueItems`, other `x-kubernetes-*`, ...), in either direction: unknown, or
+//!   neutral when only documentation keywords differ, in subschemas too.
+//!
+//! A field removed (`existingFieldRemoval`) loses data in a version that stores or serves
+//! objects, and is neutral in one that does neither. Inside `allOf`, `anyOf`, `oneOf` and `not`,
+//! subschemas only validate, so what would lose data elsewhere alters there.
 //!
 //! Values compare as the API server's Go types do: `null` and an absent keyword are the same, a
 //! keyword whose Go type is a value (a string, a boolean, a list, a map) is the same absent and
@@ -42,7 +58,7 @@
 //! maximum), and numbers compare by value (`1` and `1.0`).
 //!
 //! # Where syncguard reports differently from crdify
-//! The verdicts are crdify's; the findings are fewer. A removed node is reported once, where
+//! In the `olm` and `crdify` profiles the verdicts are crdify's; the findings are fewer. A removed node is reported once, where
 //! crdify also lists every node under it and every rule that fires against the missing node
 //! (`type` changed to `""`, `default` removed, ...); in the served-version comparison, a field
 //! a later served version lacks is reported as `existingFieldRemoval` for the same reason.
