@@ -700,9 +700,15 @@ fn schema_finding(change: &Change, switch: bool) -> Finding {
         Scope::Served(earlier, later) => format!(" (served {earlier} vs {later}, no conversion webhook)"),
     };
     let text = Parts::default().fixed(format!("{field}{place}: {what}."));
-    // Cut first: the path's prefix, which every finding of the version shares.
-    let brief = Parts::default()
-        .elidable(field)
+    // Cut first: the path's prefix, which every finding of the version shares and the version
+    // in parentheses names anyway; then the rest of the path, in its middle.
+    let brief = match (&change.scope, change.at.strip_prefix('.')) {
+        (Scope::Crd, _) | (_, None) => Parts::default().elidable(field),
+        (_, Some(rest)) => Parts::default()
+            .optional(format!("spec.versions[{}].schema.openAPIV3Schema.", change.index))
+            .elidable(rest),
+    };
+    let brief = brief
         .fixed(format!("{brief_place}: "))
         .elidable(schema_what(change, true))
         .fixed(format!("; {short_why}."));
