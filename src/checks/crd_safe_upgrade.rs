@@ -645,8 +645,18 @@ fn update(
         let mut finding = match action {
             Action::Ignore => continue,
             Action::Reject => {
-                if !notes.iter().any(|(rule, _)| *rule == change.rule) {
-                    notes.push((change.rule, schema_note(&change, settings.profile)));
+                // Said once: why served versions that differ matter, then why the rule does.
+                if let Scope::Served(earlier, later) = &change.scope {
+                    let note = format!(
+                        "Served {earlier} and {later} differ without a conversion webhook: objects written as {earlier} are read as {later}."
+                    );
+                    if !notes.iter().any(|(_, text)| *text == note) {
+                        notes.push((change.rule, note));
+                    }
+                }
+                let note = schema_note(&change, settings.profile);
+                if !notes.iter().any(|(_, text)| *text == note) {
+                    notes.push((change.rule, note));
                 }
                 schema_finding(&change, switch)
             }
@@ -690,9 +700,8 @@ fn schema_finding(change: &Change, switch: bool) -> Finding {
     let place = match &change.scope {
         Scope::Crd => String::new(),
         Scope::Version(version) => format!(" ({version})"),
-        Scope::Served(earlier, later) => format!(
-            " (served {earlier} and {later} differ without a conversion webhook, so objects written as {earlier} are read as {later})"
-        ),
+        // Why, once for the pair, is a note of the rejection (see `update`).
+        Scope::Served(earlier, later) => format!(" (served {earlier} vs {later})"),
     };
     let brief_place = match &change.scope {
         Scope::Crd => String::new(),
