@@ -357,6 +357,7 @@ async fn check_the_page(client: &Client, page: &str) {
     check_old_versions(client, page).await;
     check_examples(client, page).await;
     check_wide_input(client).await;
+    check_big_input(client).await;
 }
 
 /// Labels, the announced errors area, the table's caption, visible disclosure markers.
@@ -741,6 +742,63 @@ async fn check_wide_input(client: &Client) {
         }
     }
     client.set_window_size(1400, 1000).await.unwrap();
+}
+
+/// A 4.4 MB input (KEDA's Deployments, 600 times) is judged off the main thread: timers keep
+/// firing while the worker evaluates.
+async fn check_big_input(client: &Client) {
+    let keda = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../policies/sync-drift/test_data/real/keda-deployments.yaml"),
+    )
+    .unwrap();
+    let big = vec![keda.as_str(); 600].join("---\n");
+    client
+        .execute(
+            "document.getElementById('manifests').value = arguments[0];",
+            vec![Value::from(big.as_str())],
+        )
+        .await
+        .unwrap();
+    let timing = client
+        .execute_async(
+            "const done = arguments[0]; const ticks = [];
+             const start = () => {
+               const timer = setInterval(() => ticks.push(performance.now()), 10);
+               document.body.dataset.evaluated = 'false';
+               const started = performance.now();
+               document.getElementById('evaluate').click();
+               const wait = () => {
+                 if (document.body.dataset.evaluated !== 'true') { setTimeout(wait, 20); return; }
+                 clearInterval(timer);
+                 const answered = Number(document.body.dataset.answeredAt);
+                 const before = [started, ...ticks.filter((t) => t < answered), answered];
+                 let worst = 0;
+                 for (let i = 1; i < before.length; i++) worst = Math.max(worst, before[i] - before[i - 1]);
+                 done([answered - started, worst]);
+               };
+               wait();
+             };
+             // After the editor has drawn the new text.
+             requestAnimationFrame(() => requestAnimationFrame(() => setTimeout(start, 100)));",
+            vec![],
+        )
+        .await
+        .unwrap();
+    let (evaluation, worst) = (timing[0].as_f64().unwrap(), timing[1].as_f64().unwrap());
+    eprintln!("4.4 MB input: answered in {evaluation:.0} ms, longest pause of the page meanwhile {worst:.0} ms");
+    assert!(
+        // Evaluated on the main thread, the page would pause for the whole evaluation.
+        evaluation > 2.0 * worst,
+        "the page paused {worst:.0} ms during an evaluation of {evaluation:.0} ms"
+    );
+    let found = rows(client).await;
+    assert!(
+        found
+            .iter()
+            .filter(|(_, p, v)| p == "sync-drift" && v == "warned")
+            .count()
+            >= 600
+    );
 }
 
 /// The old versions pane: a CRD typed there makes the manifest's CRD an UPDATE for the checks

@@ -1,5 +1,6 @@
 // The evaluation, off the page's main thread: loads the module once, then answers each message
-// `{id, kind: "evaluate", state}` with `{id, report, ms}` (the module's JSON report, parsed) and
+// `{id, kind: "evaluate", state}` with `{id, report, ms}` (the module's JSON report as text: a
+// string crosses to the page at once, where a parsed object would be copied field by field) and
 // `{id, kind: "examples"}` with `{id, examples}`. Typing and scrolling stay smooth while a big
 // input is judged; the page keeps only the answer to its latest request.
 import init, { evaluate, examples_json } from "./syncguard_playground.js";
@@ -16,7 +17,7 @@ self.onmessage = async (event) => {
     }
     const started = performance.now();
     const text = evaluate(state.manifests, state.snapshot, state.config, state.old);
-    self.postMessage({ id, report: JSON.parse(text), ms: performance.now() - started });
+    self.postMessage({ id, report: text, ms: performance.now() - started });
   } catch (e) {
     self.postMessage({ id, failure: String(e && e.message ? e.message : e) });
   }
