@@ -190,6 +190,16 @@ fn the_registry_and_the_shipped_files_agree() {
             ));
         }
     }
+    let readme = read(&root.join("README.md"));
+    for entry in CHECKS {
+        let row = format!("| [{0}](policies/{0}/README.md) |", entry.name);
+        if !readme.contains(&row) {
+            problems.push(format!(
+                "{}: the README's table of policies has no row `{row} ...`",
+                entry.name
+            ));
+        }
+    }
     let listed = context_aware(&all_in_one.join("metadata.yml"));
     if listed != union {
         problems.push(format!(

@@ -338,7 +338,7 @@ impl PolicySet {
                 origin: "built-in".to_string(),
                 version: Some(env!("CARGO_PKG_VERSION").to_string()),
                 description: Some(clash::DESCRIPTION.to_string()),
-                url: Some("https://github.com/syncguard/syncguard#syncguard-scan".to_string()),
+                url: Some("https://github.com/syncguard/syncguard/blob/main/docs/scan.md#kind-group-clash".to_string()),
             });
         }
         Ok(PolicySet {

@@ -13,11 +13,10 @@
 //! The page calls [`evaluate`] and renders the JSON it returns (see [`report`]).
 
 use serde_json::{Value, json};
-use syncguard::check;
 use syncguard::cluster::Cluster;
 use syncguard::finding::RuleDoc;
 use syncguard::registry::{CHECKS, Entry};
-use syncguard::render::Listed;
+use syncguard::render::ReportAnswer;
 use syncguard_scan::cluster::{OfflineCluster, Plurals};
 use syncguard_scan::config::Config;
 use syncguard_scan::evaluate::{self, Evaluation, Evaluator};
@@ -41,7 +40,7 @@ pub struct Policy {
     metadata: &'static str,
     rules: &'static [syncguard::rules::Rule],
     findings: &'static [RuleDoc],
-    validate: fn(&[u8], &dyn Cluster) -> Vec<u8>,
+    report: fn(&[u8], &dyn Cluster) -> Vec<u8>,
     validate_settings: fn(Option<&str>) -> Result<(), String>,
     reads_old_object: bool,
 }
@@ -58,7 +57,7 @@ impl Policy {
             metadata,
             rules: entry.rules,
             findings: entry.findings,
-            validate: entry.validate,
+            report: entry.report,
             validate_settings: entry.check_settings,
             reads_old_object: entry.reads_old_object,
         }
@@ -123,9 +122,14 @@ impl Evaluator for CoreEvaluator {
     fn evaluate(&mut self, policy: usize, document: usize, request: &str, _uid: &str) -> Evaluation {
         let active = &self.active[policy];
         let payload = evaluate::validate_payload(request, &active.settings);
-        let answer = (active.policy.validate)(payload.as_bytes(), &self.cluster);
-        match check::decode_response(&answer) {
-            Ok(answer) => {
+        // The check's structured report: its `validate` answer and every finding whole, as the
+        // command reads it from the modules.
+        let report = (active.policy.report)(payload.as_bytes(), &self.cluster);
+        match serde_json::from_slice::<ReportAnswer>(&report) {
+            Ok(ReportAnswer {
+                response: answer,
+                findings,
+            }) => {
                 // syncguard's non-mutating policies never return a mutated object, so the
                 // command's refusal of such a mutation has no counterpart here.
                 let patch = answer
@@ -142,7 +146,7 @@ impl Evaluator for CoreEvaluator {
                     answer.warnings.unwrap_or_default(),
                     patch,
                 )
-                .with_audit_annotations(answer.audit_annotations.iter().flatten())
+                .with_findings(findings)
             }
             Err(e) => Evaluation::new(
                 document,
@@ -296,10 +300,11 @@ pub fn report(state: &State) -> Value {
         .map(|e| {
             let doc = &documents[e.document];
             let rules = evaluator.active.get(e.policy).map_or(&[][..], |a| a.policy.findings);
-            let (listed, unlisted) = listed(e);
-            let findings: Vec<Value> = listed
+            let findings: Vec<Value> = e
+                .findings
                 .iter()
-                .map(|f| {
+                .map(|reported| {
+                    let f = &reported.listed;
                     let line = if f.path.is_empty() {
                         doc.line
                     } else {
@@ -314,11 +319,13 @@ pub fn report(state: &State) -> Value {
                         "path": f.path,
                         "line": line,
                         "brief": f.brief,
+                        "text": reported.text,
                         "fix": f.fix,
                         "readme": rule_link(&infos[e.policy]["name"], rules, &f.rule),
                     })
                 })
                 .collect();
+            let unlisted = e.unlisted;
             json!({
                 "document": e.document,
                 "line": documents[e.document].line,
@@ -354,18 +361,6 @@ pub fn report(state: &State) -> Value {
         .map(|e| json!({"input": "manifests", "line": e.line, "message": e.message}))
         .collect();
     json!({"policies": infos, "documents": described, "results": results, "errors": errors})
-}
-
-/// The findings an evaluation lists, and how many more its answer counted than it lists (as
-/// `syncguard scan --format json` gives them).
-fn listed(e: &Evaluation) -> (&[Listed], usize) {
-    match &e.findings {
-        Some(annotation) if annotation.total > 0 && !annotation.findings.is_empty() => (
-            &annotation.findings,
-            annotation.total.saturating_sub(annotation.findings.len()),
-        ),
-        _ => (&[], 0),
-    }
 }
 
 /// The link to the README section of `rule` of `policy`, else to the policy's README.
