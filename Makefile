@@ -35,7 +35,7 @@ endif
 endif
 
 # Debian packages `make setup` installs when missing.
-APT_PACKAGES := binaryen docker-registry chromium chromium-driver
+APT_PACKAGES := binaryen docker-registry chromium chromium-driver nodejs npm
 # The playground: the core checks built with wasm-bindgen for the browser, a static site.
 PLAYGROUND_TARGET := wasm32-unknown-unknown
 PLAYGROUND_DIR    := target/playground
@@ -52,8 +52,10 @@ setup:
 	@# Debian's binaryen (wasm-opt, the size pass) and docker-registry (the real registry the
 	@# push/pull tests run on 127.0.0.1), installed only when missing.
 	@# Debian's chromium and chromedriver: the real browser the playground tests drive.
+	@# Debian's nodejs and npm: the playground's editor is bundled from the npm registry.
 	@command -v wasm-opt >/dev/null 2>&1 && command -v docker-registry >/dev/null 2>&1 && \
-	  command -v chromium >/dev/null 2>&1 && command -v chromedriver >/dev/null 2>&1 || \
+	  command -v chromium >/dev/null 2>&1 && command -v chromedriver >/dev/null 2>&1 && \
+	  command -v npm >/dev/null 2>&1 || \
 	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -q $(APT_PACKAGES) || \
 	  { $(SUDO) apt-get update -q && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -q $(APT_PACKAGES); }
 	@$(MAKE) --no-print-directory playground-setup
@@ -63,6 +65,10 @@ setup:
 # --locked when the CLI's own lock file names a crate version the registry no longer serves.
 playground-setup:
 	@rustup target list --installed 2>/dev/null | grep -qx $(PLAYGROUND_TARGET) || rustup target add $(PLAYGROUND_TARGET)
+	@# The editor's packages, exactly as playground/editor/package-lock.json pins them (again
+	@# only when the lock file changed); the build itself then needs no network.
+	@[ playground/editor/node_modules/.package-lock.json -nt playground/editor/package-lock.json ] || \
+	  (cd playground/editor && npm ci --ignore-scripts --no-audit --no-fund)
 	@[ "$$(wasm-bindgen --version 2>/dev/null)" = "wasm-bindgen $(WASM_BINDGEN_VERSION)" ] || \
 	  $(CARGO) install wasm-bindgen-cli --version $(WASM_BINDGEN_VERSION) --locked || \
 	  $(CARGO) install wasm-bindgen-cli --version $(WASM_BINDGEN_VERSION)
@@ -139,7 +145,14 @@ playground: playground-setup
 	  target/$(PLAYGROUND_TARGET)/playground-wasm/syncguard_playground.wasm
 	@# No wasm-opt pass here: Debian's binaryen (108) turns wasm-bindgen's externref table into a
 	@# funcref table, and the module then fails to start in the browser.
-	cp playground/www/index.html playground/www/playground.js playground/www/playground.css playground/www/wapc.js $(PLAYGROUND_DIR)/
+	@# The module is loaded by a worker (worker.js), where import maps do not apply: its imports
+	@# of the waPC host functions name wapc.js itself.
+	sed -i 's|from "wapc"|from "./wapc.js"|' $(PLAYGROUND_DIR)/syncguard_playground.js
+	cp playground/www/index.html playground/www/playground.js playground/www/worker.js playground/www/playground.css \
+	  playground/www/wapc.js $(PLAYGROUND_DIR)/
+	@# The editor (CodeMirror 6), bundled by esbuild from the pinned packages.
+	cd playground/editor && node_modules/.bin/esbuild editor.js --bundle --format=esm --minify \
+	  --legal-comments=external --log-level=warning --outfile=../../$(PLAYGROUND_DIR)/editor.js
 
 ## playground-tests: the playground's verdicts against `syncguard scan`'s on every fixture, and
 ## the built page in headless chromium over WebDriver

@@ -9,11 +9,11 @@
 //! checks before it changed it, so the result is one object. The checks' findings are rendered
 //! together, by [`crate::render::answer`].
 
-use crate::admission::{ObjectJson, Request, Verdict};
+use crate::admission::{ObjectJson, Request};
 use crate::check::{self, Check, Policy};
 use crate::cluster::Cluster;
 use crate::registry::{self, Settings};
-use crate::render::{self, Rendered};
+use crate::render::{self, Answer, Rendered};
 use crate::rules::Rule;
 use crate::settings;
 use serde::de::{Deserialize, Deserializer, Error as _};
@@ -130,7 +130,7 @@ impl Policy for AllInOne {
         Ok(())
     }
 
-    fn decide_request(request: &Request<'_>, settings: &Settings, cluster: &dyn Cluster) -> Verdict {
+    fn decide_request(request: &Request<'_>, settings: &Settings, cluster: &dyn Cluster) -> Answer {
         let mut run = Run {
             request,
             cluster,
@@ -138,11 +138,11 @@ impl Policy for AllInOne {
             rendered: Vec::new(),
         };
         registry::run_checks(settings, &mut run);
-        let mut verdict = render::answer(&run.rendered, true);
-        if verdict.accepted {
-            verdict.mutated_object = run.mutated;
+        let mut answer = render::full_answer(run.rendered, true);
+        if answer.verdict.accepted {
+            answer.verdict.mutated_object = run.mutated;
         }
-        verdict
+        answer
     }
 }
 

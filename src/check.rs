@@ -11,7 +11,7 @@
 use crate::admission::{self, ObjectJson, Request, ValidationRequest, ValidationResponse, Verdict};
 use crate::cluster::Cluster;
 use crate::finding::{Malformed, Report, RuleDoc};
-use crate::render::{self, Rendered};
+use crate::render::{self, Answer, Rendered};
 use crate::rules::{self, Rule};
 use crate::settings;
 use serde::de::DeserializeOwned;
@@ -22,6 +22,10 @@ pub const MAX_PAYLOAD_BYTES: usize = 16 * 1024 * 1024;
 
 /// A kind a check judges: its API group (`""` for the core group) and kind.
 pub type GroupKind = (&'static str, &'static str);
+
+/// A resource a check looks up in the cluster: its `apiVersion` and kind, as metadata.yml's
+/// `contextAwareResources` lists it.
+pub type Lookup = (&'static str, &'static str);
 
 /// One syncguard check: its name, what it applies to, its settings and its findings.
 pub trait Check {
@@ -53,6 +57,10 @@ pub trait Check {
 
     /// The rules of the check's findings, with the README section of each.
     const FINDINGS: &'static [RuleDoc];
+
+    /// The resources the check looks up in the cluster (its metadata.yml's
+    /// `contextAwareResources`; the all-in-one's lists them all). Empty: it asks nothing.
+    const LOOKUPS: &'static [Lookup] = &[];
 
     /// Checks the settings beyond their shape (ranges, duplicates, ...).
     fn validate_settings(_settings: &Self::Settings) -> Result<(), String> {
@@ -109,6 +117,10 @@ pub fn evaluate<C: Check>(request: &Request<'_>, settings: &C::Settings, cluster
     })
 }
 
+/// The waPC operation every syncguard module exports beside `validate`: the structured report of
+/// a request ([`handle_report`]).
+pub const REPORT: &str = "report";
+
 /// What a `validate` rejection says when the settings in its payload do not validate.
 pub const INVALID_SETTINGS: &str = "invalid settings";
 
@@ -127,8 +139,9 @@ pub trait Policy {
     /// Checks the settings beyond their shape.
     fn check_options(options: &Self::Options) -> Result<(), String>;
 
-    /// Decides one request, one that [`Policy::ADMISSION_RULES`] match.
-    fn decide_request(request: &Request<'_>, options: &Self::Options, cluster: &dyn Cluster) -> Verdict;
+    /// Decides one request, one that [`Policy::ADMISSION_RULES`] match: the verdict and every
+    /// finding behind it.
+    fn decide_request(request: &Request<'_>, options: &Self::Options, cluster: &dyn Cluster) -> Answer;
 }
 
 impl<C: Check> Policy for C {
@@ -140,14 +153,14 @@ impl<C: Check> Policy for C {
         C::validate_settings(options)
     }
 
-    fn decide_request(request: &Request<'_>, options: &C::Settings, cluster: &dyn Cluster) -> Verdict {
+    fn decide_request(request: &Request<'_>, options: &C::Settings, cluster: &dyn Cluster) -> Answer {
         match evaluate::<C>(request, options, cluster) {
-            None => Verdict::accept(),
+            None => Verdict::accept().into(),
             Some(rendered) => {
                 let mutation = rendered.mutation.clone();
-                let mut verdict = render::answer(std::slice::from_ref(&rendered), false);
-                verdict.mutated_object = mutation;
-                verdict
+                let mut answer = render::full_answer(vec![rendered], false);
+                answer.verdict.mutated_object = mutation;
+                answer
             }
         }
     }
@@ -174,20 +187,33 @@ pub fn handle_validate<P: Policy>(payload: &[u8], cluster: &dyn Cluster) -> Vec<
     decide::<P>(payload, cluster).to_json()
 }
 
+/// Runs the `report` operation of policy `P`: the same payload as `validate`, answered with the
+/// structured report of the request ([`Answer::report_json`]): exactly what `validate` returns,
+/// and every finding whole (the admission answer and its audit annotation cut them to the API
+/// server's limits). Kubewarden never calls it; `syncguard scan` and the playground do.
+pub fn handle_report<P: Policy>(payload: &[u8], cluster: &dyn Cluster) -> Vec<u8> {
+    answer::<P>(payload, cluster).report_json()
+}
+
 /// Decides a raw `validate` payload with policy `P` (see [`handle_validate`]).
 pub fn decide<P: Policy>(payload: &[u8], cluster: &dyn Cluster) -> Verdict {
+    answer::<P>(payload, cluster).verdict
+}
+
+/// [`decide`], with every finding behind the verdict.
+pub fn answer<P: Policy>(payload: &[u8], cluster: &dyn Cluster) -> Answer {
     let request = match read_request(payload) {
         Ok(request) => request,
-        Err(verdict) => return verdict,
+        Err(verdict) => return verdict.into(),
     };
     let settings = match parse_settings::<P>(request.settings.map(|raw| raw.get())) {
         Ok(settings) => settings,
         Err(message) => {
-            return Verdict::reject_with_code(format!("{}: {INVALID_SETTINGS}: {message}", P::POLICY), 400);
+            return Verdict::reject_with_code(format!("{}: {INVALID_SETTINGS}: {message}", P::POLICY), 400).into();
         }
     };
     if !rules::any_matches(P::ADMISSION_RULES, &request.request) {
-        return Verdict::accept();
+        return Verdict::accept().into();
     }
     P::decide_request(&request.request, &settings, cluster)
 }

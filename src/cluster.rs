@@ -75,16 +75,76 @@ impl Items {
 /// A List's text and its items as read, kept for [`Items::read_reusing`] in a `thread_local!`.
 pub type LastList<T> = RefCell<Option<(String, Rc<Vec<T>>)>>;
 
-/// Read access to the cluster's objects.
+/// Why a cluster lookup failed, as the checks tell failures apart. Its text (`Display`) is the
+/// host's error as a policy quotes it ([`host_error`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LookupError {
+    /// The object asked for does not exist (`get_resource`'s [`not_found`] words).
+    NotFound(String),
+    /// The host refused the lookup before asking the cluster: the policy was not granted access
+    /// to that resource (it is not among its `contextAwareResources`, or lookups are off).
+    Forbidden(String),
+    /// Any other failure: the cluster's or the host's error, or an answer that cannot be read.
+    Other(String),
+}
+
+impl LookupError {
+    /// The failure a host's error message describes (with or without the guest library's and
+    /// the evaluator's prefixes, which [`host_error`] drops).
+    pub fn from_host(message: &str) -> LookupError {
+        let message = host_error(message);
+        if message.starts_with(NOT_FOUND) {
+            LookupError::NotFound(message)
+        } else if message.starts_with(FORBIDDEN)
+            || (message.starts_with("access to ") && message.contains(" is not allowed"))
+        {
+            LookupError::Forbidden(message)
+        } else {
+            LookupError::Other(message)
+        }
+    }
+
+    /// The error's text.
+    pub fn message(&self) -> &str {
+        match self {
+            LookupError::NotFound(m) | LookupError::Forbidden(m) | LookupError::Other(m) => m,
+        }
+    }
+}
+
+impl std::fmt::Display for LookupError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.message())
+    }
+}
+
+impl From<LookupError> for String {
+    fn from(error: LookupError) -> String {
+        error.message().to_string()
+    }
+}
+
+/// How [`not_found`] starts.
+const NOT_FOUND: &str = "Cannot find ";
+
+/// How Kubewarden's policy-evaluator starts its refusal of a lookup the policy may not make
+/// (`Policy has not been granted access to Kubernetes <apiVersion>/<kind> resources. The
+/// violation has been reported.`); `syncguard run`'s refusals (without `--allow-context-aware`,
+/// or of a resource the metadata does not declare) say `access to ... is not allowed`.
+const FORBIDDEN: &str = "Policy has not been granted access to Kubernetes ";
+
+/// Read access to the cluster's objects. Its one implementation goes over [`HostCalls`], the
+/// Kubewarden host calls: a module's host (policy-server, kwctl, `syncguard run`), a replay file
+/// and the offline cluster of `syncguard scan` differ only in how they answer a call.
 pub trait Cluster {
     /// Every object of `kind` in `api_version`, across namespaces (`list_resources_all`), each
     /// pruned to `field_masks` (dot-separated paths; none: whole objects) as Kubewarden's
     /// reflector does (`syncguard_scan::reflector` reproduces it).
-    fn list_all(&self, api_version: &str, kind: &str, field_masks: &[&str]) -> Result<Items, String>;
+    fn list_all(&self, api_version: &str, kind: &str, field_masks: &[&str]) -> Result<Items, LookupError>;
 
     /// The object of `kind` in `api_version` named `name` (in `namespace` when the kind is
     /// namespaced), as JSON text (`get_resource`), pruned to `field_masks` where the host honours
-    /// them. An object that does not exist is an error that [`is_not_found`] recognises.
+    /// them; [`LookupError::NotFound`] when it does not exist.
     fn get(
         &self,
         api_version: &str,
@@ -92,24 +152,59 @@ pub trait Cluster {
         name: &str,
         namespace: Option<&str>,
         field_masks: &[&str],
-    ) -> Result<String, String>;
+    ) -> Result<String, LookupError>;
+}
+
+/// One way of answering Kubewarden's `kubernetes` host calls: the waPC host of a module, a
+/// replay file, the offline cluster. Every `HostCalls` is a [`Cluster`].
+pub trait HostCalls {
+    /// Answers the host call `kubewarden/kubernetes/<operation>` (`list_resources_all`,
+    /// `get_resource`) of JSON `request` with the answer's bytes, or the host's error message.
+    fn host_call(&self, operation: &str, request: &[u8]) -> Result<Vec<u8>, String>;
+}
+
+/// The operation of `list_resources_all`.
+pub const LIST_RESOURCES_ALL: &str = "list_resources_all";
+
+/// The operation of `get_resource`.
+pub const GET_RESOURCE: &str = "get_resource";
+
+impl<T: HostCalls + ?Sized> Cluster for T {
+    fn list_all(&self, api_version: &str, kind: &str, field_masks: &[&str]) -> Result<Items, LookupError> {
+        let request = serde_json::to_vec(&list_all_request(api_version, kind, field_masks))
+            .map_err(|e| LookupError::Other(e.to_string()))?;
+        let answer = self
+            .host_call(LIST_RESOURCES_ALL, &request)
+            .map_err(|e| LookupError::from_host(&e))?;
+        list_items(answer).map_err(LookupError::Other)
+    }
+
+    fn get(
+        &self,
+        api_version: &str,
+        kind: &str,
+        name: &str,
+        namespace: Option<&str>,
+        field_masks: &[&str],
+    ) -> Result<String, LookupError> {
+        let request = serde_json::to_vec(&get_request(api_version, kind, name, namespace, field_masks))
+            .map_err(|e| LookupError::Other(e.to_string()))?;
+        let answer = self
+            .host_call(GET_RESOURCE, &request)
+            .map_err(|e| LookupError::from_host(&e))?;
+        String::from_utf8(answer).map_err(|e| LookupError::Other(format!("the cluster's answer is not text: {e}")))
+    }
 }
 
 /// How Kubewarden's `get_resource` says that the object does not exist (policy-evaluator's
 /// Kubernetes client: `Cannot find <apiVersion>/<kind> named '<name>' inside of namespace
 /// '<namespace as Rust debug>'`); the offline cluster answers the same.
 pub fn not_found(api_version: &str, kind: &str, name: &str, namespace: Option<&str>) -> String {
-    format!("Cannot find {api_version}/{kind} named '{name}' inside of namespace '{namespace:?}'")
+    format!("{NOT_FOUND}{api_version}/{kind} named '{name}' inside of namespace '{namespace:?}'")
 }
 
 /// How Kubewarden's policy-evaluator words a host call that failed, before the error itself.
 pub const CALLBACK_FAILURE: &str = "Callback evaluation failure: ";
-
-/// Whether a failed `get` (its message as [`host_error`] gives it, so without Kubewarden's
-/// [`CALLBACK_FAILURE`]) says the object does not exist.
-pub fn is_not_found(error: &str) -> bool {
-    error.starts_with("Cannot find ")
-}
 
 /// The request of Kubewarden's `kubernetes/get_resource` host call, as kubewarden-policy-sdk
 /// defines it: the cache kept (Kubewarden keeps answers five seconds), `field_masks` absent
@@ -148,16 +243,18 @@ pub fn host_error(message: &str) -> String {
 #[derive(Debug, Default, Clone, Copy)]
 pub struct NoCluster;
 
-impl Cluster for NoCluster {
-    fn list_all(&self, api_version: &str, kind: &str, _field_masks: &[&str]) -> Result<Items, String> {
+impl HostCalls for NoCluster {
+    fn host_call(&self, operation: &str, request: &[u8]) -> Result<Vec<u8>, String> {
+        let asked: Value = serde_json::from_slice(request).unwrap_or_default();
+        let text = |key: &str| asked[key].as_str().unwrap_or_default().to_string();
+        let name = match operation {
+            GET_RESOURCE => format!(" {}", text("name")),
+            _ => String::new(),
+        };
         Err(format!(
-            "no cluster lookups are available here (asked for {kind} in {api_version})"
-        ))
-    }
-
-    fn get(&self, api_version: &str, kind: &str, name: &str, _: Option<&str>, _: &[&str]) -> Result<String, String> {
-        Err(format!(
-            "no cluster lookups are available here (asked for {kind} {name} in {api_version})"
+            "no cluster lookups are available here (asked for {}{name} in {})",
+            text("kind"),
+            text("api_version")
         ))
     }
 }
@@ -169,33 +266,35 @@ impl Cluster for NoCluster {
 pub(crate) struct Objects(pub Vec<Value>);
 
 #[cfg(test)]
-impl Cluster for Objects {
-    fn list_all(&self, api_version: &str, kind: &str, _field_masks: &[&str]) -> Result<Items, String> {
-        to_items(
-            self.0
-                .iter()
-                .filter(|o| o["apiVersion"] == api_version && o["kind"] == kind),
-        )
-    }
-
-    fn get(
-        &self,
-        api_version: &str,
-        kind: &str,
-        name: &str,
-        namespace: Option<&str>,
-        _field_masks: &[&str],
-    ) -> Result<String, String> {
-        self.0
-            .iter()
-            .find(|o| {
-                o["apiVersion"] == api_version
-                    && o["kind"] == kind
-                    && o["metadata"]["name"] == name
-                    && o["metadata"]["namespace"].as_str() == namespace
-            })
-            .map(Value::to_string)
-            .ok_or_else(|| not_found(api_version, kind, name, namespace))
+impl HostCalls for Objects {
+    fn host_call(&self, operation: &str, request: &[u8]) -> Result<Vec<u8>, String> {
+        let asked: Value = serde_json::from_slice(request).map_err(|e| e.to_string())?;
+        let of_kind = |o: &&Value| o["apiVersion"] == asked["api_version"] && o["kind"] == asked["kind"];
+        match operation {
+            LIST_RESOURCES_ALL => Ok(
+                serde_json::json!({"items": self.0.iter().filter(of_kind).collect::<Vec<_>>()})
+                    .to_string()
+                    .into_bytes(),
+            ),
+            _ => {
+                let namespace = asked["namespace"].as_str();
+                self.0
+                    .iter()
+                    .filter(of_kind)
+                    .find(|o| {
+                        o["metadata"]["name"] == asked["name"] && o["metadata"]["namespace"].as_str() == namespace
+                    })
+                    .map(|o| o.to_string().into_bytes())
+                    .ok_or_else(|| {
+                        not_found(
+                            asked["api_version"].as_str().unwrap_or_default(),
+                            asked["kind"].as_str().unwrap_or_default(),
+                            asked["name"].as_str().unwrap_or_default(),
+                            namespace,
+                        )
+                    })
+            }
+        }
     }
 }
 
@@ -361,29 +460,77 @@ mod tests {
     }
 
     #[test]
-    fn a_missing_object_is_recognised_as_kubewarden_hands_it_to_a_module() {
+    fn lookup_failures_are_told_apart_as_kubewarden_hands_them_to_a_module() {
         let missing = not_found(
             "apiextensions.k8s.io/v1",
             "CustomResourceDefinition",
             "x.example.com",
             None,
         );
-        assert!(is_not_found(&missing));
+        let kind = |message: &str| match LookupError::from_host(message) {
+            LookupError::NotFound(_) => "not found",
+            LookupError::Forbidden(_) => "forbidden",
+            LookupError::Other(_) => "other",
+        };
+        assert_eq!(kind(&missing), "not found");
         // As a module receives it: the guest library's and Kubewarden's words before it.
-        assert!(is_not_found(&host_error(&format!(
-            "Host error: {CALLBACK_FAILURE}{missing}"
-        ))));
-        assert!(is_not_found(&host_error(&format!(
-            "{CALLBACK_FAILURE}{missing}\n\nStack backtrace:\n 0: x"
-        ))));
-        assert!(!is_not_found(&host_error(&format!(
-            "{CALLBACK_FAILURE}customresourcedefinitions is forbidden"
-        ))));
-        assert!(!is_not_found("forbidden: Cannot find it"));
-        // A module quotes what the host said, as the native checks do.
+        assert_eq!(kind(&format!("Host error: {CALLBACK_FAILURE}{missing}")), "not found");
         assert_eq!(
-            host_error(&format!("Host error: {CALLBACK_FAILURE}{missing}\n\nStack backtrace:")),
-            missing
+            kind(&format!("{CALLBACK_FAILURE}{missing}\n\nStack backtrace:\n 0: x")),
+            "not found"
+        );
+        assert_eq!(
+            kind(&format!("{CALLBACK_FAILURE}customresourcedefinitions is forbidden")),
+            "other"
+        );
+        assert_eq!(kind("forbidden: Cannot find it"), "other");
+        // Refused before the cluster is asked: Kubewarden's words, and `syncguard run`'s.
+        assert_eq!(
+            kind(
+                "Host error: Policy has not been granted access to Kubernetes apiextensions.k8s.io/v1/CustomResourceDefinition resources. The violation has been reported."
+            ),
+            "forbidden"
+        );
+        assert_eq!(
+            kind(
+                "access to CustomResourceDefinition in apiextensions.k8s.io/v1 is not allowed: it is not among the contextAwareResources of the policy's metadata"
+            ),
+            "forbidden"
+        );
+        // A module quotes what the host said, as the native checks do.
+        let quoted = LookupError::from_host(&format!("Host error: {CALLBACK_FAILURE}{missing}\n\nStack backtrace:"));
+        assert_eq!(quoted.to_string(), missing);
+    }
+
+    #[test]
+    fn every_host_calls_is_a_cluster() {
+        let objects = Objects(vec![serde_json::json!({
+            "apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a", "namespace": "ns"}
+        })]);
+        let cluster: &dyn Cluster = &objects;
+        assert_eq!(
+            cluster
+                .list_all("v1", "ConfigMap", &[])
+                .unwrap()
+                .read::<Value>()
+                .unwrap()
+                .len(),
+            1
+        );
+        assert!(
+            cluster
+                .get("v1", "ConfigMap", "a", Some("ns"), &[])
+                .unwrap()
+                .contains("\"a\"")
+        );
+        assert!(matches!(
+            cluster.get("v1", "ConfigMap", "b", Some("ns"), &[]),
+            Err(LookupError::NotFound(_))
+        ));
+        let none: &dyn Cluster = &NoCluster;
+        assert_eq!(
+            none.get("v1", "ConfigMap", "a", None, &[]).unwrap_err().to_string(),
+            "no cluster lookups are available here (asked for ConfigMap a in v1)"
         );
     }
 }

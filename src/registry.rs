@@ -8,7 +8,7 @@
 //! policy folders and this list disagree.
 
 use crate::all_in_one::Section;
-use crate::check::{self, Check, GroupKind};
+use crate::check::{self, Check, GroupKind, Lookup};
 use crate::checks::{
     crd_kind_collision::CrdKindCollision, crd_safe_upgrade::CrdSafeUpgrade, crd_schema_fields::CrdSchemaFields,
     hook_job_safety::HookJobSafety, ownership_markers::OwnershipMarkers, sync_drift::SyncDrift,
@@ -30,8 +30,12 @@ pub struct Entry {
     pub kinds: &'static [GroupKind],
     /// The rules of its findings.
     pub findings: &'static [RuleDoc],
+    /// The resources it looks up in the cluster ([`Check::LOOKUPS`]).
+    pub lookups: &'static [Lookup],
     /// Its `validate` operation over a waPC payload.
     pub validate: fn(&[u8], &dyn Cluster) -> Vec<u8>,
+    /// Its `report` operation over a waPC payload (see [`check::handle_report`]).
+    pub report: fn(&[u8], &dyn Cluster) -> Vec<u8>,
     /// Its `validate_settings` operation over a waPC payload.
     pub validate_settings: fn(&[u8]) -> Vec<u8>,
     /// Reads and checks its settings as JSON text (absent: defaults).
@@ -49,7 +53,9 @@ impl Entry {
             rules: C::RULES,
             kinds: C::KINDS,
             findings: C::FINDINGS,
+            lookups: C::LOOKUPS,
             validate: check::handle_validate::<C>,
+            report: check::handle_report::<C>,
             validate_settings: check::handle_validate_settings::<C>,
             check_settings: |raw| check::parse_settings::<C>(raw).map(|_| ()),
             reads_old_object: C::READS_OLD_OBJECT,

@@ -70,6 +70,69 @@ pub struct Annotation {
     pub findings: Vec<Listed>,
 }
 
+/// One finding whole, as the structured report of a request gives it ([`Answer::report_json`]):
+/// what the audit annotation lists of it, plus the object it is about and its long text. The
+/// report lists every finding, never cut to the API server's limits.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Reported {
+    /// The finding as the audit annotation lists it.
+    #[serde(flatten)]
+    pub listed: Listed,
+    /// The kind of the object it is about (`CustomResourceDefinition`); empty when unknown.
+    pub kind: String,
+    /// The object's label (`namespace/name`, or `name`).
+    pub label: String,
+    /// What, where, why and the fix, as a rejection gives it, in full (`<kind> <label>: ...`).
+    pub text: String,
+    /// The setting that made a rejection a warning (`warnOnly: channel`), when one did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+/// What a policy decides about one request: the verdict Kubewarden reads from `validate`, and
+/// every finding behind it, which only the structured report ([`Answer::report_json`]) carries.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Answer {
+    /// The verdict, as `validate` returns it.
+    pub verdict: Verdict,
+    /// Every finding of every check that applied, in the answer's order.
+    pub findings: Vec<Reported>,
+}
+
+impl From<Verdict> for Answer {
+    fn from(verdict: Verdict) -> Answer {
+        Answer {
+            verdict,
+            findings: Vec::new(),
+        }
+    }
+}
+
+impl Answer {
+    /// The answer of the `report` operation: `{"response": <what validate returns, byte for
+    /// byte>, "findings": [<every finding whole>]}`.
+    pub fn report_json(self) -> Vec<u8> {
+        let Answer { verdict, findings } = self;
+        let mut out = b"{\"response\":".to_vec();
+        out.extend(verdict.to_json());
+        out.extend(b",\"findings\":");
+        // Plain structs of strings: this cannot fail.
+        out.extend(serde_json::to_vec(&findings).unwrap_or_else(|_| b"[]".to_vec()));
+        out.push(b'}');
+        out
+    }
+}
+
+/// The structured report of one request, as the `report` operation returns it (see
+/// [`Answer::report_json`]).
+#[derive(Debug, Serialize, Deserialize)]
+pub struct ReportAnswer {
+    /// What `validate` returns for the same payload.
+    pub response: crate::admission::ValidationResponse,
+    /// Every finding, whole.
+    pub findings: Vec<Reported>,
+}
+
 /// A check's report, rendered: its part of the answer.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Rendered {
@@ -81,8 +144,8 @@ pub struct Rendered {
     pub code: Option<u16>,
     /// The warnings, in order.
     pub warnings: Vec<String>,
-    /// Every finding, as the annotation lists it.
-    pub listed: Vec<Listed>,
+    /// Every finding, whole (the annotation lists their [`Reported::listed`] part).
+    pub reported: Vec<Reported>,
     /// The object as the check changes it; `None` when it rejects.
     pub mutation: Option<Value>,
 }
@@ -165,15 +228,21 @@ pub fn render_check(check: &'static str, docs: &[RuleDoc], report: Report) -> Re
         warnings.push(warning_line(&subject, &finding.brief, note.as_deref(), &link(finding)));
     }
 
-    let listed = findings
+    let reported = findings
         .iter()
-        .map(|finding| Listed {
-            policy: check.to_string(),
-            rule: finding.rule.to_string(),
-            action: if finding.rejects() { "reject" } else { "warn" }.to_string(),
-            path: finding.path.clone(),
-            brief: warning_line(&subject, &finding.brief, None, ""),
-            fix: finding.fix.clone(),
+        .map(|finding| Reported {
+            listed: Listed {
+                policy: check.to_string(),
+                rule: finding.rule.to_string(),
+                action: if finding.rejects() { "reject" } else { "warn" }.to_string(),
+                path: finding.path.clone(),
+                brief: warning_line(&subject, &finding.brief, None, ""),
+                fix: finding.fix.clone(),
+            },
+            kind: subject.kind.clone(),
+            label: subject.label.clone(),
+            text: format!("{}: {}", title(&subject), finding.text.whole()),
+            note: finding.note.clone(),
         })
         .collect();
     Rendered {
@@ -182,7 +251,7 @@ pub fn render_check(check: &'static str, docs: &[RuleDoc], report: Report) -> Re
         message,
         code,
         warnings,
-        listed,
+        reported,
     }
 }
 
@@ -366,11 +435,23 @@ pub fn answer(parts: &[Rendered], prefixed: bool) -> Verdict {
         .flat_map(|part| part.warnings.iter().map(|w| prefix(part.check, w)))
         .collect();
     keep_within_limits(&mut verdict.warnings);
-    let listed: Vec<&Listed> = parts.iter().flat_map(|part| &part.listed).collect();
+    let listed: Vec<&Listed> = parts
+        .iter()
+        .flat_map(|part| part.reported.iter().map(|r| &r.listed))
+        .collect();
     if !listed.is_empty() {
         verdict = verdict.annotate(FINDINGS_ANNOTATION, annotation(&listed));
     }
     verdict
+}
+
+/// [`answer`] with every finding of `parts` beside it (the structured report's).
+pub fn full_answer(parts: Vec<Rendered>, prefixed: bool) -> Answer {
+    let verdict = answer(&parts, prefixed);
+    Answer {
+        verdict,
+        findings: parts.into_iter().flat_map(|part| part.reported).collect(),
+    }
 }
 
 /// The [`FINDINGS_ANNOTATION`] value: compact JSON `{"total":N,"findings":[{"policy",

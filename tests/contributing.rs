@@ -1,6 +1,8 @@
 //! Keeps CONTRIBUTING.md's walkthrough of adding a check true: every check of the registry is
-//! laid out exactly as it says, its template files included.
+//! laid out exactly as it says, its template files included, and the files that ship it
+//! (metadata.yml's lookups, the all-in-one's metadata and questions) agree with the registry.
 
+use std::collections::BTreeSet;
 use std::path::Path;
 use syncguard::registry::CHECKS;
 
@@ -132,6 +134,77 @@ fn every_check_is_laid_out_as_contributing_md_says() {
                 ));
             }
         }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+/// The `contextAwareResources` of a metadata.yml, as `(apiVersion, kind)` pairs.
+fn context_aware(metadata: &Path) -> BTreeSet<(String, String)> {
+    let value: serde_json::Value = serde_yaml_ng::from_str(&read(metadata)).expect("metadata.yml is YAML");
+    value["contextAwareResources"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|r| {
+            (
+                r["apiVersion"].as_str().unwrap_or_default().to_string(),
+                r["kind"].as_str().unwrap_or_default().to_string(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn the_registry_and_the_shipped_files_agree() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let all_in_one = root.join("policies").join(syncguard::registry::ALL_IN_ONE);
+    let questions = read(&all_in_one.join("questions-ui.yml"));
+    let mut problems = Vec::new();
+    let mut union = BTreeSet::new();
+    for entry in CHECKS {
+        let name = entry.name;
+        let declared: BTreeSet<(String, String)> = entry
+            .lookups
+            .iter()
+            .map(|(version, kind)| (version.to_string(), kind.to_string()))
+            .collect();
+        let listed = context_aware(&root.join("policies").join(name).join("metadata.yml"));
+        if listed != declared {
+            problems.push(format!(
+                "{name}: metadata.yml's contextAwareResources {listed:?} are not the check's LOOKUPS {declared:?}"
+            ));
+        }
+        union.extend(declared);
+        let enabled = format!("variable: {}.enabled", entry.settings_key);
+        if !questions.contains(&enabled) {
+            problems.push(format!(
+                "{name}: policies/{}/questions-ui.yml lacks `{enabled}`",
+                syncguard::registry::ALL_IN_ONE
+            ));
+        }
+        let description = questions.split_whitespace().collect::<Vec<_>>().join(" ");
+        if !description.contains(name) || !description.contains(entry.settings_key) {
+            problems.push(format!(
+                "{name}: the all-in-one's questions-ui.yml description does not name it and its section {}",
+                entry.settings_key
+            ));
+        }
+    }
+    let readme = read(&root.join("README.md"));
+    for entry in CHECKS {
+        let row = format!("| [{0}](policies/{0}/README.md) |", entry.name);
+        if !readme.contains(&row) {
+            problems.push(format!(
+                "{}: the README's table of policies has no row `{row} ...`",
+                entry.name
+            ));
+        }
+    }
+    let listed = context_aware(&all_in_one.join("metadata.yml"));
+    if listed != union {
+        problems.push(format!(
+            "the all-in-one's contextAwareResources {listed:?} are not the union of the checks' LOOKUPS {union:?}"
+        ));
     }
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }

@@ -249,6 +249,38 @@ pub fn try_validate_with_settings_text(
     Ok(respond(metadata, request, answer))
 }
 
+/// The findings of a [`try_report_with_settings_text`] call: every finding whole, or `None` when
+/// the module has no `report` operation (a policy that is not syncguard's, or one built before
+/// it existed), whose answer was read from `validate` instead.
+pub type Reported = Option<Vec<syncguard::render::Reported>>;
+
+/// Calls the module's `report` operation (syncguard's structured report: the answer `validate`
+/// gives, byte for byte, and every finding whole), falling back to `validate` when the module
+/// does not export it. The response is built exactly as [`try_validate_with_settings_text`]
+/// builds it.
+pub fn try_report_with_settings_text(
+    instance: &Instance,
+    metadata: Option<&Metadata>,
+    request: &RequestDoc,
+    settings_text: &str,
+) -> Result<(AdmissionResponse, Reported), GuestFailure> {
+    let payload = payload_with_settings_text(request, settings_text);
+    match instance.call(syncguard::check::REPORT, payload.as_bytes()) {
+        Ok(answer) => {
+            let answer: syncguard::render::ReportAnswer =
+                serde_json::from_slice(&answer).map_err(GuestFailure::Answer)?;
+            Ok((respond(metadata, request, answer.response), Some(answer.findings)))
+        }
+        Err(e) if e.contains(NO_HANDLER) => {
+            try_validate_with_settings_text(instance, metadata, request, settings_text).map(|r| (r, None))
+        }
+        Err(e) => Err(GuestFailure::Call(e)),
+    }
+}
+
+/// How a waPC guest answers a call of an operation it did not register (wapc-guest's words).
+const NO_HANDLER: &str = "No handler registered for function";
+
 fn respond(metadata: Option<&Metadata>, request: &RequestDoc, answer: ValidationResponse) -> AdmissionResponse {
     let mut response = AdmissionResponse {
         uid: request.uid.clone(),

@@ -11,7 +11,8 @@ use std::time::Duration;
 /// Arguments of `syncguard call`.
 #[derive(clap::Args)]
 pub struct CallArgs {
-    /// The waPC operation: `validate`, `validate_settings` or `protocol_version`.
+    /// The waPC operation: `validate`, `validate_settings`, `protocol_version`, or `report` (the
+    /// structured report syncguard's modules export beside `validate`).
     #[arg(long, default_value = "validate")]
     operation: String,
     /// Files whose bytes are sent as payloads (any bytes, not only JSON), each to a fresh

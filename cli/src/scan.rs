@@ -338,7 +338,7 @@ impl PolicySet {
                 origin: "built-in".to_string(),
                 version: Some(env!("CARGO_PKG_VERSION").to_string()),
                 description: Some(clash::DESCRIPTION.to_string()),
-                url: Some("https://github.com/syncguard/syncguard#syncguard-scan".to_string()),
+                url: Some("https://github.com/syncguard/syncguard/blob/main/docs/scan.md#kind-group-clash".to_string()),
             });
         }
         Ok(PolicySet {
@@ -361,8 +361,14 @@ pub struct ScanOptions {
     pub walk: walk::WalkOptions,
 }
 
-/// The evaluation of an AdmissionResponse the engine gave.
-fn from_response(document: usize, policy: usize, response: AdmissionResponse) -> Evaluation {
+/// The evaluation of an AdmissionResponse the engine gave, with the module's structured report
+/// of its findings when it gave one (else the findings its audit annotation lists).
+fn from_response(
+    document: usize,
+    policy: usize,
+    response: AdmissionResponse,
+    reported: evaluate::Reported,
+) -> Evaluation {
     let patch = response.patch_ops();
     let annotations = response.audit_annotations.unwrap_or_default();
     let warnings = response.warnings.unwrap_or_default();
@@ -370,7 +376,7 @@ fn from_response(document: usize, policy: usize, response: AdmissionResponse) ->
         message: None,
         code: None,
     });
-    Evaluation::new(
+    let evaluation = Evaluation::new(
         document,
         policy,
         response.allowed,
@@ -378,8 +384,11 @@ fn from_response(document: usize, policy: usize, response: AdmissionResponse) ->
         status.code,
         warnings,
         patch,
-    )
-    .with_audit_annotations(&annotations)
+    );
+    match reported {
+        Some(findings) => evaluation.with_findings(findings),
+        None => evaluation.with_audit_annotations(&annotations),
+    }
 }
 
 /// Counts of a scan.
@@ -645,26 +654,30 @@ impl Evaluator for Worker<'_> {
             uid: uid.to_string(),
         };
         let response = self.with_instance(policy, |instance| match instance {
-            Ok(instance) => match evaluate::try_validate_with_settings_text(
+            Ok(instance) => match evaluate::try_report_with_settings_text(
                 instance,
                 active.module.metadata.as_ref(),
                 &request,
                 &active.settings_text,
             ) {
-                Ok(response) => (response, false),
+                Ok(answer) => (answer, false),
                 // A trap or a timeout may leave the instance broken: start the next call afresh.
-                Err(failure) => (failure.response(&request.uid), true),
+                Err(failure) => ((failure.response(&request.uid), None), true),
             },
             Err(e) => (
-                AdmissionResponse::reject(
-                    &request.uid,
-                    format!("internal server error: cannot instantiate the policy module: {e:#}"),
-                    Some(500),
+                (
+                    AdmissionResponse::reject(
+                        &request.uid,
+                        format!("internal server error: cannot instantiate the policy module: {e:#}"),
+                        Some(500),
+                    ),
+                    None,
                 ),
                 true,
             ),
         });
-        from_response(document, policy, response)
+        let (response, reported) = response;
+        from_response(document, policy, response, reported)
     }
 }
 

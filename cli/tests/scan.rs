@@ -564,6 +564,64 @@ fn sarif_results_per_finding_with_fixes_that_clear_them() {
     assert_eq!(report["results"][0]["unlistedFindings"], 0);
 }
 
+#[test]
+fn every_finding_reaches_json_and_sarif_past_the_annotation_cap() {
+    // 60 empty env values: 60 drift findings, far more than the 4,096-character audit annotation
+    // lists. The command reads the module's structured report, so every one is in the JSON rows
+    // and in SARIF, each at its own line and with its long text.
+    let env: String = (0..60)
+        .map(|i| format!("            - name: VAR_{i:02}\n              value: \"\"\n"))
+        .collect();
+    let manifest = format!(
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n  namespace: shop\nspec:\n  selector:\n    matchLabels: {{app: web}}\n  template:\n    metadata:\n      labels: {{app: web}}\n    spec:\n      containers:\n        - name: web\n          image: nginx:1.27\n          env:\n{env}"
+    );
+    let dir = policies(&["sync-drift"]);
+    let scan = |format: &str| {
+        scan_in(
+            &data(),
+            &["--policies", dir.path().to_str().unwrap(), "--format", format, "-"],
+            Some(&manifest),
+        )
+    };
+    let report = json_of(&scan("json"));
+    let row = &report["results"][0];
+    let findings = row["findings"].as_array().unwrap();
+    assert_eq!(findings.len(), 60, "{row}");
+    assert_eq!(row["unlistedFindings"], 0);
+    let annotation_lists = row["warnings"].as_array().unwrap().len();
+    assert!(
+        annotation_lists < 60,
+        "the answer itself stays within the API server's limits"
+    );
+    let lines: std::collections::BTreeSet<u64> = findings.iter().map(|f| f["line"].as_u64().unwrap()).collect();
+    assert_eq!(lines.len(), 60, "each finding at its own line: {findings:?}");
+    assert!(
+        findings
+            .iter()
+            .all(|f| f["text"].as_str().unwrap().starts_with("Deployment shop/web: ")),
+        "{findings:?}"
+    );
+    let sarif = json_of(&scan("sarif"));
+    check_sarif(&sarif);
+    let results = sarif["runs"][0]["results"].as_array().unwrap();
+    assert_eq!(results.len(), 60);
+    let rule = sarif["runs"][0]["tool"]["driver"]["rules"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["id"] == "sync-drift/nullOrEmpty")
+        .expect("the finding's rule is described");
+    let help = rule["helpUri"].as_str().unwrap();
+    assert!(help.contains("sync-drift#") && !help.ends_with('#'), "{rule}");
+    assert!(
+        rule["shortDescription"]["text"]
+            .as_str()
+            .unwrap()
+            .starts_with("nullOrEmpty: "),
+        "the rule's documented summary: {rule}"
+    );
+}
+
 /// `git args...` in `dir`, which must succeed.
 fn git(dir: &Path, args: &[&str]) {
     let status = Command::new("git")

@@ -13,12 +13,14 @@
 //! The page calls [`evaluate`] and renders the JSON it returns (see [`report`]).
 
 use serde_json::{Value, json};
-use syncguard::check;
 use syncguard::cluster::Cluster;
+use syncguard::finding::RuleDoc;
 use syncguard::registry::{CHECKS, Entry};
+use syncguard::render::ReportAnswer;
 use syncguard_scan::cluster::{OfflineCluster, Plurals};
 use syncguard_scan::config::Config;
 use syncguard_scan::evaluate::{self, Evaluation, Evaluator};
+use syncguard_scan::locate::Locator;
 use syncguard_scan::{Operation, clash, input};
 use wasm_bindgen::prelude::wasm_bindgen;
 
@@ -37,7 +39,8 @@ pub struct Policy {
     pub name: &'static str,
     metadata: &'static str,
     rules: &'static [syncguard::rules::Rule],
-    validate: fn(&[u8], &dyn Cluster) -> Vec<u8>,
+    findings: &'static [RuleDoc],
+    report: fn(&[u8], &dyn Cluster) -> Vec<u8>,
     validate_settings: fn(Option<&str>) -> Result<(), String>,
     reads_old_object: bool,
 }
@@ -53,7 +56,8 @@ impl Policy {
             name: entry.name,
             metadata,
             rules: entry.rules,
-            validate: entry.validate,
+            findings: entry.findings,
+            report: entry.report,
             validate_settings: entry.check_settings,
             reads_old_object: entry.reads_old_object,
         }
@@ -118,9 +122,14 @@ impl Evaluator for CoreEvaluator {
     fn evaluate(&mut self, policy: usize, document: usize, request: &str, _uid: &str) -> Evaluation {
         let active = &self.active[policy];
         let payload = evaluate::validate_payload(request, &active.settings);
-        let answer = (active.policy.validate)(payload.as_bytes(), &self.cluster);
-        match check::decode_response(&answer) {
-            Ok(answer) => {
+        // The check's structured report: its `validate` answer and every finding whole, as the
+        // command reads it from the modules.
+        let report = (active.policy.report)(payload.as_bytes(), &self.cluster);
+        match serde_json::from_slice::<ReportAnswer>(&report) {
+            Ok(ReportAnswer {
+                response: answer,
+                findings,
+            }) => {
                 // syncguard's non-mutating policies never return a mutated object, so the
                 // command's refusal of such a mutation has no counterpart here.
                 let patch = answer
@@ -137,7 +146,7 @@ impl Evaluator for CoreEvaluator {
                     answer.warnings.unwrap_or_default(),
                     patch,
                 )
-                .with_audit_annotations(answer.audit_annotations.iter().flatten())
+                .with_findings(findings)
             }
             Err(e) => Evaluation::new(
                 document,
@@ -180,7 +189,10 @@ pub struct State {
 ///   `documents`), `line`, `policy`, `operation` (`CREATE`, or `UPDATE` when the policy judged
 ///   the update from the document's old version), `verdict` (`rejected`, `mutated`, `warned`
 ///   or `accepted`), `message`, `code`, `warnings`, `patch` (the JSON Patch of a mutation) and
-///   `related` (the other documents of a `kind-group-clash` finding);
+///   `related` (the other documents of a `kind-group-clash` finding), `findings` (each
+///   finding of the answer, as the rows of `syncguard scan --format json` list them: `rule`,
+///   `action`, `path`, `line` (the line of the path's key in the manifests), `brief`, `fix`,
+///   plus `readme`, the link to the README section of the rule) and `unlistedFindings`;
 /// - `errors`: input problems, each with `input` (`manifests`, `snapshot`, `old` or
 ///   `config`), `line` (or `null`) and `message`. A configuration, snapshot or old-objects
 ///   problem stops the evaluation, as the first two stop the command (an unreadable old
@@ -277,13 +289,43 @@ pub fn report(state: &State) -> Value {
             "name": clash::NAME,
             "description": clash::DESCRIPTION,
             "version": env!("CARGO_PKG_VERSION"),
-            "readme": format!("{REPOSITORY}#syncguard-scan"),
+            "readme": format!("{REPOSITORY}/blob/main/docs/scan.md#kind-group-clash"),
         }));
     }
     evaluations.sort_by_key(|e| (e.document, e.policy));
+    // Read only when a finding needs a line (as the command reads only files with findings).
+    let mut locator: Option<Locator> = None;
     let results: Vec<Value> = evaluations
         .iter()
         .map(|e| {
+            let doc = &documents[e.document];
+            let rules = evaluator.active.get(e.policy).map_or(&[][..], |a| a.policy.findings);
+            let findings: Vec<Value> = e
+                .findings
+                .iter()
+                .map(|reported| {
+                    let f = &reported.listed;
+                    let line = if f.path.is_empty() {
+                        doc.line
+                    } else {
+                        locator
+                            .get_or_insert_with(|| Locator::new(&state.manifests))
+                            .line(doc.index, doc.item, &f.path)
+                            .unwrap_or(doc.line)
+                    };
+                    json!({
+                        "rule": f.rule,
+                        "action": f.action,
+                        "path": f.path,
+                        "line": line,
+                        "brief": f.brief,
+                        "text": reported.text,
+                        "fix": f.fix,
+                        "readme": rule_link(&infos[e.policy]["name"], rules, &f.rule),
+                    })
+                })
+                .collect();
+            let unlisted = e.unlisted;
             json!({
                 "document": e.document,
                 "line": documents[e.document].line,
@@ -295,6 +337,8 @@ pub fn report(state: &State) -> Value {
                 "warnings": e.warnings,
                 "patch": e.patch,
                 "related": e.related,
+                "findings": findings,
+                "unlistedFindings": unlisted,
             })
         })
         .collect();
@@ -319,6 +363,16 @@ pub fn report(state: &State) -> Value {
     json!({"policies": infos, "documents": described, "results": results, "errors": errors})
 }
 
+/// The link to the README section of `rule` of `policy`, else to the policy's README.
+fn rule_link(policy: &Value, rules: &[RuleDoc], rule: &str) -> String {
+    let policy = policy.as_str().unwrap_or_default();
+    let anchor = rules
+        .iter()
+        .find(|doc| doc.id == rule)
+        .map_or("readme", |doc| doc.anchor);
+    format!("{REPOSITORY}/blob/main/policies/{policy}/README.md#{anchor}")
+}
+
 /// The page's entry point: [`report`] of the four inputs, as JSON text.
 #[wasm_bindgen]
 pub fn evaluate(manifests: &str, snapshot: &str, config: &str, old: &str) -> String {
@@ -331,20 +385,166 @@ pub fn evaluate(manifests: &str, snapshot: &str, config: &str, old: &str) -> Str
     .to_string()
 }
 
-/// The page's update example: a CRD whose new version drops a property of the installed one
-/// (the manifests) over that installed version (the old objects), with no snapshot or config.
-pub fn update_example() -> State {
-    State {
-        manifests: include_str!("../presets/crd-field-removed/new.yaml").to_string(),
-        old: include_str!("../presets/crd-field-removed/old.yaml").to_string(),
-        ..State::default()
-    }
+/// One of the page's examples: a seed failure of a policy, from the policy's own fixtures.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Example {
+    /// Stable id (the page's `data-example`).
+    pub id: &'static str,
+    /// The policy it shows.
+    pub policy: &'static str,
+    /// What it shows, in a few words (the button's text).
+    pub title: &'static str,
+    /// The verdict `policy` gives on it.
+    pub verdict: &'static str,
+    /// Where it comes from.
+    pub source: &'static str,
+    /// The inputs it fills.
+    pub state: State,
 }
 
-/// [`update_example`] for the page, as the JSON object of a share link's state.
+/// The object of an AdmissionRequest fixture (`{"object": ..., "oldObject": ...}`, the shape
+/// of the policies' `test_data/*.json`) under `key`, as YAML.
+fn object_of(request: &str, key: &str) -> String {
+    // The fixtures are the repository's own, read by the tests: never malformed here.
+    let request: Value = serde_json::from_str(request).unwrap_or_default();
+    serde_yaml_ng::to_string(&request[key]).unwrap_or_default()
+}
+
+/// The first object a replay file's first exchange answers with (a List's first item), as
+/// YAML: the cluster's state in crd-kind-collision's fixtures.
+fn replayed_object(replay: &str) -> String {
+    let exchanges: serde_yaml_ng::Value = serde_yaml_ng::from_str(replay).unwrap_or_default();
+    let payload = exchanges[0]["response"]["payload"].as_str().unwrap_or_default();
+    let list: Value = serde_json::from_str(payload).unwrap_or_default();
+    serde_yaml_ng::to_string(&list["items"][0]).unwrap_or_default()
+}
+
+/// The page's examples: at least one per policy, each the failure the policy was written for.
+pub fn examples() -> Vec<Example> {
+    vec![
+        Example {
+            id: "kube-ovn-crd",
+            policy: "crd-schema-fields",
+            title: "Kube-OVN's CRD with keys the API server drops",
+            verdict: "rejected",
+            source: "policies/crd-schema-fields/test_data/kube-ovn-offline.json",
+            state: State {
+                manifests: object_of(
+                    include_str!("../../policies/crd-schema-fields/test_data/kube-ovn-offline.json"),
+                    "object",
+                ),
+                ..State::default()
+            },
+        },
+        Example {
+            id: "two-shirts",
+            policy: "crd-kind-collision",
+            title: "Two CRDs of one kind (Helm's Shirt repro)",
+            verdict: "rejected",
+            source: "policies/crd-kind-collision/test_data/shirts-stable-create.json, replay-beta-shirts.yml",
+            state: State {
+                manifests: object_of(
+                    include_str!("../../policies/crd-kind-collision/test_data/shirts-stable-create.json"),
+                    "object",
+                ),
+                snapshot: replayed_object(include_str!(
+                    "../../policies/crd-kind-collision/test_data/replay-beta-shirts.yml"
+                )),
+                ..State::default()
+            },
+        },
+        Example {
+            id: "fleet-adoption",
+            policy: "ownership-markers",
+            title: "A ClusterIssuer Fleet adopts without Helm's markers",
+            verdict: "rejected",
+            source: "policies/ownership-markers/test_data/clusterissuer-no-managed-by-fleet-adopted.json",
+            state: State {
+                manifests: object_of(
+                    include_str!(
+                        "../../policies/ownership-markers/test_data/clusterissuer-no-managed-by-fleet-adopted.json"
+                    ),
+                    "object",
+                ),
+                ..State::default()
+            },
+        },
+        Example {
+            id: "kyverno-hook-job",
+            policy: "hook-job-safety",
+            title: "Kyverno's hook Job with a TTL",
+            verdict: "warned",
+            source: "policies/hook-job-safety/test_data/kyverno-clean-reports-ttl.json",
+            state: State {
+                manifests: object_of(
+                    include_str!("../../policies/hook-job-safety/test_data/kyverno-clean-reports-ttl.json"),
+                    "object",
+                ),
+                ..State::default()
+            },
+        },
+        Example {
+            id: "gateway-api-stored-versions",
+            policy: "crd-safe-upgrade",
+            title: "Gateway API's GRPCRoute CRD dropping a stored version",
+            verdict: "rejected",
+            source: "policies/crd-safe-upgrade/test_data/grpcroute-v1.0-experimental-v1alpha2-stored-to-v1.2-standard.json",
+            state: {
+                let request = include_str!(
+                    "../../policies/crd-safe-upgrade/test_data/grpcroute-v1.0-experimental-v1alpha2-stored-to-v1.2-standard.json"
+                );
+                State {
+                    manifests: object_of(request, "object"),
+                    old: object_of(request, "oldObject"),
+                    ..State::default()
+                }
+            },
+        },
+        Example {
+            id: "crd-field-removed",
+            policy: "crd-safe-upgrade",
+            title: "A CRD update that drops a field",
+            verdict: "rejected",
+            source: "playground/presets/crd-field-removed/",
+            state: State {
+                manifests: include_str!("../presets/crd-field-removed/new.yaml").to_string(),
+                old: include_str!("../presets/crd-field-removed/old.yaml").to_string(),
+                ..State::default()
+            },
+        },
+        Example {
+            id: "shirts-in-two-groups",
+            policy: clash::NAME,
+            title: "One Shirt in two API groups (Helm issue 13582)",
+            verdict: "rejected",
+            source: "cli/tests/data/scan/findings/clash/",
+            state: State {
+                manifests: [
+                    include_str!("../../cli/tests/data/scan/findings/clash/stable.yaml"),
+                    include_str!("../../cli/tests/data/scan/findings/clash/beta.yaml"),
+                ]
+                .join("---\n"),
+                ..State::default()
+            },
+        },
+        Example {
+            id: "keda-drift",
+            policy: "sync-drift",
+            title: "KEDA's Deployments, stored other than applied",
+            verdict: "warned",
+            source: "policies/sync-drift/test_data/real/keda-deployments.yaml",
+            state: State {
+                manifests: include_str!("../../policies/sync-drift/test_data/real/keda-deployments.yaml").to_string(),
+                ..State::default()
+            },
+        },
+    ]
+}
+
+/// [`examples`] for the page, as a JSON array.
 #[wasm_bindgen]
-pub fn example() -> String {
-    serde_json::to_string(&update_example()).unwrap_or_default()
+pub fn examples_json() -> String {
+    serde_json::to_string(&examples()).unwrap_or_default()
 }
 
 #[cfg(test)]
@@ -542,10 +742,65 @@ mod tests {
     }
 
     #[test]
+    fn every_example_shows_its_policy_s_verdict() {
+        let all = examples();
+        let mut shown: Vec<&str> = all.iter().map(|e| e.policy).collect();
+        shown.sort_unstable();
+        shown.dedup();
+        let mut named: Vec<&str> = policies().iter().map(|p| p.name).chain([clash::NAME]).collect();
+        named.sort_unstable();
+        assert_eq!(shown, named, "one example per policy at least");
+        for example in &all {
+            let report = report(&example.state);
+            let judged = rows_of(&report, example.policy);
+            assert!(
+                judged.iter().any(|(_, _, verdict, _)| verdict == example.verdict),
+                "{}: {judged:?}",
+                example.id
+            );
+            // Every policy's findings carry their line in the manifests and their README link.
+            for row in report["results"].as_array().unwrap() {
+                for finding in row["findings"].as_array().unwrap() {
+                    assert!(finding["line"].as_u64().is_some_and(|l| l >= 1), "{finding}");
+                    let link = finding["readme"].as_str().unwrap();
+                    assert!(link.contains("/README.md#") && !link.ends_with('#'), "{link}");
+                }
+            }
+        }
+        let json: Value = serde_json::from_str(&examples_json()).unwrap();
+        assert_eq!(json.as_array().unwrap().len(), all.len());
+    }
+
+    #[test]
+    fn findings_carry_the_line_of_their_field() {
+        // KEDA's keda-operator Deployment: the cpu limit `1000m` is stored as `1`.
+        let keda = examples().into_iter().find(|e| e.id == "keda-drift").unwrap();
+        let report = report(&keda.state);
+        let text = &keda.state.manifests;
+        let quantity = report["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .flat_map(|r| r["findings"].as_array().unwrap())
+            .find(|f| f["rule"] == "quantity")
+            .expect("a quantity finding");
+        let line = quantity["line"].as_u64().unwrap() as usize;
+        let at = text.lines().nth(line - 1).unwrap();
+        assert!(at.trim_start().starts_with("cpu:"), "line {line}: {at}");
+        assert_eq!(quantity["action"], "warn");
+        assert_eq!(
+            quantity["path"],
+            "spec.template.spec.containers[0].resources.limits[cpu]"
+        );
+    }
+
+    #[test]
     fn the_update_example_is_rejected_for_the_removed_field() {
-        let example = update_example();
-        let shared: State = serde_json::from_str(&super::example()).unwrap();
-        assert_eq!(shared, example);
+        let example = examples()
+            .into_iter()
+            .find(|e| e.id == "crd-field-removed")
+            .unwrap()
+            .state;
         let judged = rows_of(&report(&example), "crd-safe-upgrade");
         assert_eq!(judged.len(), 1, "{judged:?}");
         assert_eq!((judged[0].1.as_str(), judged[0].2.as_str()), ("UPDATE", "rejected"));

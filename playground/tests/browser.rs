@@ -158,7 +158,7 @@ async fn rows(client: &Client) -> Vec<(String, String, String)> {
     }
     let value = client
         .execute(
-            "return [...document.querySelectorAll('#results tbody tr')].map(r => [r.dataset.document, r.dataset.policy, r.dataset.verdict]);",
+            "return [...document.querySelectorAll('#results tr[data-policy]')].map(r => [r.dataset.document, r.dataset.policy, r.dataset.verdict]);",
             vec![],
         )
         .await
@@ -194,7 +194,7 @@ async fn judged(client: &Client) -> Vec<(String, String, String, String)> {
     rows(client).await;
     let value = client
         .execute(
-            "return [...document.querySelectorAll('#results tbody tr')].map(r => [r.dataset.document, r.dataset.policy, r.dataset.verdict, r.dataset.operation]);",
+            "return [...document.querySelectorAll('#results tr[data-policy]')].map(r => [r.dataset.document, r.dataset.policy, r.dataset.verdict, r.dataset.operation]);",
             vec![],
         )
         .await
@@ -202,56 +202,82 @@ async fn judged(client: &Client) -> Vec<(String, String, String, String)> {
     serde_json::from_value(value).unwrap()
 }
 
-/// Opens the old versions pane as a user does (a click on its title), types `text` into it
-/// key by key, and evaluates.
+/// Opens the old versions pane as a user does (a click on its title), puts `text` into it,
+/// types a comment at its end in the editor, and evaluates.
 async fn type_old(client: &Client, text: &str) {
-    let open = client
-        .execute("return document.getElementById('old-box').open;", vec![])
-        .await
-        .unwrap();
-    if open != Value::Bool(true) {
-        client
-            .find(Locator::Css("#old-box summary"))
-            .await
-            .unwrap()
-            .click()
-            .await
-            .unwrap();
+    if js(client, "return document.getElementById('old-box').open;").await != Value::Bool(true) {
+        click(client, "#old-box summary").await;
     }
-    let pane = client.find(Locator::Id("old")).await.unwrap();
-    pane.clear().await.unwrap();
-    pane.send_keys(text).await.unwrap();
     client
-        .execute("document.body.dataset.evaluated = 'false';", vec![])
+        .execute(
+            "document.getElementById('old').value = arguments[0];",
+            vec![Value::from(text)],
+        )
         .await
         .unwrap();
-    client
-        .find(Locator::Id("evaluate"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    type_into(client, "old", "\n# typed\n").await;
+    expect_evaluation(client).await;
+    click(client, "#evaluate").await;
 }
 
-/// Clicks "Copy link": the link it leaves in the address bar, and the state that link carries.
-async fn copy_link(client: &Client) -> (String, Value) {
-    client
-        .find(Locator::Id("copy-link"))
+/// Types `keys` at the end of the editor of text box `field`, as a user does.
+async fn type_into(client: &Client, field: &str, keys: &str) {
+    let editor = client
+        .find(Locator::Css(&format!("[data-editor-for='{field}'] .cm-content")))
         .await
-        .unwrap()
+        .unwrap_or_else(|e| panic!("no editor for {field}: {e}"));
+    editor.click().await.unwrap();
+    let control = char::from(fantoccini::key::Key::Control);
+    let end = char::from(fantoccini::key::Key::End);
+    editor.send_keys(&format!("{control}{end}{control}")).await.unwrap();
+    editor.send_keys(keys).await.unwrap();
+}
+
+/// Clicks "Copy link": the link it leaves in the address bar, and the state that link carries
+/// (`#z=`: base64url of the deflate-raw compressed JSON).
+async fn copy_link(client: &Client) -> (String, Value) {
+    js(client, "history.replaceState(null, '', location.pathname);").await;
+    click(client, "#copy-link").await;
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let link = loop {
+        let link = client.current_url().await.unwrap().to_string();
+        if link.contains("#z=") {
+            break link;
+        }
+        assert!(Instant::now() < deadline, "no link in the address bar: {link}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    let encoded = link.split_once("#z=").unwrap().1;
+    let compressed = base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(encoded)
+        .unwrap();
+    let mut json = Vec::new();
+    std::io::Read::read_to_end(&mut flate2::read::DeflateDecoder::new(&compressed[..]), &mut json).unwrap();
+    (link, serde_json::from_slice(&json).unwrap())
+}
+
+/// Clicks the element `css` (the first that matches).
+async fn click(client: &Client, css: &str) {
+    client
+        .find(Locator::Css(css))
+        .await
+        .unwrap_or_else(|e| panic!("{css}: {e}"))
         .click()
         .await
-        .unwrap();
-    let link = client.current_url().await.unwrap().to_string();
-    let encoded = link.split_once("#state=").expect("the link carries the state").1;
-    let state: Value = serde_json::from_slice(
-        &base64::engine::general_purpose::URL_SAFE_NO_PAD
-            .decode(encoded)
-            .unwrap(),
-    )
-    .unwrap();
-    (link, state)
+        .unwrap_or_else(|e| panic!("{css}: {e}"));
+}
+
+/// Runs `script` in the page and returns its value.
+async fn js(client: &Client, script: &str) -> Value {
+    client
+        .execute(script, vec![])
+        .await
+        .unwrap_or_else(|e| panic!("{script}: {e}"))
+}
+
+/// Marks the page as not evaluated, so that [`rows`] waits for the next evaluation.
+async fn expect_evaluation(client: &Client) {
+    js(client, "document.body.dataset.evaluated = 'false';").await;
 }
 
 fn preset(name: &str) -> String {
@@ -290,14 +316,20 @@ async fn the_page_evaluates_in_a_real_browser() {
 }
 
 async fn check_the_page(client: &Client, page: &str) {
+    client.set_window_size(1400, 1000).await.unwrap();
     client.goto(page).await.unwrap();
-    // Empty: no results, every policy described with a link to its README.
+    // Empty: no results, a word on what to do, every policy described with a link to its README.
     assert!(rows(client).await.is_empty());
+    assert_eq!(
+        js(client, "return document.getElementById('empty').dataset.reason;").await,
+        "empty"
+    );
     let policies = text_of(client, "#policies").await;
     assert!(
         policies.contains("crd-schema-fields") && policies.contains("kind-group-clash"),
         "{policies}"
     );
+    check_accessibility(client).await;
 
     // The Kube-OVN CRD with strategic-merge-patch keys: rejected by crd-schema-fields.
     let crd = kube_ovn_crd();
@@ -305,21 +337,11 @@ async fn check_the_page(client: &Client, page: &str) {
     let found = rows(client).await;
     let rejected = ("0".to_string(), "crd-schema-fields".to_string(), "rejected".to_string());
     assert!(found.contains(&rejected), "{found:?}");
-    let details = text_of(client, "tr[data-policy='crd-schema-fields'] td:last-child").await;
-    assert!(details.contains("x-kubernetes-patch-strategy"), "{details}");
-
-    // "Copy link" puts the state in the address bar; opening it evaluates at once.
-    let (link, state) = copy_link(client).await;
-    assert_eq!(state["manifests"], Value::from(crd.as_str()));
-
-    // A link written by hand (keys left out mean empty) gives the same result.
-    let by_hand = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(json!({"manifests": crd}).to_string());
-    client.goto("about:blank").await.unwrap();
-    client.goto(&format!("{page}#state={by_hand}")).await.unwrap();
-    assert!(rows(client).await.contains(&rejected));
-    client.goto("about:blank").await.unwrap();
-    client.goto(&link).await.unwrap();
-    assert!(rows(client).await.contains(&rejected));
+    check_findings(client, &crd).await;
+    check_editor(client).await;
+    check_results_layout(client).await;
+    check_stale_and_keyboard(client).await;
+    check_share_links(client, page, &crd, &rejected).await;
 
     // A clean manifest is accepted by every policy that applies.
     let clean =
@@ -331,7 +353,266 @@ async fn check_the_page(client: &Client, page: &str) {
         !found.is_empty() && found.iter().all(|(_, _, verdict)| verdict == "accepted"),
         "{found:?}"
     );
+    check_input_errors(client).await;
+    check_old_versions(client, page).await;
+    check_examples(client, page).await;
+    check_wide_input(client).await;
+    check_big_input(client).await;
+}
 
+/// Labels, the announced errors area, the table's caption, visible disclosure markers.
+async fn check_accessibility(client: &Client) {
+    let unlabelled = js(
+        client,
+        "return [...document.querySelectorAll('textarea, input, select')].filter(e => e.labels.length === 0).map(e => e.id);",
+    )
+    .await;
+    assert_eq!(unlabelled, json!([]), "every text box has a label");
+    assert_eq!(
+        js(
+            client,
+            "return document.getElementById('errors').getAttribute('aria-live');"
+        )
+        .await,
+        "assertive"
+    );
+    let caption = text_of(client, "#results caption").await;
+    assert!(caption.contains("Verdicts"), "{caption}");
+    let markers = js(
+        client,
+        "return [...document.querySelectorAll('details > summary')].map(s => getComputedStyle(s).display);",
+    )
+    .await;
+    assert_eq!(
+        markers,
+        json!(["list-item", "list-item", "list-item"]),
+        "disclosure markers shown"
+    );
+    // Each text box is an editor labelled by the box's label.
+    let editors = js(
+        client,
+        "return [document.body.dataset.editor, ...[...document.querySelectorAll('textarea')].map(t => { const e = document.querySelector(`[data-editor-for='${t.id}'] .cm-content`); return [t.id, e !== null && document.getElementById(e.getAttribute('aria-labelledby')) === t.labels[0]]; })];",
+    )
+    .await;
+    assert_eq!(
+        editors,
+        json!([
+            "codemirror",
+            ["manifests", true],
+            ["old", true],
+            ["snapshot", true],
+            ["config", true]
+        ])
+    );
+}
+
+/// The editor: line numbers, YAML highlighting, no soft wrap, go to line (Ctrl+Alt+G).
+async fn check_editor(client: &Client) {
+    let editor = "[data-editor-for='manifests']";
+    let shape = js(
+        client,
+        &format!(
+            "const e = document.querySelector(\"{editor}\"); return [e.querySelectorAll('.cm-lineNumbers .cm-gutterElement').length > 10, e.querySelector('.cm-lineWrapping') === null, new Set([...e.querySelectorAll('.cm-line span')].map(s => getComputedStyle(s).color)).size > 1];"
+        ),
+    )
+    .await;
+    assert_eq!(
+        shape,
+        json!([true, true, true]),
+        "line numbers, no soft wrap, highlighting"
+    );
+    let content = client
+        .find(Locator::Css(&format!("{editor} .cm-content")))
+        .await
+        .unwrap();
+    content.click().await.unwrap();
+    let control = char::from(fantoccini::key::Key::Control);
+    let alt = char::from(fantoccini::key::Key::Alt);
+    content
+        .send_keys(&format!("{control}{alt}g{alt}{control}"))
+        .await
+        .unwrap();
+    let field = client
+        .find(Locator::Css(&format!("{editor} .cm-goto-line input[name='line']")))
+        .await
+        .expect("Ctrl+Alt+G opens the go-to-line field");
+    field
+        .send_keys(&format!("12{}", char::from(fantoccini::key::Key::Enter)))
+        .await
+        .unwrap();
+    let line = js(
+        client,
+        "const box = document.getElementById('manifests'); return box.value.slice(0, box.selectionStart).split('\\n').length;",
+    )
+    .await;
+    assert_eq!(line, json!(12));
+}
+
+/// Each finding is its own line: rule (linked to its README section), path, the line of the
+/// field (which selects that line in the input) and the fix; the counts head the results.
+async fn check_findings(client: &Client, crd: &str) {
+    let findings = js(
+        client,
+        "return [...document.querySelectorAll(\"tr[data-policy='crd-schema-fields'] li.finding\")].map(f => [f.dataset.rule, Number(f.dataset.line), f.querySelector('a.rule').href, f.querySelector('.path').textContent, f.textContent]);",
+    )
+    .await;
+    let findings = findings.as_array().unwrap();
+    assert!(!findings.is_empty(), "the rejection lists its findings");
+    let lines: Vec<&str> = crd.lines().collect();
+    for finding in findings {
+        let (rule, line, link, path, text) = (&finding[0], &finding[1], &finding[2], &finding[3], &finding[4]);
+        assert!(rule.as_str().is_some_and(|r| !r.is_empty()), "{finding}");
+        let link = link.as_str().unwrap();
+        assert!(link.contains("/policies/crd-schema-fields/README.md#"), "{link}");
+        // The line is the field's, not the document's first.
+        let line = line.as_u64().unwrap() as usize;
+        let last = path.as_str().unwrap().rsplit('.').next().unwrap().to_string();
+        let key = last.split('[').next().unwrap();
+        assert!(
+            line > 1 && lines[line - 1].contains(key),
+            "line {line} {:?} for {path}",
+            lines[line - 1]
+        );
+        assert!(text.as_str().unwrap().contains("Fix:"), "{text}");
+    }
+    // The button of the first finding selects its line in the manifests.
+    let line = findings[0][1].as_u64().unwrap();
+    click(client, "tr[data-policy='crd-schema-fields'] li.finding button.jump").await;
+    let selected = js(
+        client,
+        "const box = document.getElementById('manifests'); return [document.activeElement.closest('[data-editor-for]')?.dataset.editorFor, box.value.slice(0, box.selectionStart).split('\\n').length];",
+    )
+    .await;
+    assert_eq!(selected, json!(["manifests", line]));
+
+    let counts = js(
+        client,
+        "return Object.fromEntries([...document.querySelectorAll('#counts li')].map(c => [c.dataset.count, Number(c.dataset.n)]));",
+    )
+    .await;
+    let verdicts = rows(client).await;
+    for verdict in ["rejected", "warned", "accepted"] {
+        let n = verdicts.iter().filter(|(_, _, v)| v == verdict).count();
+        assert_eq!(counts[verdict], json!(n), "{counts}");
+    }
+}
+
+/// Rejected objects first; accepted rows hidden behind one toggle.
+async fn check_results_layout(client: &Client) {
+    let first = js(
+        client,
+        "return document.querySelector('#results tbody').dataset.verdict;",
+    )
+    .await;
+    assert_eq!(first, "rejected");
+    let visible_accepted = "return [...document.querySelectorAll(\"#results tr[data-verdict='accepted']\")].filter(r => r.offsetParent !== null).length;";
+    assert_eq!(js(client, visible_accepted).await, json!(0));
+    let accepted = js(
+        client,
+        "return document.querySelectorAll(\"#results tr[data-verdict='accepted']\").length;",
+    )
+    .await;
+    assert!(accepted.as_u64().unwrap() > 0);
+    click(client, "#show-accepted").await;
+    assert_eq!(js(client, visible_accepted).await, accepted);
+    click(client, "#show-accepted").await;
+    assert_eq!(js(client, visible_accepted).await, json!(0));
+}
+
+/// An edit marks the results stale; Ctrl+Enter evaluates again.
+async fn check_stale_and_keyboard(client: &Client) {
+    let stale = "return [document.getElementById('outputs').dataset.stale, document.getElementById('stale').hidden];";
+    assert_eq!(js(client, stale).await, json!(["false", true]));
+    type_into(client, "manifests", "\n# edited\n").await;
+    assert_eq!(js(client, stale).await, json!(["true", false]));
+    let manifests = client
+        .find(Locator::Css("[data-editor-for='manifests'] .cm-content"))
+        .await
+        .unwrap();
+    expect_evaluation(client).await;
+    let chord = format!(
+        "{}{}{}",
+        char::from(fantoccini::key::Key::Control),
+        char::from(fantoccini::key::Key::Enter),
+        char::from(fantoccini::key::Key::Control)
+    );
+    manifests.send_keys(&chord).await.unwrap();
+    rows(client).await;
+    assert_eq!(js(client, stale).await, json!(["false", true]));
+}
+
+/// Share links: compressed, reopened, the first uncompressed form still read, links too long
+/// for a browser refused with the file offered instead, and that file loaded again.
+async fn check_share_links(client: &Client, page: &str, crd: &str, rejected: &(String, String, String)) {
+    paste(client, crd).await;
+    rows(client).await;
+    let (link, state) = copy_link(client).await;
+    assert_eq!(state["manifests"], Value::from(crd));
+    assert!(
+        link.len() < crd.len() / 3,
+        "compressed: {} for {}",
+        link.len(),
+        crd.len()
+    );
+
+    // A link of the first form (uncompressed JSON; keys left out mean empty) is still read.
+    let by_hand = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(json!({"manifests": crd}).to_string());
+    client.goto("about:blank").await.unwrap();
+    client.goto(&format!("{page}#state={by_hand}")).await.unwrap();
+    assert!(rows(client).await.contains(rejected));
+    client.goto("about:blank").await.unwrap();
+    client.goto(&link).await.unwrap();
+    assert!(rows(client).await.contains(rejected));
+
+    // 2.6 MB that does not compress: the link would pass 2,000,000 characters.
+    js(
+        client,
+        "const a = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+         const bytes = crypto.getRandomValues(new Uint8Array(65536)); const parts = [];
+         for (let i = 0; i < 2600000; i++) { if (i % 65536 === 0) crypto.getRandomValues(bytes); parts.push(a[bytes[i % 65536] % 64]); }
+         document.getElementById('manifests').value = '# ' + parts.join('');
+         history.replaceState(null, '', location.pathname);",
+    )
+    .await;
+    click(client, "#copy-link").await;
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while js(client, "return document.getElementById('status').dataset.kind ?? '';").await != "problem" {
+        assert!(
+            Instant::now() < deadline,
+            "no word on the long link: {}",
+            text_of(client, "#status").await
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let status = text_of(client, "#status").await;
+    assert!(
+        status.contains("more than browsers open") && status.contains("Download input"),
+        "{status}"
+    );
+    assert!(!client.current_url().await.unwrap().to_string().contains("#z="));
+    // "Download input" holds the whole state as JSON.
+    click(client, "#download-state").await;
+    let saved = client
+        .execute_async(
+            "const done = arguments[0]; fetch(document.getElementById('download-state').href).then(r => r.json()).then(s => done(s.manifests.length), e => done(String(e)));",
+            vec![],
+        )
+        .await
+        .unwrap();
+    assert_eq!(saved, json!(2_600_002));
+
+    // "Load input file" reads such a file back and evaluates it.
+    let file = std::env::temp_dir().join(format!("syncguard-playground-{}.json", std::process::id()));
+    std::fs::write(&file, json!({"manifests": crd}).to_string()).unwrap();
+    expect_evaluation(client).await;
+    let input = client.find(Locator::Id("load-state")).await.unwrap();
+    input.send_keys(&file.display().to_string()).await.unwrap();
+    assert!(rows(client).await.contains(rejected));
+    let _ = std::fs::remove_file(&file);
+}
+
+/// Invalid YAML, invalid JSON, a document without apiVersion (the others still judged).
+async fn check_input_errors(client: &Client) {
     // Broken YAML (the scan fixture `syncguard scan` reports at line 11): the error with its line.
     let broken =
         std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../cli/tests/data/scan/bad/broken.yaml"))
@@ -341,7 +622,183 @@ async fn check_the_page(client: &Client, page: &str) {
     let error = text_of(client, "#errors .error[data-line='11']").await;
     assert!(error.starts_with("manifests:11: invalid YAML"), "{error}");
 
-    check_old_versions(client, page).await;
+    paste(client, "{\"apiVersion\": \"v1\", \"kind\": ").await;
+    rows(client).await;
+    let error = text_of(client, "#errors .error").await;
+    assert!(error.contains("invalid JSON"), "{error}");
+
+    let mixed = "kind: ConfigMap\nmetadata: {name: lost}\n---\n".to_string() + &kube_ovn_crd();
+    paste(client, &mixed).await;
+    let found = rows(client).await;
+    let error = text_of(client, "#errors .error[data-line='1']").await;
+    assert!(error.contains("no apiVersion"), "{error}");
+    assert!(
+        found
+            .iter()
+            .any(|(_, policy, verdict)| policy == "crd-schema-fields" && verdict == "rejected"),
+        "{found:?}"
+    );
+
+    paste(client, "# only a comment\n").await;
+    assert!(rows(client).await.is_empty());
+    assert_eq!(
+        js(client, "return document.getElementById('empty').dataset.reason;").await,
+        "no-objects"
+    );
+}
+
+/// One example per policy at least, each giving its policy's verdict; an edited input is
+/// replaced only after the user says so.
+async fn check_examples(client: &Client, page: &str) {
+    client.goto("about:blank").await.unwrap();
+    client.goto(page).await.unwrap();
+    rows(client).await;
+    let examples = js(
+        client,
+        "return [...document.querySelectorAll('[data-example]')].map(b => [b.dataset.example, b.dataset.policy]);",
+    )
+    .await;
+    let examples: Vec<(String, String)> = serde_json::from_value(examples).unwrap();
+    let mut policies: Vec<&str> = examples.iter().map(|(_, p)| p.as_str()).collect();
+    policies.sort_unstable();
+    policies.dedup();
+    assert_eq!(
+        policies,
+        [
+            "crd-kind-collision",
+            "crd-safe-upgrade",
+            "crd-schema-fields",
+            "hook-job-safety",
+            "kind-group-clash",
+            "ownership-markers",
+            "sync-drift"
+        ]
+    );
+    for (id, policy) in &examples {
+        expect_evaluation(client).await;
+        click(client, &format!("[data-example='{id}']")).await;
+        let found = rows(client).await;
+        assert!(
+            found.iter().any(|(_, p, verdict)| p == policy && verdict != "accepted"),
+            "{id}: {found:?}"
+        );
+    }
+    // After an edit, an example asks first; "Keep my input" keeps it.
+    type_into(client, "manifests", "\n# mine\n").await;
+    let mine = js(client, "return document.getElementById('manifests').value;").await;
+    click(client, "[data-example='kube-ovn-crd']").await;
+    assert_eq!(
+        js(client, "return document.getElementById('replace-prompt').hidden;").await,
+        json!(false)
+    );
+    click(client, "#replace-no").await;
+    assert_eq!(
+        js(client, "return document.getElementById('manifests').value;").await,
+        mine
+    );
+    click(client, "[data-example='kube-ovn-crd']").await;
+    expect_evaluation(client).await;
+    click(client, "#replace-yes").await;
+    assert!(
+        rows(client)
+            .await
+            .iter()
+            .any(|(_, p, v)| p == "crd-schema-fields" && v == "rejected")
+    );
+}
+
+/// A CRD shaped like Agones' (long names, deep paths, long URLs): nothing scrolls sideways at
+/// 1400 and at 800 px, accepted rows shown or not.
+async fn check_wide_input(client: &Client) {
+    let mut properties = json!({"type": "string", "x-kubernetes-patch-strategy": "merge",
+        "description": format!("See https://agones.dev/site/docs/reference/{}/fleetautoscaler-webhook-policy-with-a-very-long-path", "x".repeat(160))});
+    for depth in (0..14).rev() {
+        properties = json!({"type": "object", "properties": {format!("gameServerAllocationPolicySelectorsMetadataLabels{depth}"): properties}});
+    }
+    let crd = json!({
+        "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "metadata": {"name": "gameserverallocationpolicies.multicluster.agones.dev",
+                     "annotations": {"helm.sh/chart": format!("agones-{}", "1".repeat(200))}},
+        "spec": {"group": "multicluster.agones.dev", "scope": "Namespaced",
+                 "names": {"kind": "GameServerAllocationPolicy", "plural": "gameserverallocationpolicies",
+                           "singular": "gameserverallocationpolicy", "listKind": "GameServerAllocationPolicyList"},
+                 "versions": [{"name": "v1", "served": true, "storage": true,
+                               "schema": {"openAPIV3Schema": properties}}]}
+    });
+    let input = serde_json::to_string_pretty(&crd).unwrap() + "\n" + &kube_ovn_crd();
+    paste(client, &input).await;
+    let found = rows(client).await;
+    assert!(found.iter().any(|(_, _, v)| v == "rejected"), "{found:?}");
+    let fits = "return [document.documentElement.scrollWidth, window.innerWidth];";
+    for width in [1400, 800] {
+        client.set_window_size(width, 1000).await.unwrap();
+        for _ in 0..2 {
+            let sizes = js(client, fits).await;
+            assert!(
+                sizes[0].as_u64() <= sizes[1].as_u64(),
+                "at {width} px the page is wider than the window: {sizes}"
+            );
+            click(client, "#show-accepted").await;
+        }
+    }
+    client.set_window_size(1400, 1000).await.unwrap();
+}
+
+/// A 4.4 MB input (KEDA's Deployments, 600 times) is judged off the main thread: timers keep
+/// firing while the worker evaluates.
+async fn check_big_input(client: &Client) {
+    let keda = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../policies/sync-drift/test_data/real/keda-deployments.yaml"),
+    )
+    .unwrap();
+    let big = vec![keda.as_str(); 600].join("---\n");
+    client
+        .execute(
+            "document.getElementById('manifests').value = arguments[0];",
+            vec![Value::from(big.as_str())],
+        )
+        .await
+        .unwrap();
+    let timing = client
+        .execute_async(
+            "const done = arguments[0]; const ticks = [];
+             const start = () => {
+               const timer = setInterval(() => ticks.push(performance.now()), 10);
+               document.body.dataset.evaluated = 'false';
+               const started = performance.now();
+               document.getElementById('evaluate').click();
+               const wait = () => {
+                 if (document.body.dataset.evaluated !== 'true') { setTimeout(wait, 20); return; }
+                 clearInterval(timer);
+                 const answered = Number(document.body.dataset.answeredAt);
+                 const before = [started, ...ticks.filter((t) => t < answered), answered];
+                 let worst = 0;
+                 for (let i = 1; i < before.length; i++) worst = Math.max(worst, before[i] - before[i - 1]);
+                 done([answered - started, worst]);
+               };
+               wait();
+             };
+             // After the editor has drawn the new text.
+             requestAnimationFrame(() => requestAnimationFrame(() => setTimeout(start, 100)));",
+            vec![],
+        )
+        .await
+        .unwrap();
+    let (evaluation, worst) = (timing[0].as_f64().unwrap(), timing[1].as_f64().unwrap());
+    eprintln!("4.4 MB input: answered in {evaluation:.0} ms, longest pause of the page meanwhile {worst:.0} ms");
+    assert!(
+        // Evaluated on the main thread, the page would pause for the whole evaluation.
+        evaluation > 2.0 * worst,
+        "the page paused {worst:.0} ms during an evaluation of {evaluation:.0} ms"
+    );
+    let found = rows(client).await;
+    assert!(
+        found
+            .iter()
+            .filter(|(_, p, v)| p == "sync-drift" && v == "warned")
+            .count()
+            >= 600
+    );
 }
 
 /// The old versions pane: a CRD typed there makes the manifest's CRD an UPDATE for the checks
@@ -369,20 +826,17 @@ async fn check_old_versions(client: &Client, page: &str) {
     );
     let row = "tr[data-policy='crd-safe-upgrade']";
     assert_eq!(
-        text_of(client, &format!("{row} td.operation")).await,
+        text_of(client, &format!("{row} .operation")).await,
         "UPDATE from the old version"
     );
-    let details = text_of(client, &format!("{row} td:last-child")).await;
-    assert!(
-        details.contains("properties.count (v1): removed. existingFieldRemoval"),
-        "{details}"
-    );
+    let finding = text_of(client, &format!("{row} li.finding[data-rule='existingFieldRemoval']")).await;
+    assert!(finding.contains("properties.count"), "{finding}");
     let status = text_of(client, "#status").await;
     assert!(status.contains("1 with an old version"), "{status}");
 
     // The share link carries the old pane, and opening it gives the UPDATE again.
     let (link, state) = copy_link(client).await;
-    assert_eq!(state["old"], Value::from(old.as_str()));
+    assert_eq!(state["old"], Value::from(format!("{old}\n# typed\n")));
     client.goto("about:blank").await.unwrap();
     client.goto(&link).await.unwrap();
     assert!(judged(client).await.contains(&updated));
@@ -401,21 +855,12 @@ async fn check_old_versions(client: &Client, page: &str) {
     let error = text_of(client, "#errors .error[data-input='old']").await;
     assert!(error.starts_with("old:11: old objects: invalid YAML"), "{error}");
 
-    // The example button fills both panes with the same update.
+    // The example fills both panes with the same update.
     client.goto("about:blank").await.unwrap();
     client.goto(page).await.unwrap();
     rows(client).await;
-    client
-        .execute("document.body.dataset.evaluated = 'false';", vec![])
-        .await
-        .unwrap();
-    client
-        .find(Locator::Id("example-update"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    expect_evaluation(client).await;
+    click(client, "[data-example='crd-field-removed']").await;
     assert!(judged(client).await.contains(&updated));
     let pane = client
         .find(Locator::Id("old"))

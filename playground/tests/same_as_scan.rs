@@ -25,24 +25,38 @@ fn syncguard() -> PathBuf {
 }
 
 /// What either side decided: refused to run (config or snapshot errors), or the verdicts (by
-/// line, kind, name, policy) and the lines of the input errors.
+/// line, kind, name, policy, with the findings: rule, action, path, field line, brief, fix) and
+/// the lines of the input errors.
 #[derive(Debug, PartialEq, Eq)]
 enum Outcome {
     Refused,
     Ran {
-        verdicts: Vec<(u64, String, String, String, String)>,
+        verdicts: Vec<(u64, String, String, String, String, String)>,
         error_lines: Vec<Option<u64>>,
     },
 }
 
-fn row(line: &Value, doc: &Value, policy: &Value, verdict: &Value) -> (u64, String, String, String, String) {
+/// One result: line, kind, name, policy, verdict, and its findings as JSON (the fields
+/// `syncguard scan --format json` gives; the page's extra `readme` link left out).
+fn row(result: &Value, doc: &Value) -> (u64, String, String, String, String, String) {
     let text = |v: &Value| v.as_str().unwrap_or("").to_string();
+    let findings: Vec<Value> = result["findings"]
+        .as_array()
+        .expect("every row lists its findings")
+        .iter()
+        .map(|f| {
+            let mut f = f.clone();
+            f.as_object_mut().unwrap().remove("readme");
+            f
+        })
+        .collect();
     (
-        line.as_u64().unwrap_or(0),
+        result["line"].as_u64().unwrap_or(0),
         text(&doc["kind"]),
         text(&doc["name"]),
-        text(policy),
-        text(verdict),
+        text(&result["policy"]),
+        text(&result["verdict"]),
+        serde_json::to_string(&findings).unwrap(),
     )
 }
 
@@ -70,7 +84,7 @@ fn scan(manifests: &Path, snapshot: Option<&Path>, config: Option<&Path>) -> Out
         .as_array()
         .unwrap()
         .iter()
-        .map(|r| row(&r["line"], r, &r["policy"], &r["verdict"]))
+        .map(|r| row(r, r))
         .collect();
     verdicts.sort();
     let error_lines = report["errors"]
@@ -95,7 +109,7 @@ fn playground(state: &State) -> Outcome {
         .iter()
         .map(|r| {
             let doc = &documents[r["document"].as_u64().unwrap() as usize];
-            row(&r["line"], doc, &r["policy"], &r["verdict"])
+            row(r, doc)
         })
         .collect();
     verdicts.sort();
@@ -106,6 +120,10 @@ fn playground(state: &State) -> Outcome {
 fn read(path: &Path) -> String {
     std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
+
+/// How many findings [`compare`] found equal on both sides (a check that the comparison of
+/// findings is not vacuous).
+static FINDINGS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 
 /// Panics when they differ; true when both ran and gave verdicts.
 fn compare(what: &str, manifests: &Path, snapshot: Option<&Path>, config: Option<&Path>) -> bool {
@@ -118,6 +136,13 @@ fn compare(what: &str, manifests: &Path, snapshot: Option<&Path>, config: Option
     };
     let expected = scan(manifests, snapshot, config);
     let got = playground(&state);
+    if let Outcome::Ran { verdicts, .. } = &got {
+        let listed: usize = verdicts
+            .iter()
+            .map(|v| serde_json::from_str::<Vec<Value>>(&v.5).unwrap().len())
+            .sum();
+        FINDINGS.fetch_add(listed, std::sync::atomic::Ordering::Relaxed);
+    }
     assert_eq!(
         expected, got,
         "{what}: syncguard scan's outcome (left) and the playground's (right)"
@@ -266,4 +291,6 @@ fn policy_fixtures_get_the_same_verdicts() {
         compared >= 100 && decided >= 100,
         "{compared} compared, {decided} with verdicts"
     );
+    let findings = FINDINGS.load(std::sync::atomic::Ordering::Relaxed);
+    assert!(findings >= 100, "only {findings} findings compared");
 }

@@ -29,7 +29,7 @@ use crate::reflector::{self, FieldMask};
 use crate::replay::HostRequest;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex, OnceLock};
-use syncguard::cluster::{self as core_cluster, Cluster, Items};
+use syncguard::cluster as core_cluster;
 
 /// Group, kind, namespace (empty when cluster-scoped or unset) and name of an object.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -223,34 +223,13 @@ impl OfflineCluster {
     }
 }
 
-/// The offline cluster as a core check asks it: the `list_resources_all` host call, answered
-/// by [`OfflineCluster::answer`], as the command's modules are answered.
-impl Cluster for OfflineCluster {
-    fn list_all(&self, api_version: &str, kind: &str, field_masks: &[&str]) -> Result<Items, String> {
-        let body = serde_json::to_vec(&core_cluster::list_all_request(api_version, kind, field_masks))
-            .map_err(|e| e.to_string())?;
-        let request = HostRequest::from_call("KubernetesListResourceAll", &body)?;
-        core_cluster::list_items(self.answer(&request)?)
-    }
-
-    fn get(
-        &self,
-        api_version: &str,
-        kind: &str,
-        name: &str,
-        namespace: Option<&str>,
-        field_masks: &[&str],
-    ) -> Result<String, String> {
-        let body = serde_json::to_vec(&core_cluster::get_request(
-            api_version,
-            kind,
-            name,
-            namespace,
-            field_masks,
-        ))
-        .map_err(|e| e.to_string())?;
-        let request = HostRequest::from_call("KubernetesGetResource", &body)?;
-        String::from_utf8(self.answer(&request)?).map_err(|e| format!("the cluster's answer is not text: {e}"))
+/// The offline cluster as a core check asks it: its host calls answered by
+/// [`OfflineCluster::answer`], as the command's modules are answered.
+impl core_cluster::HostCalls for OfflineCluster {
+    fn host_call(&self, operation: &str, request: &[u8]) -> Result<Vec<u8>, String> {
+        let tag = HostRequest::tag_for("kubernetes", operation)
+            .ok_or_else(|| format!("host capability kubernetes/{operation} is not available"))?;
+        self.answer(&HostRequest::from_call(tag, request)?)
     }
 }
 
@@ -332,6 +311,7 @@ impl Plurals {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use syncguard::cluster::Cluster;
 
     #[test]
     fn a_cluster_of_objects_lists_by_api_version_and_kind_as_the_reflector_answers() {

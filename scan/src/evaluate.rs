@@ -9,7 +9,7 @@ use crate::input::{Document, Source};
 use crate::operation::Operation;
 use serde_json::Value;
 use std::hash::Hasher;
-use syncguard::render::{Annotation, FINDINGS_ANNOTATION};
+use syncguard::render::{Annotation, FINDINGS_ANNOTATION, Reported};
 
 /// The verdict of one evaluation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -58,10 +58,14 @@ pub struct Evaluation {
     /// The operation of the request the policy judged: CREATE, or UPDATE from the document's
     /// old object.
     pub operation: Operation,
-    /// The findings the answer lists in its [`FINDINGS_ANNOTATION`] audit annotation (rule,
-    /// path, fix), `None` when it has none (a refusal of a malformed request, the
-    /// `kind-group-clash` pseudo-policy, a module other than syncguard's).
-    pub findings: Option<Annotation>,
+    /// Every finding behind the answer, whole, from the policy's structured report (its `report`
+    /// operation); for a module without one, those its [`FINDINGS_ANNOTATION`] audit annotation
+    /// lists. Empty when it has none (a refusal of a malformed request, the `kind-group-clash`
+    /// pseudo-policy, a module other than syncguard's).
+    pub findings: Vec<Reported>,
+    /// Findings the answer counts but does not give: those a module without a `report`
+    /// operation left out of its capped audit annotation.
+    pub unlisted: usize,
 }
 
 impl Evaluation {
@@ -96,20 +100,45 @@ impl Evaluation {
             patch,
             related: Vec::new(),
             operation: Operation::Create,
-            findings: None,
+            findings: Vec::new(),
+            unlisted: 0,
         }
     }
 
-    /// The evaluation with the findings listed in `annotations` (an answer's audit annotations);
-    /// an annotation that does not read as syncguard's lists none.
+    /// The evaluation with `findings`, the policy's structured report.
+    pub fn with_findings(mut self, findings: Vec<Reported>) -> Evaluation {
+        self.findings = findings;
+        self.unlisted = 0;
+        self
+    }
+
+    /// The evaluation with the findings listed in `annotations` (an answer's audit annotations),
+    /// for a module without a `report` operation: each without its long text, and those the
+    /// capped annotation leaves out counted in [`Evaluation::unlisted`]. An annotation that does
+    /// not read as syncguard's lists none.
     pub fn with_audit_annotations<'a>(
         mut self,
         annotations: impl IntoIterator<Item = (&'a String, &'a String)>,
     ) -> Evaluation {
-        self.findings = annotations
+        let annotation: Option<Annotation> = annotations
             .into_iter()
             .find(|(key, _)| key.as_str() == FINDINGS_ANNOTATION)
             .and_then(|(_, value)| serde_json::from_str(value).ok());
+        let Some(annotation) = annotation else {
+            return self;
+        };
+        self.unlisted = annotation.total.saturating_sub(annotation.findings.len());
+        self.findings = annotation
+            .findings
+            .into_iter()
+            .map(|listed| Reported {
+                listed,
+                kind: String::new(),
+                label: String::new(),
+                text: String::new(),
+                note: None,
+            })
+            .collect();
         self
     }
 }

@@ -24,7 +24,7 @@
 
 use serde_json::{Map, Value};
 use std::sync::Mutex;
-use syncguard::cluster::{self, Cluster};
+use syncguard::cluster;
 
 /// A host request a policy makes, in the replay file's terms.
 #[derive(Debug, Clone, PartialEq)]
@@ -198,26 +198,11 @@ impl Replay {
     }
 }
 
-impl Cluster for Replay {
-    fn list_all(&self, api_version: &str, kind: &str, field_masks: &[&str]) -> Result<cluster::Items, String> {
-        let body = serde_json::to_vec(&cluster::list_all_request(api_version, kind, field_masks))
-            .map_err(|e| e.to_string())?;
-        let request = HostRequest::from_call("KubernetesListResourceAll", &body)?;
-        cluster::list_items(self.answer(&request)?)
-    }
-
-    fn get(
-        &self,
-        api_version: &str,
-        kind: &str,
-        name: &str,
-        namespace: Option<&str>,
-        field_masks: &[&str],
-    ) -> Result<String, String> {
-        let body = serde_json::to_vec(&cluster::get_request(api_version, kind, name, namespace, field_masks))
-            .map_err(|e| e.to_string())?;
-        let request = HostRequest::from_call("KubernetesGetResource", &body)?;
-        String::from_utf8(self.answer(&request)?).map_err(|e| format!("the cluster's answer is not text: {e}"))
+impl cluster::HostCalls for Replay {
+    fn host_call(&self, operation: &str, request: &[u8]) -> Result<Vec<u8>, String> {
+        let tag = HostRequest::tag_for("kubernetes", operation)
+            .ok_or_else(|| format!("host capability kubernetes/{operation} is not available"))?;
+        self.answer(&HostRequest::from_call(tag, request)?)
     }
 }
 
@@ -385,6 +370,7 @@ fn parse_exchange(entry: &serde_yaml_ng::Value) -> Result<(HostRequest, HostResp
 #[cfg(test)]
 mod tests {
     use super::*;
+    use syncguard::cluster::Cluster;
 
     const FILE: &str = r#"
 - type: Exchange
@@ -416,16 +402,16 @@ mod tests {
         let replay = Replay::parse(FILE).unwrap();
         let list = replay.list_all(CRDS.0, CRDS.1, &[]).unwrap();
         assert_eq!(list.read::<Value>().unwrap().len(), 1);
-        let err = replay.list_all(CRDS.0, CRDS.1, &[]).unwrap_err();
+        let err = replay.list_all(CRDS.0, CRDS.1, &[]).unwrap_err().to_string();
         assert_eq!(err, "forbidden");
-        let err = replay.list_all(CRDS.0, CRDS.1, &[]).unwrap_err();
+        let err = replay.list_all(CRDS.0, CRDS.1, &[]).unwrap_err().to_string();
         assert!(err.contains("no entry left"), "{err}");
     }
 
     #[test]
     fn mismatch_is_an_error() {
         let replay = Replay::parse(FILE).unwrap();
-        let err = replay.list_all("v1", "Pod", &[]).unwrap_err();
+        let err = replay.list_all("v1", "Pod", &[]).unwrap_err().to_string();
         assert!(err.contains("entry 0 of the replay file records"), "{err}");
     }
 
@@ -450,7 +436,7 @@ mod tests {
         // Other masks, or none, are another request.
         for asked in [&["spec.group"][..], &[]] {
             let replay = Replay::parse(&masked_file(recorded)).unwrap();
-            let err = replay.list_all(CRDS.0, CRDS.1, asked).unwrap_err();
+            let err = replay.list_all(CRDS.0, CRDS.1, asked).unwrap_err().to_string();
             assert!(err.contains("entry 0 of the replay file records"), "{err}");
         }
         // A recording without field_masks, or with `null`, matches a request without masks.
@@ -460,7 +446,9 @@ mod tests {
             let replay = Replay::parse(&masked_file(none)).unwrap();
             assert!(replay.list_all(CRDS.0, CRDS.1, &["spec.group"]).is_err());
         }
-        let err = Replay::parse(&masked_file("    field_masks: spec.group\n")).unwrap_err();
+        let err = Replay::parse(&masked_file("    field_masks: spec.group\n"))
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("field_masks must be null or a list"), "{err}");
         // Fields kwctl does not know are ignored, as its typed requests ignore them.
         let extra = HostRequest::from_call(

@@ -58,7 +58,7 @@
 //! - a listed item that is not a readable CRD makes the whole lookup count as failed.
 
 use crate::admission::{ObjectJson, Request};
-use crate::check::{Check, GroupKind};
+use crate::check::{Check, GroupKind, Lookup};
 use crate::cluster::{Cluster, ItemsError, LastList};
 use crate::finding::{Finding, Malformed, Report, RuleDoc, Subject};
 use crate::generated::builtin_resources;
@@ -240,6 +240,7 @@ impl Check for CrdKindCollision {
     // An UPDATE is refused only for a clash it adds, which the old object tells.
     const READS_OLD_OBJECT: bool = true;
     const FINDINGS: &'static [RuleDoc] = FINDINGS;
+    const LOOKUPS: &'static [Lookup] = &[("apiextensions.k8s.io/v1", "CustomResourceDefinition")];
 
     fn validate_settings(settings: &Settings) -> Result<(), String> {
         for (i, set) in settings.allowed_group_sets.iter().enumerate() {
@@ -928,23 +929,29 @@ mod tests {
         }
     }
 
-    impl Cluster for Counting {
-        fn list_all(
-            &self,
-            api_version: &str,
-            kind: &str,
-            field_masks: &[&str],
-        ) -> Result<crate::cluster::Items, String> {
-            assert_eq!((api_version, kind), (CRD_API_VERSION, CRD_KIND));
-            assert_eq!(field_masks, LISTED_CRD_FIELDS);
+    impl crate::cluster::HostCalls for Counting {
+        fn host_call(&self, operation: &str, request: &[u8]) -> Result<Vec<u8>, String> {
+            assert_eq!(
+                operation,
+                crate::cluster::LIST_RESOURCES_ALL,
+                "crd-kind-collision only lists"
+            );
+            let asked: Value = serde_json::from_slice(request).unwrap();
+            assert_eq!(
+                (&asked["api_version"], &asked["kind"]),
+                (&json!(CRD_API_VERSION), &json!(CRD_KIND))
+            );
+            let masks: std::collections::BTreeSet<&str> = asked["field_masks"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|m| m.as_str().unwrap())
+                .collect();
+            assert_eq!(masks, LISTED_CRD_FIELDS.iter().copied().collect());
             self.calls.set(self.calls.get() + 1);
             self.answer
                 .clone()
-                .and_then(|objects| crate::cluster::to_items(&objects))
-        }
-
-        fn get(&self, _: &str, _: &str, _: &str, _: Option<&str>, _: &[&str]) -> Result<String, String> {
-            panic!("crd-kind-collision only lists")
+                .map(|objects| json!({"items": objects}).to_string().into_bytes())
         }
     }
 

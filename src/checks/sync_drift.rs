@@ -26,8 +26,8 @@
 //! last-applied holds there.
 
 use crate::admission::{ObjectJson, Request};
-use crate::check::{Check, GroupKind};
-use crate::cluster::{self, Cluster};
+use crate::check::{Check, GroupKind, Lookup};
+use crate::cluster::{Cluster, LookupError};
 use crate::finding::{Finding, Fix, List, Malformed, Report, RuleDoc, Subject};
 use crate::generated::api_type_of;
 use crate::k8s::LAST_APPLIED;
@@ -190,6 +190,7 @@ impl Check for SyncDrift {
     const RULES: &'static [Rule] = rules::SYNC_DRIFT;
     const KINDS: &'static [GroupKind] = &[];
     const FINDINGS: &'static [RuleDoc] = FINDINGS;
+    const LOOKUPS: &'static [Lookup] = &[("apiextensions.k8s.io/v1", "CustomResourceDefinition")];
 
     fn validate_settings(settings: &Settings) -> Result<(), String> {
         settings.causes.check("causes", LISTED)?;
@@ -493,8 +494,8 @@ fn read_crd(request: &Request<'_>, identity: &Identity, cluster: &dyn Cluster) -
         Ok(text) => serde_json::from_str(&text)
             .map(|object| Some(CrdRead { object }))
             .map_err(|e| format!("the answer for {name} is not JSON: {e}")),
-        Err(e) if cluster::is_not_found(&e) => Ok(None),
-        Err(e) => Err(e),
+        Err(LookupError::NotFound(_)) => Ok(None),
+        Err(e) => Err(e.into()),
     }
 }
 

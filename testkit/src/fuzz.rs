@@ -38,6 +38,8 @@ pub enum Operation {
     Validate,
     /// `validate_settings`.
     ValidateSettings,
+    /// `report`: the structured report of a `validate` payload.
+    Report,
 }
 
 impl Operation {
@@ -46,6 +48,7 @@ impl Operation {
         match self {
             Operation::Validate => "validate",
             Operation::ValidateSettings => "validate_settings",
+            Operation::Report => check::REPORT,
         }
     }
 }
@@ -165,6 +168,7 @@ pub fn check_native(target: &Target, call: &Call) -> Result<(), String> {
         Ok(match operation {
             Operation::Validate => (target.validate)(payload, &cluster),
             Operation::ValidateSettings => (target.validate_settings)(payload),
+            Operation::Report => (target.report)(payload, &cluster),
         })
     })
 }
@@ -181,7 +185,9 @@ pub type Evaluate<'a> = dyn FnMut(Operation, &[u8]) -> Result<Vec<u8>, String> +
 /// - messages and warnings keep the API server's size limits (`syncguard::text::limits`);
 /// - the same payload in a fresh instance gets byte-identical answers;
 /// - settings `validate_settings` accepts are also accepted by `validate`;
-/// - a mutated object, sent back, is accepted with no further change.
+/// - a mutated object, sent back, is accepted with no further change;
+/// - the `report` of a `validate` payload holds `validate`'s answer byte for byte, and every
+///   finding its audit annotation counts.
 pub fn check_call(call: &Call, evaluate: &mut Evaluate<'_>) -> Result<(), String> {
     let first = evaluate(call.operation, &call.payload)?;
     let second = evaluate(call.operation, &call.payload)?;
@@ -196,12 +202,48 @@ pub fn check_call(call: &Call, evaluate: &mut Evaluate<'_>) -> Result<(), String
         Operation::ValidateSettings => check_settings_answer(&call.payload, &first, evaluate),
         Operation::Validate => {
             let response = validation_response(&first)?;
+            check_report(&call.payload, &first, &response, evaluate)?;
             match response.mutated_object {
                 Some(mutated) => check_mutation_settles(&call.payload, &mutated, evaluate),
                 None => Ok(()),
             }
         }
+        Operation::Report => Ok(()),
     }
+}
+
+/// The `report` of `payload` holds `answer`, `validate`'s, byte for byte, and as many findings
+/// as its audit annotation counts.
+fn check_report(
+    payload: &[u8],
+    answer: &[u8],
+    response: &ValidationResponse,
+    evaluate: &mut Evaluate<'_>,
+) -> Result<(), String> {
+    let report = evaluate(Operation::Report, payload)?;
+    let head = [b"{\"response\":".as_slice(), answer, b",\"findings\":"].concat();
+    if !report.starts_with(&head) {
+        return Err(format!(
+            "the report does not hold validate's answer:\n{}\n{}",
+            String::from_utf8_lossy(answer),
+            String::from_utf8_lossy(&report)
+        ));
+    }
+    let report: syncguard::render::ReportAnswer = serde_json::from_slice(&report)
+        .map_err(|e| format!("not a report ({e}): {}", String::from_utf8_lossy(&report)))?;
+    let counted = response
+        .audit_annotations
+        .as_ref()
+        .and_then(|annotations| annotations.get(syncguard::render::FINDINGS_ANNOTATION))
+        .and_then(|value| serde_json::from_str::<syncguard::render::Annotation>(value).ok())
+        .map_or(0, |annotation| annotation.total);
+    if report.findings.len() != counted {
+        return Err(format!(
+            "the report gives {} findings, the audit annotation counts {counted}",
+            report.findings.len()
+        ));
+    }
+    Ok(())
 }
 
 /// Reads a `validate` answer and checks it is a proper decision.
@@ -297,6 +339,8 @@ pub struct Target {
     pub validate: fn(&[u8], &dyn Cluster) -> Vec<u8>,
     /// The `validate_settings` operation.
     pub validate_settings: fn(&[u8]) -> Vec<u8>,
+    /// The `report` operation.
+    pub report: fn(&[u8], &dyn Cluster) -> Vec<u8>,
 }
 
 impl Target {
@@ -308,6 +352,7 @@ impl Target {
             settings_key: entry.settings_key,
             validate: entry.validate,
             validate_settings: entry.validate_settings,
+            report: entry.report,
         }
     }
 }
@@ -324,6 +369,7 @@ pub fn targets() -> Vec<Target> {
         settings_key: "",
         validate: check::handle_validate::<AllInOne>,
         validate_settings: check::handle_validate_settings::<AllInOne>,
+        report: check::handle_report::<AllInOne>,
     });
     targets
 }

@@ -128,16 +128,11 @@ impl<'a> Locators<'a> {
     }
 }
 
-/// The findings an evaluation lists (its answer's `syncguard.io/findings` annotation), and how
-/// many more it counted than it lists; none when it lists none.
-fn listed(e: &Evaluation) -> (&[Listed], usize) {
-    match &e.findings {
-        Some(annotation) if annotation.total > 0 && !annotation.findings.is_empty() => (
-            &annotation.findings,
-            annotation.total.saturating_sub(annotation.findings.len()),
-        ),
-        _ => (&[], 0),
-    }
+/// The findings of an evaluation (every one, from the policy's structured report), and how many
+/// more it counted than it gives (a module without a `report` operation, read through its capped
+/// `syncguard.io/findings` annotation).
+fn listed(e: &Evaluation) -> (Vec<&Listed>, usize) {
+    (e.findings.iter().map(|f| &f.listed).collect(), e.unlisted)
 }
 
 /// The lines of one evaluation: `(verdict, message)` pairs.
@@ -247,20 +242,25 @@ pub fn json(report: &ScanReport, verbose: bool) -> String {
         .filter(|e| verbose || e.verdict != Verdict::Accepted || !e.warnings.is_empty())
         .map(|e| {
             let doc = &report.documents[e.document];
-            let (findings, unlisted) = listed(e);
-            let findings: Vec<Value> = findings
+            let findings: Vec<Value> = e
+                .findings
                 .iter()
                 .map(|f| {
-                    json!({
-                        "rule": f.rule,
-                        "action": f.action,
-                        "path": f.path,
-                        "line": locators.line(doc, f),
-                        "brief": f.brief,
-                        "fix": f.fix,
-                    })
+                    let mut row = json!({
+                        "rule": f.listed.rule,
+                        "action": f.listed.action,
+                        "path": f.listed.path,
+                        "line": locators.line(doc, &f.listed),
+                        "brief": f.listed.brief,
+                        "fix": f.listed.fix,
+                    });
+                    if !f.text.is_empty() {
+                        row["text"] = json!(f.text);
+                    }
+                    row
                 })
                 .collect();
+            let unlisted = e.unlisted;
             json!({
                 "file": report.sources.get(doc.source).map(|s| s.display.as_str()).unwrap_or(""),
                 "line": doc.line,
@@ -434,10 +434,23 @@ pub fn sarif(report: &ScanReport) -> String {
             finding_rules
                 .entry((e.policy, finding.rule.clone()))
                 .or_insert_with(|| {
+                    // A rule of a syncguard check: its documented summary and README section.
+                    let doc = syncguard::registry::Entry::named(&policy.name)
+                        .and_then(|entry| entry.findings.iter().find(|doc| doc.id == finding.rule));
+                    let (summary, url) = match doc {
+                        Some(doc) => (
+                            format!("{}: {}", finding.rule, doc.summary),
+                            Some(syncguard::text::readme_link(&policy.name, doc.anchor)),
+                        ),
+                        None => (
+                            format!("{}: rule {}", description_of(e.policy), finding.rule),
+                            policy.url.clone(),
+                        ),
+                    };
                     rules.push(descriptor(
                         format!("{}/{}", policy.name, finding.rule),
-                        format!("{}: rule {}", description_of(e.policy), finding.rule),
-                        policy.url.as_ref(),
+                        summary,
+                        url.as_ref(),
                         if finding.action == "reject" { "error" } else { "warning" },
                     ));
                     rules.len() - 1
@@ -458,7 +471,7 @@ pub fn sarif(report: &ScanReport) -> String {
             _ => doc.info.kind.clone(),
         };
         let (findings, unlisted) = listed(e);
-        for finding in findings {
+        for &finding in &findings {
             let level = if finding.action == "reject" {
                 sarif::ResultLevel::Error
             } else {
