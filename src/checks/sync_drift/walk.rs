@@ -883,6 +883,33 @@ mod tests {
     }
 
     #[test]
+    fn base64_is_written_back_as_go_writes_it() {
+        assert_eq!(canonical_base64("QQ==").as_deref(), Some("QQ=="));
+        // Line breaks are skipped, padding bits ignored.
+        assert_eq!(canonical_base64("QUJD\nREVG\r\n").as_deref(), Some("QUJDREVG"));
+        assert_eq!(canonical_base64("QR==").as_deref(), Some("QQ=="));
+        // Refused by the API server: no padding, a character outside the alphabet.
+        assert_eq!(canonical_base64("QQ"), None);
+        assert_eq!(canonical_base64("Q Q=="), None);
+        assert_eq!(canonical_base64("").as_deref(), Some(""));
+    }
+
+    #[test]
+    fn status_stanzas_every_stored_object_holds_are_no_drift() {
+        let service = stored_status("", "v1", "Service").unwrap();
+        assert_eq!(service, json!({"loadBalancer": {}}));
+        assert!(within_floor(&json!({"loadBalancer": {}}), &service));
+        assert!(!within_floor(&json!({"loadBalancer": {"ingress": []}}), &service));
+        assert!(!within_floor(&json!({"conditions": []}), &service));
+        assert!(stored_status("networking.k8s.io", "v1", "Ingress").is_some());
+        assert_eq!(stored_status("apps", "v1", "Deployment"), None);
+        // A scalar member of the zero status is a value a controller changes, never a floor.
+        let crd = stored_status("apiextensions.k8s.io", "v1", "CustomResourceDefinition").unwrap();
+        assert!(within_floor(&json!({"acceptedNames": {}}), &crd));
+        assert!(!within_floor(&json!({"acceptedNames": {"kind": ""}}), &crd));
+    }
+
+    #[test]
     fn numbers_reach_the_quantity_parser_as_written() {
         let text = |v: Value| number_text(v.as_number().unwrap());
         assert_eq!(text(json!(3072)), "3072");
