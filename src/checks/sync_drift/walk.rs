@@ -604,24 +604,41 @@ fn number_text(number: &serde_json::Number) -> String {
 }
 
 /// The live item each applied item is compared with: the item of the same `name` when every
-/// item of both lists is an object with a string `name` (containers, env, volumes, ports: how
-/// the API server's strategic merge keys them), else the item at the same index.
+/// item of both lists is an object with a string `name`, unique in its list (containers, env,
+/// volumes, ports: how the API server's strategic merge keys them), else the item at the same
+/// index (volume mounts share a volume's name, and the API server keeps a list's order).
 fn matched<'a>(items: &[Value], live: Live<'a>) -> Vec<Live<'a>> {
     let live_items = match live {
         Live::Unknown => return vec![Live::Unknown; items.len()],
         Live::Has(Value::Array(live_items)) => live_items,
         _ => return vec![Live::Missing; items.len()],
     };
-    let name = |item: &Value| item.get("name").and_then(Value::as_str).map(str::to_string);
-    let named = |list: &[Value]| list.iter().all(|item| name(item).is_some());
-    if !items.is_empty() && named(items) && named(live_items) {
+    // Each list's items by name, when every item has one and no two share it.
+    let by_name = |list: &'a [Value]| -> Option<std::collections::BTreeMap<&'a str, &'a Value>> {
+        let mut names = std::collections::BTreeMap::new();
+        for item in list {
+            let name = item.get("name").and_then(Value::as_str)?;
+            if names.insert(name, item).is_some() {
+                return None;
+            }
+        }
+        Some(names)
+    };
+    let applied_named = !items.is_empty() && items.iter().all(|item| item.get("name").is_some_and(Value::is_string));
+    let unique_applied = applied_named && {
+        let mut seen = std::collections::BTreeSet::new();
+        items
+            .iter()
+            .all(|item| seen.insert(item.get("name").and_then(Value::as_str)))
+    };
+    if let (true, Some(live_names)) = (unique_applied, by_name(live_items)) {
         items
             .iter()
             .map(|item| {
-                live_items
-                    .iter()
-                    .find(|l| name(l) == name(item))
-                    .map_or(Live::Missing, Live::Has)
+                item.get("name")
+                    .and_then(Value::as_str)
+                    .and_then(|name| live_names.get(name))
+                    .map_or(Live::Missing, |l| Live::Has(l))
             })
             .collect()
     } else {
@@ -880,6 +897,21 @@ mod tests {
                 .contains("`openAPIV3Schema.properties.spec`"),
             "{colour:?}"
         );
+    }
+
+    #[test]
+    fn list_items_sharing_a_name_are_matched_by_position() {
+        // Istio's Grafana mounts one volume at several paths: its mounts share the volume's name.
+        let mounts = json!([
+            {"name": "config", "mountPath": "/etc/a", "subPath": "a"},
+            {"name": "config", "mountPath": "/etc/b", "subPath": "b"},
+        ]);
+        let applied = deployment(json!({"name": "app", "volumeMounts": mounts}));
+        let mut live = applied.clone();
+        live["metadata"] = json!({"name": "web", "uid": "u"});
+        live["spec"]["template"]["metadata"] = json!({});
+        let drifts = walk(Class::Typed, "apps", "v1", "Deployment", applied, Some(live));
+        assert!(drifts.iter().all(|d| d.cause != Cause::Mutated), "{drifts:?}");
     }
 
     #[test]
