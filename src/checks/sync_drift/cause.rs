@@ -19,7 +19,7 @@
 //!   and compares what the API server returns, so only fields a schema does not declare make its
 //!   dry-run apply fail.
 //! - **Fleet** vendors Argo CD's legacy diff (the same normalisation) and always ignores
-//!   `status`; it deploys with Helm, whose OpenAPI validation refuses unknown fields.
+//!   `status`; it deploys with Helm (v4), whose strict field validation refuses unknown fields.
 //! - **`kubectl apply`** sends the manifest as written in a three-way patch: anything the API
 //!   server stores differently is sent again on every run (`configured`), and unknown fields are
 //!   refused under its default `--validate=strict`. The object's own annotations are never
@@ -214,7 +214,7 @@ pub fn describe(tool: Tool, effect: Effect) -> &'static str {
         }
         (Tool::ArgoCd, Effect::OutOfSync) => "Argo CD shows it OutOfSync forever",
         (Tool::Fleet, Effect::OutOfSync) => "Fleet reports it Modified forever",
-        (Tool::Fleet, Effect::Fails) => "Fleet's Helm deployment fails on it (OpenAPI validation)",
+        (Tool::Fleet, Effect::Fails) => "Fleet's Helm deployment fails on it (strict field validation)",
         (Tool::Flux, Effect::OutOfSync) => "Flux applies it again on every reconciliation",
         (Tool::Flux, Effect::Fails) => "Flux's dry-run apply fails on it",
         (Tool::Kubectl, Effect::Fails) => "`kubectl apply` refuses it (strict field validation, its default)",
