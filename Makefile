@@ -258,6 +258,8 @@ api-fields:
 	@test -n "$(API)" -a -n "$(APIMACHINERY)" -a -n "$(APIEXTENSIONS)" || { echo "usage: make api-fields API=<k8s.io/api git dir> APIMACHINERY=<dir> APIEXTENSIONS=<dir> [AGGREGATOR=<dir>]" >&2; exit 2; }
 	@mkdir -p target
 	python3 src/checks/sync_drift/derive-api-fields.py "$(API)" "$(APIMACHINERY)" "$(APIEXTENSIONS)" \
-	  $(if $(AGGREGATOR),--aggregator "$(AGGREGATOR)") --fields target/api_fields.tsv --kinds target/api_kinds.tsv
+	  $(if $(AGGREGATOR),--aggregator "$(AGGREGATOR)") --fields target/api_fields.tsv --kinds target/api_kinds.tsv \
+	  --statuses target/api_status.tsv
 	mv target/api_fields.tsv src/checks/sync_drift/api_fields.tsv
 	mv target/api_kinds.tsv src/checks/sync_drift/api_kinds.tsv
+	mv target/api_status.tsv src/checks/sync_drift/api_status.tsv

@@ -84,7 +84,17 @@ pub const FINDINGS: &[RuleDoc] = &[
     },
     RuleDoc {
         id: "status",
-        summary: "a status stanza, which the API server does not write with the object",
+        summary: "a status stanza beyond what every stored object holds, which the API server does not write with the object",
+        anchor: CAUSES_ANCHOR,
+    },
+    RuleDoc {
+        id: "stringData",
+        summary: "a Secret's stringData, which the API server merges into data and never stores",
+        anchor: CAUSES_ANCHOR,
+    },
+    RuleDoc {
+        id: "base64",
+        summary: "base64 text the API server decodes and writes back otherwise (line breaks, padding bits)",
         anchor: CAUSES_ANCHOR,
     },
     RuleDoc {
@@ -118,11 +128,19 @@ const LISTED: &[&str] = &[
     "prunedField",
     "creationTimestamp",
     "status",
+    "stringData",
+    "base64",
     "mutated",
 ];
 
 /// The fields of a CRD the walk reads, as `get_resource` field masks.
 pub const CRD_FIELDS: &[&str] = &["spec.preserveUnknownFields", "spec.versions"];
+
+/// The oldest and the newest Kubernetes minor versions (1.MINOR) the `kubernetesVersion`
+/// setting accepts; the newest is the default, the release of the API tables.
+pub const OLDEST_MINOR: u32 = 16;
+/// See [`OLDEST_MINOR`].
+pub const NEWEST_MINOR: u32 = 37;
 
 /// Most characters of a detail (an error, a name) quoted in a warning.
 const DETAIL_CHARS: usize = 60;
@@ -140,6 +158,9 @@ pub struct Settings {
     pub ignore_paths: Vec<IgnorePaths>,
     /// How many findings the message (or the warnings) list, 1 to 1000; default 20.
     pub max_findings: u32,
+    /// The Kubernetes version of the cluster, `1.MINOR` (default: the newest supported); the
+    /// findings that depend on it are listed in the README.
+    pub kubernetes_version: String,
 }
 
 impl Default for Settings {
@@ -149,6 +170,7 @@ impl Default for Settings {
             tools: Tool::ALL.to_vec(),
             ignore_paths: Vec::new(),
             max_findings: 20,
+            kubernetes_version: format!("1.{NEWEST_MINOR}"),
         }
     }
 }
@@ -174,10 +196,25 @@ impl IgnorePaths {
 }
 
 impl Settings {
+    /// The minor version of `kubernetesVersion` (the newest when it does not read; validated
+    /// settings always read).
+    pub fn minor(&self) -> u32 {
+        minor_of(&self.kubernetes_version).unwrap_or(NEWEST_MINOR)
+    }
+
     /// The action of `cause`: the settings', else `warn`.
     fn action(&self, cause: Cause) -> Action {
         self.causes.get(cause.rule()).unwrap_or(Action::Warn)
     }
+}
+
+/// The minor version of a `1.MINOR` text within the supported range.
+fn minor_of(version: &str) -> Option<u32> {
+    let minor = version.strip_prefix("1.")?;
+    if minor.is_empty() || !minor.bytes().all(|b| b.is_ascii_digit()) || (minor.len() > 1 && minor.starts_with('0')) {
+        return None;
+    }
+    minor.parse().ok().filter(|m| (OLDEST_MINOR..=NEWEST_MINOR).contains(m))
 }
 
 /// The sync-drift check.
@@ -203,6 +240,12 @@ impl Check for SyncDrift {
                 settings.max_findings
             ));
         }
+        if minor_of(&settings.kubernetes_version).is_none() {
+            return Err(format!(
+                "`kubernetesVersion`: {} is not a supported Kubernetes version; allowed: `1.{OLDEST_MINOR}` to `1.{NEWEST_MINOR}` (1.MINOR, as a string)",
+                quote(&elide(&settings.kubernetes_version, DETAIL_CHARS))
+            ));
+        }
         for (i, entry) in settings.ignore_paths.iter().enumerate() {
             if entry.kind.is_empty() {
                 return Err(format!("`ignorePaths[{i}].kind` is empty; name a kind, or `*` for any"));
@@ -225,7 +268,7 @@ impl Check for SyncDrift {
             // serde_json stops at 128 levels of nesting; no manifest comes near, and the walk
             // never goes deeper than what was read.
             Err(e) if e.to_string().starts_with("recursion limit exceeded") => {
-                let text = "the object nests deeper than 128 levels of JSON; it was not checked";
+                let text = "the object nests deeper than 128 levels of JSON; it was not checked.";
                 let deep = Finding::warn("tooDeep", "", text, text);
                 return Ok(Report::new(Subject::new(request, "", "", ""), vec![deep]));
             }
@@ -249,7 +292,7 @@ impl Check for SyncDrift {
                 }
                 Ok(None) => return Ok(Report::new(subject, Vec::new())),
                 Err(problem) => {
-                    let text = format!("the last-applied-configuration annotation {problem}");
+                    let text = format!("the last-applied-configuration annotation {problem}.");
                     let unreadable = Finding::warn(
                         "lastAppliedUnreadable",
                         format!("metadata.annotations[{LAST_APPLIED}]"),
@@ -290,12 +333,22 @@ impl Check for SyncDrift {
                         status_subresource: false,
                     })
                 });
-                let mut walker = Walker::new(class, schema);
+                let mut walker = Walker::new(class, schema).of_kind(
+                    &identity.group,
+                    &identity.version,
+                    &identity.kind,
+                    settings.minor(),
+                );
                 walker.custom_root(applied_map, live);
                 walker.drifts
             }
             (_, Some(root)) => {
-                let mut walker = Walker::new(class, None);
+                let mut walker = Walker::new(class, None).of_kind(
+                    &identity.group,
+                    &identity.version,
+                    &identity.kind,
+                    settings.minor(),
+                );
                 walker.typed_root(applied_map, live, root);
                 walker.drifts
             }
@@ -575,8 +628,20 @@ fn finding(drift: &Drift, action: RejectOrWarn, effects: &[(Tool, Effect)]) -> F
         Stored::Value(text) => Some(text.as_str()),
     };
     let what = match (drift.cause, stored) {
-        (Cause::UnknownField, _) => "unknown field, dropped by the API server".to_string(),
-        (Cause::PrunedField, _) => "not in the CRD's schema, pruned by the API server".to_string(),
+        (Cause::UnknownField, _) => "unknown field: refused under strict field validation, else dropped".to_string(),
+        (Cause::PrunedField, _) => {
+            "not in the CRD's schema: refused under strict field validation, else pruned".to_string()
+        }
+        (Cause::StringData, _) => "merged into `data` by the API server, never stored".to_string(),
+        (Cause::Base64, stored) => {
+            let why = drift.hint.as_deref().unwrap_or("not canonical");
+            match stored {
+                Some(stored) if stored != walk::HIDDEN => {
+                    format!("base64 the API server writes back otherwise ({why}): stored as `{stored}`")
+                }
+                _ => format!("base64 the API server writes back otherwise ({why})"),
+            }
+        }
         (Cause::Status, _) => "status is not written with the object".to_string(),
         (Cause::PreserveUnknownFields, _) => "`false` is the default, dropped by the API server".to_string(),
         (Cause::Mutated, None) => format!("applied `{applied}`, then removed in the cluster"),
@@ -586,6 +651,18 @@ fn finding(drift: &Drift, action: RejectOrWarn, effects: &[(Tool, Effect)]) -> F
     };
     let (fix_text, fix) = match (drift.cause, &drift.hint, stored) {
         (Cause::Quantity, _, Some(stored)) => (format!("write {stored}"), Some(Fix::Replace(stored.to_string()))),
+        (Cause::Base64, _, Some(stored)) if stored != walk::HIDDEN => {
+            (format!("write {stored}"), Some(Fix::Replace(stored.to_string())))
+        }
+        (Cause::Base64, _, _) => (
+            "write the value on one line, as `base64 -w0` does".to_string(),
+            None,
+        ),
+        (Cause::StringData, _, _) => (
+            "move its values into `data`, base64-encoded (`kubectl create secret --dry-run=client -o yaml` writes them)"
+                .to_string(),
+            None,
+        ),
         (Cause::Mutated, _, _) => (
             "keep the cluster's value in the manifest if it is meant to stay, or ignore the path in the GitOps tool"
                 .to_string(),
@@ -603,7 +680,7 @@ fn finding(drift: &Drift, action: RejectOrWarn, effects: &[(Tool, Effect)]) -> F
     let names: Vec<String> = effects.iter().map(|(tool, _)| tool.name().to_string()).collect();
     let said: Vec<String> = effects
         .iter()
-        .map(|(tool, effect)| cause::describe(*tool, *effect, drift.cause).to_string())
+        .map(|(tool, effect)| cause::describe(*tool, *effect).to_string())
         .fold(Vec::new(), |mut all, sentence| {
             if !all.contains(&sentence) {
                 all.push(sentence);
@@ -669,4 +746,38 @@ fn ignore_notes(identity: &Identity, subject: &Subject, silence: &BTreeMap<Tool,
         notes.push(note);
     }
     notes
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::check::{decode_response, handle_validate};
+    use crate::cluster::NoCluster;
+
+    /// An object nested deeper than serde_json reads (kwctl and policy-server refuse such a
+    /// request before a module sees it, so no fixture can carry it): one warning, unchecked.
+    #[test]
+    fn an_object_nested_too_deep_gets_one_warning() {
+        let deep = format!("{}{}", "{\"a\":".repeat(200), "1".to_string() + &"}".repeat(200));
+        let payload = format!(
+            r#"{{"request":{{"uid":"1","kind":{{"group":"example.com","version":"v1","kind":"Widget"}},"resource":{{"group":"example.com","version":"v1","resource":"widgets"}},"operation":"CREATE","userInfo":{{}},"namespace":"default","name":"deep","object":{{"apiVersion":"example.com/v1","kind":"Widget","metadata":{{"name":"deep","namespace":"default"}},"spec":{deep}}}}},"settings":{{}}}}"#
+        );
+        let response = decode_response(&handle_validate::<SyncDrift>(payload.as_bytes(), &NoCluster)).unwrap();
+        assert!(response.accepted);
+        assert_eq!(
+            response.warnings.unwrap_or_default(),
+            [
+                "Widget default/deep: the object nests deeper than 128 levels of JSON; it was not checked. See https://github.com/syncguard/syncguard/tree/main/policies/sync-drift#where-it-looks"
+            ]
+        );
+    }
+
+    #[test]
+    fn kubernetes_versions_read_as_one_minor_in_range() {
+        assert_eq!(minor_of("1.34"), Some(34));
+        assert_eq!(minor_of("1.16"), Some(16));
+        for bad in ["1.15", "1.38", "1.034", "v1.34", "1.34.0", "1.", "1.x", "2.0", ""] {
+            assert_eq!(minor_of(bad), None, "{bad}");
+        }
+    }
 }

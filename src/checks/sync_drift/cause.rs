@@ -4,20 +4,26 @@
 //! The effects are read from the tools' source, not guessed (the policy's README gives the
 //! evidence, file by file):
 //! - **Argo CD** (legacy diff, its default) normalises built-in kinds by decoding the manifest
-//!   into client-go's types, which drops empty `omitempty` values and canonicalises quantities,
-//!   unless the manifest does not decode strictly (an unknown field anywhere in it): then the
-//!   whole object is compared as written. Kinds outside client-go's scheme (custom resources,
-//!   CustomResourceDefinitions, APIService) go through a JSON merge patch, where an explicit
-//!   empty value is a value and a null is only a deletion. Since 3.0 it ignores `status`
+//!   into client-go's types, which drops empty `omitempty` values and canonicalises quantities
+//!   and base64, unless the manifest does not decode strictly (an unknown field anywhere in it):
+//!   then the whole object is compared as written. Kinds outside client-go's scheme (custom
+//!   resources, CustomResourceDefinitions, APIService) go through a JSON merge patch, where an
+//!   explicit empty value is a value and a null is only a deletion. Before any diff it drops a
+//!   null or empty `metadata.annotations` (gitops-engine's `removeNamespaceAnnotation`) and moves
+//!   a Secret's `stringData` into `data` (`NormalizeSecret`). Since 3.0 it ignores `status`
 //!   and no longer ignores a CRD's `spec.preserveUnknownFields`. Its server-side diff sees what
-//!   the API server stores and fails on fields a schema does not declare.
+//!   the API server stores. Its sync applies with strict field validation (`Validate=true`, the
+//!   default), so a field no type or schema declares fails the sync.
 //! - **Flux** decodes built-in kinds into client-go's types before a server-side dry-run (unknown
-//!   fields of built-ins vanish there) and compares what the API server returns, so only fields
-//!   a schema does not declare make its dry-run apply fail.
-//! - **Fleet** vendors Argo CD's legacy diff and always ignores `status`.
+//!   fields of built-ins vanish there, a Secret's `stringData` becomes `data`: `ssa/normalize`)
+//!   and compares what the API server returns, so only fields a schema does not declare make its
+//!   dry-run apply fail.
+//! - **Fleet** vendors Argo CD's legacy diff (the same normalisation) and always ignores
+//!   `status`; it deploys with Helm (v4), whose strict field validation refuses unknown fields.
 //! - **`kubectl apply`** sends the manifest as written in a three-way patch: anything the API
 //!   server stores differently is sent again on every run (`configured`), and unknown fields are
-//!   refused under its default `--validate=strict`.
+//!   refused under its default `--validate=strict`. The object's own annotations are never
+//!   empty in what it sends: it writes last-applied into them, creating the map.
 
 use crate::settings::string_enum;
 
@@ -38,6 +44,11 @@ pub enum Cause {
     CreationTimestamp,
     /// A `status` stanza: the API server ignores it when the object is written.
     Status,
+    /// A Secret's `stringData`: merged into `data` and never stored or returned.
+    StringData,
+    /// Base64 text (a Secret's `data`, a ConfigMap's `binaryData`) the API server decodes and
+    /// writes back otherwise: line breaks, padding bits that are not zero.
+    Base64,
     /// The live object holds another value than the one applied, or lacks it, for none of the
     /// reasons above: a mutating webhook, a controller or an edit changed it after apply.
     Mutated,
@@ -45,10 +56,12 @@ pub enum Cause {
 
 impl Cause {
     /// Every cause, in the order findings of one path are preferred.
-    pub const ALL: [Cause; 8] = [
+    pub const ALL: [Cause; 10] = [
         Cause::NullOrEmpty,
         Cause::PreserveUnknownFields,
         Cause::Quantity,
+        Cause::Base64,
+        Cause::StringData,
         Cause::UnknownField,
         Cause::PrunedField,
         Cause::CreationTimestamp,
@@ -66,6 +79,8 @@ impl Cause {
             Cause::PrunedField => "prunedField",
             Cause::CreationTimestamp => "creationTimestamp",
             Cause::Status => "status",
+            Cause::StringData => "stringData",
+            Cause::Base64 => "base64",
             Cause::Mutated => "mutated",
         }
     }
@@ -147,18 +162,20 @@ pub struct Facts {
 /// What `tool` does with a difference of `cause`, if anything.
 pub fn effect(tool: Tool, cause: Cause, facts: Facts) -> Option<Effect> {
     use Effect::{Churn, Fails, OutOfSync};
-    let argo_like = matches!(tool, Tool::ArgoCd | Tool::Fleet);
     match cause {
+        // kubectl writes last-applied into the object's own annotations (creating the map), so
+        // it never sends them null or empty; Argo CD and Fleet delete a null or empty map before
+        // they compare; Flux compares what the API server returns.
+        Cause::NullOrEmpty if facts.own_annotations => None,
         Cause::NullOrEmpty if facts.null => match (tool, facts.class) {
             // A null is only a deletion in the tools' merge patches; kubectl's strategic merge
-            // patch (built-in kinds) sends it again, except for the annotations it drops itself.
-            (Tool::Kubectl, Class::Typed | Class::Untyped) if !facts.own_annotations => Some(Churn),
+            // patch (built-in kinds) sends it again.
+            (Tool::Kubectl, Class::Typed | Class::Untyped) => Some(Churn),
             _ => None,
         },
         Cause::NullOrEmpty => match tool {
             Tool::Kubectl => Some(Churn),
             Tool::Flux => None,
-            _ if facts.own_annotations => None,
             _ => match facts.class {
                 Class::Typed => facts.unnormalised.then_some(OutOfSync),
                 Class::Untyped | Class::Custom => Some(OutOfSync),
@@ -169,35 +186,38 @@ pub fn effect(tool: Tool, cause: Cause, facts: Facts) -> Option<Effect> {
             Tool::Kubectl => Some(Churn),
             _ => Some(OutOfSync),
         },
-        Cause::Quantity => match tool {
+        Cause::Quantity | Cause::Base64 => match tool {
             Tool::Kubectl => Some(Churn),
             Tool::Flux => None,
             _ => (facts.class != Class::Typed || facts.unnormalised).then_some(OutOfSync),
         },
+        // Argo CD's sync (`Validate=true`), Fleet's Helm and kubectl validate strictly; Flux
+        // decodes built-in kinds client-side, where unknown fields vanish.
         Cause::UnknownField | Cause::PrunedField => match tool {
-            _ if argo_like => Some(OutOfSync),
-            // Flux decodes built-in kinds client-side, where unknown fields vanish.
             Tool::Flux if facts.class == Class::Typed => None,
             _ => Some(Fails),
         },
         Cause::CreationTimestamp => (tool == Tool::Kubectl && facts.class != Class::Custom).then_some(Churn),
         Cause::Status => (tool == Tool::Kubectl).then_some(Churn),
+        // Argo CD and Fleet (`NormalizeSecret`) and Flux (`normalizeSecret`) move it into
+        // `data` before they compare; kubectl sends it again (kubernetes/kubernetes#87736).
+        Cause::StringData => (tool == Tool::Kubectl).then_some(Churn),
         Cause::Mutated => Some(if tool == Tool::Kubectl { Churn } else { OutOfSync }),
     }
 }
 
 /// What `effect` means for `tool`, in a sentence's words.
-pub fn describe(tool: Tool, effect: Effect, cause: Cause) -> &'static str {
+pub fn describe(tool: Tool, effect: Effect) -> &'static str {
     match (tool, effect) {
-        (Tool::ArgoCd, Effect::OutOfSync) if matches!(cause, Cause::UnknownField | Cause::PrunedField) => {
-            "Argo CD shows it OutOfSync forever (its server-side diff fails on it)"
+        (Tool::ArgoCd, Effect::Fails) => {
+            "Argo CD's sync fails on it (strict field validation, `Validate=true` by default; with `Validate=false` the app stays OutOfSync)"
         }
         (Tool::ArgoCd, Effect::OutOfSync) => "Argo CD shows it OutOfSync forever",
         (Tool::Fleet, Effect::OutOfSync) => "Fleet reports it Modified forever",
+        (Tool::Fleet, Effect::Fails) => "Fleet's Helm deployment fails on it (strict field validation)",
         (Tool::Flux, Effect::OutOfSync) => "Flux applies it again on every reconciliation",
         (Tool::Flux, Effect::Fails) => "Flux's dry-run apply fails on it",
-        (Tool::Kubectl, Effect::Fails) => "`kubectl apply` refuses it (strict field validation)",
-        (_, Effect::Fails) => "its apply fails on it",
+        (Tool::Kubectl, Effect::Fails) => "`kubectl apply` refuses it (strict field validation, its default)",
         (_, Effect::Churn) => "`kubectl apply` says `configured` on every run",
         (_, Effect::OutOfSync) => "it reports the object changed forever",
     }
@@ -261,15 +281,20 @@ mod tests {
     }
 
     #[test]
-    fn undeclared_fields_fail_server_side_apply_and_drift_in_argo_cd() {
+    fn undeclared_fields_fail_every_strict_apply() {
         assert_eq!(effect(Tool::Flux, Cause::UnknownField, facts(Class::Typed)), None);
         assert_eq!(
             effect(Tool::Flux, Cause::PrunedField, facts(Class::Custom)),
             Some(Effect::Fails)
         );
+        // Argo CD's sync validates strictly (`Validate=true`), Fleet's Helm too.
         assert_eq!(
             effect(Tool::ArgoCd, Cause::PrunedField, facts(Class::Custom)),
-            Some(Effect::OutOfSync)
+            Some(Effect::Fails)
+        );
+        assert_eq!(
+            effect(Tool::Fleet, Cause::UnknownField, facts(Class::Typed)),
+            Some(Effect::Fails)
         );
         assert_eq!(
             effect(Tool::Kubectl, Cause::UnknownField, facts(Class::Typed)),
@@ -278,6 +303,47 @@ mod tests {
         assert_eq!(effect(Tool::ArgoCd, Cause::Status, facts(Class::Typed)), None);
         assert_eq!(
             effect(Tool::Fleet, Cause::Mutated, facts(Class::Custom)),
+            Some(Effect::OutOfSync)
+        );
+    }
+
+    #[test]
+    fn the_objects_own_empty_annotations_reach_no_tool() {
+        // kubectl writes last-applied into them; Argo CD and Fleet delete an empty map first.
+        for null in [false, true] {
+            for class in [Class::Typed, Class::Untyped, Class::Custom] {
+                let annotations = Facts {
+                    null,
+                    own_annotations: true,
+                    unnormalised: true,
+                    ..facts(class)
+                };
+                for tool in Tool::ALL {
+                    assert_eq!(
+                        effect(tool, Cause::NullOrEmpty, annotations),
+                        None,
+                        "{tool:?} {class:?}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn string_data_and_base64_reach_kubectl_and_unnormalised_diffs() {
+        let typed = facts(Class::Typed);
+        assert_eq!(effect(Tool::Kubectl, Cause::StringData, typed), Some(Effect::Churn));
+        for tool in [Tool::ArgoCd, Tool::Flux, Tool::Fleet] {
+            assert_eq!(effect(tool, Cause::StringData, typed), None);
+            assert_eq!(effect(tool, Cause::Base64, typed), None);
+        }
+        assert_eq!(effect(Tool::Kubectl, Cause::Base64, typed), Some(Effect::Churn));
+        let unnormalised = Facts {
+            unnormalised: true,
+            ..typed
+        };
+        assert_eq!(
+            effect(Tool::ArgoCd, Cause::Base64, unnormalised),
             Some(Effect::OutOfSync)
         );
     }

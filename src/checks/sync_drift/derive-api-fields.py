@@ -6,8 +6,8 @@ usage: derive-api-fields.py [options] API APIMACHINERY APIEXTENSIONS [--aggregat
   k8s.io/apiextensions-apiserver and k8s.io/kube-aggregator: each a bare git directory or a git
   checkout (read from its git objects at --*-rev, default HEAD, so the output always matches the
   commit named in the header), or a plain source directory (commit "unknown").
-  --fields FILE and --kinds FILE write the two tables (`make api-fields` writes them to
-  api_fields.tsv and api_kinds.tsv beside this script); without them the fields table goes to
+  --fields FILE, --kinds FILE and --statuses FILE write the three tables (`make api-fields`
+  writes them to api_fields.tsv, api_kinds.tsv and api_status.tsv beside this script); without them the fields table goes to
   stdout. --all prints, instead of the trimmed fields table, every struct of the parsed packages
   with the audit columns zero_out, go_type, via and json_tag.
 
@@ -49,6 +49,11 @@ api_kinds.tsv: every kind registered in a register.go (scheme.AddKnownTypes) who
   1.MINOR, by default the newest APILifecycleIntroduced: the release in the making on a master
   commit), and the few of NOT_SERVED below; the core group is "".
     group  version  kind  type (package.Struct, whose name is the kind)
+
+api_status.tsv: the kinds of api_kinds.tsv whose own `status` type's zero value holds a struct
+  member (which encoding/json always writes), with the JSON of that zero value: every stored
+  object of the kind holds at least those objects in its status (Service's `loadBalancer: {}`).
+    group  version  kind  status (JSON)
 
 api_fields.tsv: one row per JSON member, in declaration order, of each struct reachable from the
   types of api_kinds.tsv, except through a kind's own top-level `status` (its `status` row then has
@@ -182,6 +187,7 @@ COLUMNS_FIELDS = ["package", "struct", "field", "omitempty", "omitzero",
                   "form", "leaf", "target", "keeps_null"]
 COLUMNS_AUDIT = COLUMNS_FIELDS + ["zero_out", "go_type", "via", "json_tag"]
 COLUMNS_KINDS = ["group", "version", "kind", "type"]
+COLUMNS_STATUSES = ["group", "version", "kind", "status"]
 
 
 def die(msg):
@@ -1443,6 +1449,18 @@ def trimmed_rows(u: Universe, kinds: List[List[str]], audit: bool) -> List[List[
     return rows
 
 
+def status_rows(u: Universe, kinds: List[List[str]]) -> List[List[str]]:
+    """The kinds whose status type's zero value holds an object (a struct member, which Go
+    always writes), with that zero value's JSON: every stored object of the kind holds those
+    objects in its status, whatever its controllers fill in."""
+    rows = []
+    for group, version, kind, q in kinds:
+        for r in u.json_fields(q):
+            if r.name == "status" and r.zero_out.startswith("{") and ":{" in r.zero_out:
+                rows.append([group, version, kind, r.zero_out])
+    return rows
+
+
 # ---------------------------------------------------------------------------
 # Output
 # ---------------------------------------------------------------------------
@@ -1518,6 +1536,7 @@ def main(argv=None):
                         help="revision of %s to read (git only)" % name)
     ap.add_argument("--fields", help="write the fields table to FIELDS instead of stdout")
     ap.add_argument("--kinds", help="write the kinds table to KINDS")
+    ap.add_argument("--statuses", help="write the statuses table to STATUSES")
     ap.add_argument("--kubernetes", metavar="1.MINOR",
                     help="the release whose served kinds are listed (default: the newest "
                     "APILifecycleIntroduced of the alpha and beta types, the release in the "
@@ -1555,6 +1574,10 @@ def main(argv=None):
     if args.kinds:
         what = "api_kinds.tsv: the built-in kinds a user applies and their types"
         write_table(args.kinds, header(repos, what, release), COLUMNS_KINDS, kinds)
+    if args.statuses:
+        what = "api_status.tsv: the status every stored object of a kind holds, where it has an object"
+        write_table(args.statuses, header(repos, what, release), COLUMNS_STATUSES,
+                    status_rows(u, kinds))
 
 
 if __name__ == "__main__":

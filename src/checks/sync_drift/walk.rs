@@ -109,10 +109,54 @@ pub struct CrdSchema<'a> {
     pub status_subresource: bool,
 }
 
+/// The text shown instead of a Secret's values.
+pub const HIDDEN: &str = "(secret value)";
+
+/// The kinds whose every stored object holds objects in its `status` (`api_status.tsv`, derived
+/// with the other tables: group, version, kind, the JSON of the status type's zero value).
+const STORED_STATUS: &str = include_str!("api_status.tsv");
+
+/// What every stored object of a kind holds in its `status`: the JSON Go writes for the zero
+/// value of its status type, for the kinds where that holds an object (Service's
+/// `{"loadBalancer":{}}`).
+pub fn stored_status(group: &str, version: &str, kind: &str) -> Option<Value> {
+    STORED_STATUS
+        .lines()
+        .filter(|line| !line.starts_with('#'))
+        .filter_map(|line| {
+            let mut cells = line.split('\t');
+            Some((cells.next()?, cells.next()?, cells.next()?, cells.next()?))
+        })
+        .find(|&(g, v, k, _)| (g, v, k) == (group, version, kind))
+        .and_then(|(_, _, _, status)| serde_json::from_str(status).ok())
+}
+
+/// Whether `applied` holds nothing but objects the stored status always holds: every key of it
+/// names an object of `floor`, and holds an object within it. A three-way patch of such a
+/// stanza is empty whatever the controllers filled in, so no tool sees it.
+fn within_floor(applied: &Value, floor: &Value) -> bool {
+    match (applied, floor) {
+        (Value::Object(applied), Value::Object(floor)) => applied
+            .iter()
+            .all(|(key, value)| floor.get(key).is_some_and(|f| f.is_object() && within_floor(value, f))),
+        _ => false,
+    }
+}
+
+/// The first Kubernetes minor version whose ObjectMeta tags `creationTimestamp` `omitzero`
+/// (so a null one inside a template is dropped rather than stored as null).
+pub const OMITZERO_SINCE: u32 = 34;
+
 /// The walk over one object.
 pub struct Walker<'a> {
     /// How the tools handle the kind.
     class: Class,
+    /// The object is a Secret: values under `data` and `stringData` are never quoted.
+    secret: bool,
+    /// What every stored object of the kind holds in `status` ([`stored_status`]).
+    status_floor: Option<Value>,
+    /// The minor version of the target Kubernetes (1.MINOR).
+    minor: u32,
     /// ObjectMeta's type, for every kind's `metadata`.
     object_meta: Option<ApiType>,
     /// The custom resource's schema, when the kind is one and its CRD was read.
@@ -126,25 +170,50 @@ impl<'a> Walker<'a> {
     pub fn new(class: Class, schema: Option<CrdSchema<'a>>) -> Walker<'a> {
         Walker {
             class,
+            secret: false,
+            status_floor: None,
+            minor: super::NEWEST_MINOR,
             object_meta: crate::generated::api_type("meta/v1", "ObjectMeta"),
             schema,
             drifts: Vec::new(),
         }
     }
 
+    /// The walk for an object of this group, version and kind on Kubernetes 1.`minor`.
+    pub fn of_kind(mut self, group: &str, version: &str, kind: &str, minor: u32) -> Walker<'a> {
+        self.secret = group.is_empty() && kind == "Secret";
+        self.status_floor = stored_status(group, version, kind);
+        self.minor = minor;
+        self
+    }
+
+    /// Whether `path` holds a Secret's value, never quoted.
+    fn hidden(&self, path: &Path) -> bool {
+        self.secret && matches!(path.0.first(), Some(Step::Field(f)) if f == "data" || f == "stringData")
+    }
+
     fn report(&mut self, cause: Cause, path: Path, applied: &Value, live: Live<'_>, stored: Stored) {
         if live.holds(applied) {
             return;
         }
-        let stored = match live {
-            Live::Unknown => stored,
-            Live::Missing => Stored::Nothing,
-            Live::Has(value) => Stored::Value(short(value)),
+        let hidden = self.hidden(&path);
+        let show = |value: &Value| {
+            if hidden && !is_empty(value) {
+                HIDDEN.to_string()
+            } else {
+                short(value)
+            }
+        };
+        let stored = match (live, stored) {
+            (Live::Unknown, Stored::Value(_)) if hidden => Stored::Value(HIDDEN.to_string()),
+            (Live::Unknown, stored) => stored,
+            (Live::Missing, _) => Stored::Nothing,
+            (Live::Has(value), _) => Stored::Value(show(value)),
         };
         self.drifts.push(Drift {
             cause,
             path,
-            applied: short(applied),
+            applied: show(applied),
             stored,
             null: applied.is_null(),
             hint: None,
@@ -195,15 +264,27 @@ impl<'a> Walker<'a> {
     /// A member of an API type; `top`: a member of the object's root.
     fn member(&mut self, applied: &Value, live: Live<'_>, field: ApiField, path: Path, top: bool) {
         if field.leaf == Leaf::Status {
-            // An empty stanza (`status: {}`) patches nothing, so no tool sees it.
-            if top && !is_empty(applied) {
+            // An empty stanza (`status: {}`), or one holding only the objects every stored
+            // status holds (a Service's `loadBalancer: {}`), patches nothing: no tool sees it.
+            let held = self
+                .status_floor
+                .as_ref()
+                .is_some_and(|floor| within_floor(applied, floor));
+            if top && !is_empty(applied) && !held {
                 self.report(Cause::Status, path, applied, live, Stored::Nothing);
             }
             return;
         }
         if applied.is_null() {
-            if field.omitzero && field.name == "creationTimestamp" {
-                self.report(Cause::CreationTimestamp, path, applied, live, Stored::Nothing);
+            if field.name == "creationTimestamp" && field.leaf == Leaf::Time {
+                // The object's own is set on create; a template's null is dropped by the
+                // `omitzero` of Kubernetes 1.34 on, and kept as null before.
+                let own = path.0.len() == 2;
+                if own || (field.omitzero && self.minor >= OMITZERO_SINCE) {
+                    self.report(Cause::CreationTimestamp, path, applied, live, Stored::Nothing);
+                } else {
+                    self.kept(path, applied, live);
+                }
             } else if field.omitted_when_zero() {
                 self.report(Cause::NullOrEmpty, path, applied, live, Stored::Nothing);
             } else if !field.keeps_null {
@@ -215,6 +296,11 @@ impl<'a> Walker<'a> {
                     Stored::Value(zero(field).into()),
                 );
             }
+            return;
+        }
+        // A Secret's `stringData` is merged into `data` and never stored.
+        if self.secret && top && field.name == "stringData" && !is_empty(applied) {
+            self.report(Cause::StringData, path, applied, live, Stored::Nothing);
             return;
         }
         if self.class == Class::Untyped
@@ -267,6 +353,7 @@ impl<'a> Walker<'a> {
                 }
             }
             (Leaf::Quantity, Value::String(_) | Value::Number(_)) => self.quantity(applied, live, path),
+            (Leaf::Bytes, Value::String(text)) => self.bytes(applied, text, live, path),
             // Times are written back in one format; a manifest rarely sets one, and its
             // reformatting is not what this check is about.
             (Leaf::Time | Leaf::MicroTime, _) => {}
@@ -313,6 +400,34 @@ impl<'a> Walker<'a> {
                     Stored::Value(format!("\"{stored}\"")),
                 );
             }
+        }
+    }
+
+    /// Base64 text (`[]byte`): drift when the API server, which decodes it as Go's
+    /// `base64.StdEncoding` does (line breaks skipped, padding bits ignored), writes it back
+    /// otherwise. Text it refuses is no verdict.
+    fn bytes(&mut self, applied: &Value, text: &str, live: Live<'_>, path: Path) {
+        match canonical_base64(text) {
+            Some(canonical) if canonical != text => {
+                let live = match live {
+                    Live::Has(Value::String(have)) if *have == canonical => Live::Unknown,
+                    other => other,
+                };
+                let why = if text.contains(['\r', '\n']) {
+                    "its line breaks are dropped"
+                } else {
+                    "its padding bits are not zero"
+                };
+                self.report(
+                    Cause::Base64,
+                    path,
+                    applied,
+                    live,
+                    Stored::Value(elide(&format!("\"{canonical}\""), VALUE_CHARS).into_owned()),
+                );
+                self.hint(why.to_string());
+            }
+            _ => self.kept(path, applied, live),
         }
     }
 
@@ -446,6 +561,27 @@ fn zero(field: ApiField) -> &'static str {
     }
 }
 
+/// Go's `base64.StdEncoding` as the API server decodes `[]byte`: padding required, padding bits
+/// ignored (`\r` and `\n` are skipped before it).
+const GO_BASE64: base64::engine::GeneralPurpose = base64::engine::GeneralPurpose::new(
+    &base64::alphabet::STANDARD,
+    base64::engine::GeneralPurposeConfig::new()
+        .with_decode_allow_trailing_bits(true)
+        .with_decode_padding_mode(base64::engine::DecodePaddingMode::RequireCanonical),
+);
+
+/// The base64 text the API server writes back for `text`, or `None` when it refuses it.
+pub fn canonical_base64(text: &str) -> Option<String> {
+    use base64::Engine as _;
+    let bytes = if text.contains(['\r', '\n']) {
+        let compact: String = text.chars().filter(|c| !matches!(c, '\r' | '\n')).collect();
+        GO_BASE64.decode(compact).ok()?
+    } else {
+        GO_BASE64.decode(text).ok()?
+    };
+    Some(base64::engine::general_purpose::STANDARD.encode(bytes))
+}
+
 /// Whether a value is what `omitempty` drops: `""`, `false`, `0`, `[]` or `{}`.
 fn is_empty(value: &Value) -> bool {
     match value {
@@ -468,24 +604,41 @@ fn number_text(number: &serde_json::Number) -> String {
 }
 
 /// The live item each applied item is compared with: the item of the same `name` when every
-/// item of both lists is an object with a string `name` (containers, env, volumes, ports: how
-/// the API server's strategic merge keys them), else the item at the same index.
+/// item of both lists is an object with a string `name`, unique in its list (containers, env,
+/// volumes, ports: how the API server's strategic merge keys them), else the item at the same
+/// index (volume mounts share a volume's name, and the API server keeps a list's order).
 fn matched<'a>(items: &[Value], live: Live<'a>) -> Vec<Live<'a>> {
     let live_items = match live {
         Live::Unknown => return vec![Live::Unknown; items.len()],
         Live::Has(Value::Array(live_items)) => live_items,
         _ => return vec![Live::Missing; items.len()],
     };
-    let name = |item: &Value| item.get("name").and_then(Value::as_str).map(str::to_string);
-    let named = |list: &[Value]| list.iter().all(|item| name(item).is_some());
-    if !items.is_empty() && named(items) && named(live_items) {
+    // Each list's items by name, when every item has one and no two share it.
+    let by_name = |list: &'a [Value]| -> Option<std::collections::BTreeMap<&'a str, &'a Value>> {
+        let mut names = std::collections::BTreeMap::new();
+        for item in list {
+            let name = item.get("name").and_then(Value::as_str)?;
+            if names.insert(name, item).is_some() {
+                return None;
+            }
+        }
+        Some(names)
+    };
+    let applied_named = !items.is_empty() && items.iter().all(|item| item.get("name").is_some_and(Value::is_string));
+    let unique_applied = applied_named && {
+        let mut seen = std::collections::BTreeSet::new();
+        items
+            .iter()
+            .all(|item| seen.insert(item.get("name").and_then(Value::as_str)))
+    };
+    if let (true, Some(live_names)) = (unique_applied, by_name(live_items)) {
         items
             .iter()
             .map(|item| {
-                live_items
-                    .iter()
-                    .find(|l| name(l) == name(item))
-                    .map_or(Live::Missing, Live::Has)
+                item.get("name")
+                    .and_then(Value::as_str)
+                    .and_then(|name| live_names.get(name))
+                    .map_or(Live::Missing, |l| Live::Has(l))
             })
             .collect()
     } else {
@@ -744,6 +897,48 @@ mod tests {
                 .contains("`openAPIV3Schema.properties.spec`"),
             "{colour:?}"
         );
+    }
+
+    #[test]
+    fn list_items_sharing_a_name_are_matched_by_position() {
+        // Istio's Grafana mounts one volume at several paths: its mounts share the volume's name.
+        let mounts = json!([
+            {"name": "config", "mountPath": "/etc/a", "subPath": "a"},
+            {"name": "config", "mountPath": "/etc/b", "subPath": "b"},
+        ]);
+        let applied = deployment(json!({"name": "app", "volumeMounts": mounts}));
+        let mut live = applied.clone();
+        live["metadata"] = json!({"name": "web", "uid": "u"});
+        live["spec"]["template"]["metadata"] = json!({});
+        let drifts = walk(Class::Typed, "apps", "v1", "Deployment", applied, Some(live));
+        assert!(drifts.iter().all(|d| d.cause != Cause::Mutated), "{drifts:?}");
+    }
+
+    #[test]
+    fn base64_is_written_back_as_go_writes_it() {
+        assert_eq!(canonical_base64("QQ==").as_deref(), Some("QQ=="));
+        // Line breaks are skipped, padding bits ignored.
+        assert_eq!(canonical_base64("QUJD\nREVG\r\n").as_deref(), Some("QUJDREVG"));
+        assert_eq!(canonical_base64("QR==").as_deref(), Some("QQ=="));
+        // Refused by the API server: no padding, a character outside the alphabet.
+        assert_eq!(canonical_base64("QQ"), None);
+        assert_eq!(canonical_base64("Q Q=="), None);
+        assert_eq!(canonical_base64("").as_deref(), Some(""));
+    }
+
+    #[test]
+    fn status_stanzas_every_stored_object_holds_are_no_drift() {
+        let service = stored_status("", "v1", "Service").unwrap();
+        assert_eq!(service, json!({"loadBalancer": {}}));
+        assert!(within_floor(&json!({"loadBalancer": {}}), &service));
+        assert!(!within_floor(&json!({"loadBalancer": {"ingress": []}}), &service));
+        assert!(!within_floor(&json!({"conditions": []}), &service));
+        assert!(stored_status("networking.k8s.io", "v1", "Ingress").is_some());
+        assert_eq!(stored_status("apps", "v1", "Deployment"), None);
+        // A scalar member of the zero status is a value a controller changes, never a floor.
+        let crd = stored_status("apiextensions.k8s.io", "v1", "CustomResourceDefinition").unwrap();
+        assert!(within_floor(&json!({"acceptedNames": {}}), &crd));
+        assert!(!within_floor(&json!({"acceptedNames": {"kind": ""}}), &crd));
     }
 
     #[test]
