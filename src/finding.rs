@@ -3,7 +3,7 @@
 //!
 //! A check returns a [`Report`]: the object it judged ([`Subject`]) and its [`Finding`]s, each
 //! with a stable rule id (documented by a [`RuleDoc`] in the check's `FINDINGS`), the action the
-//! settings give it, the path of the field in the API server's form, a brief text (for a
+//! settings give it, the path of the field in the object, a brief text (for a
 //! warning) and a long one (for a rejection). Labels, links, prefixes and the API server's size
 //! limits are the renderer's business, never the check's.
 
@@ -88,8 +88,8 @@ pub struct Finding {
     pub rule: &'static str,
     /// What the settings make of it.
     pub action: RejectOrWarn,
-    /// Where: the field's path in the API server's form (`spec.versions[1].schema...`), empty
-    /// for the object as a whole.
+    /// Where: the field's path in the object, as field-validation warnings write it
+    /// (`spec.versions[1].schema...`), empty for the object as a whole.
     pub path: String,
     /// What and where in a few words, for a warning; the renderer adds the object's label
     /// before it and the README link after it when they fit.

@@ -51,7 +51,7 @@ pub struct Listed {
     pub rule: String,
     /// `reject` or `warn`.
     pub action: String,
-    /// The field's path in the API server's form; empty for the object as a whole.
+    /// The field's path in the object; empty for the object as a whole.
     pub path: String,
     /// The finding as a warning names it (`CRD x: ...`), without the all-in-one's prefix.
     pub brief: String,
@@ -335,7 +335,7 @@ fn numbered_findings(
                     .map(|(i, finding)| (format!("({}) {}", i + 1, finding.text.fit(budget)), short(i, finding))),
             );
             if shown < many.len() {
-                let more = format!("and {} more", many.len() - shown);
+                let more = format!("and {} more.", many.len() - shown);
                 parts.push((more.clone(), more));
             }
             join_fitting(&parts, " ", budget)

@@ -29,7 +29,7 @@ impl Path {
         Path(steps)
     }
 
-    /// The path in the API server's form: fields joined with `.`, map keys and list indexes in
+    /// The path as field-validation warnings write it: fields joined with `.`, map keys and list indexes in
     /// brackets.
     pub fn api(&self) -> String {
         let mut text = String::new();
