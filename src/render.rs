@@ -90,37 +90,64 @@ pub struct Reported {
 }
 
 /// What a policy decides about one request: the verdict Kubewarden reads from `validate`, and
-/// every finding behind it, which only the structured report ([`Answer::report_json`]) carries.
+/// every finding behind it, which only the structured report ([`Answer::report_json`]) writes out
+/// (the whole texts are put together only then: `validate` never pays for them).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Answer {
     /// The verdict, as `validate` returns it.
     pub verdict: Verdict,
-    /// Every finding of every check that applied, in the answer's order.
-    pub findings: Vec<Reported>,
+    /// The rendered reports of the checks that applied, in the answer's order.
+    parts: Vec<Rendered>,
 }
 
 impl From<Verdict> for Answer {
     fn from(verdict: Verdict) -> Answer {
         Answer {
             verdict,
-            findings: Vec::new(),
+            parts: Vec::new(),
         }
     }
 }
 
 impl Answer {
+    /// Every finding of every check that applied, whole, in the answer's order.
+    pub fn findings(&self) -> Vec<Reported> {
+        self.parts
+            .iter()
+            .flat_map(|part| {
+                let title = title(&part.subject);
+                part.findings.iter().map(move |whole| Reported {
+                    listed: whole.listed.clone(),
+                    kind: part.subject.kind.clone(),
+                    label: part.subject.label.clone(),
+                    text: format!("{title}: {}", whole.text.whole()),
+                    note: whole.note.clone(),
+                })
+            })
+            .collect()
+    }
+
     /// The answer of the `report` operation: `{"response": <what validate returns, byte for
     /// byte>, "findings": [<every finding whole>]}`.
     pub fn report_json(self) -> Vec<u8> {
-        let Answer { verdict, findings } = self;
+        let findings = self.findings();
         let mut out = b"{\"response\":".to_vec();
-        out.extend(verdict.to_json());
+        out.extend(self.verdict.to_json());
         out.extend(b",\"findings\":");
         // Plain structs of strings: this cannot fail.
         out.extend(serde_json::to_vec(&findings).unwrap_or_else(|_| b"[]".to_vec()));
         out.push(b'}');
         out
     }
+}
+
+/// One finding as a check's rendered report keeps it: what the annotation lists, and its long
+/// text and note, put together into a [`Reported`] only for the structured report.
+#[derive(Debug, Clone, PartialEq)]
+struct Whole {
+    listed: Listed,
+    text: Parts,
+    note: Option<String>,
 }
 
 /// The structured report of one request, as the `report` operation returns it (see
@@ -144,8 +171,10 @@ pub struct Rendered {
     pub code: Option<u16>,
     /// The warnings, in order.
     pub warnings: Vec<String>,
-    /// Every finding, whole (the annotation lists their [`Reported::listed`] part).
-    pub reported: Vec<Reported>,
+    /// The object the findings are about.
+    subject: Subject,
+    /// Every finding (the annotation lists what [`Listed`] holds of each).
+    findings: Vec<Whole>,
     /// The object as the check changes it; `None` when it rejects.
     pub mutation: Option<Value>,
 }
@@ -228,21 +257,19 @@ pub fn render_check(check: &'static str, docs: &[RuleDoc], report: Report) -> Re
         warnings.push(warning_line(&subject, &finding.brief, note.as_deref(), &link(finding)));
     }
 
-    let reported = findings
-        .iter()
-        .map(|finding| Reported {
+    let findings = findings
+        .into_iter()
+        .map(|finding| Whole {
             listed: Listed {
                 policy: check.to_string(),
                 rule: finding.rule.to_string(),
                 action: if finding.rejects() { "reject" } else { "warn" }.to_string(),
-                path: finding.path.clone(),
                 brief: warning_line(&subject, &finding.brief, None, ""),
-                fix: finding.fix.clone(),
+                path: finding.path,
+                fix: finding.fix,
             },
-            kind: subject.kind.clone(),
-            label: subject.label.clone(),
-            text: format!("{}: {}", title(&subject), finding.text.whole()),
-            note: finding.note.clone(),
+            text: finding.text,
+            note: finding.note,
         })
         .collect();
     Rendered {
@@ -251,7 +278,8 @@ pub fn render_check(check: &'static str, docs: &[RuleDoc], report: Report) -> Re
         message,
         code,
         warnings,
-        reported,
+        subject,
+        findings,
     }
 }
 
@@ -437,7 +465,7 @@ pub fn answer(parts: &[Rendered], prefixed: bool) -> Verdict {
     keep_within_limits(&mut verdict.warnings);
     let listed: Vec<&Listed> = parts
         .iter()
-        .flat_map(|part| part.reported.iter().map(|r| &r.listed))
+        .flat_map(|part| part.findings.iter().map(|whole| &whole.listed))
         .collect();
     if !listed.is_empty() {
         verdict = verdict.annotate(FINDINGS_ANNOTATION, annotation(&listed));
@@ -448,10 +476,7 @@ pub fn answer(parts: &[Rendered], prefixed: bool) -> Verdict {
 /// [`answer`] with every finding of `parts` beside it (the structured report's).
 pub fn full_answer(parts: Vec<Rendered>, prefixed: bool) -> Answer {
     let verdict = answer(&parts, prefixed);
-    Answer {
-        verdict,
-        findings: parts.into_iter().flat_map(|part| part.reported).collect(),
-    }
+    Answer { verdict, parts }
 }
 
 /// The [`FINDINGS_ANNOTATION`] value: compact JSON `{"total":N,"findings":[{"policy",
