@@ -34,21 +34,10 @@ fn corpus() -> Vec<(String, Value)> {
     objects
 }
 
-/// The plural the API server serves a kind under (the built-in table's, else the kind in lower
-/// case plus `s`).
-fn resource_of(object: &Value) -> String {
-    let api_version = object["apiVersion"].as_str().unwrap_or_default();
-    let group = api_version.rsplit_once('/').map_or("", |(group, _)| group);
-    let kind = object["kind"].as_str().unwrap_or_default();
-    syncguard::generated::builtin_kinds(kind)
-        .find(|r| r.group == group)
-        .map_or_else(|| format!("{}s", kind.to_lowercase()), |r| r.plural.to_string())
-}
-
 /// The sync-drift answer for `object` in a request of `operation`.
 fn answer(object: &Value, operation: &str, cluster: &syncguard_scan::cluster::OfflineCluster) -> Value {
     let entry = syncguard::registry::Entry::named("sync-drift").unwrap();
-    let request = syncguard_testkit::object_request(operation, object, &resource_of(object));
+    let request = syncguard_testkit::object_request(operation, object, &syncguard_testkit::resource_of(object));
     let answer = (entry.validate)(
         syncguard_testkit::payload(&request, &serde_json::json!({})).as_bytes(),
         cluster,

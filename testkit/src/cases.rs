@@ -182,14 +182,7 @@ pub fn request_of(policy: &str, case: &Case) -> Option<Value> {
             .unwrap_or_else(|| panic!("{}: no document {}", path.display(), manifest.document));
         let object = Value::deserialize(document).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         let object = patched(object, &manifest.change, "change");
-        let resource = manifest.resource.clone().unwrap_or_else(|| {
-            let api_version = object["apiVersion"].as_str().unwrap_or_default();
-            let group = api_version.rsplit_once('/').map_or("", |(group, _)| group);
-            let kind = object["kind"].as_str().unwrap_or_default();
-            syncguard::generated::builtin_kinds(kind)
-                .find(|r| r.group == group)
-                .map_or_else(|| format!("{}s", kind.to_lowercase()), |r| r.plural.to_string())
-        });
+        let resource = manifest.resource.clone().unwrap_or_else(|| crate::resource_of(&object));
         return Some(crate::object_request("CREATE", &object, &resource));
     }
     let upgrade = case.upgrade.as_ref()?;

@@ -53,6 +53,17 @@ pub fn user_info() -> Value {
     serde_json::json!({"username": "kubernetes-admin", "groups": ["kubeadm:cluster-admins", "system:authenticated"]})
 }
 
+/// The resource (plural) the API server serves `object`'s kind under: the built-in table's, else
+/// the kind in lower case plus `s`.
+pub fn resource_of(object: &Value) -> String {
+    let api_version = object["apiVersion"].as_str().unwrap_or_default();
+    let group = api_version.rsplit_once('/').map_or("", |(group, _)| group);
+    let kind = object["kind"].as_str().unwrap_or_default();
+    syncguard::generated::builtin_kinds(kind)
+        .find(|r| r.group == group)
+        .map_or_else(|| format!("{}s", kind.to_lowercase()), |r| r.plural.to_string())
+}
+
 /// The `validate` payload Kubewarden hands a policy: `request` and the policy's `settings`.
 pub fn payload(request: &Value, settings: &Value) -> String {
     serde_json::json!({"request": request, "settings": settings}).to_string()
