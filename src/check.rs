@@ -11,7 +11,7 @@
 use crate::admission::{self, ObjectJson, Request, ValidationRequest, ValidationResponse, Verdict};
 use crate::cluster::Cluster;
 use crate::finding::{Malformed, Report, RuleDoc};
-use crate::render::{self, Answer, Rendered};
+use crate::render::{self, Answer, Part};
 use crate::rules::{self, Rule};
 use crate::settings;
 use serde::de::DeserializeOwned;
@@ -98,22 +98,23 @@ pub fn applies<C: Check>(request: &Request<'_>) -> bool {
                 .any(|(group, kind)| request.kind.group == *group && request.kind.kind == *kind))
 }
 
-/// Judges a request with check `C` and renders its report, or `None` when the check does not
-/// apply (accepted unread). A request without `object`, or an UPDATE without `oldObject` for a
-/// check that needs it, is refused with code 400 ([`NO_OBJECT`], [`NO_OLD_OBJECT`]).
-pub fn evaluate<C: Check>(request: &Request<'_>, settings: &C::Settings, cluster: &dyn Cluster) -> Option<Rendered> {
+/// Judges a request with check `C`: its part of the answer, to be rendered, or `None` when the
+/// check does not apply (accepted unread). A request without `object`, or an UPDATE without
+/// `oldObject` for a check that needs it, is refused with code 400 ([`NO_OBJECT`],
+/// [`NO_OLD_OBJECT`]).
+pub fn evaluate<C: Check>(request: &Request<'_>, settings: &C::Settings, cluster: &dyn Cluster) -> Option<Part> {
     if !applies::<C>(request) {
         return None;
     }
     let Some(object) = request.object else {
-        return Some(Rendered::refusal(C::NAME, NO_OBJECT.to_string(), 400));
+        return Some(Part::refusal(C::NAME, NO_OBJECT.to_string(), 400));
     };
     if C::NEEDS_OLD_OBJECT && request.is_update() && request.old_object.is_none() {
-        return Some(Rendered::refusal(C::NAME, NO_OLD_OBJECT.to_string(), 400));
+        return Some(Part::refusal(C::NAME, NO_OLD_OBJECT.to_string(), 400));
     }
     Some(match C::check(request, object, settings, cluster) {
-        Ok(report) => render::render_check(C::NAME, C::FINDINGS, report),
-        Err(Malformed(message)) => Rendered::refusal(C::NAME, message, 400),
+        Ok(report) => Part::report(C::NAME, C::FINDINGS, report),
+        Err(Malformed(message)) => Part::refusal(C::NAME, message, 400),
     })
 }
 
@@ -156,9 +157,9 @@ impl<C: Check> Policy for C {
     fn decide_request(request: &Request<'_>, options: &C::Settings, cluster: &dyn Cluster) -> Answer {
         match evaluate::<C>(request, options, cluster) {
             None => Verdict::accept().into(),
-            Some(rendered) => {
-                let mutation = rendered.mutation.clone();
-                let mut answer = render::full_answer(vec![rendered], false);
+            Some(mut part) => {
+                let mutation = part.take_mutation();
+                let mut answer = render::answer(vec![part], false);
                 answer.verdict.mutated_object = mutation;
                 answer
             }
