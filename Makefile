@@ -242,9 +242,9 @@ fuzz:
 ## make well-known SOURCES=<dir holding <owner>+<repo> clones, see refresh-well-known.py>
 .PHONY: well-known
 well-known:
-	@test -n "$(SOURCES)" || { echo "usage: make well-known SOURCES=<dir of clones, see src/checks/crd_kind_collision/refresh-well-known.py>" >&2; exit 2; }
+	@test -n "$(SOURCES)" || { echo "usage: make well-known SOURCES=<dir of clones, see tools/refresh-well-known.py>" >&2; exit 2; }
 	@mkdir -p target
-	python3 src/checks/crd_kind_collision/refresh-well-known.py "$(SOURCES)" --psl target/public_suffix_list.txt > target/well_known_groups.tsv
+	python3 tools/refresh-well-known.py "$(SOURCES)" --psl target/public_suffix_list.txt > target/well_known_groups.tsv
 	mv target/well_known_groups.tsv src/checks/crd_kind_collision/well_known_groups.tsv
 	mv target/public_suffix_list.txt src/checks/crd_kind_collision/public_suffix_list.txt
 
@@ -257,7 +257,7 @@ well-known:
 api-fields:
 	@test -n "$(API)" -a -n "$(APIMACHINERY)" -a -n "$(APIEXTENSIONS)" || { echo "usage: make api-fields API=<k8s.io/api git dir> APIMACHINERY=<dir> APIEXTENSIONS=<dir> [AGGREGATOR=<dir>]" >&2; exit 2; }
 	@mkdir -p target
-	python3 src/checks/sync_drift/derive-api-fields.py "$(API)" "$(APIMACHINERY)" "$(APIEXTENSIONS)" \
+	python3 tools/derive-api-fields.py "$(API)" "$(APIMACHINERY)" "$(APIEXTENSIONS)" \
 	  $(if $(AGGREGATOR),--aggregator "$(AGGREGATOR)") --fields target/api_fields.tsv --kinds target/api_kinds.tsv \
 	  --statuses target/api_status.tsv
 	mv target/api_fields.tsv src/checks/sync_drift/api_fields.tsv

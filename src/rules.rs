@@ -4,7 +4,7 @@
 //! document with it.
 //!
 //! Each policy's rules are declared once, in its metadata.yml (what Kubewarden reads):
-//! `build.rs` turns every `policies/<name>/metadata.yml` and the all-in-one's `metadata.yml` into
+//! `build/policy_rules.rs` turns every `policies/<name>/metadata.yml` and the all-in-one's `metadata.yml` into
 //! the constants below ([`CRD_SCHEMA_FIELDS`], ..., [`SYNCGUARD`]).
 
 use crate::admission::Request;

@@ -81,7 +81,11 @@ fn code(text: &str) -> String {
 /// The modules `code` names through `crate::` paths, as [`module_of`] names them
 /// (`crate::checks::{a::X, b::Y}` names `checks::a` and `checks::b`).
 fn used_modules(code: &str) -> Vec<String> {
-    let ident = |s: &str| -> String { s.chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_').collect() };
+    let ident = |s: &str| -> String {
+        s.chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+            .collect()
+    };
     let mut used = Vec::new();
     for (at, _) in code.match_indices("crate::") {
         let rest = &code[at + "crate::".len()..];

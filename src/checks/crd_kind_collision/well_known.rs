@@ -21,7 +21,7 @@
 //! The table is `well_known_groups.tsv`: API groups read from the datree CRDs catalog, OpenShift's
 //! payload, the CRDs Rancher, RKE2 and k3s install, GKE's, EKS's and AKS's add-ons and CNCF
 //! projects the catalog lacks, each source at the commit the file records
-//! (`refresh-well-known.py`, run by `make well-known`); `build.rs` compiles it into sorted 64-bit
+//! (`tools/refresh-well-known.py`, run by `make well-known`); `build/well_known.rs` compiles it into sorted 64-bit
 //! keys ([`well_known_key`]), 8 bytes a group.
 
 include!("well_known_key.rs");
