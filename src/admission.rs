@@ -341,6 +341,77 @@ pub fn describe((path, message): (String, String)) -> String {
     }
 }
 
+/// An admission operation (`CREATE`, `UPDATE`, `DELETE`, `CONNECT`); serialised as the API
+/// server writes it (`"CREATE"`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "UPPERCASE")]
+pub enum Operation {
+    /// `CREATE`.
+    Create,
+    /// `UPDATE`.
+    Update,
+    /// `DELETE`.
+    Delete,
+    /// `CONNECT`.
+    Connect,
+}
+
+impl Operation {
+    /// Every operation, in the order Kubernetes documents them.
+    pub const ALL: [Operation; 4] = [
+        Operation::Create,
+        Operation::Update,
+        Operation::Delete,
+        Operation::Connect,
+    ];
+
+    /// The name as the API server writes it.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Operation::Create => "CREATE",
+            Operation::Update => "UPDATE",
+            Operation::Delete => "DELETE",
+            Operation::Connect => "CONNECT",
+        }
+    }
+}
+
+impl std::fmt::Display for Operation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A name that is not one of the API server's operations.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnknownOperation(pub String);
+
+impl std::fmt::Display for UnknownOperation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "`{}` is not an admission operation", self.0)
+    }
+}
+
+impl std::error::Error for UnknownOperation {}
+
+impl std::str::FromStr for Operation {
+    type Err = UnknownOperation;
+
+    /// Reads a name as the API server writes it (upper case only, as it compares them).
+    fn from_str(name: &str) -> Result<Self, Self::Err> {
+        Operation::ALL
+            .into_iter()
+            .find(|op| op.as_str() == name)
+            .ok_or_else(|| UnknownOperation(name.to_string()))
+    }
+}
+
+/// Reads a request's `operation`: one of the API server's, else `None` (absent, `null`, or a
+/// name the API server never sends, which no rule matches).
+fn operation_or_none<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<Operation>, D::Error> {
+    Ok(str_or_empty(deserializer)?.parse().ok())
+}
+
 /// A Kubernetes AdmissionRequest as Kubewarden hands it to a policy: the members policies read
 /// (the uid and the rest are the host's and skipped unread). Like the views of objects, it reads
 /// `null` as absent.
@@ -362,9 +433,9 @@ pub struct Request<'a> {
     /// Namespace of the object, absent for cluster-scoped objects.
     #[serde(borrow, deserialize_with = "optional_str")]
     pub namespace: Option<Cow<'a, str>>,
-    /// `CREATE`, `UPDATE`, `DELETE` or `CONNECT`.
-    #[serde(borrow, deserialize_with = "str_or_empty")]
-    pub operation: Cow<'a, str>,
+    /// The operation; `None` when absent or not one the API server sends (no rule matches it).
+    #[serde(deserialize_with = "operation_or_none")]
+    pub operation: Option<Operation>,
     /// The new object, unread; `None` when absent or `null`.
     #[serde(borrow)]
     pub object: Option<ObjectJson<'a>>,
@@ -410,12 +481,12 @@ impl<'a> Request<'a> {
 
     /// True for `CREATE`.
     pub fn is_create(&self) -> bool {
-        self.operation == "CREATE"
+        self.operation == Some(Operation::Create)
     }
 
     /// True for `UPDATE`.
     pub fn is_update(&self) -> bool {
-        self.operation == "UPDATE"
+        self.operation == Some(Operation::Update)
     }
 }
 
@@ -645,5 +716,23 @@ mod tests {
         let (whole, view) = ObjectJson::Parsed(&value).read_for_edit::<Job>();
         assert!(whole.is_none());
         assert_eq!(view.unwrap().metadata.name, "j");
+    }
+
+    #[test]
+    fn written_and_read_as_the_api_server_does() {
+        for op in Operation::ALL {
+            let json = serde_json::to_value(op).unwrap();
+            assert_eq!(json, op.as_str());
+            assert_eq!(serde_json::from_value::<Operation>(json).unwrap(), op);
+            assert_eq!(op.as_str().parse::<Operation>(), Ok(op));
+            assert_eq!(op.to_string(), op.as_str());
+        }
+        assert_eq!(
+            serde_json::to_string(&Operation::ALL).unwrap(),
+            r#"["CREATE","UPDATE","DELETE","CONNECT"]"#
+        );
+        assert!("create".parse::<Operation>().is_err());
+        assert!("*".parse::<Operation>().is_err());
+        assert!(serde_json::from_str::<Operation>("\"Create\"").is_err());
     }
 }

@@ -7,7 +7,7 @@
 //! `build/policy_rules.rs` turns every `policies/<name>/metadata.yml` and the all-in-one's `metadata.yml` into
 //! the constants below ([`CRD_SCHEMA_FIELDS`], ..., [`SYNCGUARD`]).
 
-use crate::admission::Request;
+use crate::admission::{Operation, Request};
 use serde::{Deserialize, Serialize};
 use std::ops::Deref;
 
@@ -40,8 +40,8 @@ pub struct Target<'a> {
     pub resource: &'a str,
     /// Subresource, `""` for none.
     pub subresource: &'a str,
-    /// Operation, e.g. `CREATE`.
-    pub operation: &'a str,
+    /// Operation; `None` for a request without one of the API server's (no rule matches it).
+    pub operation: Option<Operation>,
 }
 
 impl<'a> Target<'a> {
@@ -63,7 +63,7 @@ impl<'a> Target<'a> {
             version: &request.resource.version,
             resource,
             subresource: request.sub_resource.as_deref().unwrap_or(""),
-            operation: &request.operation,
+            operation: request.operation,
         }
     }
 }
@@ -90,7 +90,9 @@ where
         any_or(&self.api_groups, target.group)
             && any_or(&self.api_versions, target.version)
             && resource_matches
-            && any_or(&self.operations, target.operation)
+            && target
+                .operation
+                .is_some_and(|operation| any_or(&self.operations, operation.as_str()))
     }
 
     /// Whether a request falls under this rule (see [`Target::of`] and [`Rule::applies_to`]).
@@ -120,7 +122,7 @@ mod tests {
                 resource: resource.into(),
             },
             sub_resource: sub.map(Into::into),
-            operation: op.into(),
+            operation: op.parse().ok(),
             ..Request::default()
         }
     }
@@ -131,7 +133,7 @@ mod tests {
             version: "v1",
             resource,
             subresource,
-            operation,
+            operation: operation.parse().ok(),
         }
     }
 

@@ -262,7 +262,7 @@ impl ActivePolicy {
             version,
             resource,
             subresource: "",
-            operation: operation.as_str(),
+            operation: Some(operation),
         };
         self.rules.iter().any(|rule| rule.applies_to(&target))
     }

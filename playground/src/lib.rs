@@ -111,7 +111,7 @@ impl Evaluator for CoreEvaluator {
         request.resource.group = group.into();
         request.resource.version = version.into();
         request.resource.resource = resource.into();
-        request.operation = operation.as_str().into();
+        request.operation = Some(operation);
         syncguard::rules::any_matches(self.active[policy].policy.rules, &request)
     }
 

@@ -3,10 +3,10 @@
 //! [`Evaluator`]: the command runs the annotated modules through wasmtime, the playground the
 //! core checks compiled into it.
 
+use crate::Operation;
 use crate::clash;
 use crate::cluster::Plurals;
 use crate::input::{Document, Source};
-use crate::operation::Operation;
 use serde_json::Value;
 use std::hash::Hasher;
 use syncguard::render::{Annotation, FINDINGS_ANNOTATION, Reported};

@@ -49,7 +49,7 @@
 //! UPDATE without `object` or `oldObject`. `null` in place of a list, map or object is read
 //! as empty (raw manifests carry `storedVersions: null`).
 
-use crate::admission::{ObjectJson, Request};
+use crate::admission::{ObjectJson, Operation, Request};
 use crate::check::{Check, GroupKind};
 use crate::cluster::Cluster;
 use crate::finding::{Finding, Malformed, Report, RuleDoc, Subject};
@@ -470,8 +470,8 @@ impl Check for CrdSafeUpgrade {
         let new = read(&new_text, "object")?;
         let subject = Subject::new(request, &new.metadata.name, &new.metadata.generate_name, "");
         let mut notes = Vec::new();
-        let findings = match (request.operation.as_ref(), request.old_object) {
-            ("UPDATE", Some(old)) => {
+        let findings = match (request.operation, request.old_object) {
+            (Some(Operation::Update), Some(old)) => {
                 let old_text = text_of(old)?;
                 update(
                     &subject.label,
@@ -481,7 +481,7 @@ impl Check for CrdSafeUpgrade {
                     &mut notes,
                 )
             }
-            ("UPDATE", None) => Vec::new(),
+            (Some(Operation::Update), None) => Vec::new(),
             _ => audit(&subject.label, &new),
         };
         let findings = findings
