@@ -41,7 +41,7 @@ PLAYGROUND_TARGET := wasm32-unknown-unknown
 PLAYGROUND_DIR    := target/playground
 WASM_BINDGEN_VERSION := $(shell sed -n 's/^wasm-bindgen = "=\(.*\)"/\1/p' playground/Cargo.toml)
 
-.PHONY: all setup build cli policies annotate examples test unit answers e2e-tests lint bench bench-scan fmt clean \
+.PHONY: all setup build cli policies annotate examples test unit answers json-schema e2e-tests lint bench bench-scan fmt clean \
 	push artifacthub manifests fuzz playground playground-setup playground-tests
 
 all: build
@@ -173,6 +173,11 @@ answers:
 ## the command's own tests and the benchmark's (its generated trees scan clean)
 e2e-tests: build
 	$(CARGO) test --locked --profile host -p e2e-tests -p syncguard-cli -p syncguard-bench
+
+## json-schema: write docs/scan-output.schema.json again from the types `syncguard scan --format
+## json` serialises (a test of `make e2e-tests` compares the two); review the diff
+json-schema: build
+	SYNCGUARD_WRITE_SCHEMA=1 $(CARGO) test --locked --profile host -p syncguard-cli --test scan json_output_follows_its_documented_schema
 
 ## lint: formatting and clippy (the fuzz targets' too), warnings are errors
 lint:

@@ -344,6 +344,7 @@ pub fn describe((path, message): (String, String)) -> String {
 /// An admission operation (`CREATE`, `UPDATE`, `DELETE`, `CONNECT`); serialised as the API
 /// server writes it (`"CREATE"`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "UPPERCASE")]
 pub enum Operation {
     /// `CREATE`.

@@ -122,6 +122,7 @@ pub struct Grouped {
 
 /// A fix that is one edit of the manifest at the finding's path.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub enum Fix {
     /// Remove the key (or item).

@@ -307,6 +307,34 @@ fn json_report() {
 }
 
 #[test]
+fn json_output_follows_its_documented_schema() {
+    use syncguard_cli::scan::report::Output;
+    // The schema, generated from the types the command serialises, is the documented one.
+    let schema = serde_json::to_string_pretty(&schemars::schema_for!(Output)).unwrap() + "\n";
+    let path = root().join("docs/scan-output.schema.json");
+    if std::env::var_os("SYNCGUARD_WRITE_SCHEMA").is_some() {
+        std::fs::write(&path, &schema).unwrap();
+    }
+    let documented = std::fs::read_to_string(&path).unwrap_or_default();
+    assert!(
+        documented == schema,
+        "{} is not the schema of the command's output types; run `make json-schema` and review the diff",
+        path.display()
+    );
+    // Real output (a clash with related documents, rejections, warnings, findings with fixes and
+    // an input error) reads into those types and back to the same JSON: nothing undocumented.
+    for args in [
+        &["--format", "json", "--verbose", "findings"][..],
+        &["--format", "json", "findings", "bad"][..],
+    ] {
+        let run = scan_with(BASE, args);
+        let value = json_of(&run);
+        let output: Output = serde_json::from_value(value.clone()).unwrap_or_else(|e| panic!("{e}: {value}"));
+        assert_eq!(serde_json::to_value(&output).unwrap(), value);
+    }
+}
+
+#[test]
 fn output_is_deterministic() {
     let dir = policies(BASE);
     let scan = |extra: &[&str]| {

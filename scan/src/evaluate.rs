@@ -11,8 +11,10 @@ use serde_json::Value;
 use std::hash::Hasher;
 use syncguard::render::{Annotation, FINDINGS_ANNOTATION, Reported};
 
-/// The verdict of one evaluation.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+/// The verdict of one evaluation; written in lower case (`rejected`) in every output format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "lowercase")]
 pub enum Verdict {
     /// Admission would refuse the object.
     Rejected,

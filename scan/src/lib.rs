@@ -3,7 +3,8 @@
 //! answers context-aware lookups ([`cluster`]) as Kubewarden's reflector would ([`reflector`]),
 //! kwctl's replay files ([`replay`]), the `kind-group-clash` pseudo-policy ([`clash`]), the
 //! `--config` file ([`config`]), the request each object becomes and the verdicts it gets
-//! ([`evaluate`]) and where a finding's path is in a file ([`locate`]).
+//! ([`evaluate`]), where a finding's path is in a file ([`locate`]), and the rows the
+//! command's JSON and the playground write of them ([`rows`]).
 //!
 //! The command runs the policy modules through wasmtime; the playground (built with
 //! wasm-bindgen for a browser) runs the core checks compiled into it. Both read, answer and
@@ -17,6 +18,7 @@ pub mod input;
 pub mod locate;
 pub mod reflector;
 pub mod replay;
+pub mod rows;
 
 /// The admission operations host code writes and checks: the core's.
 pub use syncguard::admission::Operation;
