@@ -416,6 +416,7 @@ fn sarif_report() {
             "hook-job-safety",
             "ownership-markers",
             "kind-group-clash",
+            "kind-group-clash/sameKindAndName",
             "hook-job-safety/ttlSecondsAfterFinished",
             "ownership-markers/helmCompleteness"
         ]
@@ -435,8 +436,18 @@ fn sarif_report() {
         })
         .collect();
     let expected = [
-        ("kind-group-clash", "error", "findings/clash/beta.yaml", 9),
-        ("kind-group-clash", "error", "findings/clash/stable.yaml", 2),
+        (
+            "kind-group-clash/sameKindAndName",
+            "error",
+            "findings/clash/beta.yaml",
+            9,
+        ),
+        (
+            "kind-group-clash/sameKindAndName",
+            "error",
+            "findings/clash/stable.yaml",
+            2,
+        ),
         // A finding is at its path's key: the TTL's, the labels' (the missing label's parent).
         (
             "hook-job-safety/ttlSecondsAfterFinished",
@@ -456,6 +467,15 @@ fn sarif_report() {
         .map(|(a, b, c, d)| (a.to_string(), b.to_string(), c.to_string(), *d))
         .collect();
     assert_eq!(results, expected);
+    assert_eq!(
+        run0["results"][0]["message"]["text"],
+        "Shirt \"shirt\" in namespace \"default\" is defined in 2 API groups (beta.example.com, stable.example.com); Helm before 3.17.1 mixes them up."
+    );
+    let clash_rule = &run0["tool"]["driver"]["rules"][4];
+    assert_eq!(
+        clash_rule["helpUri"],
+        "https://github.com/syncguard/syncguard/blob/main/docs/scan.md#kind-group-clash"
+    );
     let related = &run0["results"][0]["relatedLocations"][0]["physicalLocation"];
     assert_eq!(related["artifactLocation"]["uri"], "findings/clash/stable.yaml");
     assert_eq!(related["region"]["startLine"], 2);

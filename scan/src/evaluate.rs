@@ -269,17 +269,39 @@ pub fn clash_evaluations(
 ) -> Vec<Evaluation> {
     clash::find(documents, sources, settings)
         .into_iter()
-        .map(|found| Evaluation {
-            related: found.related,
-            ..Evaluation::new(
-                found.document,
-                policy,
-                false,
-                Some(found.message),
-                None,
-                Vec::new(),
-                None,
-            )
+        .map(|found| {
+            let info = &documents[found.document].info;
+            let label = match (&info.namespace, &info.name) {
+                (Some(namespace), Some(name)) => format!("{namespace}/{name}"),
+                (_, name) => name.clone().unwrap_or_default(),
+            };
+            let finding = Reported {
+                listed: syncguard::render::Listed {
+                    policy: clash::NAME.to_string(),
+                    rule: clash::FINDINGS[0].id.to_string(),
+                    action: "reject".to_string(),
+                    path: String::new(),
+                    brief: found.brief,
+                    fix: None,
+                },
+                kind: info.kind.clone(),
+                label,
+                text: found.message.clone(),
+                note: None,
+            };
+            Evaluation {
+                related: found.related,
+                ..Evaluation::new(
+                    found.document,
+                    policy,
+                    false,
+                    Some(found.message),
+                    None,
+                    Vec::new(),
+                    None,
+                )
+            }
+            .with_findings(vec![finding])
         })
         .collect()
 }

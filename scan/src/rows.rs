@@ -9,34 +9,38 @@ use crate::evaluate::{Evaluation, Verdict};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use syncguard::admission::Operation;
-use syncguard::finding::Fix;
+use syncguard::finding::{Fix, RuleDoc};
 use syncguard::registry::Entry;
 use syncguard::render::Reported;
 
 /// Where kind-group-clash, the command's built-in pseudo-policy, is documented.
 pub const CLASH_DOCS: &str = "https://github.com/syncguard/syncguard/blob/main/docs/scan.md#kind-group-clash";
 
-/// The README section of `rule` of `policy`: the rule's own for a syncguard check, the policy's
-/// README for a rule it does not document; `None` for a policy that is not syncguard's.
-pub fn rule_link(policy: &str, rule: &str) -> Option<String> {
+/// The documentation of `rule` of `policy`: its [`RuleDoc`] and the link to its section, for a
+/// rule a syncguard check (alone or in the all-in-one) or kind-group-clash documents.
+pub fn rule_doc(policy: &str, rule: &str) -> Option<(&'static RuleDoc, String)> {
     if policy == clash::NAME {
-        return Some(CLASH_DOCS.to_string());
+        let doc = clash::FINDINGS.iter().find(|doc| doc.id == rule)?;
+        return Some((doc, CLASH_DOCS.to_string()));
     }
-    let entry = Entry::named(policy).or_else(|| {
-        (policy == syncguard::registry::ALL_IN_ONE)
-            .then(|| {
-                syncguard::registry::CHECKS
-                    .iter()
-                    .find(|e| e.findings.iter().any(|d| d.id == rule))
-            })
-            .flatten()
-    })?;
-    let anchor = entry
-        .findings
-        .iter()
-        .find(|doc| doc.id == rule)
-        .map_or("readme", |doc| doc.anchor);
-    Some(syncguard::text::readme_link(entry.name, anchor))
+    let entries: Vec<&Entry> = match Entry::named(policy) {
+        Some(entry) => vec![entry],
+        None if policy == syncguard::registry::ALL_IN_ONE => syncguard::registry::CHECKS.iter().collect(),
+        None => Vec::new(),
+    };
+    entries.into_iter().find_map(|entry| {
+        let doc = entry.findings.iter().find(|doc| doc.id == rule)?;
+        Some((doc, syncguard::text::readme_link(entry.name, doc.anchor)))
+    })
+}
+
+/// The README section of `rule` of `policy` ([`rule_doc`]); the policy's README for a rule a
+/// syncguard check does not document; `None` for a policy that is not syncguard's.
+pub fn rule_link(policy: &str, rule: &str) -> Option<String> {
+    if let Some((_, link)) = rule_doc(policy, rule) {
+        return Some(link);
+    }
+    Entry::named(policy).map(|entry| syncguard::text::readme_link(entry.name, "readme"))
 }
 
 /// One finding of an evaluation.
@@ -156,7 +160,11 @@ mod tests {
                 .unwrap()
                 .ends_with("sync-drift#readme")
         );
-        assert_eq!(rule_link(clash::NAME, "clash").as_deref(), Some(CLASH_DOCS));
+        assert_eq!(rule_link(clash::NAME, "sameKindAndName").as_deref(), Some(CLASH_DOCS));
+        assert_eq!(
+            rule_doc(clash::NAME, "sameKindAndName").unwrap().0.id,
+            "sameKindAndName"
+        );
         assert_eq!(rule_link("someone-elses-policy", "x"), None);
     }
 }

@@ -485,11 +485,11 @@ fn sarif_fix(uri: &str, finding: &Listed, edit: &Edit) -> sarif::Fix {
         .build()
 }
 
-/// SARIF 2.1.0 output as GitHub code scanning takes it. A syncguard policy's answer lists its
-/// findings (the `syncguard.io/findings` annotation): each is a result of rule `<policy>/<rule>`
+/// SARIF 2.1.0 output as GitHub code scanning takes it. Every finding of a syncguard policy (its
+/// structured report) or of kind-group-clash is a result of rule `<policy>/<rule>`
 /// (`error` when it rejects, else `warning`) at the line of its path's key, with a `fixes` entry
 /// when its fix is one deletion or one replacement the file can take safely. Other answers
-/// (a refusal of a malformed document, `kind-group-clash`, a mutation, another module) give a
+/// (a refusal of a malformed document, a mutation, another module) give a
 /// result of rule `<policy>` per rejection, mutation and warning at the document's first line.
 /// Input errors are tool execution notifications. Columns count UTF-16 code units. Written
 /// with the types of `serde-sarif`, generated from the SARIF 2.1.0 JSON schema.
@@ -539,14 +539,9 @@ pub fn sarif(report: &ScanReport) -> String {
             finding_rules
                 .entry((e.policy, finding.rule.clone()))
                 .or_insert_with(|| {
-                    // A rule of a syncguard check: its documented summary and README section.
-                    let doc = syncguard::registry::Entry::named(&policy.name)
-                        .and_then(|entry| entry.findings.iter().find(|doc| doc.id == finding.rule));
-                    let (summary, url) = match doc {
-                        Some(doc) => (
-                            format!("{}: {}", finding.rule, doc.summary),
-                            Some(syncguard::text::readme_link(&policy.name, doc.anchor)),
-                        ),
+                    // A rule syncguard documents: its summary and README section.
+                    let (summary, url) = match syncguard_scan::rows::rule_doc(&policy.name, &finding.rule) {
+                        Some((doc, link)) => (format!("{}: {}", finding.rule, doc.summary), Some(link)),
                         None => (
                             format!("{}: rule {}", description_of(e.policy), finding.rule),
                             policy.url.clone(),
@@ -575,6 +570,30 @@ pub fn sarif(report: &ScanReport) -> String {
             (None, Some(name)) => format!("{} {name}", doc.info.kind),
             _ => doc.info.kind.clone(),
         };
+        // The other documents of a kind-group-clash, on every result of the evaluation.
+        let related: Vec<sarif::Location> = e
+            .related
+            .iter()
+            .enumerate()
+            .filter_map(|(i, &r)| {
+                let other = &report.documents[r];
+                let uri = &report.sources.get(other.source)?.uri;
+                let mut place = location_in(uri, Some(other.line));
+                place.id = Some((i + 1) as i64);
+                place.message = Some(text_message(format!("{} {}", other.info.api_version, other.info.kind)));
+                Some(place)
+            })
+            .collect();
+        let with_related = |result: sarif::Result| {
+            if related.is_empty() {
+                result
+            } else {
+                sarif::Result {
+                    related_locations: Some(related.clone()),
+                    ..result
+                }
+            }
+        };
         let (findings, unlisted) = listed(e);
         for &finding in &findings {
             let level = if finding.action == "reject" {
@@ -598,10 +617,10 @@ pub fn sarif(report: &ScanReport) -> String {
                 .level(level)
                 .message(text_message(finding.brief.clone()))
                 .locations(vec![place]);
-            results.push(match locators.edit(doc, finding) {
+            results.push(with_related(match locators.edit(doc, finding) {
                 Some(edit) => result.fixes(vec![sarif_fix(&source.uri, finding, &edit)]).build(),
                 None => result.build(),
-            });
+            }));
         }
         let messages = if findings.is_empty() {
             self::findings(e)
@@ -623,30 +642,13 @@ pub fn sarif(report: &ScanReport) -> String {
             } else {
                 sarif::ResultLevel::Warning
             };
-            let related: Vec<sarif::Location> = e
-                .related
-                .iter()
-                .enumerate()
-                .filter_map(|(i, &r)| {
-                    let other = &report.documents[r];
-                    let uri = &report.sources.get(other.source)?.uri;
-                    let mut place = location_in(uri, Some(other.line));
-                    place.id = Some((i + 1) as i64);
-                    place.message = Some(text_message(format!("{} {}", other.info.api_version, other.info.kind)));
-                    Some(place)
-                })
-                .collect();
             let result = sarif::Result::builder()
                 .rule_id(policy)
                 .rule_index(e.policy as i64)
                 .level(level)
                 .message(text_message(format!("{object} ({}): {message}", verdict.as_str())))
                 .locations(vec![location_in(&source.uri, Some(doc.line))]);
-            results.push(if related.is_empty() {
-                result.build()
-            } else {
-                result.related_locations(related).build()
-            });
+            results.push(with_related(result.build()));
         }
     }
     let notifications: Vec<sarif::Notification> = report
