@@ -109,6 +109,7 @@ fn every_check_is_laid_out_as_contributing_md_says() {
             "README.md",
             "test_data/cases.yml",
             "test_data/answers.snap",
+            "test_data/hostile.yml",
         ] {
             if !folder.join(file).is_file() {
                 problems.push(format!("{name}: policies/{name}/{file} is missing"));
