@@ -503,7 +503,7 @@ fn read_object<'a, T: Deserialize<'a>>(object: Option<ObjectJson<'a>>, what: &st
 
 /// What a check decides about one request.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct Verdict {
+pub struct Response {
     /// Whether the request is allowed.
     pub accepted: bool,
     /// Why it was rejected (only set on rejection).
@@ -518,29 +518,29 @@ pub struct Verdict {
     pub mutated_object: Option<Value>,
 }
 
-impl Verdict {
+impl Response {
     /// An acceptance with nothing to say.
     pub fn accept() -> Self {
-        Verdict {
+        Response {
             accepted: true,
-            ..Verdict::default()
+            ..Response::default()
         }
     }
 
     /// A rejection with a message.
     pub fn reject(message: impl Into<String>) -> Self {
-        Verdict {
+        Response {
             accepted: false,
             message: Some(message.into()),
-            ..Verdict::default()
+            ..Response::default()
         }
     }
 
     /// A rejection with a message and a status code.
     pub fn reject_with_code(message: impl Into<String>, code: u16) -> Self {
-        Verdict {
+        Response {
             code: Some(code),
-            ..Verdict::reject(message)
+            ..Response::reject(message)
         }
     }
 
@@ -570,7 +570,7 @@ impl Verdict {
 
     /// The wire form Kubewarden expects from `validate`: the SDK's response, absent parts as
     /// `None`.
-    pub fn into_response(self) -> ValidationResponse {
+    pub fn into_sdk(self) -> ValidationResponse {
         ValidationResponse {
             accepted: self.accepted,
             message: self.message,
@@ -593,7 +593,7 @@ impl Verdict {
     /// Kubewarden does not mind).
     pub fn to_json(self) -> Vec<u8> {
         let several_annotations = self.audit_annotations.len() > 1;
-        let mut response = self.into_response();
+        let mut response = self.into_sdk();
         if !several_annotations {
             return encode(&response);
         }
@@ -631,14 +631,16 @@ mod tests {
 
     #[test]
     fn answers_are_the_sdks_and_the_same_in_every_instance() {
-        let verdict = Verdict::reject("no").annotate("a", "1").with_warnings(vec!["w".into()]);
+        let verdict = Response::reject("no")
+            .annotate("a", "1")
+            .with_warnings(vec!["w".into()]);
         assert_eq!(
             String::from_utf8(verdict.to_json()).unwrap(),
             r#"{"accepted":false,"message":"no","code":null,"mutated_object":null,"audit_annotations":{"a":"1"},"warnings":["w"]}"#
         );
         // Several annotations: sorted, whatever the order of the SDK's HashMap.
         let keys = ["d", "a", "c", "b", "f", "e"];
-        let verdict = keys.iter().fold(Verdict::accept(), |v, k| v.annotate(*k, "x"));
+        let verdict = keys.iter().fold(Response::accept(), |v, k| v.annotate(*k, "x"));
         let answer = String::from_utf8(verdict.to_json()).unwrap();
         assert!(
             answer.contains(r#""audit_annotations":{"a":"x","b":"x","c":"x","d":"x","e":"x","f":"x"}"#),

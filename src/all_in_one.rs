@@ -10,7 +10,7 @@
 //! together, once, by [`crate::render::answer`], each within the room its prefix leaves.
 
 use crate::admission::{ObjectJson, Request};
-use crate::check::{self, Check, Policy};
+use crate::check::{self, Check, Module};
 use crate::cluster::Cluster;
 use crate::registry::{self, Section, Settings, Visit};
 use crate::render::{self, Answer, Part};
@@ -66,17 +66,17 @@ impl Visit for Run<'_, '_> {
     }
 }
 
-impl Policy for AllInOne {
-    type Options = Settings;
-    const POLICY: &'static str = registry::ALL_IN_ONE;
-    const ADMISSION_RULES: &'static [Rule] = RULES;
+impl Module for AllInOne {
+    type Settings = Settings;
+    const NAME: &'static str = registry::ALL_IN_ONE;
+    const RULES: &'static [Rule] = RULES;
 
-    fn check_options(_settings: &Settings) -> Result<(), String> {
+    fn validate_settings(_settings: &Settings) -> Result<(), String> {
         // Every section was checked by its check's own rules as it was read.
         Ok(())
     }
 
-    fn decide_request(request: &Request<'_>, settings: &Settings, cluster: &dyn Cluster) -> Answer {
+    fn decide(request: &Request<'_>, settings: &Settings, cluster: &dyn Cluster) -> Answer {
         let mut run = Run {
             request,
             cluster,
@@ -85,8 +85,8 @@ impl Policy for AllInOne {
         };
         registry::visit_sections(settings, &mut run);
         let mut answer = render::answer(run.parts, true);
-        if answer.verdict.accepted {
-            answer.verdict.mutated_object = run.mutated;
+        if answer.response.accepted {
+            answer.response.mutated_object = run.mutated;
         }
         answer
     }

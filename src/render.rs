@@ -20,7 +20,7 @@
 //! - Every finding is listed in the audit annotation [`FINDINGS_ANNOTATION`] (see
 //!   [`annotation`]).
 
-use crate::admission::Verdict;
+use crate::admission::Response;
 use crate::finding::{Finding, Fix, Grouped, List, Report, RuleDoc, Subject};
 use crate::text::limits::{MAX_MESSAGE_CHARS, MAX_WARNING_CHARS, MAX_WARNINGS_TOTAL_CHARS};
 use crate::text::{Parts, chars, elide, join_fitting, readme_link};
@@ -97,16 +97,16 @@ pub struct Reported {
 /// (the whole texts are put together only then: `validate` never pays for them).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Answer {
-    /// The verdict, as `validate` returns it.
-    pub verdict: Verdict,
+    /// The response, as `validate` returns it.
+    pub response: Response,
     /// The rendered reports of the checks that applied, in the answer's order.
     parts: Vec<Rendered>,
 }
 
-impl From<Verdict> for Answer {
-    fn from(verdict: Verdict) -> Answer {
+impl From<Response> for Answer {
+    fn from(response: Response) -> Answer {
         Answer {
-            verdict,
+            response,
             parts: Vec::new(),
         }
     }
@@ -135,7 +135,7 @@ impl Answer {
     pub fn report_json(self) -> Vec<u8> {
         let findings = self.findings();
         let mut out = b"{\"response\":".to_vec();
-        out.extend(self.verdict.to_json());
+        out.extend(self.response.to_json());
         out.extend(b",\"findings\":");
         // Plain structs of strings: this cannot fail.
         out.extend(serde_json::to_vec(&findings).unwrap_or_else(|_| b"[]".to_vec()));
@@ -622,14 +622,14 @@ pub fn answer(parts: Vec<Part>, prefixed: bool) -> Answer {
         .collect();
     let verdict = verdict_of(&rendered, &prefixes);
     Answer {
-        verdict,
+        response: verdict,
         parts: rendered,
     }
 }
 
 /// The verdict of rendered parts, each text behind its prefix.
-fn verdict_of(parts: &[Rendered], prefixes: &[String]) -> Verdict {
-    let mut verdict = Verdict::accept();
+fn verdict_of(parts: &[Rendered], prefixes: &[String]) -> Response {
+    let mut verdict = Response::accept();
     let messages: Vec<(String, String)> = parts
         .iter()
         .zip(prefixes)
@@ -738,7 +738,7 @@ mod tests {
     #[test]
     fn one_rejection_and_one_warning() {
         let report = Report::new(subject(), vec![finding("a", true), finding("b", false)]);
-        let verdict = answer(vec![Part::report("demo", DOCS, report)], false).verdict;
+        let verdict = answer(vec![Part::report("demo", DOCS, report)], false).response;
         assert!(!verdict.accepted);
         assert_eq!(
             verdict.message.as_deref(),
@@ -761,7 +761,7 @@ mod tests {
     #[test]
     fn several_rejections_are_numbered_and_prefixed_in_the_all_in_one() {
         let report = Report::new(subject(), vec![finding("a", true), finding("b", true)]);
-        let verdict = answer(vec![Part::report("demo", DOCS, report)], true).verdict;
+        let verdict = answer(vec![Part::report("demo", DOCS, report)], true).response;
         assert_eq!(
             verdict.message.as_deref(),
             Some(
@@ -779,7 +779,7 @@ mod tests {
                 finding("b", true).with_code(500),
             ],
         );
-        let verdict = answer(vec![Part::report("demo", DOCS, report)], false).verdict;
+        let verdict = answer(vec![Part::report("demo", DOCS, report)], false).response;
         assert_eq!(verdict.code, Some(500));
         assert!(
             verdict.warnings[0].contains("a is wrong. (warnOnly: a) See "),
@@ -813,7 +813,7 @@ mod tests {
         };
         let mut report = Report::new(subject(), findings.clone());
         report.list = Some(list.clone());
-        let verdict = answer(vec![Part::report("demo", DOCS, report)], true).verdict;
+        let verdict = answer(vec![Part::report("demo", DOCS, report)], true).response;
         assert!(limit_violations(verdict.message.as_deref(), &verdict.warnings).is_empty());
         assert!(verdict.message.unwrap().ends_with(" more"));
         let warned: Vec<Finding> = findings
@@ -825,7 +825,7 @@ mod tests {
             .collect();
         let mut report = Report::new(subject(), warned);
         report.list = Some(list);
-        let verdict = answer(vec![Part::report("demo", DOCS, report)], false).verdict;
+        let verdict = answer(vec![Part::report("demo", DOCS, report)], false).response;
         assert!(limit_violations(None, &verdict.warnings).is_empty());
         assert!(
             verdict
@@ -854,7 +854,7 @@ mod tests {
         );
         let answer = answer(vec![Part::report("demo", DOCS, report)], false);
         assert_eq!(
-            answer.verdict.message.as_deref(),
+            answer.response.message.as_deref(),
             Some(
                 "CustomResourceDefinition widgets.example.com: 3 problems. (1) alone is wrong, because. Fix it. Served v1 and v2 differ. (2) .properties.a: removed. (3) .properties.b: removed."
             )
@@ -879,7 +879,7 @@ mod tests {
         };
         let part = |check| Part::report(check, DOCS, Report::new(subject(), vec![long("a")]));
         // Alone, a check has the API server's whole limits.
-        let alone = answer(vec![part("demo")], false).verdict;
+        let alone = answer(vec![part("demo")], false).response;
         assert_eq!(chars(alone.message.as_deref().unwrap()), MAX_MESSAGE_CHARS);
         let warned = Report::new(
             subject(),
@@ -888,14 +888,14 @@ mod tests {
                 ..long("a")
             }],
         );
-        let verdict = answer(vec![Part::report("demo", DOCS, warned.clone())], false).verdict;
+        let verdict = answer(vec![Part::report("demo", DOCS, warned.clone())], false).response;
         assert_eq!(chars(&verdict.warnings[0]), MAX_WARNING_CHARS);
         // Behind a prefix, the warning gives up exactly the prefix's room.
-        let verdict = answer(vec![Part::report("demo", DOCS, warned)], true).verdict;
+        let verdict = answer(vec![Part::report("demo", DOCS, warned)], true).response;
         assert_eq!(chars(&verdict.warnings[0]), MAX_WARNING_CHARS);
         assert!(verdict.warnings[0].starts_with("demo: CRD "));
         // Two rejecting checks: the first in full, the second's short line after it, within the limit.
-        let both = answer(vec![part("first"), part("second")], true).verdict;
+        let both = answer(vec![part("first"), part("second")], true).response;
         let message = both.message.unwrap();
         assert_eq!(chars(&message), MAX_MESSAGE_CHARS, "{message}");
         let lines: Vec<&str> = message.lines().collect();

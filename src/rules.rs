@@ -29,9 +29,10 @@ pub struct Rule<L = &'static [&'static str]> {
     pub operations: L,
 }
 
-/// What a rule is matched against: the resource of a request as the API server names it.
+/// What a rule is matched against: the attributes of a request as the API server names them
+/// (k8s.io/apiserver's `admission.Attributes`: resource, subresource, operation).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Target<'a> {
+pub struct Attributes<'a> {
     /// API group, `""` for the core group.
     pub group: &'a str,
     /// API version.
@@ -44,13 +45,13 @@ pub struct Target<'a> {
     pub operation: Option<Operation>,
 }
 
-impl<'a> Target<'a> {
+impl<'a> Attributes<'a> {
     /// The target of a request.
     ///
     /// Kubewarden's audit scanner puts the object's kind where the resource belongs
     /// (`resource.resource: CustomResourceDefinition`); such a request is matched by the
     /// built-in resource its group and kind name.
-    pub fn of(request: &'a Request<'_>) -> Target<'a> {
+    pub fn of(request: &'a Request<'_>) -> Attributes<'a> {
         let resource = if request.resource.resource == request.kind.kind {
             crate::generated::builtin_kinds(&request.kind.kind)
                 .find(|r| r.group == request.kind.group && !r.subresource)
@@ -58,7 +59,7 @@ impl<'a> Target<'a> {
         } else {
             request.resource.resource.as_ref()
         };
-        Target {
+        Attributes {
             group: &request.resource.group,
             version: &request.resource.version,
             resource,
@@ -81,7 +82,7 @@ where
     /// (`k8s.io/apiserver/pkg/admission/plugin/webhook/predicates/rules`): a resource entry
     /// `res/sub` matches when `res` is `*` or the resource and `sub` is `*` or the
     /// subresource, an entry without `/` having the empty subresource.
-    pub fn applies_to(&self, target: &Target<'_>) -> bool {
+    pub fn applies_to(&self, target: &Attributes<'_>) -> bool {
         let resource_matches = self.resources.iter().any(|entry| {
             let (resource, subresource) = entry.as_ref().split_once('/').unwrap_or((entry.as_ref(), ""));
             (resource == "*" || resource == target.resource)
@@ -95,15 +96,15 @@ where
                 .is_some_and(|operation| any_or(&self.operations, operation.as_str()))
     }
 
-    /// Whether a request falls under this rule (see [`Target::of`] and [`Rule::applies_to`]).
+    /// Whether a request falls under this rule (see [`Attributes::of`] and [`Rule::applies_to`]).
     pub fn matches(&self, request: &Request<'_>) -> bool {
-        self.applies_to(&Target::of(request))
+        self.applies_to(&Attributes::of(request))
     }
 }
 
 /// Whether any of `rules` matches the request.
 pub fn any_matches(rules: &[Rule], request: &Request<'_>) -> bool {
-    let target = Target::of(request);
+    let target = Attributes::of(request);
     rules.iter().any(|rule| rule.applies_to(&target))
 }
 
@@ -127,8 +128,8 @@ mod tests {
         }
     }
 
-    fn target<'a>(group: &'a str, resource: &'a str, subresource: &'a str, operation: &'a str) -> Target<'a> {
-        Target {
+    fn target<'a>(group: &'a str, resource: &'a str, subresource: &'a str, operation: &'a str) -> Attributes<'a> {
+        Attributes {
             group,
             version: "v1",
             resource,
@@ -211,7 +212,7 @@ mod tests {
         assert!(rule.applies_to(&target("batch", "jobs", "", "UPDATE")));
         assert!(!rule.applies_to(&target("", "jobs", "", "CREATE")));
         assert!(!rule.applies_to(&target("batch", "jobs", "", "DELETE")));
-        let version = Target {
+        let version = Attributes {
             version: "v2",
             ..target("batch", "jobs", "", "CREATE")
         };

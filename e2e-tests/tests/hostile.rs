@@ -418,7 +418,7 @@ fn hostile_requests_never_trap() {
             .iter()
             .find(|e| e.name == policy)
             .map_or(syncguard::all_in_one::RULES, |e| e.rules);
-        let pods = syncguard::rules::Target {
+        let pods = syncguard::rules::Attributes {
             group: "",
             version: "v1",
             resource: "pods",

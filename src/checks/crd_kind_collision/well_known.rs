@@ -352,7 +352,7 @@ mod tests {
         let finding = crate::finding::Finding::warn("wellKnownCoexistence", "", "", brief(kind, others));
         let report = crate::finding::Report::new(subject, vec![finding]);
         let part = crate::render::Part::report("crd-kind-collision", super::super::FINDINGS, report);
-        crate::render::answer(vec![part], true).verdict.warnings[0].clone()
+        crate::render::answer(vec![part], true).response.warnings[0].clone()
     }
 
     #[test]
