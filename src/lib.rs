@@ -15,6 +15,7 @@ pub mod checks;
 pub mod cluster;
 pub mod finding;
 pub mod generated;
+pub mod json;
 pub mod k8s;
 pub mod registry;
 pub mod render;

@@ -16,7 +16,10 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("text layout and limits", &["text"]),
     ("settings shapes and generated tables", &["settings", "generated"]),
     ("the admission request and answer", &["admission"]),
-    ("Kubernetes objects and admission rules", &["k8s", "rules"]),
+    (
+        "Kubernetes objects, admission rules and the lazy JSON reader",
+        &["k8s", "rules", "json"],
+    ),
     ("findings and cluster lookups", &["finding", "cluster"]),
     ("rendering findings into answers", &["render"]),
     ("the check contract", &["check"]),

@@ -56,21 +56,19 @@
 //! `properties`), so a schema nested about 47 properties deep under `openAPIV3Schema` is the
 //! deepest checked. The deepest real CRDs nest about 27 JSON levels (the Prometheus operator's).
 
-use crate::admission::{ObjectJson, Request, Text};
+use crate::admission::{ObjectJson, Request};
 use crate::check::{Check, GroupKind};
 use crate::cluster::Cluster;
 use crate::finding::{Finding, Fix, List, Malformed, Report, RuleDoc, Subject};
 use crate::generated::{Field, ObjectType, Shape, object_type};
+use crate::json::{self, Node};
 use crate::rules::{self, Rule};
 use crate::settings::RejectOrWarn;
 use crate::text::order::natural_cmp;
 use crate::text::spelling::distance;
 use crate::text::{Parts, elide, quote};
 use serde::Deserialize;
-use serde::de::{DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
-use std::borrow::Cow;
 use std::collections::BTreeMap;
-use std::fmt;
 
 pub use crate::k8s::LAST_APPLIED;
 
@@ -355,144 +353,19 @@ fn report(subject: Subject, dropped: &[(Dropped, Seen)], settings: &Settings) ->
 }
 
 // ---------------------------------------------------------------------------------------------
-// Reading: a depth-limited tree that keeps keys in document order.
-
-/// A JSON value as far as the walk needs it. Objects keep their keys in document order. Keys
-/// and strings borrow from the JSON text unless they hold escapes, so the descriptions that make
-/// up most of a large CRD are never copied.
-#[derive(Debug, Clone, PartialEq)]
-enum Node<'j> {
-    /// `null`, a boolean or a number.
-    Scalar,
-    /// A string.
-    Str(Cow<'j, str>),
-    /// An array.
-    Array(Vec<Node<'j>>),
-    /// An object, keys in document order (duplicates kept).
-    Object(Vec<(Cow<'j, str>, Node<'j>)>),
-    /// A container nested deeper than [`MAX_DEPTH`]; its content was skipped unread.
-    TooDeep,
-}
-
-impl<'j> Node<'j> {
-    /// The value of `key` (the last one, as the API server's decoder keeps the last duplicate).
-    fn get(&self, key: &str) -> Option<&Node<'j>> {
-        match self {
-            Node::Object(entries) => entries.iter().rev().find(|(k, _)| k == key).map(|(_, v)| v),
-            _ => None,
-        }
-    }
-
-    /// The value at a path of object keys.
-    fn at(&self, keys: &[&str]) -> Option<&Node<'j>> {
-        keys.iter().try_fold(self, |node, key| node.get(key))
-    }
-
-    fn as_str(&self) -> Option<&str> {
-        match self {
-            Node::Str(s) => Some(s),
-            _ => None,
-        }
-    }
-}
+// Reading: the whole object, a depth-limited tree that keeps keys in document order
+// (`crate::json`, reading every part).
 
 /// Parses JSON text into a [`Node`] tree cut off at [`MAX_DEPTH`].
 fn parse_node(text: &str) -> Result<Node<'_>, serde_json::Error> {
-    let mut de = serde_json::Deserializer::from_str(text);
-    let node = NodeSeed { level: 1 }.deserialize(&mut de)?;
-    de.end()?;
-    Ok(node)
+    json::read(text, json::Everything, MAX_DEPTH)
 }
 
 /// Reads the request's object into a [`Node`] tree cut off at [`MAX_DEPTH`].
 fn read_node(object: ObjectJson<'_>) -> Result<Node<'_>, serde_json::Error> {
     match object {
         ObjectJson::Raw(raw) => parse_node(raw.get()),
-        ObjectJson::Parsed(value) => NodeSeed { level: 1 }.deserialize(value),
-    }
-}
-
-/// Reads the value at nesting `level` (the root is level 1).
-struct NodeSeed {
-    level: usize,
-}
-
-impl<'de> DeserializeSeed<'de> for NodeSeed {
-    type Value = Node<'de>;
-
-    fn deserialize<D: serde::Deserializer<'de>>(self, deserializer: D) -> Result<Node<'de>, D::Error> {
-        deserializer.deserialize_any(self)
-    }
-}
-
-impl<'de> Visitor<'de> for NodeSeed {
-    type Value = Node<'de>;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("a JSON value")
-    }
-
-    fn visit_bool<E>(self, _: bool) -> Result<Node<'de>, E> {
-        Ok(Node::Scalar)
-    }
-
-    fn visit_i64<E>(self, _: i64) -> Result<Node<'de>, E> {
-        Ok(Node::Scalar)
-    }
-
-    fn visit_u64<E>(self, _: u64) -> Result<Node<'de>, E> {
-        Ok(Node::Scalar)
-    }
-
-    fn visit_f64<E>(self, _: f64) -> Result<Node<'de>, E> {
-        Ok(Node::Scalar)
-    }
-
-    fn visit_unit<E>(self) -> Result<Node<'de>, E> {
-        Ok(Node::Scalar)
-    }
-
-    fn visit_none<E>(self) -> Result<Node<'de>, E> {
-        Ok(Node::Scalar)
-    }
-
-    fn visit_borrowed_str<E>(self, value: &'de str) -> Result<Node<'de>, E> {
-        Ok(Node::Str(Cow::Borrowed(value)))
-    }
-
-    fn visit_str<E>(self, value: &str) -> Result<Node<'de>, E> {
-        Ok(Node::Str(Cow::Owned(value.to_owned())))
-    }
-
-    fn visit_string<E>(self, value: String) -> Result<Node<'de>, E> {
-        Ok(Node::Str(Cow::Owned(value)))
-    }
-
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Node<'de>, A::Error> {
-        if self.level > MAX_DEPTH {
-            // serde_json skips an ignored value with a loop, not recursion.
-            while seq.next_element::<IgnoredAny>()?.is_some() {}
-            return Ok(Node::TooDeep);
-        }
-        let mut items = Vec::new();
-        while let Some(item) = seq.next_element_seed(NodeSeed { level: self.level + 1 })? {
-            items.push(item);
-        }
-        Ok(Node::Array(items))
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Node<'de>, A::Error> {
-        if self.level > MAX_DEPTH {
-            while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
-            return Ok(Node::TooDeep);
-        }
-        let mut entries = Vec::new();
-        // Keys borrowed from the JSON text when they hold no escapes.
-        while let Some(Text(key)) = map.next_key::<Text>()? {
-            let value = map.next_value_seed(NodeSeed { level: self.level + 1 })?;
-            entries.push((key, value));
-        }
-        Ok(Node::Object(entries))
+        ObjectJson::Parsed(value) => json::read_value(value, MAX_DEPTH),
     }
 }
 

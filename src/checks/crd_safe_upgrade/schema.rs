@@ -68,16 +68,15 @@
 //! they are walked together, properties matched by name after sorting (nothing is quadratic in
 //! the number of properties).
 
+use crate::json;
 use crate::k8s::{Crd, CrdVersion};
 use crate::settings::{RuleActions, string_enum};
 use crate::text::quote;
 use serde::Deserialize;
-use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
 use serde_json::value::RawValue;
 use std::borrow::Cow;
 use std::collections::BTreeSet;
-use std::fmt;
 
 /// The schema rules, by crdify's names and, after `oneOf`, the rules syncguard sorts crdify's
 /// `unhandled` into, in the order findings of one node are reported.
@@ -1141,10 +1140,78 @@ enum Items<'a> {
 }
 
 impl<'a> Node<'a> {
-    /// Reads a schema from JSON text.
+    /// Reads a schema from JSON text: `properties` and `items` down to [`MAX_DEPTH`] schema
+    /// levels, every other keyword left unread ([`crate::json`], with [`SchemaPart`]).
     fn parse(text: &'a str) -> Result<Node<'a>, serde_json::Error> {
-        let mut reader = serde_json::Deserializer::from_str(text);
-        NodeSeed { depth: 0 }.deserialize(&mut reader)
+        Node::of(json::read(text, SchemaPart::Schema(0), usize::MAX)?)
+    }
+
+    /// The schema a read node holds; a value of another JSON type (the API server refuses it)
+    /// reads as an empty schema.
+    fn of(node: json::Node<'a>) -> Result<Node<'a>, serde_json::Error> {
+        let json::Node::Object(entries) = node else {
+            return Ok(Node::default());
+        };
+        let mut schema = Node::default();
+        for (key, value) in entries {
+            match (key.as_ref(), value) {
+                (_, json::Node::Raw(raw)) => schema.keywords.push((key, raw)),
+                ("properties", json::Node::Object(names)) => {
+                    schema.properties = names
+                        .into_iter()
+                        .map(|(name, child)| Ok((name, Node::of(child)?)))
+                        .collect::<Result<_, serde_json::Error>>()?;
+                }
+                ("items", json::Node::Object(entries)) => {
+                    schema.items = Items::One(Box::new(Node::of(json::Node::Object(entries))?));
+                }
+                ("items", json::Node::Array(items)) => {
+                    schema.items = Items::Many(items.into_iter().map(Node::of).collect::<Result<_, _>>()?);
+                }
+                ("properties", json::Node::Scalar) => schema.properties = Vec::new(),
+                ("items", json::Node::Scalar) => schema.items = Items::None,
+                (key, _) => {
+                    return Err(serde::de::Error::custom(format!(
+                        "`{key}` holds neither a schema nor null"
+                    )));
+                }
+            }
+        }
+        sort_keep_last(&mut schema.keywords);
+        sort_keep_last(&mut schema.properties);
+        Ok(schema)
+    }
+}
+
+/// What the comparison reads of a schema ([`json::Grammar`]): `properties` (a map of names to
+/// schemas) and `items` (a schema, or a list of them) down to [`MAX_DEPTH`] schema levels.
+#[derive(Debug, Clone, Copy)]
+enum SchemaPart {
+    /// A schema at this depth.
+    Schema(usize),
+    /// The `properties` of a schema: names to schemas of this depth.
+    Properties(usize),
+    /// The `items` of a schema: a schema of this depth, or a list of them.
+    Items(usize),
+}
+
+impl json::Grammar for SchemaPart {
+    fn member(self, key: &str) -> Option<Self> {
+        match self {
+            SchemaPart::Schema(depth) | SchemaPart::Items(depth) => match key {
+                "properties" if depth < MAX_DEPTH => Some(SchemaPart::Properties(depth + 1)),
+                "items" if depth < MAX_DEPTH => Some(SchemaPart::Items(depth + 1)),
+                _ => None,
+            },
+            SchemaPart::Properties(depth) => Some(SchemaPart::Schema(depth)),
+        }
+    }
+
+    fn element(self) -> Option<Self> {
+        match self {
+            SchemaPart::Items(depth) => Some(SchemaPart::Schema(depth)),
+            SchemaPart::Schema(_) | SchemaPart::Properties(_) => None,
+        }
     }
 }
 
@@ -1153,143 +1220,6 @@ fn sort_keep_last<T>(items: &mut Vec<(Cow<'_, str>, T)>) {
     items.reverse();
     items.sort_by(|a, b| a.0.cmp(&b.0));
     items.dedup_by(|later, earlier| later.0 == earlier.0);
-}
-
-/// Reads a [`Node`] at schema depth `depth`.
-struct NodeSeed {
-    depth: usize,
-}
-
-impl<'de> DeserializeSeed<'de> for NodeSeed {
-    type Value = Node<'de>;
-
-    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Node<'de>, D::Error> {
-        deserializer.deserialize_any(self)
-    }
-}
-
-impl<'de> Visitor<'de> for NodeSeed {
-    type Value = Node<'de>;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("a schema")
-    }
-
-    // A schema of another JSON type (the API server refuses it) reads as an empty node.
-    fn visit_bool<E>(self, _: bool) -> Result<Node<'de>, E> {
-        Ok(Node::default())
-    }
-    fn visit_i64<E>(self, _: i64) -> Result<Node<'de>, E> {
-        Ok(Node::default())
-    }
-    fn visit_u64<E>(self, _: u64) -> Result<Node<'de>, E> {
-        Ok(Node::default())
-    }
-    fn visit_f64<E>(self, _: f64) -> Result<Node<'de>, E> {
-        Ok(Node::default())
-    }
-    fn visit_str<E>(self, _: &str) -> Result<Node<'de>, E> {
-        Ok(Node::default())
-    }
-    fn visit_unit<E>(self) -> Result<Node<'de>, E> {
-        Ok(Node::default())
-    }
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Node<'de>, A::Error> {
-        while seq.next_element::<de::IgnoredAny>()?.is_some() {}
-        Ok(Node::default())
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Node<'de>, A::Error> {
-        let mut node = Node::default();
-        let deeper = self.depth < MAX_DEPTH;
-        while let Some(key) = map.next_key::<crate::admission::Text<'de>>()? {
-            match key.0.as_ref() {
-                "properties" if deeper => {
-                    node.properties = map.next_value_seed(PropertiesSeed { depth: self.depth + 1 })?;
-                }
-                "items" if deeper => node.items = map.next_value_seed(ItemsSeed { depth: self.depth + 1 })?,
-                _ => node.keywords.push((key.0, map.next_value::<&RawValue>()?)),
-            }
-        }
-        sort_keep_last(&mut node.keywords);
-        sort_keep_last(&mut node.properties);
-        Ok(node)
-    }
-}
-
-/// Reads `properties`: names to nodes (`null`: none).
-struct PropertiesSeed {
-    depth: usize,
-}
-
-impl<'de> DeserializeSeed<'de> for PropertiesSeed {
-    type Value = Vec<(Cow<'de, str>, Node<'de>)>;
-
-    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
-        deserializer.deserialize_any(self)
-    }
-}
-
-impl<'de> Visitor<'de> for PropertiesSeed {
-    type Value = Vec<(Cow<'de, str>, Node<'de>)>;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("a map of schemas")
-    }
-
-    fn visit_unit<E>(self) -> Result<Self::Value, E> {
-        Ok(Vec::new())
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-        let mut properties = Vec::new();
-        while let Some(key) = map.next_key::<crate::admission::Text<'de>>()? {
-            properties.push((key.0, map.next_value_seed(NodeSeed { depth: self.depth })?));
-        }
-        Ok(properties)
-    }
-}
-
-/// Reads `items`: a schema, or a list of them.
-struct ItemsSeed {
-    depth: usize,
-}
-
-impl<'de> DeserializeSeed<'de> for ItemsSeed {
-    type Value = Items<'de>;
-
-    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Items<'de>, D::Error> {
-        deserializer.deserialize_any(self)
-    }
-}
-
-impl<'de> Visitor<'de> for ItemsSeed {
-    type Value = Items<'de>;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("a schema or a list of schemas")
-    }
-
-    fn visit_unit<E>(self) -> Result<Items<'de>, E> {
-        Ok(Items::None)
-    }
-    fn visit_bool<E>(self, _: bool) -> Result<Items<'de>, E> {
-        Ok(Items::None)
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Items<'de>, A::Error> {
-        NodeSeed { depth: self.depth }
-            .visit_map(map)
-            .map(|node| Items::One(Box::new(node)))
-    }
-
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Items<'de>, A::Error> {
-        let mut items = Vec::new();
-        while let Some(node) = seq.next_element_seed(NodeSeed { depth: self.depth })? {
-            items.push(node);
-        }
-        Ok(Items::Many(items))
-    }
 }
 
 #[cfg(test)]
