@@ -95,9 +95,7 @@ impl LookupError {
         let message = host_error(message);
         if message.starts_with(NOT_FOUND) {
             LookupError::NotFound(message)
-        } else if message.starts_with(FORBIDDEN)
-            || (message.starts_with("access to ") && message.contains(" is not allowed"))
-        {
+        } else if message.starts_with(FORBIDDEN) {
             LookupError::Forbidden(message)
         } else {
             LookupError::Other(message)
@@ -129,8 +127,7 @@ const NOT_FOUND: &str = "Cannot find ";
 
 /// How Kubewarden's policy-evaluator starts its refusal of a lookup the policy may not make
 /// (`Policy has not been granted access to Kubernetes <apiVersion>/<kind> resources. The
-/// violation has been reported.`); `syncguard run`'s refusals (without `--allow-context-aware`,
-/// or of a resource the metadata does not declare) say `access to ... is not allowed`.
+/// violation has been reported.`); `syncguard run` refuses in the same words.
 const FORBIDDEN: &str = "Policy has not been granted access to Kubernetes ";
 
 /// Read access to the cluster's objects. Its one implementation goes over [`HostCalls`], the
@@ -484,7 +481,7 @@ mod tests {
             "other"
         );
         assert_eq!(kind("forbidden: Cannot find it"), "other");
-        // Refused before the cluster is asked: Kubewarden's words, and `syncguard run`'s.
+        // Refused before the cluster is asked: Kubewarden's words (`syncguard run` uses them too).
         assert_eq!(
             kind(
                 "Host error: Policy has not been granted access to Kubernetes apiextensions.k8s.io/v1/CustomResourceDefinition resources. The violation has been reported."
@@ -492,10 +489,8 @@ mod tests {
             "forbidden"
         );
         assert_eq!(
-            kind(
-                "access to CustomResourceDefinition in apiextensions.k8s.io/v1 is not allowed: it is not among the contextAwareResources of the policy's metadata"
-            ),
-            "forbidden"
+            kind("access to CustomResourceDefinition in apiextensions.k8s.io/v1 is not allowed"),
+            "other"
         );
         // A module quotes what the host said, as the native checks do.
         let quoted = LookupError::from_host(&format!("Host error: {CALLBACK_FAILURE}{missing}\n\nStack backtrace:"));

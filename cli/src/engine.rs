@@ -223,15 +223,24 @@ fn host_call(
     let request = HostRequest::from_call(tag, payload)?;
     let api_version = request.fields.get("api_version").and_then(|v| v.as_str()).unwrap_or("");
     let kind = request.fields.get("kind").and_then(|v| v.as_str()).unwrap_or("");
+    // Refused as Kubewarden's policy-evaluator refuses it, in its words (the policy quotes them);
+    // why, for the person running the command, on stderr.
+    let denied = || {
+        format!(
+            "Policy has not been granted access to Kubernetes {api_version}/{kind} resources. The violation has been reported."
+        )
+    };
     if !capabilities.allow_context_aware {
-        return Err(format!(
-            "access to Kubernetes resources is not allowed: the policy asked for {kind} in {api_version}; run with --allow-context-aware to allow the resources its metadata declares"
-        ));
+        eprintln!(
+            "syncguard: the policy asked for {kind} in {api_version}; run with --allow-context-aware to allow the resources its metadata declares"
+        );
+        return Err(denied());
     }
     if !allowed.iter().any(|(v, k)| v == api_version && k == kind) {
-        return Err(format!(
-            "access to {kind} in {api_version} is not allowed: it is not among the contextAwareResources of the policy's metadata"
-        ));
+        eprintln!(
+            "syncguard: the policy asked for {kind} in {api_version}, which is not among the contextAwareResources of its metadata"
+        );
+        return Err(denied());
     }
     if let Some(replay) = &capabilities.replay {
         return replay.answer(&request).map_err(callback_failure);
