@@ -348,11 +348,22 @@ mod tests {
 
     #[test]
     fn refusals_before_the_lookup_are_not_callback_failures() {
-        let error = list_crds(&Capabilities::default()).unwrap_err();
-        assert!(
-            error.starts_with("access to Kubernetes resources is not allowed"),
-            "{error}"
-        );
+        // In Kubewarden's words, whether lookups are off or the resource is not declared.
+        let denied = "Policy has not been granted access to Kubernetes apiextensions.k8s.io/v1/CustomResourceDefinition resources. The violation has been reported.";
+        assert_eq!(list_crds(&Capabilities::default()).unwrap_err(), denied);
+        let undeclared = host_call(
+            &Capabilities {
+                allow_context_aware: true,
+                ..Capabilities::default()
+            },
+            &[("v1".to_string(), "ConfigMap".to_string())],
+            "kubewarden",
+            "kubernetes",
+            "list_resources_all",
+            br#"{"api_version":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition"}"#,
+        )
+        .unwrap_err();
+        assert_eq!(undeclared, denied);
         let error = host_call(
             &Capabilities::default(),
             &[],
