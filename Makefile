@@ -41,7 +41,7 @@ PLAYGROUND_TARGET := wasm32-unknown-unknown
 PLAYGROUND_DIR    := target/playground
 WASM_BINDGEN_VERSION := $(shell sed -n 's/^wasm-bindgen = "=\(.*\)"/\1/p' playground/Cargo.toml)
 
-.PHONY: all setup build cli policies annotate examples test unit answers e2e-tests lint bench bench-scan fmt clean \
+.PHONY: all setup build cli policies annotate examples test unit answers json-schema e2e-tests lint bench bench-scan fmt clean \
 	push artifacthub manifests fuzz playground playground-setup playground-tests
 
 all: build
@@ -174,6 +174,11 @@ answers:
 e2e-tests: build
 	$(CARGO) test --locked --profile host -p e2e-tests -p syncguard-cli -p syncguard-bench
 
+## json-schema: write docs/scan-output.schema.json again from the types `syncguard scan --format
+## json` serialises (a test of `make e2e-tests` compares the two); review the diff
+json-schema: build
+	SYNCGUARD_WRITE_SCHEMA=1 $(CARGO) test --locked --profile host -p syncguard-cli --test scan json_output_follows_its_documented_schema
+
 ## lint: formatting and clippy (the fuzz targets' too), warnings are errors
 lint:
 	$(CARGO) fmt --all --check
@@ -242,9 +247,9 @@ fuzz:
 ## make well-known SOURCES=<dir holding <owner>+<repo> clones, see refresh-well-known.py>
 .PHONY: well-known
 well-known:
-	@test -n "$(SOURCES)" || { echo "usage: make well-known SOURCES=<dir of clones, see src/checks/crd_kind_collision/refresh-well-known.py>" >&2; exit 2; }
+	@test -n "$(SOURCES)" || { echo "usage: make well-known SOURCES=<dir of clones, see tools/refresh-well-known.py>" >&2; exit 2; }
 	@mkdir -p target
-	python3 src/checks/crd_kind_collision/refresh-well-known.py "$(SOURCES)" --psl target/public_suffix_list.txt > target/well_known_groups.tsv
+	python3 tools/refresh-well-known.py "$(SOURCES)" --psl target/public_suffix_list.txt > target/well_known_groups.tsv
 	mv target/well_known_groups.tsv src/checks/crd_kind_collision/well_known_groups.tsv
 	mv target/public_suffix_list.txt src/checks/crd_kind_collision/public_suffix_list.txt
 
@@ -257,7 +262,7 @@ well-known:
 api-fields:
 	@test -n "$(API)" -a -n "$(APIMACHINERY)" -a -n "$(APIEXTENSIONS)" || { echo "usage: make api-fields API=<k8s.io/api git dir> APIMACHINERY=<dir> APIEXTENSIONS=<dir> [AGGREGATOR=<dir>]" >&2; exit 2; }
 	@mkdir -p target
-	python3 src/checks/sync_drift/derive-api-fields.py "$(API)" "$(APIMACHINERY)" "$(APIEXTENSIONS)" \
+	python3 tools/derive-api-fields.py "$(API)" "$(APIMACHINERY)" "$(APIEXTENSIONS)" \
 	  $(if $(AGGREGATOR),--aggregator "$(AGGREGATOR)") --fields target/api_fields.tsv --kinds target/api_kinds.tsv \
 	  --statuses target/api_status.tsv
 	mv target/api_fields.tsv src/checks/sync_drift/api_fields.tsv

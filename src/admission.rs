@@ -341,6 +341,78 @@ pub fn describe((path, message): (String, String)) -> String {
     }
 }
 
+/// An admission operation (`CREATE`, `UPDATE`, `DELETE`, `CONNECT`); serialised as the API
+/// server writes it (`"CREATE"`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "UPPERCASE")]
+pub enum Operation {
+    /// `CREATE`.
+    Create,
+    /// `UPDATE`.
+    Update,
+    /// `DELETE`.
+    Delete,
+    /// `CONNECT`.
+    Connect,
+}
+
+impl Operation {
+    /// Every operation, in the order Kubernetes documents them.
+    pub const ALL: [Operation; 4] = [
+        Operation::Create,
+        Operation::Update,
+        Operation::Delete,
+        Operation::Connect,
+    ];
+
+    /// The name as the API server writes it.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Operation::Create => "CREATE",
+            Operation::Update => "UPDATE",
+            Operation::Delete => "DELETE",
+            Operation::Connect => "CONNECT",
+        }
+    }
+}
+
+impl std::fmt::Display for Operation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A name that is not one of the API server's operations.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnknownOperation(pub String);
+
+impl std::fmt::Display for UnknownOperation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "`{}` is not an admission operation", self.0)
+    }
+}
+
+impl std::error::Error for UnknownOperation {}
+
+impl std::str::FromStr for Operation {
+    type Err = UnknownOperation;
+
+    /// Reads a name as the API server writes it (upper case only, as it compares them).
+    fn from_str(name: &str) -> Result<Self, Self::Err> {
+        Operation::ALL
+            .into_iter()
+            .find(|op| op.as_str() == name)
+            .ok_or_else(|| UnknownOperation(name.to_string()))
+    }
+}
+
+/// Reads a request's `operation`: one of the API server's, else `None` (absent, `null`, or a
+/// name the API server never sends, which no rule matches).
+fn operation_or_none<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<Operation>, D::Error> {
+    Ok(str_or_empty(deserializer)?.parse().ok())
+}
+
 /// A Kubernetes AdmissionRequest as Kubewarden hands it to a policy: the members policies read
 /// (the uid and the rest are the host's and skipped unread). Like the views of objects, it reads
 /// `null` as absent.
@@ -362,9 +434,9 @@ pub struct Request<'a> {
     /// Namespace of the object, absent for cluster-scoped objects.
     #[serde(borrow, deserialize_with = "optional_str")]
     pub namespace: Option<Cow<'a, str>>,
-    /// `CREATE`, `UPDATE`, `DELETE` or `CONNECT`.
-    #[serde(borrow, deserialize_with = "str_or_empty")]
-    pub operation: Cow<'a, str>,
+    /// The operation; `None` when absent or not one the API server sends (no rule matches it).
+    #[serde(deserialize_with = "operation_or_none")]
+    pub operation: Option<Operation>,
     /// The new object, unread; `None` when absent or `null`.
     #[serde(borrow)]
     pub object: Option<ObjectJson<'a>>,
@@ -410,12 +482,12 @@ impl<'a> Request<'a> {
 
     /// True for `CREATE`.
     pub fn is_create(&self) -> bool {
-        self.operation == "CREATE"
+        self.operation == Some(Operation::Create)
     }
 
     /// True for `UPDATE`.
     pub fn is_update(&self) -> bool {
-        self.operation == "UPDATE"
+        self.operation == Some(Operation::Update)
     }
 }
 
@@ -431,7 +503,7 @@ fn read_object<'a, T: Deserialize<'a>>(object: Option<ObjectJson<'a>>, what: &st
 
 /// What a check decides about one request.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct Verdict {
+pub struct Response {
     /// Whether the request is allowed.
     pub accepted: bool,
     /// Why it was rejected (only set on rejection).
@@ -446,29 +518,29 @@ pub struct Verdict {
     pub mutated_object: Option<Value>,
 }
 
-impl Verdict {
+impl Response {
     /// An acceptance with nothing to say.
     pub fn accept() -> Self {
-        Verdict {
+        Response {
             accepted: true,
-            ..Verdict::default()
+            ..Response::default()
         }
     }
 
     /// A rejection with a message.
     pub fn reject(message: impl Into<String>) -> Self {
-        Verdict {
+        Response {
             accepted: false,
             message: Some(message.into()),
-            ..Verdict::default()
+            ..Response::default()
         }
     }
 
     /// A rejection with a message and a status code.
     pub fn reject_with_code(message: impl Into<String>, code: u16) -> Self {
-        Verdict {
+        Response {
             code: Some(code),
-            ..Verdict::reject(message)
+            ..Response::reject(message)
         }
     }
 
@@ -498,7 +570,7 @@ impl Verdict {
 
     /// The wire form Kubewarden expects from `validate`: the SDK's response, absent parts as
     /// `None`.
-    pub fn into_response(self) -> ValidationResponse {
+    pub fn into_sdk(self) -> ValidationResponse {
         ValidationResponse {
             accepted: self.accepted,
             message: self.message,
@@ -521,7 +593,7 @@ impl Verdict {
     /// Kubewarden does not mind).
     pub fn to_json(self) -> Vec<u8> {
         let several_annotations = self.audit_annotations.len() > 1;
-        let mut response = self.into_response();
+        let mut response = self.into_sdk();
         if !several_annotations {
             return encode(&response);
         }
@@ -559,14 +631,16 @@ mod tests {
 
     #[test]
     fn answers_are_the_sdks_and_the_same_in_every_instance() {
-        let verdict = Verdict::reject("no").annotate("a", "1").with_warnings(vec!["w".into()]);
+        let verdict = Response::reject("no")
+            .annotate("a", "1")
+            .with_warnings(vec!["w".into()]);
         assert_eq!(
             String::from_utf8(verdict.to_json()).unwrap(),
             r#"{"accepted":false,"message":"no","code":null,"mutated_object":null,"audit_annotations":{"a":"1"},"warnings":["w"]}"#
         );
         // Several annotations: sorted, whatever the order of the SDK's HashMap.
         let keys = ["d", "a", "c", "b", "f", "e"];
-        let verdict = keys.iter().fold(Verdict::accept(), |v, k| v.annotate(*k, "x"));
+        let verdict = keys.iter().fold(Response::accept(), |v, k| v.annotate(*k, "x"));
         let answer = String::from_utf8(verdict.to_json()).unwrap();
         assert!(
             answer.contains(r#""audit_annotations":{"a":"x","b":"x","c":"x","d":"x","e":"x","f":"x"}"#),
@@ -645,5 +719,23 @@ mod tests {
         let (whole, view) = ObjectJson::Parsed(&value).read_for_edit::<Job>();
         assert!(whole.is_none());
         assert_eq!(view.unwrap().metadata.name, "j");
+    }
+
+    #[test]
+    fn written_and_read_as_the_api_server_does() {
+        for op in Operation::ALL {
+            let json = serde_json::to_value(op).unwrap();
+            assert_eq!(json, op.as_str());
+            assert_eq!(serde_json::from_value::<Operation>(json).unwrap(), op);
+            assert_eq!(op.as_str().parse::<Operation>(), Ok(op));
+            assert_eq!(op.to_string(), op.as_str());
+        }
+        assert_eq!(
+            serde_json::to_string(&Operation::ALL).unwrap(),
+            r#"["CREATE","UPDATE","DELETE","CONNECT"]"#
+        );
+        assert!("create".parse::<Operation>().is_err());
+        assert!("*".parse::<Operation>().is_err());
+        assert!(serde_json::from_str::<Operation>("\"Create\"").is_err());
     }
 }

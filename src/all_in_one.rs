@@ -7,69 +7,15 @@
 //! It is rejected if any of them rejects; messages and warnings carry the check's name as a
 //! prefix (`crd-schema-fields: ...`); mutations are chained, each check seeing the object as the
 //! checks before it changed it, so the result is one object. The checks' findings are rendered
-//! together, by [`crate::render::answer`].
+//! together, once, by [`crate::render::answer`], each within the room its prefix leaves.
 
 use crate::admission::{ObjectJson, Request};
-use crate::check::{self, Check, Policy};
+use crate::check::{self, Check, Module};
 use crate::cluster::Cluster;
-use crate::registry::{self, Settings};
-use crate::render::{self, Answer, Rendered};
+use crate::registry::{self, Section, Settings, Visit};
+use crate::render::{self, Answer, Part};
 use crate::rules::Rule;
-use crate::settings;
-use serde::de::{Deserialize, Deserializer, Error as _};
 use serde_json::Value;
-
-/// One check's section of the all-in-one settings: `enabled` plus the check's settings.
-pub struct Section<C: Check> {
-    /// Whether the check runs (default true).
-    pub enabled: bool,
-    /// The check's own settings; `None` for a section the settings leave out, whose defaults
-    /// are built only for a request the check decides (most requests go to one or two checks).
-    pub settings: Option<C::Settings>,
-}
-
-impl<C: Check> Default for Section<C> {
-    fn default() -> Self {
-        Section {
-            enabled: true,
-            settings: None,
-        }
-    }
-}
-
-impl<'de, C: Check> Deserialize<'de> for Section<C> {
-    /// Reads a section: an object (or `null`) holding `enabled` and the check's settings, which
-    /// the check's own settings reader reads, so its errors read exactly as the single
-    /// policy's, behind the section's name.
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let mut members = match Value::deserialize(deserializer)? {
-            Value::Null => return Ok(Section::default()),
-            Value::Object(members) => members,
-            other => {
-                return Err(D::Error::custom(format!(
-                    "must be an object of {} settings, not {other}",
-                    C::NAME
-                )));
-            }
-        };
-        let enabled = match members.remove("enabled") {
-            None | Some(Value::Null) => true,
-            Some(Value::Bool(enabled)) => enabled,
-            Some(other) => {
-                return Err(D::Error::custom(format!(
-                    "`enabled` must be true or false, not {other}"
-                )));
-            }
-        };
-        let settings = settings::from_value::<C::Settings>(Value::Object(members))
-            .and_then(|settings| C::validate_settings(&settings).map(|()| settings))
-            .map_err(D::Error::custom)?;
-        Ok(Section {
-            enabled,
-            settings: Some(settings),
-        })
-    }
-}
 
 /// Every check in one policy.
 pub struct AllInOne;
@@ -79,19 +25,19 @@ pub struct AllInOne;
 pub const RULES: &[Rule] = crate::rules::SYNCGUARD;
 
 /// One request going through the checks: what each step reads and adds to.
-pub(crate) struct Run<'r, 'a> {
+struct Run<'r, 'a> {
     request: &'r Request<'a>,
     cluster: &'r dyn Cluster,
     /// The object as the checks so far changed it.
     mutated: Option<Value>,
-    /// What the checks that applied said.
-    rendered: Vec<Rendered>,
+    /// What the checks that applied found, rendered together at the end.
+    parts: Vec<Part>,
 }
 
-impl Run<'_, '_> {
+impl Visit for Run<'_, '_> {
     /// Runs check `C` if its section enables it and it applies to the request: every check gets
     /// the same parsed request; only the object changes, once a check before has mutated it.
-    pub(crate) fn step<C: Check>(&mut self, section: &Section<C>) {
+    fn visit<C: Check>(&mut self, section: &Section<C>) {
         if !section.enabled {
             return;
         }
@@ -103,7 +49,7 @@ impl Run<'_, '_> {
                 &defaults
             }
         };
-        let rendered = match self.mutated.as_ref() {
+        let part = match self.mutated.as_ref() {
             Some(object) => {
                 let mut current = self.request.clone();
                 current.object = Some(ObjectJson::Parsed(object));
@@ -111,36 +57,36 @@ impl Run<'_, '_> {
             }
             None => check::evaluate::<C>(self.request, settings, self.cluster),
         };
-        if let Some(mut rendered) = rendered {
-            if let Some(object) = rendered.mutation.take() {
+        if let Some(mut part) = part {
+            if let Some(object) = part.take_mutation() {
                 self.mutated = Some(object);
             }
-            self.rendered.push(rendered);
+            self.parts.push(part);
         }
     }
 }
 
-impl Policy for AllInOne {
-    type Options = Settings;
-    const POLICY: &'static str = registry::ALL_IN_ONE;
-    const ADMISSION_RULES: &'static [Rule] = RULES;
+impl Module for AllInOne {
+    type Settings = Settings;
+    const NAME: &'static str = registry::ALL_IN_ONE;
+    const RULES: &'static [Rule] = RULES;
 
-    fn check_options(_settings: &Settings) -> Result<(), String> {
+    fn validate_settings(_settings: &Settings) -> Result<(), String> {
         // Every section was checked by its check's own rules as it was read.
         Ok(())
     }
 
-    fn decide_request(request: &Request<'_>, settings: &Settings, cluster: &dyn Cluster) -> Answer {
+    fn decide(request: &Request<'_>, settings: &Settings, cluster: &dyn Cluster) -> Answer {
         let mut run = Run {
             request,
             cluster,
             mutated: None,
-            rendered: Vec::new(),
+            parts: Vec::new(),
         };
-        registry::run_checks(settings, &mut run);
-        let mut answer = render::full_answer(run.rendered, true);
-        if answer.verdict.accepted {
-            answer.verdict.mutated_object = run.mutated;
+        registry::visit_sections(settings, &mut run);
+        let mut answer = render::answer(run.parts, true);
+        if answer.response.accepted {
+            answer.response.mutated_object = run.mutated;
         }
         answer
     }

@@ -8,10 +8,10 @@
 //! [`handle_validate`] and [`handle_validate_settings`] are what the waPC operations of a
 //! policy do; they are plain functions over bytes so they are tested natively too.
 
-use crate::admission::{self, ObjectJson, Request, ValidationRequest, ValidationResponse, Verdict};
+use crate::admission::{self, ObjectJson, Request, Response, ValidationRequest, ValidationResponse};
 use crate::cluster::Cluster;
 use crate::finding::{Malformed, Report, RuleDoc};
-use crate::render::{self, Answer, Rendered};
+use crate::render::{self, Answer, Part};
 use crate::rules::{self, Rule};
 use crate::settings;
 use serde::de::DeserializeOwned;
@@ -98,22 +98,23 @@ pub fn applies<C: Check>(request: &Request<'_>) -> bool {
                 .any(|(group, kind)| request.kind.group == *group && request.kind.kind == *kind))
 }
 
-/// Judges a request with check `C` and renders its report, or `None` when the check does not
-/// apply (accepted unread). A request without `object`, or an UPDATE without `oldObject` for a
-/// check that needs it, is refused with code 400 ([`NO_OBJECT`], [`NO_OLD_OBJECT`]).
-pub fn evaluate<C: Check>(request: &Request<'_>, settings: &C::Settings, cluster: &dyn Cluster) -> Option<Rendered> {
+/// Judges a request with check `C`: its part of the answer, to be rendered, or `None` when the
+/// check does not apply (accepted unread). A request without `object`, or an UPDATE without
+/// `oldObject` for a check that needs it, is refused with code 400 ([`NO_OBJECT`],
+/// [`NO_OLD_OBJECT`]).
+pub fn evaluate<C: Check>(request: &Request<'_>, settings: &C::Settings, cluster: &dyn Cluster) -> Option<Part> {
     if !applies::<C>(request) {
         return None;
     }
     let Some(object) = request.object else {
-        return Some(Rendered::refusal(C::NAME, NO_OBJECT.to_string(), 400));
+        return Some(Part::refusal(C::NAME, NO_OBJECT.to_string(), 400));
     };
     if C::NEEDS_OLD_OBJECT && request.is_update() && request.old_object.is_none() {
-        return Some(Rendered::refusal(C::NAME, NO_OLD_OBJECT.to_string(), 400));
+        return Some(Part::refusal(C::NAME, NO_OLD_OBJECT.to_string(), 400));
     }
     Some(match C::check(request, object, settings, cluster) {
-        Ok(report) => render::render_check(C::NAME, C::FINDINGS, report),
-        Err(Malformed(message)) => Rendered::refusal(C::NAME, message, 400),
+        Ok(report) => Part::report(C::NAME, C::FINDINGS, report),
+        Err(Malformed(message)) => Part::refusal(C::NAME, message, 400),
     })
 }
 
@@ -124,42 +125,43 @@ pub const REPORT: &str = "report";
 /// What a `validate` rejection says when the settings in its payload do not validate.
 pub const INVALID_SETTINGS: &str = "invalid settings";
 
-/// What a policy module decides: one check (every [`Check`] is a policy) or the all-in-one.
-/// Its items are named apart from [`Check`]'s so that a check's own are never ambiguous.
-pub trait Policy {
-    /// The policy's settings; `Default` gives every documented default.
-    type Options: DeserializeOwned + Default;
+/// What a policy module runs: one check (every [`Check`] is a module, run alone) or the
+/// all-in-one (every check of the registry, [`crate::all_in_one::AllInOne`]). Its items are a
+/// check's, by the same names: the waPC operations below take any module.
+pub trait Module {
+    /// The module's settings; `Default` gives every documented default.
+    type Settings: DeserializeOwned + Default;
 
-    /// The policy's name.
-    const POLICY: &'static str;
+    /// The module's name (its folder under `policies/`).
+    const NAME: &'static str;
 
     /// The admission rules it registers for (its metadata.yml's).
-    const ADMISSION_RULES: &'static [Rule];
+    const RULES: &'static [Rule];
 
     /// Checks the settings beyond their shape.
-    fn check_options(options: &Self::Options) -> Result<(), String>;
+    fn validate_settings(settings: &Self::Settings) -> Result<(), String>;
 
-    /// Decides one request, one that [`Policy::ADMISSION_RULES`] match: the verdict and every
-    /// finding behind it.
-    fn decide_request(request: &Request<'_>, options: &Self::Options, cluster: &dyn Cluster) -> Answer;
+    /// Decides one request, one that [`Module::RULES`] match: the response and every finding
+    /// behind it.
+    fn decide(request: &Request<'_>, settings: &Self::Settings, cluster: &dyn Cluster) -> Answer;
 }
 
-impl<C: Check> Policy for C {
-    type Options = C::Settings;
-    const POLICY: &'static str = C::NAME;
-    const ADMISSION_RULES: &'static [Rule] = C::RULES;
+impl<C: Check> Module for C {
+    type Settings = <C as Check>::Settings;
+    const NAME: &'static str = <C as Check>::NAME;
+    const RULES: &'static [Rule] = <C as Check>::RULES;
 
-    fn check_options(options: &C::Settings) -> Result<(), String> {
-        C::validate_settings(options)
+    fn validate_settings(settings: &Self::Settings) -> Result<(), String> {
+        <C as Check>::validate_settings(settings)
     }
 
-    fn decide_request(request: &Request<'_>, options: &C::Settings, cluster: &dyn Cluster) -> Answer {
-        match evaluate::<C>(request, options, cluster) {
-            None => Verdict::accept().into(),
-            Some(rendered) => {
-                let mutation = rendered.mutation.clone();
-                let mut answer = render::full_answer(vec![rendered], false);
-                answer.verdict.mutated_object = mutation;
+    fn decide(request: &Request<'_>, settings: &Self::Settings, cluster: &dyn Cluster) -> Answer {
+        match evaluate::<C>(request, settings, cluster) {
+            None => Response::accept().into(),
+            Some(mut part) => {
+                let mutation = part.take_mutation();
+                let mut answer = render::answer(vec![part], false);
+                answer.response.mutated_object = mutation;
                 answer
             }
         }
@@ -167,9 +169,9 @@ impl<C: Check> Policy for C {
 }
 
 /// Parses and checks a policy's settings from raw JSON (absent or `null` means defaults).
-pub fn parse_settings<P: Policy>(raw: Option<&str>) -> Result<P::Options, String> {
-    let parsed: P::Options = settings::parse(raw)?;
-    P::check_options(&parsed)?;
+pub fn parse_settings<P: Module>(raw: Option<&str>) -> Result<P::Settings, String> {
+    let parsed: P::Settings = settings::parse(raw)?;
+    P::validate_settings(&parsed)?;
     Ok(parsed)
 }
 
@@ -183,7 +185,7 @@ pub fn parse_settings<P: Policy>(raw: Option<&str>) -> Result<P::Options, String
 /// - a request the policy's rules do not match is accepted without reading its object: kwctl
 ///   sends any request, and the module then answers as it would behind policy-server's
 ///   webhook, which never sends it (the all-in-one routes requests to its checks the same way).
-pub fn handle_validate<P: Policy>(payload: &[u8], cluster: &dyn Cluster) -> Vec<u8> {
+pub fn handle_validate<P: Module>(payload: &[u8], cluster: &dyn Cluster) -> Vec<u8> {
     decide::<P>(payload, cluster).to_json()
 }
 
@@ -191,17 +193,17 @@ pub fn handle_validate<P: Policy>(payload: &[u8], cluster: &dyn Cluster) -> Vec<
 /// structured report of the request ([`Answer::report_json`]): exactly what `validate` returns,
 /// and every finding whole (the admission answer and its audit annotation cut them to the API
 /// server's limits). Kubewarden never calls it; `syncguard scan` and the playground do.
-pub fn handle_report<P: Policy>(payload: &[u8], cluster: &dyn Cluster) -> Vec<u8> {
+pub fn handle_report<P: Module>(payload: &[u8], cluster: &dyn Cluster) -> Vec<u8> {
     answer::<P>(payload, cluster).report_json()
 }
 
 /// Decides a raw `validate` payload with policy `P` (see [`handle_validate`]).
-pub fn decide<P: Policy>(payload: &[u8], cluster: &dyn Cluster) -> Verdict {
-    answer::<P>(payload, cluster).verdict
+pub fn decide<P: Module>(payload: &[u8], cluster: &dyn Cluster) -> Response {
+    answer::<P>(payload, cluster).response
 }
 
 /// [`decide`], with every finding behind the verdict.
-pub fn answer<P: Policy>(payload: &[u8], cluster: &dyn Cluster) -> Answer {
+pub fn answer<P: Module>(payload: &[u8], cluster: &dyn Cluster) -> Answer {
     let request = match read_request(payload) {
         Ok(request) => request,
         Err(verdict) => return verdict.into(),
@@ -209,20 +211,20 @@ pub fn answer<P: Policy>(payload: &[u8], cluster: &dyn Cluster) -> Answer {
     let settings = match parse_settings::<P>(request.settings.map(|raw| raw.get())) {
         Ok(settings) => settings,
         Err(message) => {
-            return Verdict::reject_with_code(format!("{}: {INVALID_SETTINGS}: {message}", P::POLICY), 400).into();
+            return Response::reject_with_code(format!("{}: {INVALID_SETTINGS}: {message}", P::NAME), 400).into();
         }
     };
-    if !rules::any_matches(P::ADMISSION_RULES, &request.request) {
-        return Verdict::accept().into();
+    if !rules::any_matches(P::RULES, &request.request) {
+        return Response::accept().into();
     }
-    P::decide_request(&request.request, &settings, cluster)
+    P::decide(&request.request, &settings, cluster)
 }
 
 /// Reads a `validate` payload (borrowing from it), or gives the rejection documented in
 /// [`handle_validate`].
-pub fn read_request(payload: &[u8]) -> Result<ValidationRequest<'_>, Verdict> {
+pub fn read_request(payload: &[u8]) -> Result<ValidationRequest<'_>, Response> {
     if payload.len() > MAX_PAYLOAD_BYTES {
-        return Err(Verdict::reject_with_code(
+        return Err(Response::reject_with_code(
             format!(
                 "syncguard: the admission request is {} bytes, more than the {} bytes a policy reads; Kubernetes itself caps a request at 3 MiB",
                 payload.len(),
@@ -232,17 +234,17 @@ pub fn read_request(payload: &[u8]) -> Result<ValidationRequest<'_>, Verdict> {
         ));
     }
     let text = std::str::from_utf8(payload).map_err(|e| {
-        Verdict::reject_with_code(
+        Response::reject_with_code(
             format!("syncguard: the admission request is not valid UTF-8 JSON: {e}"),
             400,
         )
     })?;
     serde_json::from_str(text)
-        .map_err(|e| Verdict::reject_with_code(format!("syncguard: cannot read the admission request: {e}"), 400))
+        .map_err(|e| Response::reject_with_code(format!("syncguard: cannot read the admission request: {e}"), 400))
 }
 
 /// Runs the `validate_settings` operation of policy `P` on a waPC payload (the bare settings).
-pub fn handle_validate_settings<P: Policy>(payload: &[u8]) -> Vec<u8> {
+pub fn handle_validate_settings<P: Module>(payload: &[u8]) -> Vec<u8> {
     let result = std::str::from_utf8(payload)
         .map_err(|e| format!("settings are not valid UTF-8: {e}"))
         .and_then(|text| parse_settings::<P>(Some(text)).map(|_| ()));

@@ -103,10 +103,26 @@ pub struct Finding {
     pub code: Option<u16>,
     /// The fix, when it is one edit of the manifest at `path` (SARIF's `fixes`).
     pub fix: Option<Fix>,
+    /// The cause it shares with other findings, when it has one: a rejection of several
+    /// findings says the cause once and lists the findings under it ([`Grouped`]).
+    pub grouped: Option<Grouped>,
+}
+
+/// How a finding reads under a heading it shares with other findings of the same cause (two
+/// served versions that differ, one version's schema): the heading is said once, then each
+/// finding's line. The finding's own `text` stays whole for every other place it is shown.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Grouped {
+    /// The cause and the place the findings share, said once
+    /// (`Served v1beta1 and v2 differ without a conversion webhook: ... In v2's schema:`).
+    pub heading: String,
+    /// The finding under the heading: what it leaves out of `text` is in the heading.
+    pub line: Parts,
 }
 
 /// A fix that is one edit of the manifest at the finding's path.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub enum Fix {
     /// Remove the key (or item).
@@ -133,6 +149,7 @@ impl Finding {
             note: None,
             code: None,
             fix: None,
+            grouped: None,
         }
     }
 
@@ -169,6 +186,16 @@ impl Finding {
     /// The same finding with `fix`.
     pub fn with_fix(mut self, fix: Option<Fix>) -> Finding {
         self.fix = fix;
+        self
+    }
+
+    /// The same finding listed under `heading` as `line` when a rejection gives several
+    /// findings (see [`Grouped`]).
+    pub fn under(mut self, heading: impl Into<String>, line: impl Into<Parts>) -> Finding {
+        self.grouped = Some(Grouped {
+            heading: heading.into(),
+            line: line.into(),
+        });
         self
     }
 

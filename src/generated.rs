@@ -1,4 +1,4 @@
-//! Kubernetes tables generated at build time from k8s-openapi (see `build.rs`), and from
+//! Kubernetes tables generated at build time from k8s-openapi (see `build/k8s_tables.rs`), and from
 //! sync-drift's tables of how the API server writes each field of the built-in kinds back
 //! (`src/checks/sync_drift/api_fields.tsv`, derived from the Go sources of the API: [`api_type_of`]).
 

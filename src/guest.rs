@@ -1,27 +1,27 @@
 //! waPC glue: registers a check's operations with the host. Compiled only for `wasm32`.
 
-use crate::check::{self, Policy};
+use crate::check::{self, Module};
 use crate::cluster::HostCalls;
 use kubewarden_policy_sdk::wapc_guest::{self, CallResult};
 
 /// Registers `validate`, `validate_settings` and `protocol_version` for policy `P`, and
 /// [`check::REPORT`], which Kubewarden never calls: the structured report `syncguard scan` reads.
-pub fn register<P: Policy>() {
+pub fn register<P: Module>() {
     wapc_guest::register_function("validate", validate::<P>);
     wapc_guest::register_function(check::REPORT, report::<P>);
     wapc_guest::register_function("validate_settings", validate_settings::<P>);
     wapc_guest::register_function("protocol_version", kubewarden_policy_sdk::protocol_version_guest);
 }
 
-fn validate<P: Policy>(payload: &[u8]) -> CallResult {
+fn validate<P: Module>(payload: &[u8]) -> CallResult {
     Ok(check::handle_validate::<P>(payload, &HostCluster))
 }
 
-fn report<P: Policy>(payload: &[u8]) -> CallResult {
+fn report<P: Module>(payload: &[u8]) -> CallResult {
     Ok(check::handle_report::<P>(payload, &HostCluster))
 }
 
-fn validate_settings<P: Policy>(payload: &[u8]) -> CallResult {
+fn validate_settings<P: Module>(payload: &[u8]) -> CallResult {
     Ok(check::handle_validate_settings::<P>(payload))
 }
 

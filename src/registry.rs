@@ -1,13 +1,12 @@
 //! The one list of checks. Everything that goes over every check follows from it: the
-//! all-in-one policy's settings and steps ([`crate::all_in_one`]), the fuzz targets, the
-//! playground's policies and the end-to-end lists ([`CHECKS`]), and the room every warning
-//! leaves for the all-in-one's prefix ([`LONGEST_NAME`]).
+//! all-in-one policy's settings and steps ([`Settings`], [`visit_sections`], which
+//! [`crate::all_in_one`] runs), the fuzz targets, the playground's policies and the end-to-end
+//! lists ([`CHECKS`]).
 //!
 //! Adding a check is its module under `src/checks/`, one line in the `registry!` call below
 //! and its folder under `policies/` (CONTRIBUTING.md walks through it); a test fails when the
 //! policy folders and this list disagree.
 
-use crate::all_in_one::Section;
 use crate::check::{self, Check, GroupKind, Lookup};
 use crate::checks::{
     crd_kind_collision::CrdKindCollision, crd_safe_upgrade::CrdSafeUpgrade, crd_schema_fields::CrdSchemaFields,
@@ -16,6 +15,9 @@ use crate::checks::{
 use crate::cluster::Cluster;
 use crate::finding::RuleDoc;
 use crate::rules::Rule;
+use crate::settings;
+use serde::de::{Deserialize, Deserializer, Error as _};
+use serde_json::Value;
 
 /// One check as the registry lists it: what code that goes over every check needs of it.
 #[derive(Clone, Copy)]
@@ -68,6 +70,65 @@ impl Entry {
     }
 }
 
+/// What goes over the sections of the all-in-one's [`Settings`], one check at a time
+/// ([`visit_sections`]).
+pub trait Visit {
+    /// Called with the section of check `C`.
+    fn visit<C: Check>(&mut self, section: &Section<C>);
+}
+
+/// One check's section of the all-in-one settings: `enabled` plus the check's settings.
+pub struct Section<C: Check> {
+    /// Whether the check runs (default true).
+    pub enabled: bool,
+    /// The check's own settings; `None` for a section the settings leave out, whose defaults
+    /// are built only for a request the check decides (most requests go to one or two checks).
+    pub settings: Option<C::Settings>,
+}
+
+impl<C: Check> Default for Section<C> {
+    fn default() -> Self {
+        Section {
+            enabled: true,
+            settings: None,
+        }
+    }
+}
+
+impl<'de, C: Check> Deserialize<'de> for Section<C> {
+    /// Reads a section: an object (or `null`) holding `enabled` and the check's settings, which
+    /// the check's own settings reader reads, so its errors read exactly as the single
+    /// policy's, behind the section's name.
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let mut members = match Value::deserialize(deserializer)? {
+            Value::Null => return Ok(Section::default()),
+            Value::Object(members) => members,
+            other => {
+                return Err(D::Error::custom(format!(
+                    "must be an object of {} settings, not {other}",
+                    C::NAME
+                )));
+            }
+        };
+        let enabled = match members.remove("enabled") {
+            None | Some(Value::Null) => true,
+            Some(Value::Bool(enabled)) => enabled,
+            Some(other) => {
+                return Err(D::Error::custom(format!(
+                    "`enabled` must be true or false, not {other}"
+                )));
+            }
+        };
+        let settings = settings::from_value::<C::Settings>(Value::Object(members))
+            .and_then(|settings| C::validate_settings(&settings).map(|()| settings))
+            .map_err(D::Error::custom)?;
+        Ok(Section {
+            enabled,
+            settings: Some(settings),
+        })
+    }
+}
+
 /// Declares the registry: `field: Check` pairs, in the order the all-in-one runs them; `field`
 /// is the check's section of the all-in-one settings in snake case.
 macro_rules! registry {
@@ -86,10 +147,10 @@ macro_rules! registry {
         /// Every check, in the order the all-in-one runs them.
         pub const CHECKS: &[Entry] = &[$(Entry::of::<$check>()),+];
 
-        /// Runs every enabled check of `settings` on `request`, in order (see
-        /// [`crate::all_in_one::step`]).
-        pub(crate) fn run_checks(settings: &Settings, run: &mut crate::all_in_one::Run<'_, '_>) {
-            $(run.step(&settings.$field);)+
+        /// Hands every section of `settings` to `visitor`, in the registry's order (the
+        /// all-in-one runs its checks so).
+        pub fn visit_sections(settings: &Settings, visitor: &mut impl Visit) {
+            $(visitor.visit(&settings.$field);)+
         }
 
         #[cfg(test)]
@@ -106,19 +167,6 @@ registry! {
     hook_job_safety: HookJobSafety,
     sync_drift: SyncDrift,
 }
-
-/// The length of the longest check name: the all-in-one prefixes every warning with it and `: `.
-pub const LONGEST_NAME: usize = {
-    let mut longest = 0;
-    let mut i = 0;
-    while i < CHECKS.len() {
-        if CHECKS[i].name.len() > longest {
-            longest = CHECKS[i].name.len();
-        }
-        i += 1;
-    }
-    longest
-};
 
 /// The name of the all-in-one policy, and of its folder under `policies/`.
 pub const ALL_IN_ONE: &str = "syncguard";

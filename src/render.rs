@@ -2,24 +2,27 @@
 //! label, the README links, the all-in-one's `<check>: ` prefix, the audit annotation of the
 //! findings and the API server's size limits ([`crate::text::limits`]).
 //!
-//! A single policy's answer is [`answer`] of its check's [`Rendered`] report; the all-in-one's
-//! is the same of several, each prefixed with its check's name. Both go through
-//! [`render_check`], so a check says the same alone and in the all-in-one.
+//! A policy's answer is [`answer`] of its checks' [`Part`]s: one for a check alone, one per check
+//! that applied in the all-in-one. They are rendered once, together, so each check's texts have
+//! exactly the room the answer leaves them (its prefix in the all-in-one, the other rejecting
+//! checks' lines), and a check says the same alone and in the all-in-one wherever that fits.
 //!
 //! # Layout
 //! - A warning is `<short noun> <label>: <brief>[ (<note>)][ See <link>]`, within
-//!   [`CHECK_WARNING_CHARS`]: `CRD widgets.example.com: ...`, `Job ns/name: ...`.
+//!   [`MAX_WARNING_CHARS`] less the prefix: `CRD widgets.example.com: ...`, `Job ns/name: ...`.
 //! - A rejection with one finding is `<noun> <label>: <text>`; with several,
-//!   `<noun> <label>: N problems. (1) <text> (2) <text>`; when the long texts do not fit
-//!   [`CHECK_MESSAGE_CHARS`], the last ones fall back to their brief form.
+//!   `<noun> <label>: N problems. (1) <text> (2) <text>`, the findings that share a cause
+//!   ([`crate::finding::Grouped`]) listed after the others, under their heading said once; when
+//!   the long texts do not fit, the last ones fall back to their brief form, and when even those
+//!   do not, the list ends `and N more.`; then the report's notes.
 //! - A [`List`] is an introduction and one line (or warning) per finding, at most its limit,
 //!   then how many more there are.
 //! - Every finding is listed in the audit annotation [`FINDINGS_ANNOTATION`] (see
 //!   [`annotation`]).
 
-use crate::admission::Verdict;
-use crate::finding::{Finding, Fix, List, Report, RuleDoc, Subject};
-use crate::text::limits::{CHECK_MESSAGE_CHARS, CHECK_WARNING_CHARS, MAX_MESSAGE_CHARS, MAX_WARNINGS_TOTAL_CHARS};
+use crate::admission::Response;
+use crate::finding::{Finding, Fix, Grouped, List, Report, RuleDoc, Subject};
+use crate::text::limits::{MAX_MESSAGE_CHARS, MAX_WARNING_CHARS, MAX_WARNINGS_TOTAL_CHARS};
 use crate::text::{Parts, chars, elide, join_fitting, readme_link};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -94,16 +97,16 @@ pub struct Reported {
 /// (the whole texts are put together only then: `validate` never pays for them).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Answer {
-    /// The verdict, as `validate` returns it.
-    pub verdict: Verdict,
+    /// The response, as `validate` returns it.
+    pub response: Response,
     /// The rendered reports of the checks that applied, in the answer's order.
     parts: Vec<Rendered>,
 }
 
-impl From<Verdict> for Answer {
-    fn from(verdict: Verdict) -> Answer {
+impl From<Response> for Answer {
+    fn from(response: Response) -> Answer {
         Answer {
-            verdict,
+            response,
             parts: Vec::new(),
         }
     }
@@ -132,7 +135,7 @@ impl Answer {
     pub fn report_json(self) -> Vec<u8> {
         let findings = self.findings();
         let mut out = b"{\"response\":".to_vec();
-        out.extend(self.verdict.to_json());
+        out.extend(self.response.to_json());
         out.extend(b",\"findings\":");
         // Plain structs of strings: this cannot fail.
         out.extend(serde_json::to_vec(&findings).unwrap_or_else(|_| b"[]".to_vec()));
@@ -160,50 +163,139 @@ pub struct ReportAnswer {
     pub findings: Vec<Reported>,
 }
 
-/// A check's report, rendered: its part of the answer.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Rendered {
+/// What one check made of a request, before anything is rendered: its report, or a refusal of
+/// the request itself. A policy's answer is [`answer`] of its parts (one for a check alone, one
+/// per check that applied in the all-in-one), rendered once, when every part is known.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Part {
     /// The check's name.
-    pub check: &'static str,
-    /// The rejection message, long and short (one line), when a finding rejects.
-    pub message: Option<(String, String)>,
-    /// The rejection's status code, if not the default.
-    pub code: Option<u16>,
-    /// The warnings, in order.
-    pub warnings: Vec<String>,
-    /// The object the findings are about.
-    subject: Subject,
-    /// Every finding (the annotation lists what [`Listed`] holds of each).
-    findings: Vec<Whole>,
-    /// The object as the check changes it; `None` when it rejects.
-    pub mutation: Option<Value>,
+    check: &'static str,
+    /// The check's rules, for the README links.
+    docs: &'static [RuleDoc],
+    /// What it found.
+    outcome: Outcome,
 }
 
-impl Rendered {
-    /// A refusal of the request with `code` and `message` as they are (a malformed request):
-    /// no label, no findings.
-    pub fn refusal(check: &'static str, message: String, code: u16) -> Rendered {
-        Rendered {
+/// What a check made of a request.
+#[derive(Debug, Clone, PartialEq)]
+enum Outcome {
+    /// Its findings (possibly none); boxed, as a refusal holds far less.
+    Report(Box<Report>),
+    /// A request it cannot judge (malformed, or without the object it needs): the message as
+    /// it is, with its status code.
+    Refusal { message: String, code: u16 },
+}
+
+impl Part {
+    /// The findings of `check`, whose rules `docs` documents.
+    pub fn report(check: &'static str, docs: &'static [RuleDoc], report: Report) -> Part {
+        Part {
             check,
-            message: Some((message.clone(), message)),
-            code: Some(code),
-            ..Rendered::default()
+            docs,
+            outcome: Outcome::Report(Box::new(report)),
+        }
+    }
+
+    /// A refusal of the request by `check` with `code` and `message` as they are (a malformed
+    /// request): no label, no findings.
+    pub fn refusal(check: &'static str, message: String, code: u16) -> Part {
+        Part {
+            check,
+            docs: &[],
+            outcome: Outcome::Refusal { message, code },
         }
     }
 
     /// Whether the check rejects the request.
     pub fn rejects(&self) -> bool {
-        self.message.is_some()
+        match &self.outcome {
+            Outcome::Report(report) => report.findings.iter().any(Finding::rejects),
+            Outcome::Refusal { .. } => true,
+        }
+    }
+
+    /// Takes the object as the check changes it, when it changes it and rejects nothing.
+    pub fn take_mutation(&mut self) -> Option<Value> {
+        if self.rejects() {
+            return None;
+        }
+        match &mut self.outcome {
+            Outcome::Report(report) => report.mutation.take(),
+            Outcome::Refusal { .. } => None,
+        }
     }
 }
 
-/// Renders `report`, the findings of `check` whose rules `docs` documents.
-pub fn render_check(check: &'static str, docs: &[RuleDoc], report: Report) -> Rendered {
+/// The room one check's texts have in the answer: the API server's limits, less what the
+/// answer puts around them (the all-in-one's `<check>: ` prefix, the short lines of the other
+/// rejecting checks).
+#[derive(Debug, Clone, Copy)]
+struct Budget {
+    /// Most characters of one warning.
+    warning: usize,
+    /// Most characters of the rejection message.
+    message: usize,
+}
+
+/// A check's report, rendered within its [`Budget`]: its part of the answer.
+#[derive(Debug, Clone, Default, PartialEq)]
+struct Rendered {
+    /// The check's name.
+    check: &'static str,
+    /// The rejection message, long and short (one line), when a finding rejects.
+    message: Option<(String, String)>,
+    /// The rejection's status code, if not the default.
+    code: Option<u16>,
+    /// The warnings, in order.
+    warnings: Vec<String>,
+    /// The object the findings are about.
+    subject: Subject,
+    /// Every finding (the annotation lists what [`Listed`] holds of each).
+    findings: Vec<Whole>,
+}
+
+/// The short, one-line form of a rejection: the first rejecting finding's brief, and how many
+/// more there are; `None` when nothing rejects.
+fn short_line(part: &Part, warning: usize) -> Option<String> {
+    match &part.outcome {
+        Outcome::Refusal { message, .. } => Some(message.clone()),
+        Outcome::Report(report) => {
+            let mut rejecting = report.findings.iter().filter(|f| f.rejects());
+            let first = rejecting.next()?;
+            let more = match rejecting.count() {
+                0 => None,
+                n => Some(format!(" (+{n} more)")),
+            };
+            Some(warning_line(
+                &report.subject,
+                &first.brief,
+                more.as_deref(),
+                "",
+                warning,
+            ))
+        }
+    }
+}
+
+/// Renders one check's part within `budget`; `short` is its one-line rejection.
+fn render_part(part: Part, short: Option<String>, budget: Budget) -> Rendered {
+    let Part { check, docs, outcome } = part;
+    let report = match outcome {
+        Outcome::Refusal { message, code } => {
+            return Rendered {
+                check,
+                message: Some((message, short.unwrap_or_default())),
+                code: Some(code),
+                ..Rendered::default()
+            };
+        }
+        Outcome::Report(report) => *report,
+    };
     let Report {
         subject,
         findings,
         list,
-        mutation,
+        mutation: _,
         notes,
     } = report;
     let link = |finding: &Finding| {
@@ -217,44 +309,43 @@ pub fn render_check(check: &'static str, docs: &[RuleDoc], report: Report) -> Re
     let rejecting: Vec<&Finding> = findings.iter().filter(|f| f.rejects()).collect();
     let code = rejecting.first().and_then(|f| f.code);
 
-    let message = if rejecting.is_empty() {
-        None
-    } else {
+    let message = short.filter(|_| !rejecting.is_empty()).map(|short| {
         let (in_list, alone): (Vec<&Finding>, Vec<&Finding>) = rejecting.iter().partition(|f| listed(f));
         let long = match (&list, in_list.is_empty()) {
             (Some(list), false) => {
-                let mut text = listed_message(&subject, list, &in_list, &notes);
+                let mut text = listed_message(&subject, list, &in_list, &notes, budget.message);
                 for finding in &alone {
                     text.push('\n');
-                    text.push_str(&finding.text.fit(CHECK_MESSAGE_CHARS));
+                    text.push_str(&finding.text.fit(budget.message));
                 }
-                crate::text::fit(&[crate::text::Part::Fixed(&text)], CHECK_MESSAGE_CHARS)
+                crate::text::fit(&[crate::text::Part::Fixed(&text)], budget.message)
             }
-            _ => numbered_message(&subject, &rejecting, &notes, &link),
+            _ => numbered_message(&subject, &rejecting, &notes, &link, budget),
         };
-        let first = rejecting[0];
-        let more = match rejecting.len() {
-            1 => String::new(),
-            n => format!(" (+{} more)", n - 1),
-        };
-        let short = warning_line(
-            &subject,
-            &first.brief,
-            Some(more.as_str()).filter(|m| !m.is_empty()),
-            "",
-        );
-        Some((long, short))
-    };
+        (long, short)
+    });
 
     let mut warnings = Vec::new();
     let warned: Vec<&Finding> = findings.iter().filter(|f| !f.rejects()).collect();
     let (in_list, alone): (Vec<&Finding>, Vec<&Finding>) = warned.iter().partition(|f| listed(f));
     if let (Some(list), false) = (&list, in_list.is_empty()) {
-        warnings.extend(listed_warnings(&subject, list, &in_list, &link(in_list[0])));
+        warnings.extend(listed_warnings(
+            &subject,
+            list,
+            &in_list,
+            &link(in_list[0]),
+            budget.warning,
+        ));
     }
     for finding in alone {
         let note = finding.note.as_ref().map(|note| format!(" ({note})"));
-        warnings.push(warning_line(&subject, &finding.brief, note.as_deref(), &link(finding)));
+        warnings.push(warning_line(
+            &subject,
+            &finding.brief,
+            note.as_deref(),
+            &link(finding),
+            budget.warning,
+        ));
     }
 
     let findings = findings
@@ -264,7 +355,7 @@ pub fn render_check(check: &'static str, docs: &[RuleDoc], report: Report) -> Re
                 policy: check.to_string(),
                 rule: finding.rule.to_string(),
                 action: if finding.rejects() { "reject" } else { "warn" }.to_string(),
-                brief: warning_line(&subject, &finding.brief, None, ""),
+                brief: warning_line(&subject, &finding.brief, None, "", MAX_WARNING_CHARS),
                 path: finding.path,
                 fix: finding.fix,
             },
@@ -274,7 +365,6 @@ pub fn render_check(check: &'static str, docs: &[RuleDoc], report: Report) -> Re
         .collect();
     Rendered {
         check,
-        mutation: mutation.filter(|_| message.is_none()),
         message,
         code,
         warnings,
@@ -283,9 +373,9 @@ pub fn render_check(check: &'static str, docs: &[RuleDoc], report: Report) -> Re
     }
 }
 
-/// A warning: `<short noun> <label>: <brief>[<note>][<link>]`, within [`CHECK_WARNING_CHARS`];
-/// the link only when everything fits unshortened.
-fn warning_line(subject: &Subject, brief: &Parts, note: Option<&str>, link: &str) -> String {
+/// A warning: `<short noun> <label>: <brief>[<note>][<link>]`, within `max` characters; the link
+/// only when everything fits unshortened.
+fn warning_line(subject: &Subject, brief: &Parts, note: Option<&str>, link: &str, max: usize) -> String {
     let mut parts = Parts::default()
         .fixed(format!("{} ", subject.short_noun()))
         .elidable(subject.label.as_str())
@@ -297,7 +387,7 @@ fn warning_line(subject: &Subject, brief: &Parts, note: Option<&str>, link: &str
     if !link.is_empty() {
         parts = parts.optional(link);
     }
-    parts.fit(CHECK_WARNING_CHARS)
+    parts.fit(max)
 }
 
 /// `<noun> <label>` for a rejection message.
@@ -313,10 +403,16 @@ fn numbered_message(
     rejecting: &[&Finding],
     notes: &[String],
     link: &dyn Fn(&Finding) -> String,
+    budget: Budget,
 ) -> String {
     let notes = notes.join(" ");
-    let budget = CHECK_MESSAGE_CHARS.saturating_sub(chars(&notes) + 1);
-    let body = numbered_findings(subject, rejecting, budget, link);
+    let room = Budget {
+        message: budget
+            .message
+            .saturating_sub(if notes.is_empty() { 0 } else { chars(&notes) + 1 }),
+        ..budget
+    };
+    let body = numbered_findings(subject, rejecting, link, room);
     if notes.is_empty() {
         body
     } else {
@@ -324,60 +420,109 @@ fn numbered_message(
     }
 }
 
-/// The findings of [`numbered_message`] within `budget` characters.
+/// `rejecting` in the order a numbered rejection lists them, each with the group it is listed
+/// under: the findings without a cause they share with another first, in their order, then each
+/// group of findings under the same heading ([`Grouped`]), in the order of their first finding.
+/// A finding alone under its heading is given whole.
+fn grouped_order<'f>(rejecting: &[&'f Finding]) -> Vec<(&'f Finding, Option<&'f Grouped>)> {
+    let shared = |finding: &'f Finding| {
+        finding.grouped.as_ref().filter(|grouped| {
+            rejecting
+                .iter()
+                .filter(|other| other.grouped.as_ref().is_some_and(|g| g.heading == grouped.heading))
+                .count()
+                > 1
+        })
+    };
+    let mut order: Vec<(&Finding, Option<&Grouped>)> = rejecting
+        .iter()
+        .filter(|f| shared(f).is_none())
+        .map(|f| (*f, None))
+        .collect();
+    let mut headings: Vec<&str> = Vec::new();
+    for finding in rejecting {
+        if let Some(grouped) = shared(finding).filter(|g| !headings.contains(&g.heading.as_str())) {
+            headings.push(&grouped.heading);
+            order.extend(
+                rejecting
+                    .iter()
+                    .filter(|f| f.grouped.as_ref().is_some_and(|g| g.heading == grouped.heading))
+                    .map(|f| (*f, f.grouped.as_ref())),
+            );
+        }
+    }
+    order
+}
+
+/// The findings of [`numbered_message`] within `budget`.
 fn numbered_findings(
     subject: &Subject,
     rejecting: &[&Finding],
-    budget: usize,
     link: &dyn Fn(&Finding) -> String,
+    budget: Budget,
 ) -> String {
     let title = title(subject);
-    match rejecting {
-        [one] => join_fitting(
+    if let [one] = rejecting {
+        let room = budget.message.saturating_sub(chars(&title) + 2);
+        return join_fitting(
             &[(
-                format!("{title}: {}", one.text.fit(budget)),
-                warning_line(subject, &one.brief, None, &link(one)),
+                format!("{title}: {}", one.text.fit(room)),
+                warning_line(subject, &one.brief, None, &link(one), budget.warning),
             )],
             " ",
-            budget,
-        ),
-        many => {
-            let head = format!("{title}: {} problems.", many.len());
-            let short = |i: usize, finding: &Finding| format!("({}) {}", i + 1, finding.brief.fit(CHECK_WARNING_CHARS));
-            // Even the brief forms may not all fit: as many as do, and how many more there are.
-            let mut shown = many.len();
-            let mut used = chars(&head);
-            for (i, finding) in many.iter().enumerate() {
-                let more = format!(" and {} more", many.len() - i);
-                if used + 1 + chars(&short(i, finding)) + chars(&more) > budget {
-                    shown = i;
-                    break;
-                }
-                used += 1 + chars(&short(i, finding));
-            }
-            let mut parts = vec![(head, String::new())];
-            parts.extend(
-                many.iter()
-                    .take(shown)
-                    .enumerate()
-                    .map(|(i, finding)| (format!("({}) {}", i + 1, finding.text.fit(budget)), short(i, finding))),
-            );
-            if shown < many.len() {
-                let more = format!("and {} more.", many.len() - shown);
-                parts.push((more.clone(), more));
-            }
-            join_fitting(&parts, " ", budget)
-        }
+            budget.message,
+        );
     }
+    let many = grouped_order(rejecting);
+    let head = format!("{title}: {} problems.", many.len());
+    // Each finding numbered, long and short; a group's heading goes before its first finding.
+    let lines: Vec<(String, String)> = many
+        .iter()
+        .enumerate()
+        .map(|(i, (finding, grouped))| {
+            let long = match grouped {
+                Some(grouped) => grouped.line.fit(budget.message),
+                None => finding.text.fit(budget.message),
+            };
+            let short = finding.brief.fit(budget.warning);
+            let heading = match (grouped, i.checked_sub(1).map(|j| many[j].1)) {
+                (Some(grouped), Some(Some(before))) if before.heading == grouped.heading => String::new(),
+                (Some(grouped), _) => format!("{} ", grouped.heading),
+                (None, _) => String::new(),
+            };
+            (
+                format!("{heading}({}) {long}", i + 1),
+                format!("{heading}({}) {short}", i + 1),
+            )
+        })
+        .collect();
+    // Even the brief forms may not all fit: as many as do, and how many more there are.
+    let mut shown = many.len();
+    let mut used = chars(&head);
+    for (i, (_, short)) in lines.iter().enumerate() {
+        let more = format!(" and {} more.", many.len() - i);
+        if used + 1 + chars(short) + chars(&more) > budget.message {
+            shown = i;
+            break;
+        }
+        used += 1 + chars(short);
+    }
+    let mut parts = vec![(head, String::new())];
+    parts.extend(lines.into_iter().take(shown));
+    if shown < many.len() {
+        let more = format!("and {} more.", many.len() - shown);
+        parts.push((more.clone(), more));
+    }
+    join_fitting(&parts, " ", budget.message)
 }
 
 /// The rejection of a [`List`]: label and introduction, one line per finding (at most the
-/// list's limit, and as many as the message has room for), then how many more there are, then
-/// the report's notes.
-fn listed_message(subject: &Subject, list: &List, findings: &[&Finding], notes: &[String]) -> String {
+/// list's limit, and as many as `max` characters have room for), then how many more there are,
+/// then the report's notes.
+fn listed_message(subject: &Subject, list: &List, findings: &[&Finding], notes: &[String], max: usize) -> String {
     let mut message = format!("{}: {}", title(subject), list.intro);
     let notes = notes.join(" ");
-    let budget = CHECK_MESSAGE_CHARS.saturating_sub(MORE_CHARS + chars(&notes) + 1);
+    let budget = max.saturating_sub(MORE_CHARS + chars(&notes) + 1);
     let mut shown = 0;
     for finding in findings.iter().take(list.limit) {
         let line = Parts::default().fixed("\n- ").then(&finding.text).fit(LIST_LINE_CHARS);
@@ -398,19 +543,21 @@ fn listed_message(subject: &Subject, list: &List, findings: &[&Finding], notes: 
 }
 
 /// The warnings of a [`List`]: the introduction (with `link`), one per finding (at most the
-/// list's limit, and within the API server's total for all warnings), then how many more.
-fn listed_warnings(subject: &Subject, list: &List, findings: &[&Finding], link: &str) -> Vec<String> {
+/// list's limit, and within the API server's total for all warnings), then how many more; each
+/// within `max` characters.
+fn listed_warnings(subject: &Subject, list: &List, findings: &[&Finding], link: &str, max: usize) -> Vec<String> {
     let mut warnings = vec![warning_line(
         subject,
         &Parts::from(list.intro_brief.as_str()),
         None,
         link,
+        max,
     )];
     let mut used = chars(&warnings[0]);
-    let budget = MAX_WARNINGS_TOTAL_CHARS - CHECK_WARNING_CHARS;
+    let budget = MAX_WARNINGS_TOTAL_CHARS - max;
     let mut shown = 0;
     for finding in findings.iter().take(list.limit) {
-        let warning = warning_line(subject, &finding.brief, None, "");
+        let warning = warning_line(subject, &finding.brief, None, "", max);
         if used + chars(&warning) > budget {
             break;
         }
@@ -426,41 +573,80 @@ fn listed_warnings(subject: &Subject, list: &List, findings: &[&Finding], link: 
             findings.len(),
             list.more_hint
         );
-        warnings.push(warning_line(subject, &Parts::from(more), None, ""));
+        warnings.push(warning_line(subject, &Parts::from(more), None, "", max));
     }
     warnings
 }
 
-/// The answer of one or more checks' rendered reports. With `prefixed`, every message and
-/// warning starts with its check's name (`crd-schema-fields: ...`), as in the all-in-one; the
-/// messages of the rejecting checks are joined one a line, the later ones in their short form
-/// when the whole would pass [`MAX_MESSAGE_CHARS`]. Warnings past the API server's total are
-/// left out, and a last warning says how many. The mutation is the caller's (the all-in-one
-/// chains them).
-pub fn answer(parts: &[Rendered], prefixed: bool) -> Verdict {
-    let prefix = |check: &str, text: &str| {
-        if prefixed {
-            format!("{check}: {text}")
-        } else {
-            text.to_string()
-        }
-    };
-    let mut verdict = Verdict::accept();
+/// The answer of one or more checks' parts, rendered once against the API server's limits.
+/// With `prefixed` (the all-in-one), every message and warning starts with its check's name
+/// (`crd-schema-fields: ...`) and each check's texts have the room its prefix leaves; the
+/// messages of the rejecting checks are joined one a line, each check's long message sized to
+/// leave room for the others' short lines, and the later ones given in their short form when the
+/// whole would pass [`MAX_MESSAGE_CHARS`]. Warnings past the API server's total are left out,
+/// and a last warning says how many. The mutation is the caller's (the all-in-one chains them).
+pub fn answer(parts: Vec<Part>, prefixed: bool) -> Answer {
+    let prefixes: Vec<String> = parts
+        .iter()
+        .map(|part| {
+            if prefixed {
+                format!("{}: ", part.check)
+            } else {
+                String::new()
+            }
+        })
+        .collect();
+    let shorts: Vec<Option<String>> = parts
+        .iter()
+        .zip(&prefixes)
+        .map(|(part, prefix)| short_line(part, MAX_WARNING_CHARS - chars(prefix)))
+        .collect();
+    // What each rejecting check's short line takes of the message, with its prefix and newline.
+    let short_room: Vec<usize> = shorts
+        .iter()
+        .zip(&prefixes)
+        .map(|(short, prefix)| short.as_ref().map_or(0, |short| chars(prefix) + chars(short) + 1))
+        .collect();
+    let all_short: usize = short_room.iter().sum();
+    let rendered: Vec<Rendered> = parts
+        .into_iter()
+        .zip(shorts)
+        .enumerate()
+        .map(|(i, (part, short))| {
+            let budget = Budget {
+                warning: MAX_WARNING_CHARS - chars(&prefixes[i]),
+                message: MAX_MESSAGE_CHARS.saturating_sub(chars(&prefixes[i]) + all_short - short_room[i]),
+            };
+            render_part(part, short, budget)
+        })
+        .collect();
+    let verdict = verdict_of(&rendered, &prefixes);
+    Answer {
+        response: verdict,
+        parts: rendered,
+    }
+}
+
+/// The verdict of rendered parts, each text behind its prefix.
+fn verdict_of(parts: &[Rendered], prefixes: &[String]) -> Response {
+    let mut verdict = Response::accept();
     let messages: Vec<(String, String)> = parts
         .iter()
-        .filter_map(|part| {
+        .zip(prefixes)
+        .filter_map(|(part, prefix)| {
             let (long, short) = part.message.as_ref()?;
-            Some((prefix(part.check, long), prefix(part.check, short)))
+            Some((format!("{prefix}{long}"), format!("{prefix}{short}")))
         })
         .collect();
     if !messages.is_empty() {
         verdict.accepted = false;
         verdict.message = Some(join_fitting(&messages, "\n", MAX_MESSAGE_CHARS));
-        verdict.code = parts.iter().filter(|p| p.rejects()).find_map(|p| p.code);
+        verdict.code = parts.iter().filter(|p| p.message.is_some()).find_map(|p| p.code);
     }
     verdict.warnings = parts
         .iter()
-        .flat_map(|part| part.warnings.iter().map(|w| prefix(part.check, w)))
+        .zip(prefixes)
+        .flat_map(|(part, prefix)| part.warnings.iter().map(move |w| format!("{prefix}{w}")))
         .collect();
     keep_within_limits(&mut verdict.warnings);
     let listed: Vec<&Listed> = parts
@@ -471,12 +657,6 @@ pub fn answer(parts: &[Rendered], prefixed: bool) -> Verdict {
         verdict = verdict.annotate(FINDINGS_ANNOTATION, annotation(&listed));
     }
     verdict
-}
-
-/// [`answer`] with every finding of `parts` beside it (the structured report's).
-pub fn full_answer(parts: Vec<Rendered>, prefixed: bool) -> Answer {
-    let verdict = answer(&parts, prefixed);
-    Answer { verdict, parts }
 }
 
 /// The [`FINDINGS_ANNOTATION`] value: compact JSON `{"total":N,"findings":[{"policy",
@@ -558,7 +738,7 @@ mod tests {
     #[test]
     fn one_rejection_and_one_warning() {
         let report = Report::new(subject(), vec![finding("a", true), finding("b", false)]);
-        let verdict = answer(&[render_check("demo", DOCS, report)], false);
+        let verdict = answer(vec![Part::report("demo", DOCS, report)], false).response;
         assert!(!verdict.accepted);
         assert_eq!(
             verdict.message.as_deref(),
@@ -581,7 +761,7 @@ mod tests {
     #[test]
     fn several_rejections_are_numbered_and_prefixed_in_the_all_in_one() {
         let report = Report::new(subject(), vec![finding("a", true), finding("b", true)]);
-        let verdict = answer(&[render_check("demo", DOCS, report)], true);
+        let verdict = answer(vec![Part::report("demo", DOCS, report)], true).response;
         assert_eq!(
             verdict.message.as_deref(),
             Some(
@@ -599,7 +779,7 @@ mod tests {
                 finding("b", true).with_code(500),
             ],
         );
-        let verdict = answer(&[render_check("demo", DOCS, report)], false);
+        let verdict = answer(vec![Part::report("demo", DOCS, report)], false).response;
         assert_eq!(verdict.code, Some(500));
         assert!(
             verdict.warnings[0].contains("a is wrong. (warnOnly: a) See "),
@@ -633,7 +813,7 @@ mod tests {
         };
         let mut report = Report::new(subject(), findings.clone());
         report.list = Some(list.clone());
-        let verdict = answer(&[render_check("demo", DOCS, report)], true);
+        let verdict = answer(vec![Part::report("demo", DOCS, report)], true).response;
         assert!(limit_violations(verdict.message.as_deref(), &verdict.warnings).is_empty());
         assert!(verdict.message.unwrap().ends_with(" more"));
         let warned: Vec<Finding> = findings
@@ -645,7 +825,7 @@ mod tests {
             .collect();
         let mut report = Report::new(subject(), warned);
         report.list = Some(list);
-        let verdict = answer(&[render_check("demo", DOCS, report)], false);
+        let verdict = answer(vec![Part::report("demo", DOCS, report)], false).response;
         assert!(limit_violations(None, &verdict.warnings).is_empty());
         assert!(
             verdict
@@ -655,6 +835,72 @@ mod tests {
                 .contains("(500 in total); see the docs")
         );
         assert!(chars(&verdict.audit_annotations[FINDINGS_ANNOTATION]) <= ANNOTATION_CHARS);
+    }
+
+    #[test]
+    fn findings_of_one_cause_are_listed_under_its_heading_said_once() {
+        let served = |rule: &'static str, field: &str| {
+            Finding::reject(
+                rule,
+                format!("spec.versions[1].schema.openAPIV3Schema.properties.{field}"),
+                format!("spec.versions[1].schema.openAPIV3Schema.properties.{field} (served v1 vs v2): removed."),
+                format!("{field} (served v1 vs v2): removed."),
+            )
+            .under("Served v1 and v2 differ.", format!(".properties.{field}: removed."))
+        };
+        let report = Report::new(
+            subject(),
+            vec![served("x", "a"), finding("alone", true), served("x", "b")],
+        );
+        let answer = answer(vec![Part::report("demo", DOCS, report)], false);
+        assert_eq!(
+            answer.response.message.as_deref(),
+            Some(
+                "CustomResourceDefinition widgets.example.com: 3 problems. (1) alone is wrong, because. Fix it. Served v1 and v2 differ. (2) .properties.a: removed. (3) .properties.b: removed."
+            )
+        );
+        // Everywhere else, each finding stays whole.
+        assert!(
+            answer.findings()[0]
+                .text
+                .ends_with("openAPIV3Schema.properties.a (served v1 vs v2): removed.")
+        );
+    }
+
+    #[test]
+    fn every_check_has_the_room_the_answer_leaves_it() {
+        let long = |rule: &'static str| {
+            Finding::reject(
+                rule,
+                "spec.x",
+                Parts::default().fixed("why: ").elidable("p".repeat(5000)),
+                Parts::default().fixed("brief: ").elidable("q".repeat(500)),
+            )
+        };
+        let part = |check| Part::report(check, DOCS, Report::new(subject(), vec![long("a")]));
+        // Alone, a check has the API server's whole limits.
+        let alone = answer(vec![part("demo")], false).response;
+        assert_eq!(chars(alone.message.as_deref().unwrap()), MAX_MESSAGE_CHARS);
+        let warned = Report::new(
+            subject(),
+            vec![Finding {
+                action: crate::settings::RejectOrWarn::Warn,
+                ..long("a")
+            }],
+        );
+        let verdict = answer(vec![Part::report("demo", DOCS, warned.clone())], false).response;
+        assert_eq!(chars(&verdict.warnings[0]), MAX_WARNING_CHARS);
+        // Behind a prefix, the warning gives up exactly the prefix's room.
+        let verdict = answer(vec![Part::report("demo", DOCS, warned)], true).response;
+        assert_eq!(chars(&verdict.warnings[0]), MAX_WARNING_CHARS);
+        assert!(verdict.warnings[0].starts_with("demo: CRD "));
+        // Two rejecting checks: the first in full, the second's short line after it, within the limit.
+        let both = answer(vec![part("first"), part("second")], true).response;
+        let message = both.message.unwrap();
+        assert_eq!(chars(&message), MAX_MESSAGE_CHARS, "{message}");
+        let lines: Vec<&str> = message.lines().collect();
+        assert!(lines[0].starts_with("first: CustomResourceDefinition widgets.example.com: why: "));
+        assert!(lines[1].starts_with("second: CRD widgets.example.com: brief: "));
     }
 
     #[test]

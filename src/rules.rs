@@ -4,10 +4,10 @@
 //! document with it.
 //!
 //! Each policy's rules are declared once, in its metadata.yml (what Kubewarden reads):
-//! `build.rs` turns every `policies/<name>/metadata.yml` and the all-in-one's `metadata.yml` into
+//! `build/policy_rules.rs` turns every `policies/<name>/metadata.yml` and the all-in-one's `metadata.yml` into
 //! the constants below ([`CRD_SCHEMA_FIELDS`], ..., [`SYNCGUARD`]).
 
-use crate::admission::Request;
+use crate::admission::{Operation, Request};
 use serde::{Deserialize, Serialize};
 use std::ops::Deref;
 
@@ -29,9 +29,10 @@ pub struct Rule<L = &'static [&'static str]> {
     pub operations: L,
 }
 
-/// What a rule is matched against: the resource of a request as the API server names it.
+/// What a rule is matched against: the attributes of a request as the API server names them
+/// (k8s.io/apiserver's `admission.Attributes`: resource, subresource, operation).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Target<'a> {
+pub struct Attributes<'a> {
     /// API group, `""` for the core group.
     pub group: &'a str,
     /// API version.
@@ -40,17 +41,17 @@ pub struct Target<'a> {
     pub resource: &'a str,
     /// Subresource, `""` for none.
     pub subresource: &'a str,
-    /// Operation, e.g. `CREATE`.
-    pub operation: &'a str,
+    /// Operation; `None` for a request without one of the API server's (no rule matches it).
+    pub operation: Option<Operation>,
 }
 
-impl<'a> Target<'a> {
+impl<'a> Attributes<'a> {
     /// The target of a request.
     ///
     /// Kubewarden's audit scanner puts the object's kind where the resource belongs
     /// (`resource.resource: CustomResourceDefinition`); such a request is matched by the
     /// built-in resource its group and kind name.
-    pub fn of(request: &'a Request<'_>) -> Target<'a> {
+    pub fn of(request: &'a Request<'_>) -> Attributes<'a> {
         let resource = if request.resource.resource == request.kind.kind {
             crate::generated::builtin_kinds(&request.kind.kind)
                 .find(|r| r.group == request.kind.group && !r.subresource)
@@ -58,12 +59,12 @@ impl<'a> Target<'a> {
         } else {
             request.resource.resource.as_ref()
         };
-        Target {
+        Attributes {
             group: &request.resource.group,
             version: &request.resource.version,
             resource,
             subresource: request.sub_resource.as_deref().unwrap_or(""),
-            operation: &request.operation,
+            operation: request.operation,
         }
     }
 }
@@ -81,7 +82,7 @@ where
     /// (`k8s.io/apiserver/pkg/admission/plugin/webhook/predicates/rules`): a resource entry
     /// `res/sub` matches when `res` is `*` or the resource and `sub` is `*` or the
     /// subresource, an entry without `/` having the empty subresource.
-    pub fn applies_to(&self, target: &Target<'_>) -> bool {
+    pub fn applies_to(&self, target: &Attributes<'_>) -> bool {
         let resource_matches = self.resources.iter().any(|entry| {
             let (resource, subresource) = entry.as_ref().split_once('/').unwrap_or((entry.as_ref(), ""));
             (resource == "*" || resource == target.resource)
@@ -90,18 +91,20 @@ where
         any_or(&self.api_groups, target.group)
             && any_or(&self.api_versions, target.version)
             && resource_matches
-            && any_or(&self.operations, target.operation)
+            && target
+                .operation
+                .is_some_and(|operation| any_or(&self.operations, operation.as_str()))
     }
 
-    /// Whether a request falls under this rule (see [`Target::of`] and [`Rule::applies_to`]).
+    /// Whether a request falls under this rule (see [`Attributes::of`] and [`Rule::applies_to`]).
     pub fn matches(&self, request: &Request<'_>) -> bool {
-        self.applies_to(&Target::of(request))
+        self.applies_to(&Attributes::of(request))
     }
 }
 
 /// Whether any of `rules` matches the request.
 pub fn any_matches(rules: &[Rule], request: &Request<'_>) -> bool {
-    let target = Target::of(request);
+    let target = Attributes::of(request);
     rules.iter().any(|rule| rule.applies_to(&target))
 }
 
@@ -120,18 +123,18 @@ mod tests {
                 resource: resource.into(),
             },
             sub_resource: sub.map(Into::into),
-            operation: op.into(),
+            operation: op.parse().ok(),
             ..Request::default()
         }
     }
 
-    fn target<'a>(group: &'a str, resource: &'a str, subresource: &'a str, operation: &'a str) -> Target<'a> {
-        Target {
+    fn target<'a>(group: &'a str, resource: &'a str, subresource: &'a str, operation: &'a str) -> Attributes<'a> {
+        Attributes {
             group,
             version: "v1",
             resource,
             subresource,
-            operation,
+            operation: operation.parse().ok(),
         }
     }
 
@@ -209,7 +212,7 @@ mod tests {
         assert!(rule.applies_to(&target("batch", "jobs", "", "UPDATE")));
         assert!(!rule.applies_to(&target("", "jobs", "", "CREATE")));
         assert!(!rule.applies_to(&target("batch", "jobs", "", "DELETE")));
-        let version = Target {
+        let version = Attributes {
             version: "v2",
             ..target("batch", "jobs", "", "CREATE")
         };

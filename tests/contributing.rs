@@ -109,6 +109,7 @@ fn every_check_is_laid_out_as_contributing_md_says() {
             "README.md",
             "test_data/cases.yml",
             "test_data/answers.snap",
+            "test_data/hostile.yml",
         ] {
             if !folder.join(file).is_file() {
                 problems.push(format!("{name}: policies/{name}/{file} is missing"));
@@ -117,7 +118,7 @@ fn every_check_is_laid_out_as_contributing_md_says() {
         let generated = syncguard::rules::POLICIES.iter().find(|(policy, _)| *policy == name);
         if generated.map(|(_, rules)| *rules) != Some(entry.rules) {
             problems.push(format!(
-                "{name}: its RULES are not those build.rs generates from its metadata.yml"
+                "{name}: its RULES are not those build/policy_rules.rs generates from its metadata.yml"
             ));
         }
         let readme = read(&folder.join("README.md"));

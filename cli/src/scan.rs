@@ -257,12 +257,12 @@ impl ActivePolicy {
     /// Whether `operation` of `resource` in `group`/`version` falls under the policy's rules,
     /// decided by the core's matcher, the one the all-in-one policy routes requests with.
     pub fn matches(&self, group: &str, version: &str, resource: &str, operation: Operation) -> bool {
-        let target = syncguard::rules::Target {
+        let target = syncguard::rules::Attributes {
             group,
             version,
             resource,
             subresource: "",
-            operation: operation.as_str(),
+            operation: Some(operation),
         };
         self.rules.iter().any(|rule| rule.applies_to(&target))
     }

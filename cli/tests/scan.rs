@@ -307,6 +307,34 @@ fn json_report() {
 }
 
 #[test]
+fn json_output_follows_its_documented_schema() {
+    use syncguard_cli::scan::report::Output;
+    // The schema, generated from the types the command serialises, is the documented one.
+    let schema = serde_json::to_string_pretty(&schemars::schema_for!(Output)).unwrap() + "\n";
+    let path = root().join("docs/scan-output.schema.json");
+    if std::env::var_os("SYNCGUARD_WRITE_SCHEMA").is_some() {
+        std::fs::write(&path, &schema).unwrap();
+    }
+    let documented = std::fs::read_to_string(&path).unwrap_or_default();
+    assert!(
+        documented == schema,
+        "{} is not the schema of the command's output types; run `make json-schema` and review the diff",
+        path.display()
+    );
+    // Real output (a clash with related documents, rejections, warnings, findings with fixes and
+    // an input error) reads into those types and back to the same JSON: nothing undocumented.
+    for args in [
+        &["--format", "json", "--verbose", "findings"][..],
+        &["--format", "json", "findings", "bad"][..],
+    ] {
+        let run = scan_with(BASE, args);
+        let value = json_of(&run);
+        let output: Output = serde_json::from_value(value.clone()).unwrap_or_else(|e| panic!("{e}: {value}"));
+        assert_eq!(serde_json::to_value(&output).unwrap(), value);
+    }
+}
+
+#[test]
 fn output_is_deterministic() {
     let dir = policies(BASE);
     let scan = |extra: &[&str]| {
@@ -388,6 +416,7 @@ fn sarif_report() {
             "hook-job-safety",
             "ownership-markers",
             "kind-group-clash",
+            "kind-group-clash/sameKindAndName",
             "hook-job-safety/ttlSecondsAfterFinished",
             "ownership-markers/helmCompleteness"
         ]
@@ -407,8 +436,18 @@ fn sarif_report() {
         })
         .collect();
     let expected = [
-        ("kind-group-clash", "error", "findings/clash/beta.yaml", 9),
-        ("kind-group-clash", "error", "findings/clash/stable.yaml", 2),
+        (
+            "kind-group-clash/sameKindAndName",
+            "error",
+            "findings/clash/beta.yaml",
+            9,
+        ),
+        (
+            "kind-group-clash/sameKindAndName",
+            "error",
+            "findings/clash/stable.yaml",
+            2,
+        ),
         // A finding is at its path's key: the TTL's, the labels' (the missing label's parent).
         (
             "hook-job-safety/ttlSecondsAfterFinished",
@@ -428,6 +467,15 @@ fn sarif_report() {
         .map(|(a, b, c, d)| (a.to_string(), b.to_string(), c.to_string(), *d))
         .collect();
     assert_eq!(results, expected);
+    assert_eq!(
+        run0["results"][0]["message"]["text"],
+        "Shirt \"shirt\" in namespace \"default\" is defined in 2 API groups (beta.example.com, stable.example.com); Helm before 3.17.1 mixes them up."
+    );
+    let clash_rule = &run0["tool"]["driver"]["rules"][4];
+    assert_eq!(
+        clash_rule["helpUri"],
+        "https://github.com/syncguard/syncguard/blob/main/docs/scan.md#kind-group-clash"
+    );
     let related = &run0["results"][0]["relatedLocations"][0]["physicalLocation"];
     assert_eq!(related["artifactLocation"]["uri"], "findings/clash/stable.yaml");
     assert_eq!(related["region"]["startLine"], 2);

@@ -12,15 +12,16 @@
 //!
 //! The page calls [`evaluate`] and renders the JSON it returns (see [`report`]).
 
+use serde::Serialize;
 use serde_json::{Value, json};
 use syncguard::cluster::Cluster;
-use syncguard::finding::RuleDoc;
 use syncguard::registry::{CHECKS, Entry};
 use syncguard::render::ReportAnswer;
 use syncguard_scan::cluster::{OfflineCluster, Plurals};
 use syncguard_scan::config::Config;
 use syncguard_scan::evaluate::{self, Evaluation, Evaluator};
 use syncguard_scan::locate::Locator;
+use syncguard_scan::rows::{FindingRow, ResultRow};
 use syncguard_scan::{Operation, clash, input};
 use wasm_bindgen::prelude::wasm_bindgen;
 
@@ -39,7 +40,6 @@ pub struct Policy {
     pub name: &'static str,
     metadata: &'static str,
     rules: &'static [syncguard::rules::Rule],
-    findings: &'static [RuleDoc],
     report: fn(&[u8], &dyn Cluster) -> Vec<u8>,
     validate_settings: fn(Option<&str>) -> Result<(), String>,
     reads_old_object: bool,
@@ -56,7 +56,6 @@ impl Policy {
             name: entry.name,
             metadata,
             rules: entry.rules,
-            findings: entry.findings,
             report: entry.report,
             validate_settings: entry.check_settings,
             reads_old_object: entry.reads_old_object,
@@ -111,7 +110,7 @@ impl Evaluator for CoreEvaluator {
         request.resource.group = group.into();
         request.resource.version = version.into();
         request.resource.resource = resource.into();
-        request.operation = operation.as_str().into();
+        request.operation = Some(operation);
         syncguard::rules::any_matches(self.active[policy].policy.rules, &request)
     }
 
@@ -185,14 +184,11 @@ pub struct State {
 ///   `readme` (the link to its documentation);
 /// - `documents`: every object found: `line`, `apiVersion`, `kind`, `name`, `namespace`, and
 ///   `old` (whether the old objects hold its previous version);
-/// - `results`: every evaluation, by document then policy: `document` (index in
-///   `documents`), `line`, `policy`, `operation` (`CREATE`, or `UPDATE` when the policy judged
-///   the update from the document's old version), `verdict` (`rejected`, `mutated`, `warned`
-///   or `accepted`), `message`, `code`, `warnings`, `patch` (the JSON Patch of a mutation) and
-///   `related` (the other documents of a `kind-group-clash` finding), `findings` (each
-///   finding of the answer, as the rows of `syncguard scan --format json` list them: `rule`,
-///   `action`, `path`, `line` (the line of the path's key in the manifests), `brief`, `fix`,
-///   plus `readme`, the link to the README section of the rule) and `unlistedFindings`;
+/// - `results`: every evaluation, by document then policy, each a
+///   [`syncguard_scan::rows::ResultRow`], the row `syncguard scan --format json` writes (with
+///   its findings' rows), placed by `document` (index in `documents`) and `line` where the
+///   command names the file; `related` lists the indexes of the other documents of a
+///   `kind-group-clash` finding;
 /// - `errors`: input problems, each with `input` (`manifests`, `snapshot`, `old` or
 ///   `config`), `line` (or `null`) and `message`. A configuration, snapshot or old-objects
 ///   problem stops the evaluation, as the first two stop the command (an unreadable old
@@ -295,51 +291,32 @@ pub fn report(state: &State) -> Value {
     evaluations.sort_by_key(|e| (e.document, e.policy));
     // Read only when a finding needs a line (as the command reads only files with findings).
     let mut locator: Option<Locator> = None;
-    let results: Vec<Value> = evaluations
+    let results: Vec<ResultRow<PagePlace, usize>> = evaluations
         .iter()
         .map(|e| {
             let doc = &documents[e.document];
-            let rules = evaluator.active.get(e.policy).map_or(&[][..], |a| a.policy.findings);
-            let findings: Vec<Value> = e
+            let policy = infos[e.policy]["name"].as_str().unwrap_or_default().to_string();
+            let findings = e
                 .findings
                 .iter()
                 .map(|reported| {
-                    let f = &reported.listed;
-                    let line = if f.path.is_empty() {
+                    let path = &reported.listed.path;
+                    let line = if path.is_empty() {
                         doc.line
                     } else {
                         locator
                             .get_or_insert_with(|| Locator::new(&state.manifests))
-                            .line(doc.index, doc.item, &f.path)
+                            .line(doc.index, doc.item, path)
                             .unwrap_or(doc.line)
                     };
-                    json!({
-                        "rule": f.rule,
-                        "action": f.action,
-                        "path": f.path,
-                        "line": line,
-                        "brief": f.brief,
-                        "text": reported.text,
-                        "fix": f.fix,
-                        "readme": rule_link(&infos[e.policy]["name"], rules, &f.rule),
-                    })
+                    FindingRow::new(&policy, reported, line)
                 })
                 .collect();
-            let unlisted = e.unlisted;
-            json!({
-                "document": e.document,
-                "line": documents[e.document].line,
-                "policy": infos[e.policy]["name"],
-                "operation": e.operation,
-                "verdict": e.verdict.as_str(),
-                "message": e.message,
-                "code": e.code,
-                "warnings": e.warnings,
-                "patch": e.patch,
-                "related": e.related,
-                "findings": findings,
-                "unlistedFindings": unlisted,
-            })
+            let place = PagePlace {
+                document: e.document,
+                line: doc.line,
+            };
+            ResultRow::new(e, &policy, place, e.related.clone(), findings)
         })
         .collect();
     let described: Vec<Value> = documents
@@ -363,14 +340,13 @@ pub fn report(state: &State) -> Value {
     json!({"policies": infos, "documents": described, "results": results, "errors": errors})
 }
 
-/// The link to the README section of `rule` of `policy`, else to the policy's README.
-fn rule_link(policy: &Value, rules: &[RuleDoc], rule: &str) -> String {
-    let policy = policy.as_str().unwrap_or_default();
-    let anchor = rules
-        .iter()
-        .find(|doc| doc.id == rule)
-        .map_or("readme", |doc| doc.anchor);
-    format!("{REPOSITORY}/blob/main/policies/{policy}/README.md#{anchor}")
+/// Where a judged document is on the page: its index in the report's `documents`, and its line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct PagePlace {
+    /// The document's index in `documents`.
+    pub document: usize,
+    /// The line its content starts on.
+    pub line: usize,
 }
 
 /// The page's entry point: [`report`] of the four inputs, as JSON text.
@@ -763,7 +739,7 @@ mod tests {
                 for finding in row["findings"].as_array().unwrap() {
                     assert!(finding["line"].as_u64().is_some_and(|l| l >= 1), "{finding}");
                     let link = finding["readme"].as_str().unwrap();
-                    assert!(link.contains("/README.md#") && !link.ends_with('#'), "{link}");
+                    assert!(link.contains('#') && !link.ends_with('#'), "{link}");
                 }
             }
         }

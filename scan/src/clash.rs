@@ -18,12 +18,22 @@ use crate::input::{Document, Source};
 use serde::Deserialize;
 use serde_json::Value;
 use std::collections::BTreeMap;
+use syncguard::finding::RuleDoc;
 
 /// Name of the pseudo-policy.
 pub const NAME: &str = "kind-group-clash";
 
 /// One-line description (SARIF rule, JSON policy list).
 pub const DESCRIPTION: &str = "Objects with the same kind, name and namespace in different API groups, which Helm before 3.17.1 confuses (Helm issue 13582)";
+
+/// The rule of its findings (as a check's `FINDINGS`): `docs/scan.md` documents it, under
+/// [`crate::rows::CLASH_DOCS`]. kind-group-clash is not in the core's registry of checks: it
+/// judges a tree of documents, never one admission request, so no engine can run it.
+pub const FINDINGS: &[RuleDoc] = &[RuleDoc {
+    id: "sameKindAndName",
+    summary: "another object of the scan has the same kind, name and namespace in a different API group",
+    anchor: "kind-group-clash",
+}];
 
 /// Settings of the pseudo-policy.
 #[derive(Debug, Clone, Default, Deserialize, PartialEq, Eq)]
@@ -57,6 +67,8 @@ pub struct Clash {
     pub document: usize,
     /// The message.
     pub message: String,
+    /// The same in a few words, within a warning's 256 characters.
+    pub brief: String,
     /// The other documents of the set.
     pub related: Vec<usize>,
 }
@@ -112,10 +124,24 @@ pub fn find(documents: &[Document], sources: &[Source], settings: &Settings) -> 
             groups.len(),
             places.join(", "),
         );
+        let brief = format!(
+            "{kind} {}{scope} is defined in {} API groups ({}); Helm before 3.17.1 mixes them up.",
+            syncguard::text::elide(&syncguard::text::quote(name), 80),
+            groups.len(),
+            syncguard::text::elide(
+                &groups
+                    .iter()
+                    .map(|g| if g.is_empty() { "core" } else { g })
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                80
+            ),
+        );
         for &i in &members {
             clashes.push(Clash {
                 document: i,
                 message: message.clone(),
+                brief: brief.clone(),
                 related: members.iter().copied().filter(|&j| j != i).collect(),
             });
         }

@@ -3,16 +3,18 @@
 //! [`Evaluator`]: the command runs the annotated modules through wasmtime, the playground the
 //! core checks compiled into it.
 
+use crate::Operation;
 use crate::clash;
 use crate::cluster::Plurals;
 use crate::input::{Document, Source};
-use crate::operation::Operation;
 use serde_json::Value;
 use std::hash::Hasher;
 use syncguard::render::{Annotation, FINDINGS_ANNOTATION, Reported};
 
-/// The verdict of one evaluation.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+/// The verdict of one evaluation; written in lower case (`rejected`) in every output format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "lowercase")]
 pub enum Verdict {
     /// Admission would refuse the object.
     Rejected,
@@ -267,17 +269,39 @@ pub fn clash_evaluations(
 ) -> Vec<Evaluation> {
     clash::find(documents, sources, settings)
         .into_iter()
-        .map(|found| Evaluation {
-            related: found.related,
-            ..Evaluation::new(
-                found.document,
-                policy,
-                false,
-                Some(found.message),
-                None,
-                Vec::new(),
-                None,
-            )
+        .map(|found| {
+            let info = &documents[found.document].info;
+            let label = match (&info.namespace, &info.name) {
+                (Some(namespace), Some(name)) => format!("{namespace}/{name}"),
+                (_, name) => name.clone().unwrap_or_default(),
+            };
+            let finding = Reported {
+                listed: syncguard::render::Listed {
+                    policy: clash::NAME.to_string(),
+                    rule: clash::FINDINGS[0].id.to_string(),
+                    action: "reject".to_string(),
+                    path: String::new(),
+                    brief: found.brief,
+                    fix: None,
+                },
+                kind: info.kind.clone(),
+                label,
+                text: found.message.clone(),
+                note: None,
+            };
+            Evaluation {
+                related: found.related,
+                ..Evaluation::new(
+                    found.document,
+                    policy,
+                    false,
+                    Some(found.message),
+                    None,
+                    Vec::new(),
+                    None,
+                )
+            }
+            .with_findings(vec![finding])
         })
         .collect()
 }

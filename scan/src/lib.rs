@@ -3,8 +3,8 @@
 //! answers context-aware lookups ([`cluster`]) as Kubewarden's reflector would ([`reflector`]),
 //! kwctl's replay files ([`replay`]), the `kind-group-clash` pseudo-policy ([`clash`]), the
 //! `--config` file ([`config`]), the request each object becomes and the verdicts it gets
-//! ([`evaluate`]), where a finding's path is in a file ([`locate`]), and the admission
-//! [`Operation`]s host code writes and checks.
+//! ([`evaluate`]), where a finding's path is in a file ([`locate`]), and the rows the
+//! command's JSON and the playground write of them ([`rows`]).
 //!
 //! The command runs the policy modules through wasmtime; the playground (built with
 //! wasm-bindgen for a browser) runs the core checks compiled into it. Both read, answer and
@@ -16,8 +16,9 @@ pub mod config;
 pub mod evaluate;
 pub mod input;
 pub mod locate;
-pub mod operation;
 pub mod reflector;
 pub mod replay;
+pub mod rows;
 
-pub use operation::Operation;
+/// The admission operations host code writes and checks: the core's.
+pub use syncguard::admission::Operation;

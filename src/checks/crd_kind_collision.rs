@@ -908,7 +908,7 @@ fn names_message(name: &str, group: &str, plural: &str, clashes: &BTreeSet<NameC
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::admission::Verdict;
+    use crate::admission::Response;
     use crate::check;
     use crate::cluster::Objects;
     use serde_json::{Value, json};
@@ -979,7 +979,7 @@ mod tests {
         syncguard_testkit::crd_request(operation, object, None)
     }
 
-    fn decide(request: &Value, settings: Value, cluster: &dyn Cluster) -> Verdict {
+    fn decide(request: &Value, settings: Value, cluster: &dyn Cluster) -> Response {
         check::decide::<CrdKindCollision>(syncguard_testkit::payload(request, &settings).as_bytes(), cluster)
     }
 

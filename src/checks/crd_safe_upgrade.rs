@@ -49,7 +49,7 @@
 //! UPDATE without `object` or `oldObject`. `null` in place of a list, map or object is read
 //! as empty (raw manifests carry `storedVersions: null`).
 
-use crate::admission::{ObjectJson, Request};
+use crate::admission::{ObjectJson, Operation, Request};
 use crate::check::{Check, GroupKind};
 use crate::cluster::Cluster;
 use crate::finding::{Finding, Malformed, Report, RuleDoc, Subject};
@@ -470,8 +470,8 @@ impl Check for CrdSafeUpgrade {
         let new = read(&new_text, "object")?;
         let subject = Subject::new(request, &new.metadata.name, &new.metadata.generate_name, "");
         let mut notes = Vec::new();
-        let findings = match (request.operation.as_ref(), request.old_object) {
-            ("UPDATE", Some(old)) => {
+        let findings = match (request.operation, request.old_object) {
+            (Some(Operation::Update), Some(old)) => {
                 let old_text = text_of(old)?;
                 update(
                     &subject.label,
@@ -481,7 +481,7 @@ impl Check for CrdSafeUpgrade {
                     &mut notes,
                 )
             }
-            ("UPDATE", None) => Vec::new(),
+            (Some(Operation::Update), None) => Vec::new(),
             _ => audit(&subject.label, &new),
         };
         let findings = findings
@@ -645,15 +645,8 @@ fn update(
         let mut finding = match action {
             Action::Ignore => continue,
             Action::Reject => {
-                // Said once: why served versions that differ matter, then why the rule does.
-                if let Scope::Served(earlier, later) = &change.scope {
-                    let note = format!(
-                        "Served {earlier} and {later} differ without a conversion webhook: objects written as {earlier} are read as {later}."
-                    );
-                    if !notes.iter().any(|(_, text)| *text == note) {
-                        notes.push((change.rule, note));
-                    }
-                }
+                // Said once: why the rule matters (why served versions that differ do is the
+                // heading of their findings, see `schema_finding`).
                 let note = schema_note(&change, settings.profile);
                 if !notes.iter().any(|(_, text)| *text == note) {
                     notes.push((change.rule, note));
@@ -700,8 +693,10 @@ fn schema_finding(change: &Change, switch: bool) -> Finding {
     let place = match &change.scope {
         Scope::Crd => String::new(),
         Scope::Version(version) => format!(" ({version})"),
-        // Why, once for the pair, is a note of the rejection (see `update`).
-        Scope::Served(earlier, later) => format!(" (served {earlier} vs {later})"),
+        // Said once for the pair when several findings share it (the group's heading, below).
+        Scope::Served(earlier, later) => format!(
+            " (served {earlier} vs {later}: they differ without a conversion webhook, so objects written as {earlier} are read as {later})"
+        ),
     };
     let brief_place = match &change.scope {
         Scope::Crd => String::new(),
@@ -709,6 +704,22 @@ fn schema_finding(change: &Change, switch: bool) -> Finding {
         Scope::Served(earlier, later) => format!(" (served {earlier} vs {later}, no conversion webhook)"),
     };
     let text = Parts::default().fixed(format!("{field}{place}: {what}."));
+    // In a rejection of several findings, those of one version, or of one pair of served
+    // versions, are listed under one heading that says where they are and, for a pair, why it
+    // matters; each then names only its field.
+    let schema = format!("spec.versions[{}].schema.openAPIV3Schema", change.index);
+    let heading = match &change.scope {
+        Scope::Crd => None,
+        Scope::Version(version) => Some(format!("In {version} ({schema}):")),
+        Scope::Served(earlier, later) => Some(format!(
+            "Served {earlier} and {later} differ without a conversion webhook, so objects written as {earlier} are read as {later}; in {later} ({schema}):"
+        )),
+    };
+    let line = match change.at.strip_prefix('.') {
+        Some(rest) => Parts::default().elidable(rest),
+        None => Parts::default().fixed("the schema"),
+    }
+    .fixed(format!(": {what}."));
     // Cut first: the path's prefix, which every finding of the version shares and the version
     // in parentheses names anyway; then the rest of the path, in its middle.
     let brief = match (&change.scope, change.at.strip_prefix('.')) {
@@ -721,7 +732,11 @@ fn schema_finding(change: &Change, switch: bool) -> Finding {
         .fixed(format!("{brief_place}: "))
         .elidable(schema_what(change, true))
         .fixed(format!("; {short_why}."));
-    Finding::reject(change.rule, path, text, brief)
+    let finding = Finding::reject(change.rule, path, text, brief);
+    match heading {
+        Some(heading) => finding.under(heading, line),
+        None => finding,
+    }
 }
 
 /// Since when validation ratcheting spares unchanged values (the CRDValidationRatcheting

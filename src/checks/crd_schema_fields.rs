@@ -831,11 +831,11 @@ fn near_miss(key: &str, fields: &'static [Field]) -> Option<&'static str> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::admission::Verdict;
+    use crate::admission::Response;
     use crate::render::{Annotation, FINDINGS_ANNOTATION};
 
     /// How many findings an answer counts.
-    fn total(verdict: &Verdict) -> usize {
+    fn total(verdict: &Response) -> usize {
         serde_json::from_str::<Annotation>(&verdict.audit_annotations[FINDINGS_ANNOTATION])
             .unwrap()
             .total
@@ -906,7 +906,7 @@ mod tests {
 
     const ROOT: &str = "spec.versions[0].schema.openAPIV3Schema";
 
-    fn run(object: &Value, settings: Value) -> Verdict {
+    fn run(object: &Value, settings: Value) -> Response {
         let payload = syncguard_testkit::payload(&syncguard_testkit::crd_request("CREATE", object, None), &settings);
         decide::<CrdSchemaFields>(payload.as_bytes(), &NoCluster)
     }

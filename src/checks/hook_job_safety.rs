@@ -542,12 +542,12 @@ fn shell_word(word: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::admission::Verdict;
+    use crate::admission::Response;
     use crate::check::{decide, parse_settings};
     use crate::cluster::NoCluster;
     use serde_json::{Value, json};
 
-    fn run(operation: &str, object: Value, settings: Value) -> Verdict {
+    fn run(operation: &str, object: Value, settings: Value) -> Response {
         let payload = json!({
             "request": {
                 "uid": "1",
@@ -715,7 +715,7 @@ mod tests {
             ),
             json!({"ttlAction": "remove", "deletePolicy": "ignore"}),
         );
-        assert_eq!(verdict, Verdict::accept());
+        assert_eq!(verdict, Response::accept());
     }
 
     #[test]
@@ -728,11 +728,11 @@ mod tests {
             json!({"ttlAction": "reject", "deletePolicy": "reject"}),
             json!({"ttlAction": "remove"}),
         ] {
-            assert_eq!(run("UPDATE", object.clone(), settings), Verdict::accept());
+            assert_eq!(run("UPDATE", object.clone(), settings), Response::accept());
         }
         assert_eq!(
             run("UPDATE", stuck_job(json!([HOOK_FINALIZER])), json!({})),
-            Verdict::accept()
+            Response::accept()
         );
     }
 
@@ -776,11 +776,11 @@ mod tests {
     fn deleted_job_without_the_finalizer_or_unfinished_is_accepted() {
         assert_eq!(
             run("CREATE", stuck_job(json!([])), json!({"ttlAction": "reject"})),
-            Verdict::accept()
+            Response::accept()
         );
         let mut running = stuck_job(json!([HOOK_FINALIZER]));
         running["status"] = json!({"active": 1, "conditions": [{"type": "Complete", "status": "False"}]});
-        assert_eq!(run("CREATE", running, json!({})), Verdict::accept());
+        assert_eq!(run("CREATE", running, json!({})), Response::accept());
     }
 
     #[test]
@@ -845,10 +845,13 @@ mod tests {
         });
         assert_eq!(
             decide::<HookJobSafety>(payload.to_string().as_bytes(), &NoCluster),
-            Verdict::accept()
+            Response::accept()
         );
         let object = hook_job(json!({"helm.sh/hook": "test"}), json!({"ttlSecondsAfterFinished": "x"}));
-        assert_eq!(run("DELETE", object, json!({"ttlAction": "reject"})), Verdict::accept());
+        assert_eq!(
+            run("DELETE", object, json!({"ttlAction": "reject"})),
+            Response::accept()
+        );
     }
 
     #[test]

@@ -780,7 +780,7 @@ fn ownership_change(old: &Meta, new: &Meta, target: &ObjectRef) -> Option<(Strin
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::admission::Verdict;
+    use crate::admission::Response;
 
     #[test]
     fn sha1_standard_vectors() {
@@ -882,7 +882,7 @@ mod tests {
         )
     }
 
-    fn decide(payload: &str) -> Verdict {
+    fn decide(payload: &str) -> Response {
         crate::check::decide::<OwnershipMarkers>(payload.as_bytes(), &crate::cluster::NoCluster)
     }
 
@@ -890,7 +890,7 @@ mod tests {
     fn unrelated_object_is_not_parsed() {
         // Metadata of a shape Kubernetes never sends: accepted unread without markers...
         let odd = r#"{"metadata":{"labels":{"app":7}}}"#;
-        assert_eq!(decide(&request(odd)), Verdict::accept());
+        assert_eq!(decide(&request(odd)), Response::accept());
         // ...and refused with 400 once a marker makes the check read it.
         let odd_marked = r#"{"metadata":{"labels":{"app":7,"objectset.rio.cattle.io/hash":"x"}}}"#;
         let verdict = decide(&request(odd_marked));
@@ -949,9 +949,9 @@ mod tests {
     fn other_operations_and_subresources_pass() {
         let object = r#"{"metadata":{"labels":{"objectset.rio.cattle.io/hash":"x"}}}"#;
         let delete = request(object).replace("\"CREATE\"", "\"DELETE\"");
-        assert_eq!(decide(&delete), Verdict::accept());
+        assert_eq!(decide(&delete), Response::accept());
         let status = request(object).replace("\"operation\"", "\"subResource\":\"status\",\"operation\"");
-        assert_eq!(decide(&status), Verdict::accept());
+        assert_eq!(decide(&status), Response::accept());
     }
 
     #[test]

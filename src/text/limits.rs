@@ -6,7 +6,9 @@
 //! [`MAX_WARNING_CHARS`], all warnings of a response within [`MAX_WARNINGS_TOTAL_CHARS`] and a
 //! rejection message within [`MAX_MESSAGE_CHARS`], by construction: long identifiers (names,
 //! paths) are shortened in their middle, lists stop with "and N more", and the details live in
-//! the policy's README (linked) and in the audit annotation of the findings.
+//! the policy's README (linked) and in the audit annotation of the findings. What a check's
+//! texts may take of these (less the all-in-one's `<check>: ` prefix, less the other checks'
+//! lines) is the renderer's to work out, once per answer (`crate::render::answer`).
 
 use super::chars;
 
@@ -18,18 +20,6 @@ pub const MAX_WARNINGS_TOTAL_CHARS: usize = 4096;
 
 /// Longest rejection message syncguard gives, in characters.
 pub const MAX_MESSAGE_CHARS: usize = 4096;
-
-/// Room each check's warning leaves for the all-in-one policy's `<check-name>: ` prefix: the
-/// longest name in the registry of checks, plus `: `.
-pub const PREFIX_ROOM: usize = crate::registry::LONGEST_NAME + 2;
-
-/// Longest warning a single check gives: [`MAX_WARNING_CHARS`] less [`PREFIX_ROOM`].
-pub const CHECK_WARNING_CHARS: usize = MAX_WARNING_CHARS - PREFIX_ROOM;
-
-/// Longest rejection message a single check gives: [`MAX_MESSAGE_CHARS`] less [`PREFIX_ROOM`]
-/// and room for the all-in-one policy to name two more rejecting checks in a short line each (at
-/// most three checks apply to one request: the three CRD checks).
-pub const CHECK_MESSAGE_CHARS: usize = 3600;
 
 /// Which limit a verdict's texts break, if any, as readable lines (for tests and fuzzing).
 pub fn limit_violations(message: Option<&str>, warnings: &[String]) -> Vec<String> {

@@ -10,9 +10,7 @@ pub mod order;
 pub mod search;
 pub mod spelling;
 
-pub use limits::{
-    CHECK_MESSAGE_CHARS, CHECK_WARNING_CHARS, MAX_MESSAGE_CHARS, MAX_WARNING_CHARS, MAX_WARNINGS_TOTAL_CHARS,
-};
+pub use limits::{MAX_MESSAGE_CHARS, MAX_WARNING_CHARS, MAX_WARNINGS_TOTAL_CHARS};
 
 use std::borrow::Cow;
 

@@ -3,13 +3,15 @@
 
 use crate::scan::input::{Document, InputError, Source};
 use crate::scan::{Evaluation, ScanReport, Verdict};
-use serde_json::{Value, json};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
 use serde_sarif::sarif;
 use std::collections::HashMap;
 use std::fmt::Write as _;
 use syncguard::finding::Fix;
 use syncguard::render::Listed;
 use syncguard_scan::locate::{Change, Edit, Locator};
+use syncguard_scan::rows::{FindingRow, ResultRow};
 
 use anstyle::{AnsiColor, Style};
 
@@ -224,97 +226,200 @@ fn plural<'a>(n: usize, one: &'a str, many: &'a str) -> &'a str {
     if n == 1 { one } else { many }
 }
 
-fn doc_place(doc: &Document, sources: &[Source]) -> Value {
-    json!({
-        "file": sources.get(doc.source).map(|s| s.display.as_str()).unwrap_or(""),
-        "line": doc.line,
-    })
+// Serialised from these types only (the rows are the playground's too, `syncguard_scan::rows`);
+// the JSON Schema generated from them is docs/scan-output.schema.json (`make json-schema`).
+/// The document `syncguard scan --format json` writes (`schemaVersion` 1).
+#[derive(Debug, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Output {
+    /// The version of this schema: 1.
+    pub schema_version: u32,
+    /// The command that wrote it.
+    pub tool: Tool,
+    /// The policies that ran, in the order of `results`' `policy`.
+    pub policies: Vec<PolicyRow>,
+    /// How many files, documents, evaluations of each verdict and input errors.
+    pub summary: Summary,
+    /// One row per document and policy (accepted ones only with `--verbose`).
+    pub results: Vec<ResultRow<DocumentPlace, FilePlace>>,
+    /// Input problems: files or documents that could not be read.
+    pub errors: Vec<ErrorRow>,
 }
 
-/// JSON output, `schemaVersion` 1 (documented in the README). Accepted evaluations are
-/// listed only with `verbose`; the summary always counts them.
+/// The command that wrote an [`Output`].
+#[derive(Debug, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Tool {
+    /// `syncguard`.
+    pub name: String,
+    /// Its version.
+    pub version: String,
+}
+
+/// A policy of the scan.
+#[derive(Debug, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PolicyRow {
+    /// Its name (its folder's, or `kind-group-clash`).
+    pub name: String,
+    /// `embedded`, the module's path, or `built-in`.
+    pub origin: String,
+    /// Its `io.kubewarden.policy.version`, when it has one.
+    pub version: Option<String>,
+}
+
+/// The counts of a scan.
+#[derive(Debug, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Summary {
+    /// Files read.
+    pub files: usize,
+    /// Documents read.
+    pub documents: usize,
+    /// Documents judged by a policy, each pair once.
+    pub evaluations: usize,
+    /// Evaluations rejected.
+    pub rejected: usize,
+    /// Evaluations mutated.
+    pub mutated: usize,
+    /// Evaluations accepted with warnings.
+    pub warned: usize,
+    /// Evaluations accepted as they are.
+    pub accepted: usize,
+    /// Input errors.
+    pub errors: usize,
+}
+
+/// Where a judged document is.
+#[derive(Debug, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct DocumentPlace {
+    /// Its file, as given on the command line.
+    pub file: String,
+    /// The line its content starts on.
+    pub line: usize,
+    /// Its 0-based index among the file's documents.
+    pub document: usize,
+    /// Its index in a `List`'s `items`, when it came from one.
+    pub item: Option<usize>,
+    /// Its `apiVersion`.
+    pub api_version: String,
+    /// Its `kind`.
+    pub kind: String,
+    /// Its `metadata.namespace`.
+    pub namespace: Option<String>,
+    /// Its `metadata.name`.
+    pub name: Option<String>,
+}
+
+/// A place in a file: another document of a kind-group-clash.
+#[derive(Debug, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FilePlace {
+    /// The file.
+    pub file: String,
+    /// The line.
+    pub line: usize,
+}
+
+/// An input problem.
+#[derive(Debug, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ErrorRow {
+    /// The file (or the path as given, when it could not be read at all).
+    pub file: String,
+    /// The line, when the problem has one.
+    pub line: Option<usize>,
+    /// What is wrong.
+    pub message: String,
+}
+
+fn file_place(doc: &Document, sources: &[Source]) -> FilePlace {
+    FilePlace {
+        file: sources.get(doc.source).map(|s| s.display.clone()).unwrap_or_default(),
+        line: doc.line,
+    }
+}
+
+/// JSON output, `schemaVersion` 1 ([`Output`], documented in docs/scan.md). Accepted
+/// evaluations are listed only with `verbose`; the summary always counts them.
 pub fn json(report: &ScanReport, verbose: bool) -> String {
     let counts = report.counts();
     let mut locators = Locators::new(&report.sources);
-    let results: Vec<Value> = report
+    let results = report
         .evaluations
         .iter()
         .filter(|e| verbose || e.verdict != Verdict::Accepted || !e.warnings.is_empty())
         .map(|e| {
             let doc = &report.documents[e.document];
-            let findings: Vec<Value> = e
+            let policy = report.policies.get(e.policy).map(|p| p.name.as_str()).unwrap_or("");
+            let findings = e
                 .findings
                 .iter()
-                .map(|f| {
-                    let mut row = json!({
-                        "rule": f.listed.rule,
-                        "action": f.listed.action,
-                        "path": f.listed.path,
-                        "line": locators.line(doc, &f.listed),
-                        "brief": f.listed.brief,
-                        "fix": f.listed.fix,
-                    });
-                    if !f.text.is_empty() {
-                        row["text"] = json!(f.text);
-                    }
-                    row
-                })
+                .map(|f| FindingRow::new(policy, f, locators.line(doc, &f.listed)))
                 .collect();
-            let unlisted = e.unlisted;
-            json!({
-                "file": report.sources.get(doc.source).map(|s| s.display.as_str()).unwrap_or(""),
-                "line": doc.line,
-                "document": doc.index,
-                "item": doc.item,
-                "apiVersion": doc.info.api_version,
-                "kind": doc.info.kind,
-                "namespace": doc.info.namespace,
-                "name": doc.info.name,
-                "policy": report.policies.get(e.policy).map(|p| p.name.as_str()).unwrap_or(""),
-                "operation": e.operation,
-                "verdict": e.verdict.as_str(),
-                "message": e.message,
-                "code": e.code,
-                "warnings": e.warnings,
-                "patch": e.patch,
-                "related": e.related.iter().map(|&r| doc_place(&report.documents[r], &report.sources)).collect::<Vec<_>>(),
-                "findings": findings,
-                "unlistedFindings": unlisted,
-            })
+            let place = DocumentPlace {
+                file: report
+                    .sources
+                    .get(doc.source)
+                    .map(|s| s.display.clone())
+                    .unwrap_or_default(),
+                line: doc.line,
+                document: doc.index,
+                item: doc.item,
+                api_version: doc.info.api_version.clone(),
+                kind: doc.info.kind.clone(),
+                namespace: doc.info.namespace.clone(),
+                name: doc.info.name.clone(),
+            };
+            let related = e
+                .related
+                .iter()
+                .map(|&r| file_place(&report.documents[r], &report.sources))
+                .collect();
+            ResultRow::new(e, policy, place, related, findings)
         })
         .collect();
-    let errors: Vec<Value> = report
+    let errors = report
         .errors
         .iter()
-        .map(|e| {
-            json!({
-                "file": e.source.and_then(|i| report.sources.get(i)).map(|s| s.display.as_str()).unwrap_or(e.path.as_str()),
-                "line": e.line,
-                "message": e.message,
-            })
+        .map(|e| ErrorRow {
+            file: e
+                .source
+                .and_then(|i| report.sources.get(i))
+                .map_or_else(|| e.path.clone(), |s| s.display.clone()),
+            line: e.line,
+            message: e.message.clone(),
         })
         .collect();
-    let value = json!({
-        "schemaVersion": 1,
-        "tool": {"name": "syncguard", "version": env!("CARGO_PKG_VERSION")},
-        "policies": report.policies.iter().map(|p| json!({
-            "name": p.name,
-            "origin": p.origin,
-            "version": p.version,
-        })).collect::<Vec<_>>(),
-        "summary": {
-            "files": report.sources.len(),
-            "documents": report.documents.len(),
-            "evaluations": counts.evaluations,
-            "rejected": counts.rejected,
-            "mutated": counts.mutated,
-            "warned": counts.warned,
-            "accepted": counts.accepted,
-            "errors": report.errors.len(),
+    let value = Output {
+        schema_version: 1,
+        tool: Tool {
+            name: "syncguard".to_string(),
+            version: env!("CARGO_PKG_VERSION").to_string(),
         },
-        "results": results,
-        "errors": errors,
-    });
+        policies: report
+            .policies
+            .iter()
+            .map(|p| PolicyRow {
+                name: p.name.clone(),
+                origin: p.origin.clone(),
+                version: p.version.clone(),
+            })
+            .collect(),
+        summary: Summary {
+            files: report.sources.len(),
+            documents: report.documents.len(),
+            evaluations: counts.evaluations,
+            rejected: counts.rejected,
+            mutated: counts.mutated,
+            warned: counts.warned,
+            accepted: counts.accepted,
+            errors: report.errors.len(),
+        },
+        results,
+        errors,
+    };
     let mut text = serde_json::to_string_pretty(&value).unwrap_or_default();
     text.push('\n');
     text
@@ -380,11 +485,11 @@ fn sarif_fix(uri: &str, finding: &Listed, edit: &Edit) -> sarif::Fix {
         .build()
 }
 
-/// SARIF 2.1.0 output as GitHub code scanning takes it. A syncguard policy's answer lists its
-/// findings (the `syncguard.io/findings` annotation): each is a result of rule `<policy>/<rule>`
+/// SARIF 2.1.0 output as GitHub code scanning takes it. Every finding of a syncguard policy (its
+/// structured report) or of kind-group-clash is a result of rule `<policy>/<rule>`
 /// (`error` when it rejects, else `warning`) at the line of its path's key, with a `fixes` entry
 /// when its fix is one deletion or one replacement the file can take safely. Other answers
-/// (a refusal of a malformed document, `kind-group-clash`, a mutation, another module) give a
+/// (a refusal of a malformed document, a mutation, another module) give a
 /// result of rule `<policy>` per rejection, mutation and warning at the document's first line.
 /// Input errors are tool execution notifications. Columns count UTF-16 code units. Written
 /// with the types of `serde-sarif`, generated from the SARIF 2.1.0 JSON schema.
@@ -434,14 +539,9 @@ pub fn sarif(report: &ScanReport) -> String {
             finding_rules
                 .entry((e.policy, finding.rule.clone()))
                 .or_insert_with(|| {
-                    // A rule of a syncguard check: its documented summary and README section.
-                    let doc = syncguard::registry::Entry::named(&policy.name)
-                        .and_then(|entry| entry.findings.iter().find(|doc| doc.id == finding.rule));
-                    let (summary, url) = match doc {
-                        Some(doc) => (
-                            format!("{}: {}", finding.rule, doc.summary),
-                            Some(syncguard::text::readme_link(&policy.name, doc.anchor)),
-                        ),
+                    // A rule syncguard documents: its summary and README section.
+                    let (summary, url) = match syncguard_scan::rows::rule_doc(&policy.name, &finding.rule) {
+                        Some((doc, link)) => (format!("{}: {}", finding.rule, doc.summary), Some(link)),
                         None => (
                             format!("{}: rule {}", description_of(e.policy), finding.rule),
                             policy.url.clone(),
@@ -470,6 +570,30 @@ pub fn sarif(report: &ScanReport) -> String {
             (None, Some(name)) => format!("{} {name}", doc.info.kind),
             _ => doc.info.kind.clone(),
         };
+        // The other documents of a kind-group-clash, on every result of the evaluation.
+        let related: Vec<sarif::Location> = e
+            .related
+            .iter()
+            .enumerate()
+            .filter_map(|(i, &r)| {
+                let other = &report.documents[r];
+                let uri = &report.sources.get(other.source)?.uri;
+                let mut place = location_in(uri, Some(other.line));
+                place.id = Some((i + 1) as i64);
+                place.message = Some(text_message(format!("{} {}", other.info.api_version, other.info.kind)));
+                Some(place)
+            })
+            .collect();
+        let with_related = |result: sarif::Result| {
+            if related.is_empty() {
+                result
+            } else {
+                sarif::Result {
+                    related_locations: Some(related.clone()),
+                    ..result
+                }
+            }
+        };
         let (findings, unlisted) = listed(e);
         for &finding in &findings {
             let level = if finding.action == "reject" {
@@ -493,10 +617,10 @@ pub fn sarif(report: &ScanReport) -> String {
                 .level(level)
                 .message(text_message(finding.brief.clone()))
                 .locations(vec![place]);
-            results.push(match locators.edit(doc, finding) {
+            results.push(with_related(match locators.edit(doc, finding) {
                 Some(edit) => result.fixes(vec![sarif_fix(&source.uri, finding, &edit)]).build(),
                 None => result.build(),
-            });
+            }));
         }
         let messages = if findings.is_empty() {
             self::findings(e)
@@ -518,30 +642,13 @@ pub fn sarif(report: &ScanReport) -> String {
             } else {
                 sarif::ResultLevel::Warning
             };
-            let related: Vec<sarif::Location> = e
-                .related
-                .iter()
-                .enumerate()
-                .filter_map(|(i, &r)| {
-                    let other = &report.documents[r];
-                    let uri = &report.sources.get(other.source)?.uri;
-                    let mut place = location_in(uri, Some(other.line));
-                    place.id = Some((i + 1) as i64);
-                    place.message = Some(text_message(format!("{} {}", other.info.api_version, other.info.kind)));
-                    Some(place)
-                })
-                .collect();
             let result = sarif::Result::builder()
                 .rule_id(policy)
                 .rule_index(e.policy as i64)
                 .level(level)
                 .message(text_message(format!("{object} ({}): {message}", verdict.as_str())))
                 .locations(vec![location_in(&source.uri, Some(doc.line))]);
-            results.push(if related.is_empty() {
-                result.build()
-            } else {
-                result.related_locations(related).build()
-            });
+            results.push(with_related(result.build()));
         }
     }
     let notifications: Vec<sarif::Notification> = report

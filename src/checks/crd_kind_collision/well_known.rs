@@ -21,7 +21,7 @@
 //! The table is `well_known_groups.tsv`: API groups read from the datree CRDs catalog, OpenShift's
 //! payload, the CRDs Rancher, RKE2 and k3s install, GKE's, EKS's and AKS's add-ons and CNCF
 //! projects the catalog lacks, each source at the commit the file records
-//! (`refresh-well-known.py`, run by `make well-known`); `build.rs` compiles it into sorted 64-bit
+//! (`tools/refresh-well-known.py`, run by `make well-known`); `build/well_known.rs` compiles it into sorted 64-bit
 //! keys ([`well_known_key`]), 8 bytes a group.
 
 include!("well_known_key.rs");
@@ -220,7 +220,7 @@ mod tests {
     use crate::check;
     use crate::checks::crd_kind_collision::CrdKindCollision;
     use crate::cluster::Objects;
-    use crate::text::CHECK_WARNING_CHARS;
+    use crate::text::MAX_WARNING_CHARS;
     use serde_json::Value;
 
     /// Every group of the table as committed.
@@ -344,15 +344,15 @@ mod tests {
     }
 
     /// The warning of a CRD `name` of kind `kind` accepted beside `others`, as the renderer
-    /// writes it.
+    /// writes it in the all-in-one (behind the check's name, where it has the least room).
     fn warning(name: &str, kind: &str, others: &[String]) -> String {
         let mut request = crate::admission::Request::default();
         request.kind.kind = "CustomResourceDefinition".into();
         let subject = crate::finding::Subject::new(&request, name, "", "");
         let finding = crate::finding::Finding::warn("wellKnownCoexistence", "", "", brief(kind, others));
         let report = crate::finding::Report::new(subject, vec![finding]);
-        let rendered = crate::render::render_check("crd-kind-collision", super::super::FINDINGS, report);
-        rendered.warnings[0].clone()
+        let part = crate::render::Part::report("crd-kind-collision", super::super::FINDINGS, report);
+        crate::render::answer(vec![part], true).response.warnings[0].clone()
     }
 
     #[test]
@@ -364,11 +364,11 @@ mod tests {
         );
         assert!(
             short.starts_with(
-                "CRD gateways.networking.istio.io: kind Gateway is also served by gateway.networking.k8s.io, accepted"
+                "crd-kind-collision: CRD gateways.networking.istio.io: kind Gateway is also served by gateway.networking.k8s.io, accepted"
             ),
             "{short}"
         );
-        assert!(short.chars().count() <= CHECK_WARNING_CHARS, "{short}");
+        assert!(short.chars().count() <= MAX_WARNING_CHARS, "{short}");
         let long_name = format!("{}.example.io", "x".repeat(240));
         let many = ["a.example.io", "b.example.io", "c.example.io", "d.example.io"].map(String::from);
         for (name, others) in [
@@ -377,7 +377,7 @@ mod tests {
             (long_name.as_str(), &many[..]),
         ] {
             let text = warning(name, "Certificate", others);
-            assert!(text.chars().count() <= CHECK_WARNING_CHARS, "{} {text}", text.len());
+            assert!(text.chars().count() <= MAX_WARNING_CHARS, "{} {text}", text.len());
         }
         let one = warning(&long_name, "Certificate", &many[..1]);
         assert!(one.contains("…"), "a long name is shortened in its middle: {one}");
@@ -476,7 +476,7 @@ mod tests {
                 failures.push(format!("{project} {name}: {:?}", verdict.message));
             }
             for warning in &verdict.warnings {
-                assert!(warning.chars().count() <= CHECK_WARNING_CHARS, "{warning}");
+                assert!(warning.chars().count() <= MAX_WARNING_CHARS, "{warning}");
             }
         }
         assert!(

@@ -1,4 +1,4 @@
-// Included by build.rs (which writes the table) and by well_known.rs (which looks it up), so
+// Included by build/well_known.rs (which writes the table) and by well_known.rs (which looks it up), so
 // both hash alike.
 
 /// The table key of an API group: FNV-1a (64 bits) of its name.

@@ -1478,7 +1478,7 @@ def gomod_require(text: str, module: str) -> Optional[str]:
 
 def header(repos: List[Repo], what: str, release: Tuple[int, int]) -> List[str]:
     lines = ["# %s." % what,
-             "# Written by src/checks/sync_drift/derive-api-fields.py (make api-fields), which "
+             "# Written by tools/derive-api-fields.py (make api-fields), which "
              "describes the columns,",
              "# from these commits:"]
     for repo in repos:
