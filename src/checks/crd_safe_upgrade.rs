@@ -763,9 +763,11 @@ fn short_reason(change: &Change, switch: bool) -> String {
         ("enum", What::Members(_), _) => "clients may not know the new values",
         ("nullable", What::Added(_), _) => "clients may now read null",
         ("description", _, _) => "documentation only",
-        ("listType" | "mapType", _, Effect::Alters) => {
+        ("listType", _, Effect::Alters) => {
             "server-side apply merges it differently and stored values may no longer validate"
         }
+        // A map type validates nothing: only how server-side apply merges the map changes.
+        ("mapType", _, Effect::Alters) => "server-side apply merges it differently",
         ("unhandled", _, Effect::Unknown) => "not shown safe for stored objects",
         (_, _, Effect::Neutral) => "nothing stored changes; crdify's rules refuse it",
         _ => return format!("validation tightens; {RATCHETING}"),
@@ -923,7 +925,11 @@ fn schema_reason(change: &Change, profile: Profile) -> (&'static str, &'static s
             "no rule of crdify covers this keyword (crdify calls such changes unhandled), so OLM v1 refuses any change of it",
             UNHANDLED,
         ),
-        ("celRules" | "format" | "listType" | "mapType", _) if change.effect == Effect::Alters => (INVALID, RATCHET),
+        ("mapType", _) if change.effect == Effect::Alters => (
+            "server-side apply merges the map otherwise: atomic, an apply replaces the keys other managers set; granular, each key has its own owner",
+            "Change how the map merges in a new version of the CRD",
+        ),
+        ("celRules" | "format" | "listType", _) if change.effect == Effect::Alters => (INVALID, RATCHET),
         _ => (
             "no rule of crdify covers this keyword (crdify calls such changes unhandled), so OLM v1 refuses any change of it",
             UNHANDLED,

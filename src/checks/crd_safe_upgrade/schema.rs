@@ -23,7 +23,9 @@
 //! # The rules, on one node (old value `a`, new value `b`), and their effect
 //! Every change carries an [`Effect`], what it does to stored objects and clients, which the
 //! `admission` profile acts on; `olm` and `crdify` act on the rule alone.
-//! - `type`: any change of `type` (loses).
+//! - `type`: any change of `type` (loses), but the type removed where the new node keeps
+//!   unknown fields, or `integer` or `string` made int-or-string (neutral: every stored value
+//!   stays valid and reads the same).
 //! - `default`: a default added, changed or removed (alters).
 //! - `enum`: an enum added where there was none, values removed (alters); the enum removed
 //!   entirely (neutral); values added, only with `enumAdditions: reject` (neutral, but refused
@@ -46,7 +48,14 @@
 //! - `description`: changed (neutral).
 //! - `unhandled`: any other keyword that differs (`anyOf`, `allOf`, `not`, `exclusiveMaximum`,
 //!   `multipleOf`, `uniqueItems`, other `x-kubernetes-*`, ...), in either direction: unknown, or
-//!   neutral when only documentation keywords differ, in subschemas too.
+//!   neutral when only documentation keywords differ, in subschemas too, or when the keyword is
+//!   `additionalProperties` or `additionalItems` holding a schema before and after (the walk
+//!   judges what changes inside at its own places).
+//!
+//! A change of `allOf`, `anyOf`, `oneOf` or `not` that validates stored objects as before is
+//! neutral, and so is every change found inside it: the same once the entries that only require
+//! a field the old node did not declare (no stored object holds it) are left out
+//! ([`for_stored`]), as when Istio's generated oneOf group gains a new field.
 //!
 //! A field removed (`existingFieldRemoval`) loses data in a version that stores or serves
 //! objects, and is neutral in one that does neither. Inside `allOf`, `anyOf`, `oneOf` and `not`,
@@ -459,16 +468,27 @@ impl Walk<'_> {
     fn keywords(&mut self, a: &Node<'_>, b: &Node<'_>) {
         // The keywords crdify leaves unhandled, gathered by the rule syncguard gives them.
         let mut others: Vec<(&'static str, Vec<KeywordChange>)> = Vec::new();
+        // The junctors that validate stored objects as before (see `for_stored`): whatever
+        // changed in them is about fields only the new schema has.
+        let new_fields = added_fields(a, b);
+        let mut moot: Vec<&str> = Vec::new();
         for (key, old, new) in merged(&a.keywords, &b.keywords) {
             if old.map(RawValue::get) == new.map(RawValue::get) {
                 continue;
             }
             let (old, new) = (parsed(old), parsed(new));
+            let start = self.out.len();
+            let same_for_stored = matches!(key, "allOf" | "anyOf" | "oneOf" | "not")
+                && !new_fields.is_empty()
+                && for_stored(&junctor(key, &old), &new_fields) == for_stored(&junctor(key, &new), &new_fields);
+            if same_for_stored {
+                moot.push(key);
+            }
             match key {
                 "type" => {
                     let (x, y) = (old.as_str().unwrap_or(""), new.as_str().unwrap_or(""));
                     if x != y {
-                        self.push("type", What::Changed(quote(x), quote(y)), Effect::Loses);
+                        self.push("type", What::Changed(quote(x), quote(y)), type_effect(x, y, b));
                     }
                 }
                 "pattern" => self.pattern(&old, &new),
@@ -522,10 +542,19 @@ impl Walk<'_> {
                     self.subschemas(key, &old, &new);
                 }
             }
+            if same_for_stored {
+                for change in &mut self.out[start..] {
+                    change.effect = Effect::Neutral;
+                }
+            }
         }
         others.sort_by_key(|(rule, _)| RULES.iter().position(|r| r == rule));
         for (rule, keys) in others {
-            let effect = keyword_effect(rule, &keys);
+            let effect = if keys.iter().all(|(key, _, _)| moot.contains(&key.as_str())) {
+                Effect::Neutral
+            } else {
+                keyword_effect(rule, &keys)
+            };
             let shown = keys
                 .iter()
                 .map(|(key, old, new)| (key.clone(), short(old), short(new)))
@@ -740,15 +769,100 @@ fn keyword_effect(rule: &str, keys: &[KeywordChange]) -> Effect {
             Some((a, b)) if !truthy(a) && truthy(b) => Effect::Alters,
             _ => Effect::Neutral,
         },
-        // Documentation inside subschemas, or documentation keywords themselves.
-        _ if keys
-            .iter()
-            .all(|(key, a, b)| same_keyword(key, &without_docs(a), &without_docs(b))) =>
+        // Documentation inside subschemas, or documentation keywords themselves; or the schema
+        // of a map's values or of further items, whose changes the walk judges at their own
+        // places (`.additionalProperties...`), so the keyword itself changes nothing more.
+        _ if keys.iter().all(|(key, a, b)| {
+            (matches!(key.as_str(), "additionalProperties" | "additionalItems") && a.is_object() && b.is_object())
+                || same_keyword(key, &without_docs(a), &without_docs(b))
+        }) =>
         {
             Effect::Neutral
         }
         _ => Effect::Unknown,
     }
+}
+
+/// What a change of `type` from `old` to `new` does, `node` being the new node. The type
+/// removed where the new node keeps unknown fields (any value is valid and kept whole), or an
+/// integer or a string made int-or-string (either is valid): every stored value stays valid and
+/// reads the same, a loosening. Any other change: stored values of the old type no longer
+/// validate and clients decode them wrongly.
+fn type_effect(old: &str, new: &str, node: &Node<'_>) -> Effect {
+    let on = |key: &str| {
+        node.keywords
+            .iter()
+            .find(|(k, _)| k == key)
+            .is_some_and(|(_, value)| truthy(&parsed(Some(value))))
+    };
+    let widened = new.is_empty()
+        && (on("x-kubernetes-preserve-unknown-fields")
+            || (matches!(old, "integer" | "string") && on("x-kubernetes-int-or-string")));
+    if widened { Effect::Neutral } else { Effect::Loses }
+}
+
+/// The fields the new node `b` declares and the old node `a` did not, which no stored object
+/// holds: the API server pruned them (none when `a` kept unknown fields).
+fn added_fields(a: &Node<'_>, b: &Node<'_>) -> Vec<String> {
+    let kept = a
+        .keywords
+        .iter()
+        .any(|(key, value)| key == "x-kubernetes-preserve-unknown-fields" && truthy(&parsed(Some(value))));
+    if kept {
+        return Vec::new();
+    }
+    b.properties
+        .iter()
+        .filter(|(name, _)| !a.properties.iter().any(|(old, _)| old == name))
+        .map(|(name, _)| name.to_string())
+        .collect()
+}
+
+/// A node holding only `key: value`.
+fn junctor(key: &str, value: &Value) -> Value {
+    serde_json::json!({ key: value })
+}
+
+/// A schema as it validates an object that holds none of the fields `absent`: the entries of
+/// its `anyOf` and `oneOf` that only require one of those fields are false for such an object,
+/// and neither junctor counts a false entry, so they are left out (in `allOf` and `not` too,
+/// which apply to the same object; documentation left out as well). Two schemas the same after
+/// this validate such objects alike: Istio's generated `oneOf` of required fields, for instance,
+/// gains an entry for a new field of the group.
+fn for_stored(value: &Value, absent: &[String]) -> Value {
+    let Value::Object(map) = value else {
+        return value.clone();
+    };
+    let only_absent = |entry: &&Value| {
+        entry.as_object().is_some_and(|entry| {
+            entry
+                .keys()
+                .all(|key| key == "required" || DOC_KEYWORDS.contains(&key.as_str()))
+                && strings(entry.get("required").unwrap_or(&Value::Null))
+                    .iter()
+                    .any(|name| absent.contains(name))
+        })
+    };
+    map.iter()
+        .filter(|(key, _)| !DOC_KEYWORDS.contains(&key.as_str()))
+        .map(|(key, item)| {
+            let item = match (key.as_str(), item) {
+                ("anyOf" | "oneOf", Value::Array(entries)) => Value::Array(
+                    entries
+                        .iter()
+                        .filter(|entry| !only_absent(entry))
+                        .map(|entry| for_stored(entry, absent))
+                        .collect(),
+                ),
+                ("allOf", Value::Array(entries)) => {
+                    Value::Array(entries.iter().map(|entry| for_stored(entry, absent)).collect())
+                }
+                ("not", _) => for_stored(item, absent),
+                _ => item.clone(),
+            };
+            (key.clone(), item)
+        })
+        .collect()
 }
 
 /// The CEL expressions of an `x-kubernetes-validations` list.
@@ -1265,6 +1379,58 @@ mod tests {
             assert_eq!(kube_version(name), None, "{name}");
         }
         assert_eq!(kube_version("v9223372036854775807"), Some((2, i64::MAX, 0)));
+    }
+
+    #[test]
+    fn the_rules_split_from_unhandled_are_rules_of_their_own() {
+        // RULES lists them, in the same order, between crdify's rules and `description`.
+        let start = RULES.iter().position(|rule| *rule == "oneOf").expect("oneOf is a rule") + 1;
+        let end = RULES
+            .iter()
+            .position(|rule| *rule == "description")
+            .expect("description is a rule");
+        assert_eq!(RULES[start..end], SPLIT_FROM_UNHANDLED);
+        // Each is the rule of some keyword, and a keyword's rule is one of them or unhandled.
+        let keywords = [
+            "x-kubernetes-list-type",
+            "x-kubernetes-list-map-keys",
+            "x-kubernetes-map-type",
+            "x-kubernetes-validations",
+            "format",
+            "x-kubernetes-preserve-unknown-fields",
+            "x-kubernetes-embedded-resource",
+            "x-kubernetes-int-or-string",
+            "anyOf",
+            "uniqueItems",
+        ];
+        let rules: BTreeSet<&str> = keywords.iter().map(|key| keyword_rule(key)).collect();
+        let expected: BTreeSet<&str> = SPLIT_FROM_UNHANDLED.into_iter().chain(["unhandled"]).collect();
+        assert_eq!(rules, expected);
+    }
+
+    #[test]
+    fn junctors_about_new_fields_only_are_the_same_for_stored_objects() {
+        let new = ["phone".to_string()];
+        let value = |text: &str| serde_json::from_str::<Value>(text).unwrap();
+        let same = |a: &str, b: &str| for_stored(&value(a), &new) == for_stored(&value(b), &new);
+        // An entry requiring the new field is false for stored objects, in anyOf and oneOf.
+        assert!(same(
+            r#"{"oneOf": [{"not": {"anyOf": [{"required": ["a"]}]}}, {"required": ["a"]}]}"#,
+            r#"{"oneOf": [{"not": {"anyOf": [{"required": ["a"]}, {"required": ["phone"]}]}}, {"required": ["a"]}, {"required": ["phone"], "description": "x"}]}"#
+        ));
+        // Not in allOf (a false entry makes it false), nor with another keyword beside.
+        assert!(!same(r#"{"allOf": []}"#, r#"{"allOf": [{"required": ["phone"]}]}"#));
+        assert!(!same(
+            r#"{"anyOf": [{"required": ["a"]}]}"#,
+            r#"{"anyOf": [{"required": ["a"]}, {"required": ["phone"], "minProperties": 1}]}"#
+        ));
+        // Nor a new list whose only entry requires the new field: nothing stored validates.
+        assert!(!same(r#"{}"#, r#"{"anyOf": [{"required": ["phone"]}]}"#));
+        // Nor under properties: their required names are the fields of another object.
+        assert!(!same(
+            r#"{"anyOf": [{"properties": {"x": {"anyOf": [{"required": ["a"]}]}}}]}"#,
+            r#"{"anyOf": [{"properties": {"x": {"anyOf": [{"required": ["a"]}, {"required": ["phone"]}]}}}]}"#
+        ));
     }
 
     #[test]
