@@ -793,6 +793,8 @@ fn describe_rule(change: &Change) -> &'static str {
         ("type", _) => "a type changed",
         ("enum", What::Removed(_)) => "an enum removed",
         ("pattern", What::Removed(_)) => "a pattern removed",
+        ("oneOf", What::Removed(_)) => "a oneOf removed",
+        ("oneOf", What::Dropped(_)) => "oneOf entries removed",
         ("listType", _) => "a list type changed",
         ("mapType", _) => "a map type changed",
         ("celRules", _) => "CEL validation rules changed",
