@@ -39,7 +39,9 @@ use cause::{Cause, Class, Effect, Facts, Tool};
 use path::Pattern;
 use serde::Deserialize;
 use serde_json::{Map, Value};
+use std::cell::RefCell;
 use std::collections::BTreeMap;
+use std::rc::Rc;
 use walk::{CrdSchema, Drift, Live, Stored, Walker};
 
 pub mod cause;
@@ -311,7 +313,6 @@ impl Check for SyncDrift {
 
         let class = identity.class();
         let mut extra = Vec::new();
-        let preserve = serde_json::json!({"x-kubernetes-preserve-unknown-fields": true});
         let drifts = match (class, identity.api_type) {
             (Class::Custom, _) => {
                 let crd = if needs_schema(applied_map, live) {
@@ -326,13 +327,7 @@ impl Check for SyncDrift {
                 } else {
                     None
                 };
-                let schema = crd.as_ref().map(|crd| {
-                    // A CRD that does not prune (or has no schema for the version) keeps everything.
-                    crd.schema(&identity.version).unwrap_or(CrdSchema {
-                        root: &preserve,
-                        status_subresource: false,
-                    })
-                });
+                let schema = crd.as_deref().map(Pruning::schema);
                 let mut walker = Walker::new(class, schema).of_kind(
                     &identity.group,
                     &identity.version,
@@ -499,39 +494,148 @@ fn holds(live: &Value, applied: &Value) -> bool {
     }
 }
 
-/// A CRD as read for pruning.
-struct CrdRead {
-    object: Value,
+/// What a CRD prunes of one of its versions: the structural schema reduced to the keys the walk
+/// reads ([`slim`]), or nothing when the CRD keeps unknown fields everywhere
+/// (`spec.preserveUnknownFields: true`, a v1beta1 leftover) or has no schema for the version.
+#[derive(Debug)]
+struct Pruning {
+    /// The version's `openAPIV3Schema`, slimmed; `None`: everything is kept.
+    root: Option<Value>,
+    /// Whether the version has the status subresource.
+    status_subresource: bool,
 }
 
-impl CrdRead {
-    /// The structural schema of `version`, unless the CRD keeps unknown fields everywhere
-    /// (`spec.preserveUnknownFields: true`, a v1beta1 leftover) or has none for it.
-    fn schema(&self, version: &str) -> Option<CrdSchema<'_>> {
-        let spec = self.object.get("spec")?;
+/// The schema of a CRD that keeps every field.
+static KEEP_ALL: std::sync::LazyLock<Value> =
+    std::sync::LazyLock::new(|| serde_json::json!({"x-kubernetes-preserve-unknown-fields": true}));
+
+impl Pruning {
+    /// What the CRD `object` prunes of `version`.
+    fn of(object: &Value, version: &str) -> Pruning {
+        let keep_all = Pruning {
+            root: None,
+            status_subresource: false,
+        };
+        let Some(spec) = object.get("spec") else {
+            return keep_all;
+        };
         if spec.get("preserveUnknownFields") == Some(&Value::Bool(true)) {
-            return None;
+            return keep_all;
         }
-        let versions = spec.get("versions")?.as_array()?;
-        let entry = versions
-            .iter()
-            .find(|v| v.get("name").and_then(Value::as_str) == Some(version))?;
-        let root = entry.get("schema")?.get("openAPIV3Schema")?;
-        let status_subresource = entry
-            .get("subresources")
-            .and_then(|s| s.get("status"))
-            .is_some_and(|s| !s.is_null());
-        Some(CrdSchema {
-            root,
-            status_subresource,
-        })
+        let entry = spec.get("versions").and_then(Value::as_array).and_then(|versions| {
+            versions
+                .iter()
+                .find(|v| v.get("name").and_then(Value::as_str) == Some(version))
+        });
+        let Some(entry) = entry else {
+            return keep_all;
+        };
+        let Some(root) = entry.get("schema").and_then(|s| s.get("openAPIV3Schema")) else {
+            return keep_all;
+        };
+        Pruning {
+            root: Some(slim(root)),
+            status_subresource: entry
+                .get("subresources")
+                .and_then(|s| s.get("status"))
+                .is_some_and(|s| !s.is_null()),
+        }
+    }
+
+    /// The schema as the walk reads it.
+    fn schema(&self) -> CrdSchema<'_> {
+        CrdSchema {
+            root: self.root.as_ref().unwrap_or(&KEEP_ALL),
+            status_subresource: self.status_subresource,
+        }
     }
 }
 
-/// Reads the custom resource's CRD (`<resource>.<group>`, named by the request's resource);
-/// `Ok(None)` when it does not exist or the request names no resource, `Err` when the lookup
-/// failed.
-fn read_crd(request: &Request<'_>, identity: &Identity, cluster: &dyn Cluster) -> Result<Option<CrdRead>, String> {
+/// A schema node reduced to what the walk reads ([`walk::Walker`]'s custom-resource part):
+/// `properties`, `additionalProperties`, `items` (each slimmed), the flags `nullable`,
+/// `x-kubernetes-preserve-unknown-fields` and `x-kubernetes-embedded-resource`, and whether
+/// there is a `default` (kept as `true`). Descriptions, validations and examples, most of a
+/// CRD's text, are left out: Argo Workflows' 2.8 MB Workflow CRD slims to a few hundred KB.
+fn slim(node: &Value) -> Value {
+    let Some(node) = node.as_object() else {
+        return node.clone();
+    };
+    let mut kept = Map::new();
+    for (key, value) in node {
+        let value = match key.as_str() {
+            "properties" => match value.as_object() {
+                Some(properties) => Value::Object(properties.iter().map(|(k, v)| (k.clone(), slim(v))).collect()),
+                None => continue,
+            },
+            "additionalProperties" | "items" => slim(value),
+            "nullable" | "x-kubernetes-preserve-unknown-fields" | "x-kubernetes-embedded-resource" => value.clone(),
+            "default" => Value::Bool(true),
+            _ => continue,
+        };
+        kept.insert(key.clone(), value);
+    }
+    Value::Object(kept)
+}
+
+/// How many CRD versions' [`Pruning`]s a module instance keeps: a tree of custom resources
+/// (Argo Workflows' examples: Workflows, WorkflowTemplates, CronWorkflows,
+/// ClusterWorkflowTemplates) goes back and forth between a few CRDs.
+const KEPT_SCHEMAS: usize = 4;
+
+/// A CRD version's [`Pruning`] and what it was computed from: the length and two digests of the
+/// host's answer, and the version.
+type KeptSchema = ((usize, u64, u64, String), Rc<Pruning>);
+
+thread_local! {
+    /// The CRD versions read last, newest first (at most [`KEPT_SCHEMAS`]). An engine that
+    /// keeps one module instance for many requests (`syncguard scan`, kwctl's and the audit
+    /// scanner's runs over many objects) parses each CRD once instead of once per custom
+    /// resource; one that starts every evaluation afresh finds nothing here and pays one parse.
+    static SCHEMAS: RefCell<Vec<KeptSchema>> = const { RefCell::new(Vec::new()) };
+}
+
+/// The key of a CRD answer `text` for `version`. Two 64-bit foldhash digests of the text under
+/// different seeds (a few GB/s, against a parse of tens of MB/s): a wrong reuse needs both to
+/// collide for two texts of the same length, and whoever can write a CRD to try can change its
+/// schema anyway.
+fn schema_key(text: &str, version: &str) -> (usize, u64, u64, String) {
+    use std::hash::BuildHasher;
+    let digest = |seed: u64| foldhash::fast::FixedState::with_seed(seed).hash_one(text.as_bytes());
+    (
+        text.len(),
+        digest(0x5379_6e63),
+        digest(0x4472_6966),
+        version.to_string(),
+    )
+}
+
+/// What the CRD answered as `text` prunes of `version`, from [`SCHEMAS`] when that answer was
+/// read before.
+fn pruning_of(text: &str, version: &str, name: &str) -> Result<Rc<Pruning>, String> {
+    let key = schema_key(text, version);
+    let found = SCHEMAS.with_borrow_mut(|kept| {
+        let at = kept.iter().position(|(k, _)| *k == key)?;
+        let entry = kept.remove(at);
+        let pruning = entry.1.clone();
+        kept.insert(0, entry);
+        Some(pruning)
+    });
+    if let Some(pruning) = found {
+        return Ok(pruning);
+    }
+    let object: Value = serde_json::from_str(text).map_err(|e| format!("the answer for {name} is not JSON: {e}"))?;
+    let pruning = Rc::new(Pruning::of(&object, version));
+    SCHEMAS.with_borrow_mut(|kept| {
+        kept.insert(0, (key, pruning.clone()));
+        kept.truncate(KEPT_SCHEMAS);
+    });
+    Ok(pruning)
+}
+
+/// Reads what the custom resource's CRD (`<resource>.<group>`, named by the request's resource)
+/// prunes of its version; `Ok(None)` when the CRD does not exist or the request names no
+/// resource, `Err` when the lookup failed.
+fn read_crd(request: &Request<'_>, identity: &Identity, cluster: &dyn Cluster) -> Result<Option<Rc<Pruning>>, String> {
     let resource = &request.resource;
     if resource.resource.is_empty() || resource.group != identity.group.as_str() {
         return Ok(None);
@@ -544,9 +648,7 @@ fn read_crd(request: &Request<'_>, identity: &Identity, cluster: &dyn Cluster) -
         None,
         CRD_FIELDS,
     ) {
-        Ok(text) => serde_json::from_str(&text)
-            .map(|object| Some(CrdRead { object }))
-            .map_err(|e| format!("the answer for {name} is not JSON: {e}")),
+        Ok(text) => pruning_of(&text, &identity.version, &name).map(Some),
         Err(LookupError::NotFound(_)) => Ok(None),
         Err(e) => Err(e.into()),
     }
@@ -779,5 +881,75 @@ mod tests {
         for bad in ["1.15", "1.38", "1.034", "v1.34", "1.34.0", "1.", "1.x", "2.0", ""] {
             assert_eq!(minor_of(bad), None, "{bad}");
         }
+    }
+
+    /// The slimmed schema keeps every key the walk reads (a property named like a keyword
+    /// included) and nothing else.
+    #[test]
+    fn a_slim_schema_keeps_what_the_walk_reads() {
+        let crd = serde_json::json!({"spec": {"versions": [
+            {"name": "v1", "subresources": {"status": {}}, "schema": {"openAPIV3Schema": {
+                "type": "object", "description": "a widget",
+                "properties": {
+                    "spec": {"type": "object", "description": "long text", "required": ["size"],
+                        "properties": {
+                            "default": {"type": "string", "default": "x", "enum": ["x", "y"]},
+                            "labels": {"type": "object", "additionalProperties": {"type": "string", "nullable": true}},
+                            "any": {"type": "object", "additionalProperties": true},
+                            "items": {"type": "array", "items": {"type": "object", "x-kubernetes-embedded-resource": true,
+                                "x-kubernetes-preserve-unknown-fields": true, "example": {}}}
+                        }}
+                }}}},
+            {"name": "v2"}
+        ]}});
+        let v1 = Pruning::of(&crd, "v1");
+        assert!(v1.status_subresource);
+        assert_eq!(
+            v1.root,
+            Some(serde_json::json!({"properties": {"spec": {"properties": {
+                "default": {"default": true},
+                "labels": {"additionalProperties": {"nullable": true}},
+                "any": {"additionalProperties": true},
+                "items": {"items": {"x-kubernetes-embedded-resource": true, "x-kubernetes-preserve-unknown-fields": true}}
+            }}}}))
+        );
+        // A version without a schema, or a CRD that keeps unknown fields, prunes nothing.
+        for (crd, version) in [
+            (&crd, "v2"),
+            (&crd, "v3"),
+            (
+                &serde_json::json!({"spec": {"preserveUnknownFields": true, "versions": crd["spec"]["versions"]}}),
+                "v1",
+            ),
+        ] {
+            let pruning = Pruning::of(crd, version);
+            assert!(pruning.root.is_none() && !pruning.status_subresource, "{version}");
+            assert_eq!(pruning.schema().root, &*KEEP_ALL);
+        }
+    }
+
+    /// A CRD answer is parsed once per instance while it stays among the last few read; another
+    /// text (the CRD changed) or another version is read afresh.
+    #[test]
+    fn a_crd_is_parsed_once_while_it_stays_kept() {
+        let text = |description: &str| {
+            serde_json::json!({"spec": {"versions": [{"name": "v1", "schema": {"openAPIV3Schema": {
+                "description": description, "properties": {"spec": {"type": "object"}}}}}]}})
+            .to_string()
+        };
+        let first = pruning_of(&text("a"), "v1", "a").unwrap();
+        assert!(Rc::ptr_eq(&first, &pruning_of(&text("a"), "v1", "a").unwrap()));
+        assert!(!Rc::ptr_eq(&first, &pruning_of(&text("b"), "v1", "a").unwrap()));
+        assert!(!Rc::ptr_eq(&first, &pruning_of(&text("a"), "v2", "a").unwrap()));
+        for other in 0..KEPT_SCHEMAS {
+            pruning_of(&text(&other.to_string()), "v1", "a").unwrap();
+        }
+        assert_eq!(SCHEMAS.with_borrow(Vec::len), KEPT_SCHEMAS);
+        assert!(!Rc::ptr_eq(&first, &pruning_of(&text("a"), "v1", "a").unwrap()));
+        let error = pruning_of("{", "v1", "widgets.example.com").unwrap_err();
+        assert!(
+            error.starts_with("the answer for widgets.example.com is not JSON: "),
+            "{error}"
+        );
     }
 }
