@@ -69,11 +69,14 @@ struct Entry {
 pub struct OfflineCluster {
     by_group_kind: BTreeMap<(String, String), Vec<Entry>>,
     /// Answers of list lookups by request, each computed by the first caller.
-    answers: Mutex<HashMap<String, Arc<OnceLock<Vec<u8>>>>>,
+    answers: Answers<Vec<u8>>,
     /// Answers of masked get lookups by request (`None`: not found), each computed by the first
     /// caller: a CRD of megabytes is read and pruned once per scan, not once per custom resource.
-    gets: Mutex<HashMap<String, Arc<OnceLock<Option<Vec<u8>>>>>>,
+    gets: Answers<Option<Vec<u8>>>,
 }
+
+/// Answers by request, each cell filled once by the first caller.
+type Answers<T> = Mutex<HashMap<String, Arc<OnceLock<T>>>>;
 
 impl OfflineCluster {
     /// Builds the cluster from snapshot objects and scanned documents (scanned ones win).
@@ -192,7 +195,7 @@ impl OfflineCluster {
 
 /// The cell of `request`'s answer in `answers` (keyed by the request's tag and fields), created
 /// empty by the first caller.
-fn once_per_request<T>(answers: &Mutex<HashMap<String, Arc<OnceLock<T>>>>, request: &HostRequest) -> Arc<OnceLock<T>> {
+fn once_per_request<T>(answers: &Answers<T>, request: &HostRequest) -> Arc<OnceLock<T>> {
     let key = format!("{}{}", request.tag, serde_json::Value::Object(request.fields.clone()));
     answers
         .lock()
