@@ -495,7 +495,7 @@ fn holds(live: &Value, applied: &Value) -> bool {
 }
 
 /// What a CRD prunes of one of its versions: the structural schema reduced to the keys the walk
-/// reads ([`slim`]), or nothing when the CRD keeps unknown fields everywhere
+/// reads ([`Slim`]), or nothing when the CRD keeps unknown fields everywhere
 /// (`spec.preserveUnknownFields: true`, a v1beta1 leftover) or has no schema for the version.
 #[derive(Debug)]
 struct Pruning {
@@ -510,35 +510,47 @@ static KEEP_ALL: std::sync::LazyLock<Value> =
     std::sync::LazyLock::new(|| serde_json::json!({"x-kubernetes-preserve-unknown-fields": true}));
 
 impl Pruning {
-    /// What the CRD `object` prunes of `version`.
-    fn of(object: &Value, version: &str) -> Pruning {
+    /// What the CRD answered as `text` prunes of `version`; `Err` when the text is not JSON.
+    fn read(text: &str, version: &str) -> Result<Pruning, serde_json::Error> {
+        let mut deserializer = serde_json::Deserializer::from_str(text);
+        let Slim(object) = Slim::deserialize(&mut deserializer)?;
+        deserializer.end()?;
+        Ok(Pruning::of(object, version))
+    }
+
+    /// What the CRD `object` ([`Slim`], as read) prunes of `version`.
+    fn of(mut object: Value, version: &str) -> Pruning {
         let keep_all = Pruning {
             root: None,
             status_subresource: false,
         };
-        let Some(spec) = object.get("spec") else {
+        let Some(spec) = object.get_mut("spec") else {
             return keep_all;
         };
         if spec.get("preserveUnknownFields") == Some(&Value::Bool(true)) {
             return keep_all;
         }
-        let entry = spec.get("versions").and_then(Value::as_array).and_then(|versions| {
-            versions
-                .iter()
-                .find(|v| v.get("name").and_then(Value::as_str) == Some(version))
-        });
+        let entry = spec
+            .get_mut("versions")
+            .and_then(Value::as_array_mut)
+            .and_then(|versions| {
+                versions
+                    .iter_mut()
+                    .find(|v| v.get("name").and_then(Value::as_str) == Some(version))
+            });
         let Some(entry) = entry else {
             return keep_all;
         };
-        let Some(root) = entry.get("schema").and_then(|s| s.get("openAPIV3Schema")) else {
-            return keep_all;
-        };
-        Pruning {
-            root: Some(slim(root)),
-            status_subresource: entry
-                .get("subresources")
-                .and_then(|s| s.get("status"))
-                .is_some_and(|s| !s.is_null()),
+        let status_subresource = entry
+            .get("subresources")
+            .and_then(|s| s.get("status"))
+            .is_some_and(|s| !s.is_null());
+        match entry.get_mut("schema").and_then(|s| s.get_mut("openAPIV3Schema")) {
+            Some(root) => Pruning {
+                root: Some(root.take()),
+                status_subresource,
+            },
+            None => keep_all,
         }
     }
 
@@ -551,30 +563,128 @@ impl Pruning {
     }
 }
 
-/// A schema node reduced to what the walk reads ([`walk::Walker`]'s custom-resource part):
-/// `properties`, `additionalProperties`, `items` (each slimmed), the flags `nullable`,
-/// `x-kubernetes-preserve-unknown-fields` and `x-kubernetes-embedded-resource`, and whether
-/// there is a `default` (kept as `true`). Descriptions, validations and examples, most of a
-/// CRD's text, are left out: Argo Workflows' Workflow CRD (2.8 MB of YAML, 1.2 MB of JSON) slims to 190 KB.
-fn slim(node: &Value) -> Value {
-    let Some(node) = node.as_object() else {
-        return node.clone();
-    };
-    let mut kept = Map::new();
-    for (key, value) in node {
-        let value = match key.as_str() {
-            "properties" => match value.as_object() {
-                Some(properties) => Value::Object(properties.iter().map(|(k, v)| (k.clone(), slim(v))).collect()),
-                None => continue,
-            },
-            "additionalProperties" | "items" => slim(value),
-            "nullable" | "x-kubernetes-preserve-unknown-fields" | "x-kubernetes-embedded-resource" => value.clone(),
-            "default" => Value::Bool(true),
-            _ => continue,
-        };
-        kept.insert(key.clone(), value);
+/// A CRD read into only what [`Pruning`] and the walk's custom-resource part read: the members
+/// named in [`Slim::KEPT`] at every level (a `default` kept as `true`: only its presence
+/// counts) and every member of a `properties` map. Descriptions, validations and examples, most
+/// of a CRD's text, are skipped as they are read, never built: Argo Workflows' Workflow CRD
+/// (1.2 MB as JSON) reads into 190 KB.
+struct Slim(Value);
+
+impl Slim {
+    /// The members kept at every level: the CRD's path to its schemas, and what the walk reads
+    /// of a schema node.
+    const KEPT: &[&str] = &[
+        "spec",
+        "preserveUnknownFields",
+        "versions",
+        "name",
+        "subresources",
+        "status",
+        "schema",
+        "openAPIV3Schema",
+        "properties",
+        "additionalProperties",
+        "items",
+        "nullable",
+        "default",
+        "x-kubernetes-preserve-unknown-fields",
+        "x-kubernetes-embedded-resource",
+    ];
+}
+
+/// How [`Slim`] reads a value: a node (members filtered), or a `properties` map (every member
+/// kept, each a node).
+#[derive(Clone, Copy)]
+enum SlimMode {
+    /// Only the members of [`Slim::KEPT`].
+    Node,
+    /// Every member (a property's name may be anything).
+    Properties,
+}
+
+impl<'de> Deserialize<'de> for Slim {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        serde::de::DeserializeSeed::deserialize(SlimMode::Node, deserializer).map(Slim)
     }
-    Value::Object(kept)
+}
+
+impl<'de> serde::de::DeserializeSeed<'de> for SlimMode {
+    type Value = Value;
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, deserializer: D) -> Result<Value, D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for SlimMode {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("JSON")
+    }
+
+    fn visit_bool<E>(self, v: bool) -> Result<Value, E> {
+        Ok(Value::Bool(v))
+    }
+
+    fn visit_i64<E>(self, v: i64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+
+    fn visit_u64<E>(self, v: u64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+
+    fn visit_f64<E>(self, v: f64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+
+    fn visit_str<E>(self, v: &str) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+
+    fn visit_string<E>(self, v: String) -> Result<Value, E> {
+        Ok(Value::String(v))
+    }
+
+    fn visit_unit<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+
+    fn visit_none<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+        let mut items = Vec::new();
+        while let Some(item) = seq.next_element_seed(SlimMode::Node)? {
+            items.push(item);
+        }
+        Ok(Value::Array(items))
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        let mut kept = Map::new();
+        while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+            let value = match self {
+                SlimMode::Properties => map.next_value_seed(SlimMode::Node)?,
+                SlimMode::Node => match &*key {
+                    "properties" => map.next_value_seed(SlimMode::Properties)?,
+                    "default" => {
+                        map.next_value::<serde::de::IgnoredAny>()?;
+                        Value::Bool(true)
+                    }
+                    member if Slim::KEPT.contains(&member) => map.next_value_seed(SlimMode::Node)?,
+                    _ => {
+                        map.next_value::<serde::de::IgnoredAny>()?;
+                        continue;
+                    }
+                },
+            };
+            kept.insert(key.into_owned(), value);
+        }
+        Ok(Value::Object(kept))
+    }
 }
 
 /// How many CRD versions' [`Pruning`]s a module instance keeps: a tree of custom resources
@@ -623,8 +733,8 @@ fn pruning_of(text: &str, version: &str, name: &str) -> Result<Rc<Pruning>, Stri
     if let Some(pruning) = found {
         return Ok(pruning);
     }
-    let object: Value = serde_json::from_str(text).map_err(|e| format!("the answer for {name} is not JSON: {e}"))?;
-    let pruning = Rc::new(Pruning::of(&object, version));
+    let pruning = Pruning::read(text, version).map_err(|e| format!("the answer for {name} is not JSON: {e}"))?;
+    let pruning = Rc::new(pruning);
     SCHEMAS.with_borrow_mut(|kept| {
         kept.insert(0, (key, pruning.clone()));
         kept.truncate(KEPT_SCHEMAS);
@@ -902,7 +1012,7 @@ mod tests {
                 }}}},
             {"name": "v2"}
         ]}});
-        let v1 = Pruning::of(&crd, "v1");
+        let v1 = Pruning::read(&crd.to_string(), "v1").unwrap();
         assert!(v1.status_subresource);
         assert_eq!(
             v1.root,
@@ -922,7 +1032,7 @@ mod tests {
                 "v1",
             ),
         ] {
-            let pruning = Pruning::of(crd, version);
+            let pruning = Pruning::read(&crd.to_string(), version).unwrap();
             assert!(pruning.root.is_none() && !pruning.status_subresource, "{version}");
             assert_eq!(pruning.schema().root, &*KEEP_ALL);
         }
