@@ -23,7 +23,10 @@
 //! structural schema, read with one `get_resource` of `<resource>.<group>` (with field masks), and
 //! only when there is something the schema could prune: a manifest with a field besides
 //! `apiVersion`, `kind`, `metadata` and `status`, or a live object that does not hold everything
-//! last-applied holds there.
+//! last-applied holds there. The answer is read straight into the few members the walk needs
+//! ([`Slim`]), and a module instance keeps the last few CRD versions it read, found again by a
+//! digest of the answer: an engine that calls one instance for many objects (`syncguard scan`,
+//! kwctl, the audit scanner) parses each CRD once.
 
 use crate::admission::{ObjectJson, Request};
 use crate::check::{Check, GroupKind, Lookup};

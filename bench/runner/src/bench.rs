@@ -213,6 +213,9 @@ struct CustomResourceFigures {
     /// request.
     read_floor_median_us: f64,
     floor_median_us: f64,
+    /// The read floor on a request holding the CRD (its CREATE): what reading the bytes the
+    /// host hands the module costs at the least.
+    crd_read_floor_median_us: f64,
 }
 
 /// crd-safe-upgrade on an UPDATE of the Prometheus operator's `prometheuses` CRD to a copy with
@@ -1125,28 +1128,31 @@ fn scan_goal(report: &mut Report) {
 }
 
 /// Goal: sync-drift on a custom resource of a large CRD, on one instance reused (the schema
-/// parsed once), at most this multiple of the read floor.
+/// parsed once), at most this multiple of the read floor on what the module receives: the
+/// request, and the CRD the host hands it (the read floor on the CRD's own CREATE).
 const CUSTOM_RESOURCE_READ_FLOOR_GOAL: f64 = 2.0;
 
 fn custom_resource_goal(report: &mut Report) {
     let Some(cr) = &report.custom_resource else {
         return;
     };
+    let floor = (cr.read_floor_median_us + cr.crd_read_floor_median_us).max(1e-3);
     report.goals.push(Goal {
         goal: format!(
-            "{DRIFT_POLICY} on {} (its CRD, {:.0} KB, fetched through the host) at most {CUSTOM_RESOURCE_READ_FLOOR_GOAL}x the read floor on an instance reused",
+            "{DRIFT_POLICY} on {} (its CRD, {:.0} KB, fetched through the host) at most {CUSTOM_RESOURCE_READ_FLOOR_GOAL}x the read floor on the request and the CRD, on an instance reused",
             cr.resource,
             cr.crd_bytes as f64 / 1e3
         ),
         measured: format!(
-            "{:.2}x ({:.0} us vs {:.0} us); on a fresh instance per call (the CRD parsed every time) {:.0} us, {:.1}x",
-            cr.reused_median_us / cr.read_floor_median_us.max(1e-3),
+            "{:.2}x ({:.0} us vs {:.0} + {:.0} us); on a fresh instance per call (the CRD parsed every time, as in policy-server) {:.0} us, {:.1}x",
+            cr.reused_median_us / floor,
             cr.reused_median_us,
             cr.read_floor_median_us,
+            cr.crd_read_floor_median_us,
             cr.fresh_median_us,
-            cr.fresh_median_us / cr.read_floor_median_us.max(1e-3)
+            cr.fresh_median_us / floor
         ),
-        met: cr.reused_median_us <= CUSTOM_RESOURCE_READ_FLOOR_GOAL * cr.read_floor_median_us,
+        met: cr.reused_median_us <= CUSTOM_RESOURCE_READ_FLOOR_GOAL * floor,
     });
 }
 
@@ -1291,6 +1297,12 @@ fn custom_resource_cost(
     use syncguard_scan::cluster::OfflineCluster;
     let path = policies_dir.join(PROMETHEUS_CRD);
     let text = std::fs::read_to_string(&path).with_context(|| format!("cannot read {}", path.display()))?;
+    let crd_fixture = Fixture {
+        label: "crd-schema-fields/prometheuses CREATE".into(),
+        payload: evaluate::payload(&evaluate::read_request(&text)?, &json!({})),
+        settings: json!({}),
+        replay: None,
+    };
     let crd = serde_json::from_str::<Value>(&text)?["object"].clone();
     let cluster = Arc::new(OfflineCluster::of_objects(&[crd]));
     // kube-prometheus' manifests/prometheus-prometheus.yaml (v0.14.0), labels shortened.
@@ -1361,6 +1373,7 @@ fn custom_resource_cost(
     let (reused, reused_p95) = time_calls(instance, false, &fixture, iterations)?;
     let (read_floor_median, _) = time_validate(read_floor, &fixture, iterations)?;
     let (floor_median, _) = time_validate(floor, &fixture, iterations)?;
+    let (crd_read_floor, _) = time_validate(read_floor, &crd_fixture, iterations)?;
     Ok(CustomResourceFigures {
         resource: "a Prometheus (monitoring.coreos.com/v1)".into(),
         request_bytes: fixture.payload.len(),
@@ -1372,6 +1385,7 @@ fn custom_resource_cost(
         reused_p95_us: micros(reused_p95),
         read_floor_median_us: micros(read_floor_median),
         floor_median_us: micros(floor_median),
+        crd_read_floor_median_us: micros(crd_read_floor),
     })
 }
 
@@ -1532,7 +1546,7 @@ fn print_table(report: &Report) {
     }
     if let Some(cr) = &report.custom_resource {
         println!(
-            "\n{DRIFT_POLICY} on {} ({} bytes; its CRD {} bytes as the host hands it, answer: {}): warm validate on a fresh instance (as policy-server) median {:.1} us, p95 {:.1} us; on one instance reused (as scan) median {:.1} us, p95 {:.1} us; read floor {:.1} us, floor {:.1} us",
+            "\n{DRIFT_POLICY} on {} ({} bytes; its CRD {} bytes as the host hands it, answer: {}): warm validate on a fresh instance (as policy-server) median {:.1} us, p95 {:.1} us; on one instance reused (as scan) median {:.1} us, p95 {:.1} us; read floor {:.1} us (on the CRD's own CREATE {:.1} us), floor {:.1} us",
             cr.resource,
             cr.request_bytes,
             cr.crd_bytes,
@@ -1542,6 +1556,7 @@ fn print_table(report: &Report) {
             cr.reused_median_us,
             cr.reused_p95_us,
             cr.read_floor_median_us,
+            cr.crd_read_floor_median_us,
             cr.floor_median_us
         );
     }

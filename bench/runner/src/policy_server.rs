@@ -179,7 +179,14 @@ pub fn policy_server_bench(args: PolicyServerArgs) -> Result<()> {
     let version = Command::new(&binary)
         .arg("--version")
         .output()
-        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        .map(|o| {
+            String::from_utf8_lossy(&o.stdout)
+                .lines()
+                .next()
+                .unwrap_or("")
+                .trim()
+                .to_string()
+        })
         .unwrap_or_default();
     runtime.block_on(wait_ready(ready_port, &work))?;
     let payloads = payloads(&args.policies_dir)?;
