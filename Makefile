@@ -41,7 +41,7 @@ PLAYGROUND_TARGET := wasm32-unknown-unknown
 PLAYGROUND_DIR    := target/playground
 WASM_BINDGEN_VERSION := $(shell sed -n 's/^wasm-bindgen = "=\(.*\)"/\1/p' playground/Cargo.toml)
 
-.PHONY: all setup build cli policies annotate examples test unit answers json-schema e2e-tests lint bench bench-scan fmt clean \
+.PHONY: all setup build cli policies annotate examples test unit answers json-schema e2e-tests lint bench bench-scan bench-policy-server fmt clean \
 	push artifacthub manifests fuzz playground playground-setup playground-tests
 
 all: build
@@ -195,6 +195,14 @@ bench-scan: build
 	$(CARGO) build --locked --profile host -p syncguard-bench
 	$(BENCH) scan
 
+## bench-policy-server: the no-op module, sync-drift, crd-schema-fields and the all-in-one in a
+## real policy-server (the binary in POLICY_SERVER; skipped, not failed, when unset): p50 and p90
+## per request from 4 concurrent clients on a Deployment, Kube-OVN's CRD and the Prometheus
+## operator's CRD, each against the no-op module on the same payload
+bench-policy-server: build
+	$(CARGO) build --locked --profile host -p syncguard-bench
+	$(BENCH) policy-server
+
 ## test: everything CI checks
 test: build lint unit e2e-tests playground-tests
 
@@ -209,7 +217,7 @@ clean:
 ## bench: one run, one table (and target/bench.json): sizes, cold start, warm validate beside
 ## the floors and beside the single-check modules of d811579 (built once into
 ## target/bench-d811579 with the same wasm-opt pass), scan throughput, the 5,000-CRD lookup,
-## and the goals
+## sync-drift on a custom resource of the Prometheus CRD (fetched through the host), and the goals
 bench: build
 	$(CARGO) build --locked --profile host -p syncguard-bench
 	$(BENCH) --wasm-opt "$(WASM_OPT)"

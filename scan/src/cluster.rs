@@ -18,11 +18,12 @@
 //!   the host still refuses anything the module's `contextAwareResources` does not declare.
 //!   Label and field selectors are not applied.
 //!
-//! Cost: each distinct list lookup (request and masks) is answered once per scan, whatever the
-//! number of documents and threads asking it; every call then gets the same bytes, copied once
-//! (the copy the host makes anyway to hand them to the module). Nothing is parsed or pruned
-//! again per document, and a module that keeps the items of the List it read last (as
-//! crd-kind-collision does) reads them once per instance.
+//! Cost: each distinct list lookup and each distinct masked get (request and masks) is answered
+//! once per scan, whatever the number of documents and threads asking it; every call then gets
+//! the same bytes, copied once (the copy the host makes anyway to hand them to the module).
+//! Nothing is parsed or pruned again per document, and a module that keeps what it read last
+//! (crd-kind-collision the items of its List, sync-drift a CRD's schema) reads it once per
+//! instance.
 
 use crate::input::{self, Document, InputError};
 use crate::reflector::{self, FieldMask};
@@ -68,8 +69,14 @@ struct Entry {
 pub struct OfflineCluster {
     by_group_kind: BTreeMap<(String, String), Vec<Entry>>,
     /// Answers of list lookups by request, each computed by the first caller.
-    answers: Mutex<HashMap<String, Arc<OnceLock<Vec<u8>>>>>,
+    answers: Answers<Vec<u8>>,
+    /// Answers of masked get lookups by request (`None`: not found), each computed by the first
+    /// caller: a CRD of megabytes is read and pruned once per scan, not once per custom resource.
+    gets: Answers<Option<Vec<u8>>>,
 }
+
+/// Answers by request, each cell filled once by the first caller.
+type Answers<T> = Mutex<HashMap<String, Arc<OnceLock<T>>>>;
 
 impl OfflineCluster {
     /// Builds the cluster from snapshot objects and scanned documents (scanned ones win).
@@ -95,6 +102,7 @@ impl OfflineCluster {
         OfflineCluster {
             by_group_kind,
             answers: Mutex::default(),
+            gets: Mutex::default(),
         }
     }
 
@@ -123,14 +131,7 @@ impl OfflineCluster {
     /// given, each as the reflector answers it for `mask`. Computed once per distinct
     /// `request`; later calls copy it.
     pub fn list(&self, request: &HostRequest, api_version: &str, kind: &str, namespace: Option<&str>) -> Vec<u8> {
-        let key = format!("{}{}", request.tag, serde_json::Value::Object(request.fields.clone()));
-        let cell = self
-            .answers
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .entry(key)
-            .or_default()
-            .clone();
+        let cell = once_per_request(&self.answers, request);
         let answer = cell.get_or_init(|| self.answer_list(api_version, kind, namespace, request.field_mask().as_ref()));
         answer.clone()
     }
@@ -192,6 +193,18 @@ impl OfflineCluster {
     }
 }
 
+/// The cell of `request`'s answer in `answers` (keyed by the request's tag and fields), created
+/// empty by the first caller.
+fn once_per_request<T>(answers: &Answers<T>, request: &HostRequest) -> Arc<OnceLock<T>> {
+    let key = format!("{}{}", request.tag, serde_json::Value::Object(request.fields.clone()));
+    answers
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .entry(key)
+        .or_default()
+        .clone()
+}
+
 /// The API group of an `apiVersion` (`""` for the core group's `v1`).
 fn group_of(api_version: &str) -> &str {
     api_version.rsplit_once('/').map(|(g, _)| g).unwrap_or("")
@@ -213,7 +226,14 @@ impl OfflineCluster {
                 let name = text("name").ok_or("the lookup has no name")?;
                 let namespace = text("namespace").filter(|n| !n.is_empty());
                 let mask = request.field_mask();
-                match self.get(api_version, kind, namespace, name, mask.as_ref()) {
+                // An unmasked answer is a copy of the object's text; a masked one is computed once.
+                let answer = match mask {
+                    None => self.get(api_version, kind, namespace, name, None),
+                    Some(mask) => once_per_request(&self.gets, request)
+                        .get_or_init(|| self.get(api_version, kind, namespace, name, Some(&mask)))
+                        .clone(),
+                };
+                match answer {
                     Some(json) => Ok(json),
                     None => Err(core_cluster::not_found(api_version, kind, name, namespace)),
                 }
@@ -472,6 +492,19 @@ spec: {group: beta.example.com, names: {kind: Shirt, plural: shirts}}
             object["metadata"]["managedFields"],
             serde_json::json!([{"manager": "kubectl"}])
         );
+        // The masked get is answered once; asking again, or for a missing object, is answered
+        // from the same cell.
+        assert_eq!(cluster.answer(&get).unwrap(), cluster.answer(&get).unwrap());
+        let missing = request(
+            "KubernetesGetResource",
+            serde_json::json!({"api_version": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition", "name": "hats.example.com", "disable_cache": false, "field_masks": ["spec.group"]}),
+        );
+        for _ in 0..2 {
+            assert!(cluster.answer(&missing).unwrap_err().contains("hats.example.com"));
+        }
+        let gets = cluster.gets.lock().unwrap();
+        assert_eq!(gets.len(), 2);
+        assert!(gets.values().all(|cell| cell.get().is_some()));
     }
 
     #[test]

@@ -23,7 +23,10 @@
 //! structural schema, read with one `get_resource` of `<resource>.<group>` (with field masks), and
 //! only when there is something the schema could prune: a manifest with a field besides
 //! `apiVersion`, `kind`, `metadata` and `status`, or a live object that does not hold everything
-//! last-applied holds there.
+//! last-applied holds there. The answer is read straight into the few members the walk needs
+//! ([`Slim`]), and a module instance keeps the last few CRD versions it read, found again by a
+//! digest of the answer: an engine that calls one instance for many objects (`syncguard scan`,
+//! kwctl, the audit scanner) parses each CRD once.
 
 use crate::admission::{ObjectJson, Request};
 use crate::check::{Check, GroupKind, Lookup};
@@ -39,7 +42,9 @@ use cause::{Cause, Class, Effect, Facts, Tool};
 use path::Pattern;
 use serde::Deserialize;
 use serde_json::{Map, Value};
+use std::cell::RefCell;
 use std::collections::BTreeMap;
+use std::rc::Rc;
 use walk::{CrdSchema, Drift, Live, Stored, Walker};
 
 pub mod cause;
@@ -311,7 +316,6 @@ impl Check for SyncDrift {
 
         let class = identity.class();
         let mut extra = Vec::new();
-        let preserve = serde_json::json!({"x-kubernetes-preserve-unknown-fields": true});
         let drifts = match (class, identity.api_type) {
             (Class::Custom, _) => {
                 let crd = if needs_schema(applied_map, live) {
@@ -326,13 +330,7 @@ impl Check for SyncDrift {
                 } else {
                     None
                 };
-                let schema = crd.as_ref().map(|crd| {
-                    // A CRD that does not prune (or has no schema for the version) keeps everything.
-                    crd.schema(&identity.version).unwrap_or(CrdSchema {
-                        root: &preserve,
-                        status_subresource: false,
-                    })
-                });
+                let schema = crd.as_deref().map(Pruning::schema);
                 let mut walker = Walker::new(class, schema).of_kind(
                     &identity.group,
                     &identity.version,
@@ -499,39 +497,258 @@ fn holds(live: &Value, applied: &Value) -> bool {
     }
 }
 
-/// A CRD as read for pruning.
-struct CrdRead {
-    object: Value,
+/// What a CRD prunes of one of its versions: the structural schema reduced to the keys the walk
+/// reads ([`Slim`]), or nothing when the CRD keeps unknown fields everywhere
+/// (`spec.preserveUnknownFields: true`, a v1beta1 leftover) or has no schema for the version.
+#[derive(Debug)]
+struct Pruning {
+    /// The version's `openAPIV3Schema`, slimmed; `None`: everything is kept.
+    root: Option<Value>,
+    /// Whether the version has the status subresource.
+    status_subresource: bool,
 }
 
-impl CrdRead {
-    /// The structural schema of `version`, unless the CRD keeps unknown fields everywhere
-    /// (`spec.preserveUnknownFields: true`, a v1beta1 leftover) or has none for it.
-    fn schema(&self, version: &str) -> Option<CrdSchema<'_>> {
-        let spec = self.object.get("spec")?;
+/// The schema of a CRD that keeps every field.
+static KEEP_ALL: std::sync::LazyLock<Value> =
+    std::sync::LazyLock::new(|| serde_json::json!({"x-kubernetes-preserve-unknown-fields": true}));
+
+impl Pruning {
+    /// What the CRD answered as `text` prunes of `version`; `Err` when the text is not JSON.
+    fn read(text: &str, version: &str) -> Result<Pruning, serde_json::Error> {
+        let mut deserializer = serde_json::Deserializer::from_str(text);
+        let Slim(object) = Slim::deserialize(&mut deserializer)?;
+        deserializer.end()?;
+        Ok(Pruning::of(object, version))
+    }
+
+    /// What the CRD `object` ([`Slim`], as read) prunes of `version`.
+    fn of(mut object: Value, version: &str) -> Pruning {
+        let keep_all = Pruning {
+            root: None,
+            status_subresource: false,
+        };
+        let Some(spec) = object.get_mut("spec") else {
+            return keep_all;
+        };
         if spec.get("preserveUnknownFields") == Some(&Value::Bool(true)) {
-            return None;
+            return keep_all;
         }
-        let versions = spec.get("versions")?.as_array()?;
-        let entry = versions
-            .iter()
-            .find(|v| v.get("name").and_then(Value::as_str) == Some(version))?;
-        let root = entry.get("schema")?.get("openAPIV3Schema")?;
+        let entry = spec
+            .get_mut("versions")
+            .and_then(Value::as_array_mut)
+            .and_then(|versions| {
+                versions
+                    .iter_mut()
+                    .find(|v| v.get("name").and_then(Value::as_str) == Some(version))
+            });
+        let Some(entry) = entry else {
+            return keep_all;
+        };
         let status_subresource = entry
             .get("subresources")
             .and_then(|s| s.get("status"))
             .is_some_and(|s| !s.is_null());
-        Some(CrdSchema {
-            root,
-            status_subresource,
-        })
+        match entry.get_mut("schema").and_then(|s| s.get_mut("openAPIV3Schema")) {
+            Some(root) => Pruning {
+                root: Some(root.take()),
+                status_subresource,
+            },
+            None => keep_all,
+        }
+    }
+
+    /// The schema as the walk reads it.
+    fn schema(&self) -> CrdSchema<'_> {
+        CrdSchema {
+            root: self.root.as_ref().unwrap_or(&KEEP_ALL),
+            status_subresource: self.status_subresource,
+        }
     }
 }
 
-/// Reads the custom resource's CRD (`<resource>.<group>`, named by the request's resource);
-/// `Ok(None)` when it does not exist or the request names no resource, `Err` when the lookup
-/// failed.
-fn read_crd(request: &Request<'_>, identity: &Identity, cluster: &dyn Cluster) -> Result<Option<CrdRead>, String> {
+/// A CRD read into only what [`Pruning`] and the walk's custom-resource part read: the members
+/// named in [`Slim::KEPT`] at every level (a `default` kept as `true`: only its presence
+/// counts) and every member of a `properties` map. Descriptions, validations and examples, most
+/// of a CRD's text, are skipped as they are read, never built: Argo Workflows' Workflow CRD
+/// (1.2 MB as JSON) reads into 190 KB.
+struct Slim(Value);
+
+impl Slim {
+    /// The members kept at every level: the CRD's path to its schemas, and what the walk reads
+    /// of a schema node.
+    const KEPT: &[&str] = &[
+        "spec",
+        "preserveUnknownFields",
+        "versions",
+        "name",
+        "subresources",
+        "status",
+        "schema",
+        "openAPIV3Schema",
+        "properties",
+        "additionalProperties",
+        "items",
+        "nullable",
+        "default",
+        "x-kubernetes-preserve-unknown-fields",
+        "x-kubernetes-embedded-resource",
+    ];
+}
+
+/// How [`Slim`] reads a value: a node (members filtered), or a `properties` map (every member
+/// kept, each a node).
+#[derive(Clone, Copy)]
+enum SlimMode {
+    /// Only the members of [`Slim::KEPT`].
+    Node,
+    /// Every member (a property's name may be anything).
+    Properties,
+}
+
+impl<'de> Deserialize<'de> for Slim {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        serde::de::DeserializeSeed::deserialize(SlimMode::Node, deserializer).map(Slim)
+    }
+}
+
+impl<'de> serde::de::DeserializeSeed<'de> for SlimMode {
+    type Value = Value;
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, deserializer: D) -> Result<Value, D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for SlimMode {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("JSON")
+    }
+
+    fn visit_bool<E>(self, v: bool) -> Result<Value, E> {
+        Ok(Value::Bool(v))
+    }
+
+    fn visit_i64<E>(self, v: i64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+
+    fn visit_u64<E>(self, v: u64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+
+    fn visit_f64<E>(self, v: f64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+
+    fn visit_str<E>(self, v: &str) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+
+    fn visit_string<E>(self, v: String) -> Result<Value, E> {
+        Ok(Value::String(v))
+    }
+
+    fn visit_unit<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+
+    fn visit_none<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+        let mut items = Vec::new();
+        while let Some(item) = seq.next_element_seed(SlimMode::Node)? {
+            items.push(item);
+        }
+        Ok(Value::Array(items))
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        let mut kept = Map::new();
+        while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+            let value = match self {
+                SlimMode::Properties => map.next_value_seed(SlimMode::Node)?,
+                SlimMode::Node => match &*key {
+                    "properties" => map.next_value_seed(SlimMode::Properties)?,
+                    "default" => {
+                        map.next_value::<serde::de::IgnoredAny>()?;
+                        Value::Bool(true)
+                    }
+                    member if Slim::KEPT.contains(&member) => map.next_value_seed(SlimMode::Node)?,
+                    _ => {
+                        map.next_value::<serde::de::IgnoredAny>()?;
+                        continue;
+                    }
+                },
+            };
+            kept.insert(key.into_owned(), value);
+        }
+        Ok(Value::Object(kept))
+    }
+}
+
+/// How many CRD versions' [`Pruning`]s a module instance keeps: a tree of custom resources
+/// (Argo Workflows' examples: Workflows, WorkflowTemplates, CronWorkflows,
+/// ClusterWorkflowTemplates) goes back and forth between a few CRDs.
+const KEPT_SCHEMAS: usize = 4;
+
+/// A CRD version's [`Pruning`] and what it was computed from: the length and two digests of the
+/// host's answer, and the version.
+type KeptSchema = ((usize, u64, u64, String), Rc<Pruning>);
+
+thread_local! {
+    /// The CRD versions read last, newest first (at most [`KEPT_SCHEMAS`]). An engine that
+    /// keeps one module instance for many requests (`syncguard scan`, kwctl's and the audit
+    /// scanner's runs over many objects) parses each CRD once instead of once per custom
+    /// resource; one that starts every evaluation afresh finds nothing here and pays one parse.
+    static SCHEMAS: RefCell<Vec<KeptSchema>> = const { RefCell::new(Vec::new()) };
+}
+
+/// The key of a CRD answer `text` for `version`. Two 64-bit foldhash digests of the text under
+/// different seeds (a few GB/s, against a parse of tens of MB/s): a wrong reuse needs both to
+/// collide for two texts of the same length, and whoever can write a CRD to try can change its
+/// schema anyway.
+fn schema_key(text: &str, version: &str) -> (usize, u64, u64, String) {
+    use std::hash::BuildHasher;
+    let digest = |seed: u64| foldhash::fast::FixedState::with_seed(seed).hash_one(text.as_bytes());
+    (
+        text.len(),
+        digest(0x5379_6e63),
+        digest(0x4472_6966),
+        version.to_string(),
+    )
+}
+
+/// What the CRD answered as `text` prunes of `version`, from [`SCHEMAS`] when that answer was
+/// read before.
+fn pruning_of(text: &str, version: &str, name: &str) -> Result<Rc<Pruning>, String> {
+    let key = schema_key(text, version);
+    let found = SCHEMAS.with_borrow_mut(|kept| {
+        let at = kept.iter().position(|(k, _)| *k == key)?;
+        let entry = kept.remove(at);
+        let pruning = entry.1.clone();
+        kept.insert(0, entry);
+        Some(pruning)
+    });
+    if let Some(pruning) = found {
+        return Ok(pruning);
+    }
+    let pruning = Pruning::read(text, version).map_err(|e| format!("the answer for {name} is not JSON: {e}"))?;
+    let pruning = Rc::new(pruning);
+    SCHEMAS.with_borrow_mut(|kept| {
+        kept.insert(0, (key, pruning.clone()));
+        kept.truncate(KEPT_SCHEMAS);
+    });
+    Ok(pruning)
+}
+
+/// Reads what the custom resource's CRD (`<resource>.<group>`, named by the request's resource)
+/// prunes of its version; `Ok(None)` when the CRD does not exist or the request names no
+/// resource, `Err` when the lookup failed.
+fn read_crd(request: &Request<'_>, identity: &Identity, cluster: &dyn Cluster) -> Result<Option<Rc<Pruning>>, String> {
     let resource = &request.resource;
     if resource.resource.is_empty() || resource.group != identity.group.as_str() {
         return Ok(None);
@@ -544,9 +761,7 @@ fn read_crd(request: &Request<'_>, identity: &Identity, cluster: &dyn Cluster) -
         None,
         CRD_FIELDS,
     ) {
-        Ok(text) => serde_json::from_str(&text)
-            .map(|object| Some(CrdRead { object }))
-            .map_err(|e| format!("the answer for {name} is not JSON: {e}")),
+        Ok(text) => pruning_of(&text, &identity.version, &name).map(Some),
         Err(LookupError::NotFound(_)) => Ok(None),
         Err(e) => Err(e.into()),
     }
@@ -779,5 +994,75 @@ mod tests {
         for bad in ["1.15", "1.38", "1.034", "v1.34", "1.34.0", "1.", "1.x", "2.0", ""] {
             assert_eq!(minor_of(bad), None, "{bad}");
         }
+    }
+
+    /// The slimmed schema keeps every key the walk reads (a property named like a keyword
+    /// included) and nothing else.
+    #[test]
+    fn a_slim_schema_keeps_what_the_walk_reads() {
+        let crd = serde_json::json!({"spec": {"versions": [
+            {"name": "v1", "subresources": {"status": {}}, "schema": {"openAPIV3Schema": {
+                "type": "object", "description": "a widget",
+                "properties": {
+                    "spec": {"type": "object", "description": "long text", "required": ["size"],
+                        "properties": {
+                            "default": {"type": "string", "default": "x", "enum": ["x", "y"]},
+                            "labels": {"type": "object", "additionalProperties": {"type": "string", "nullable": true}},
+                            "any": {"type": "object", "additionalProperties": true},
+                            "items": {"type": "array", "items": {"type": "object", "x-kubernetes-embedded-resource": true,
+                                "x-kubernetes-preserve-unknown-fields": true, "example": {}}}
+                        }}
+                }}}},
+            {"name": "v2"}
+        ]}});
+        let v1 = Pruning::read(&crd.to_string(), "v1").unwrap();
+        assert!(v1.status_subresource);
+        assert_eq!(
+            v1.root,
+            Some(serde_json::json!({"properties": {"spec": {"properties": {
+                "default": {"default": true},
+                "labels": {"additionalProperties": {"nullable": true}},
+                "any": {"additionalProperties": true},
+                "items": {"items": {"x-kubernetes-embedded-resource": true, "x-kubernetes-preserve-unknown-fields": true}}
+            }}}}))
+        );
+        // A version without a schema, or a CRD that keeps unknown fields, prunes nothing.
+        for (crd, version) in [
+            (&crd, "v2"),
+            (&crd, "v3"),
+            (
+                &serde_json::json!({"spec": {"preserveUnknownFields": true, "versions": crd["spec"]["versions"]}}),
+                "v1",
+            ),
+        ] {
+            let pruning = Pruning::read(&crd.to_string(), version).unwrap();
+            assert!(pruning.root.is_none() && !pruning.status_subresource, "{version}");
+            assert_eq!(pruning.schema().root, &*KEEP_ALL);
+        }
+    }
+
+    /// A CRD answer is parsed once per instance while it stays among the last few read; another
+    /// text (the CRD changed) or another version is read afresh.
+    #[test]
+    fn a_crd_is_parsed_once_while_it_stays_kept() {
+        let text = |description: &str| {
+            serde_json::json!({"spec": {"versions": [{"name": "v1", "schema": {"openAPIV3Schema": {
+                "description": description, "properties": {"spec": {"type": "object"}}}}}]}})
+            .to_string()
+        };
+        let first = pruning_of(&text("a"), "v1", "a").unwrap();
+        assert!(Rc::ptr_eq(&first, &pruning_of(&text("a"), "v1", "a").unwrap()));
+        assert!(!Rc::ptr_eq(&first, &pruning_of(&text("b"), "v1", "a").unwrap()));
+        assert!(!Rc::ptr_eq(&first, &pruning_of(&text("a"), "v2", "a").unwrap()));
+        for other in 0..KEPT_SCHEMAS {
+            pruning_of(&text(&other.to_string()), "v1", "a").unwrap();
+        }
+        assert_eq!(SCHEMAS.with_borrow(Vec::len), KEPT_SCHEMAS);
+        assert!(!Rc::ptr_eq(&first, &pruning_of(&text("a"), "v1", "a").unwrap()));
+        let error = pruning_of("{", "v1", "widgets.example.com").unwrap_err();
+        assert!(
+            error.starts_with("the answer for widgets.example.com is not JSON: "),
+            "{error}"
+        );
     }
 }

@@ -9,7 +9,8 @@
 //! crd-schema-fields on its CREATE; `syncguard scan` throughput over generated trees of
 //! manifests (few CRDs, and a quarter CRDs) and over a folder of 500 real CRDs; and the cost of
 //! crd-kind-collision's context lookup in a cluster of 5,000 CRDs (bytes handed to the module,
-//! warm validate time).
+//! warm validate time); and sync-drift on a custom resource of the Prometheus operator's CRD,
+//! the CRD fetched through the host, on a fresh instance per call and on one reused.
 
 use crate::baseline::{self, Baseline};
 use crate::inputs;
@@ -186,6 +187,37 @@ struct LookupFigures {
     floor_median_us: f64,
 }
 
+/// sync-drift on a custom resource of a large CRD (the Prometheus operator's `prometheuses`), its
+/// CRD fetched through the host (`get_resource` with the module's field masks), beside the read
+/// floor on the same request.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct CustomResourceFigures {
+    /// The custom resource under admission.
+    resource: String,
+    /// The request's size.
+    request_bytes: usize,
+    /// The CRD as the host hands it to the module (the field masks applied).
+    crd_bytes: usize,
+    /// What sync-drift answers.
+    answer: String,
+    /// Warm validate, each call on a fresh instance (as policy-server runs every admission):
+    /// the CRD is read and its schema parsed on every call.
+    fresh_median_us: f64,
+    fresh_p95_us: f64,
+    /// Warm validate on one instance called again and again (as `syncguard scan`, kwctl and
+    /// the audit scanner call one instance for many objects): the schema is parsed once.
+    reused_median_us: f64,
+    reused_p95_us: f64,
+    /// The read floor (parses the whole request, no lookup) and the no-op floor on the same
+    /// request.
+    read_floor_median_us: f64,
+    floor_median_us: f64,
+    /// The read floor on a request holding the CRD (its CREATE): what reading the bytes the
+    /// host hands the module costs at the least.
+    crd_read_floor_median_us: f64,
+}
+
 /// crd-safe-upgrade on an UPDATE of the Prometheus operator's `prometheuses` CRD to a copy with
 /// one deep change, beside crd-schema-fields on the CREATE of the same CRD.
 #[derive(Serialize)]
@@ -216,6 +248,7 @@ struct Report {
     /// and the folder of real CRDs.
     scans: Vec<ScanFigures>,
     lookup: Option<LookupFigures>,
+    custom_resource: Option<CustomResourceFigures>,
     goals: Vec<Goal>,
 }
 
@@ -444,8 +477,16 @@ pub fn bench(args: BenchArgs) -> Result<()> {
         upgrade: upgrade_figures,
         scans: Vec::new(),
         lookup: None,
+        custom_resource: None,
         goals: Vec::new(),
     };
+    report.custom_resource = Some(custom_resource_cost(
+        &engine,
+        &args.policies_dir,
+        &floor,
+        &read_floor,
+        args.iterations,
+    )?);
     let jobs = default_jobs();
     if args.scan_manifests > 0 {
         for (tree, every, label) in [
@@ -482,6 +523,7 @@ pub fn bench(args: BenchArgs) -> Result<()> {
         }
     }
     goals(&mut report, policies.len());
+    custom_resource_goal(&mut report);
     print_table(&report);
     if let Some(dir) = args.json_out.parent() {
         std::fs::create_dir_all(dir)?;
@@ -1085,6 +1127,35 @@ fn scan_goal(report: &mut Report) {
     }
 }
 
+/// Goal: sync-drift on a custom resource of a large CRD, on one instance reused (the schema
+/// parsed once), at most this multiple of the read floor on what the module receives: the
+/// request, and the CRD the host hands it (the read floor on the CRD's own CREATE).
+const CUSTOM_RESOURCE_READ_FLOOR_GOAL: f64 = 2.0;
+
+fn custom_resource_goal(report: &mut Report) {
+    let Some(cr) = &report.custom_resource else {
+        return;
+    };
+    let floor = (cr.read_floor_median_us + cr.crd_read_floor_median_us).max(1e-3);
+    report.goals.push(Goal {
+        goal: format!(
+            "{DRIFT_POLICY} on {} (its CRD, {:.0} KB, fetched through the host) at most {CUSTOM_RESOURCE_READ_FLOOR_GOAL}x the read floor on the request and the CRD, on an instance reused",
+            cr.resource,
+            cr.crd_bytes as f64 / 1e3
+        ),
+        measured: format!(
+            "{:.2}x ({:.0} us vs {:.0} + {:.0} us); on a fresh instance per call (the CRD parsed every time, as in policy-server) {:.0} us, {:.1}x",
+            cr.reused_median_us / floor,
+            cr.reused_median_us,
+            cr.read_floor_median_us,
+            cr.crd_read_floor_median_us,
+            cr.fresh_median_us,
+            cr.fresh_median_us / floor
+        ),
+        met: cr.reused_median_us <= CUSTOM_RESOURCE_READ_FLOOR_GOAL * floor,
+    });
+}
+
 fn mib(bytes: usize) -> f64 {
     bytes as f64 / (1024.0 * 1024.0)
 }
@@ -1207,6 +1278,114 @@ fn lookup_cost(
         p95_us: micros(p95),
         reused_median_us: micros(reused_median),
         floor_median_us: micros(floor_median),
+    })
+}
+
+/// The check measured on a custom resource.
+const DRIFT_POLICY: &str = "sync-drift";
+
+/// sync-drift on a CREATE of a Prometheus (kube-prometheus' own, trimmed) in a cluster holding
+/// the Prometheus operator's CRD: the module's `get_resource` is answered as `syncguard scan`
+/// answers it (masked once, then the same bytes on every call).
+fn custom_resource_cost(
+    engine: &Engine,
+    policies_dir: &Path,
+    floor: &Module,
+    read_floor: &Module,
+    iterations: usize,
+) -> Result<CustomResourceFigures> {
+    use syncguard_scan::cluster::OfflineCluster;
+    let path = policies_dir.join(PROMETHEUS_CRD);
+    let text = std::fs::read_to_string(&path).with_context(|| format!("cannot read {}", path.display()))?;
+    let crd_fixture = Fixture {
+        label: "crd-schema-fields/prometheuses CREATE".into(),
+        payload: evaluate::payload(&evaluate::read_request(&text)?, &json!({})),
+        settings: json!({}),
+        replay: None,
+    };
+    let crd = serde_json::from_str::<Value>(&text)?["object"].clone();
+    let cluster = Arc::new(OfflineCluster::of_objects(&[crd]));
+    // kube-prometheus' manifests/prometheus-prometheus.yaml (v0.14.0), labels shortened.
+    let prometheus = json!({
+        "apiVersion": "monitoring.coreos.com/v1",
+        "kind": "Prometheus",
+        "metadata": {"name": "k8s", "namespace": "monitoring", "labels": {"app.kubernetes.io/name": "prometheus"}},
+        "spec": {
+            "alerting": {"alertmanagers": [{"apiVersion": "v2", "name": "alertmanager-main", "namespace": "monitoring", "port": "web"}]},
+            "enableFeatures": [],
+            "externalLabels": {},
+            "image": "quay.io/prometheus/prometheus:v2.54.1",
+            "nodeSelector": {"kubernetes.io/os": "linux"},
+            "podMetadata": {"labels": {"app.kubernetes.io/name": "prometheus"}},
+            "podMonitorNamespaceSelector": {},
+            "podMonitorSelector": {},
+            "probeNamespaceSelector": {},
+            "probeSelector": {},
+            "replicas": 2,
+            "resources": {"requests": {"memory": "400Mi"}},
+            "ruleNamespaceSelector": {},
+            "ruleSelector": {},
+            "scrapeConfigNamespaceSelector": {},
+            "scrapeConfigSelector": {},
+            "securityContext": {"fsGroup": 2000, "runAsNonRoot": true, "runAsUser": 1000},
+            "serviceAccountName": "prometheus-k8s",
+            "serviceMonitorNamespaceSelector": {},
+            "serviceMonitorSelector": {},
+            "version": "2.54.1"
+        }
+    });
+    let request =
+        syncguard_testkit::object_request(syncguard_scan::Operation::Create.as_str(), &prometheus, "prometheuses");
+    let fixture = Fixture {
+        label: format!("{DRIFT_POLICY}/Prometheus"),
+        payload: syncguard_testkit::payload(&request, &json!({})),
+        settings: json!({}),
+        replay: None,
+    };
+    let wasm = std::fs::read(policies_dir.join(DRIFT_POLICY).join("annotated-policy.wasm"))
+        .with_context(|| format!("{DRIFT_POLICY}: run `make build`"))?;
+    let module = engine.compile(&wasm)?;
+    let recorder = Arc::new(Recorder::default());
+    let probe = module.instantiate(Capabilities {
+        allow_context_aware: true,
+        replay: None,
+        lookups: Some(recorder.clone()),
+    })?;
+    let _ = probe.call("validate", fixture.payload.as_bytes());
+    let asked = recorder
+        .0
+        .lock()
+        .map_err(|_| anyhow!("the lookup recorder broke"))?
+        .clone()
+        .ok_or_else(|| anyhow!("{DRIFT_POLICY} made no lookup for the Prometheus"))?;
+    let crd_bytes = Lookups::answer(cluster.as_ref(), &asked).map_err(|e| anyhow!(e))?.len();
+    let instance = || {
+        module.instantiate(Capabilities {
+            allow_context_aware: true,
+            replay: None,
+            lookups: Some(cluster.clone()),
+        })
+    };
+    let answer = instance()?
+        .call("validate", fixture.payload.as_bytes())
+        .map_err(|e| anyhow!("{}: {e}", fixture.label))?;
+    let (fresh, fresh_p95) = time_calls(instance, true, &fixture, iterations)?;
+    let (reused, reused_p95) = time_calls(instance, false, &fixture, iterations)?;
+    let (read_floor_median, _) = time_validate(read_floor, &fixture, iterations)?;
+    let (floor_median, _) = time_validate(floor, &fixture, iterations)?;
+    let (crd_read_floor, _) = time_validate(read_floor, &crd_fixture, iterations)?;
+    Ok(CustomResourceFigures {
+        resource: "a Prometheus (monitoring.coreos.com/v1)".into(),
+        request_bytes: fixture.payload.len(),
+        crd_bytes,
+        answer: answer_in_words(&serde_json::from_slice(&answer)?),
+        fresh_median_us: micros(fresh),
+        fresh_p95_us: micros(fresh_p95),
+        reused_median_us: micros(reused),
+        reused_p95_us: micros(reused_p95),
+        read_floor_median_us: micros(read_floor_median),
+        floor_median_us: micros(floor_median),
+        crd_read_floor_median_us: micros(crd_read_floor),
     })
 }
 
@@ -1363,6 +1542,22 @@ fn print_table(report: &Report) {
             lookup.p95_us,
             lookup.reused_median_us,
             lookup.floor_median_us
+        );
+    }
+    if let Some(cr) = &report.custom_resource {
+        println!(
+            "\n{DRIFT_POLICY} on {} ({} bytes; its CRD {} bytes as the host hands it, answer: {}): warm validate on a fresh instance (as policy-server) median {:.1} us, p95 {:.1} us; on one instance reused (as scan) median {:.1} us, p95 {:.1} us; read floor {:.1} us (on the CRD's own CREATE {:.1} us), floor {:.1} us",
+            cr.resource,
+            cr.request_bytes,
+            cr.crd_bytes,
+            cr.answer,
+            cr.fresh_median_us,
+            cr.fresh_p95_us,
+            cr.reused_median_us,
+            cr.reused_p95_us,
+            cr.read_floor_median_us,
+            cr.crd_read_floor_median_us,
+            cr.floor_median_us
         );
     }
     println!("\nGoals");

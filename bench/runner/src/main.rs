@@ -8,10 +8,13 @@
 //!   lookup in a cluster of 5,000 CRDs, and the goals (see [`bench`]).
 //! - `syncguard-bench scan` (`make bench-scan`): a generated tree of manifests, scanned once;
 //!   prints one JSON line of counts and throughput (see [`scan`]).
+//! - `syncguard-bench policy-server` (`make bench-policy-server`): the modules in a real
+//!   policy-server, `POLICY_SERVER`, against the no-op module (see [`policy_server`]).
 
 mod baseline;
 mod bench;
 mod inputs;
+mod policy_server;
 mod scan;
 
 use clap::{Parser, Subcommand};
@@ -32,12 +35,17 @@ enum Command {
     /// Generates a tree of manifests and scans it once with every policy module at its default
     /// settings; prints one JSON line of counts and throughput.
     Scan(scan::ScanBenchArgs),
+    /// The no-op module, sync-drift, crd-schema-fields and the all-in-one in a real
+    /// policy-server (the binary named by `POLICY_SERVER`; skipped when unset): p50 and p90 per
+    /// request from 4 concurrent clients, against the no-op module on the same payload.
+    PolicyServer(policy_server::PolicyServerArgs),
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Some(Command::Scan(args)) => scan::scan_bench(args),
+        Some(Command::PolicyServer(args)) => policy_server::policy_server_bench(args),
         None => bench::bench(cli.bench),
     };
     match result {

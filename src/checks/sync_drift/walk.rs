@@ -189,7 +189,7 @@ impl<'a> Walker<'a> {
 
     /// Whether `path` holds a Secret's value, never quoted.
     fn hidden(&self, path: &Path) -> bool {
-        self.secret && matches!(path.0.first(), Some(Step::Field(f)) if f == "data" || f == "stringData")
+        self.secret && matches!(path.0.first(), Some(Step::Field(f)) if matches!(&**f, "data" | "stringData"))
     }
 
     fn report(&mut self, cause: Cause, path: Path, applied: &Value, live: Live<'_>, stored: Stored) {
@@ -244,7 +244,7 @@ impl<'a> Walker<'a> {
     /// An object of API type `ty`.
     fn object(&mut self, applied: &Map<String, Value>, live: Live<'_>, ty: ApiType, path: &Path) {
         for (key, value) in applied {
-            let at = path.then(Step::Field(key.clone()));
+            let at = path.then(Step::Field(key.as_str().into()));
             let live_value = live.key(key);
             match ty.field(key) {
                 Some(field) => self.member(value, live_value, field, at, path.0.is_empty()),
@@ -325,7 +325,12 @@ impl<'a> Walker<'a> {
             }
             (Form::Map, Value::Object(entries)) => {
                 for (key, value) in entries {
-                    self.leaf(value, live.key(key), field.leaf, path.then(Step::Key(key.clone())));
+                    self.leaf(
+                        value,
+                        live.key(key),
+                        field.leaf,
+                        path.then(Step::Key(key.as_str().into())),
+                    );
                 }
             }
             (Form::Value | Form::Pointer, _) => self.leaf(applied, live, field.leaf, path),
@@ -439,7 +444,7 @@ impl<'a> Walker<'a> {
     pub fn custom_root(&mut self, applied: &Map<String, Value>, live: Live<'_>) {
         let schema = self.schema;
         for (key, value) in applied {
-            let at = Path(vec![Step::Field(key.clone())]);
+            let at = Path(vec![Step::Field(key.as_str().into())]);
             let live_value = live.key(key);
             match key.as_str() {
                 "apiVersion" | "kind" => {}
@@ -474,7 +479,7 @@ impl<'a> Walker<'a> {
         match (applied, live) {
             (Value::Object(map), Live::Has(_)) => {
                 for (key, value) in map {
-                    self.unexplained(path.then(Step::Field(key.clone())), value, live.key(key));
+                    self.unexplained(path.then(Step::Field(key.as_str().into())), value, live.key(key));
                 }
             }
             (_, Live::Missing) => self.report(Cause::PrunedField, path, applied, live, Stored::Nothing),
@@ -509,9 +514,9 @@ impl<'a> Walker<'a> {
                 for (key, value) in map {
                     let live_value = live.key(key);
                     if embedded && matches!(key.as_str(), "apiVersion" | "kind" | "metadata") {
-                        self.kept(path.then(Step::Field(key.clone())), value, live_value);
+                        self.kept(path.then(Step::Field(key.as_str().into())), value, live_value);
                     } else if let Some(property) = properties.and_then(|p| p.get(key)) {
-                        let at = path.then(Step::Field(key.clone()));
+                        let at = path.then(Step::Field(key.as_str().into()));
                         self.schema_node(
                             value,
                             live_value,
@@ -520,14 +525,20 @@ impl<'a> Walker<'a> {
                             &format!("{parent}.properties.{key}"),
                         );
                     } else if let Some(additional @ Value::Object(_)) = additional {
-                        let at = path.then(Step::Key(key.clone()));
+                        let at = path.then(Step::Key(key.as_str().into()));
                         let inner = format!("{parent}.additionalProperties");
                         self.schema_node(value, live_value, Some(additional), at, &inner);
                     } else if preserve || additional == Some(&Value::Bool(true)) {
-                        self.kept(path.then(Step::Field(key.clone())), value, live_value);
+                        self.kept(path.then(Step::Field(key.as_str().into())), value, live_value);
                     } else {
                         // An object schema that declares nothing for the key keeps nothing of it.
-                        self.schema_node(value, live_value, None, path.then(Step::Field(key.clone())), parent);
+                        self.schema_node(
+                            value,
+                            live_value,
+                            None,
+                            path.then(Step::Field(key.as_str().into())),
+                            parent,
+                        );
                     }
                 }
             }

@@ -1,0 +1,350 @@
+//! `syncguard-bench policy-server` (`make bench-policy-server`): the modules in the engine users
+//! run. Starts the policy-server binary named by the `POLICY_SERVER` environment variable on
+//! 127.0.0.1 (plain HTTP, no Kubernetes connection) with the no-op floor module, sync-drift,
+//! crd-schema-fields and the all-in-one loaded from local files, and sends each the same
+//! AdmissionReviews from 4 concurrent clients (one kept-alive connection each): a Deployment
+//! (metrics-server's, without drift), Kube-OVN's `vpc-nat-gateways` CRD and the Prometheus
+//! operator's `prometheuses` CRD, all CREATEs. Prints p50 and p90 per request and the ratio of
+//! each p50 to the no-op module's on the same payload, against the goals (a Deployment at most
+//! 1.15x, a CRD at most 1.2x). Without `POLICY_SERVER` it says so and measures nothing.
+//!
+//! The all-in-one runs with crd-kind-collision disabled: it lists the cluster's CRDs on every CRD
+//! admission, and this policy-server has no cluster to answer it.
+
+use anyhow::{Context, Result, anyhow, bail};
+use http_body_util::{BodyExt, Full};
+use hyper::body::Bytes;
+use serde_json::{Value, json};
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+use syncguard_cli::evaluate;
+use syncguard_cli::metadata::{self, Metadata};
+
+/// Arguments of `syncguard-bench policy-server`.
+#[derive(clap::Args)]
+pub struct PolicyServerArgs {
+    /// Folder of the policies (each with annotated-policy.wasm and test_data/).
+    #[arg(long, value_name = "DIR", default_value = "policies")]
+    policies_dir: PathBuf,
+    /// The no-op floor module (annotated by the bench, as policy-server requires).
+    #[arg(long, value_name = "FILE", default_value = "bench/noop/policy.wasm")]
+    floor: PathBuf,
+    /// Where policies.yml, the annotated floor and policy-server's log go.
+    #[arg(long, value_name = "DIR", default_value = "target/bench-policy-server")]
+    work_dir: PathBuf,
+    /// Concurrent clients.
+    #[arg(long, value_name = "N", default_value_t = 4)]
+    clients: usize,
+    /// Timed requests per client, per policy and payload (after as many untimed ones as clients).
+    #[arg(long, value_name = "N", default_value_t = 150)]
+    requests: usize,
+    /// Rounds over every policy and payload; each figure is the lowest p50 (and its p90) of
+    /// the rounds, as `make bench` keeps the lowest of its sweeps on a shared machine.
+    #[arg(long, value_name = "N", default_value_t = 2)]
+    rounds: usize,
+}
+
+/// The policies loaded: (id, module, settings).
+fn policies(args: &PolicyServerArgs, floor: &Path) -> Vec<(&'static str, PathBuf, Value)> {
+    let module = |name: &str| args.policies_dir.join(name).join("annotated-policy.wasm");
+    vec![
+        ("noop", floor.to_path_buf(), json!({})),
+        ("sync-drift", module("sync-drift"), json!({})),
+        ("crd-schema-fields", module("crd-schema-fields"), json!({})),
+        (
+            "syncguard",
+            module("syncguard"),
+            json!({"crdKindCollision": {"enabled": false}}),
+        ),
+    ]
+}
+
+/// Whether a webhook sends policy `id` the payload `label` (crd-schema-fields' rules match
+/// CustomResourceDefinitions only).
+fn applies(id: &str, label: &str) -> bool {
+    id != "crd-schema-fields" || label.contains("CRD")
+}
+
+/// Goal: a Deployment's p50 at most this multiple of the no-op module's.
+const DEPLOYMENT_GOAL: f64 = 1.15;
+/// Goal: a CRD's p50 at most this multiple of the no-op module's.
+const CRD_GOAL: f64 = 1.2;
+
+/// The payloads: (label, AdmissionReview text, goal).
+fn payloads(policies_dir: &Path) -> Result<Vec<(String, String, f64)>> {
+    let review = |path: &Path| -> Result<String> {
+        let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+        let doc = evaluate::read_request(&text)?;
+        let request: Value = serde_json::from_str(&doc.raw)?;
+        Ok(json!({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": request}).to_string())
+    };
+    // The Deployment: sync-drift's case metrics-server-clean (real/metrics-server.yaml, document 7).
+    let cases = policies_dir.join("sync-drift/test_data/cases.yml");
+    let text = std::fs::read_to_string(&cases).with_context(|| format!("cannot read {}", cases.display()))?;
+    let parsed: syncguard_testkit::cases::Cases = serde_yaml_ng::from_str(&text)?;
+    let case = parsed
+        .cases
+        .iter()
+        .find(|c| c.name == "metrics-server-clean")
+        .ok_or_else(|| anyhow!("sync-drift has no case metrics-server-clean"))?;
+    let request = syncguard_testkit::cases::request_of("sync-drift", case)
+        .ok_or_else(|| anyhow!("metrics-server-clean: no request"))?;
+    let deployment =
+        json!({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": request}).to_string();
+    let data = policies_dir.join("crd-schema-fields/test_data");
+    Ok(vec![
+        ("a Deployment (metrics-server)".into(), deployment, DEPLOYMENT_GOAL),
+        (
+            "Kube-OVN's vpc-nat-gateways CRD".into(),
+            review(&data.join("kube-ovn-fixed.json"))?,
+            CRD_GOAL,
+        ),
+        (
+            "the Prometheus operator's prometheuses CRD".into(),
+            review(&data.join("prometheuses-crd.json"))?,
+            CRD_GOAL,
+        ),
+    ])
+}
+
+/// A free port on 127.0.0.1.
+fn free_port() -> Result<u16> {
+    Ok(TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())
+}
+
+/// The running policy-server, stopped when dropped.
+struct Server(Child);
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Runs the benchmark, or says why it is skipped.
+pub fn policy_server_bench(args: PolicyServerArgs) -> Result<()> {
+    let Some(binary) = std::env::var_os("POLICY_SERVER").filter(|v| !v.is_empty()) else {
+        println!(
+            "bench-policy-server: skipped: set POLICY_SERVER to a policy-server binary (Kubewarden 1.33 or later) to measure the modules in it"
+        );
+        return Ok(());
+    };
+    std::fs::create_dir_all(&args.work_dir)?;
+    let work = std::fs::canonicalize(&args.work_dir)?;
+    let floor = work.join("noop.wasm");
+    annotate_floor(&args.floor, &floor)?;
+    let loaded = policies(&args, &floor);
+    let mut yaml = serde_json::Map::new();
+    for (id, module, settings) in &loaded {
+        let module =
+            std::fs::canonicalize(module).with_context(|| format!("{}: run `make build`", module.display()))?;
+        yaml.insert(
+            id.to_string(),
+            json!({"module": format!("file://{}", module.display()), "settings": settings}),
+        );
+    }
+    std::fs::write(work.join("policies.yml"), serde_yaml_ng::to_string(&yaml)?)?;
+    let (port, ready_port) = (free_port()?, free_port()?);
+    let log = std::fs::File::create(work.join("policy-server.log"))?;
+    let server = Server(
+        Command::new(&binary)
+            .current_dir(&work)
+            .args(["--policies", "policies.yml", "--addr", "127.0.0.1"])
+            .args([
+                "--port",
+                &port.to_string(),
+                "--readiness-probe-port",
+                &ready_port.to_string(),
+            ])
+            .args([
+                "--ignore-kubernetes-connection-failure",
+                "--log-level",
+                "warn",
+                "--log-no-color",
+            ])
+            .args(["--policies-download-dir", ".", "--sigstore-cache-dir", "sigstore-data"])
+            .stdout(log.try_clone()?)
+            .stderr(log)
+            .stdin(Stdio::null())
+            .spawn()
+            .with_context(|| format!("cannot run {}", binary.to_string_lossy()))?,
+    );
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(args.clients.max(1))
+        .enable_all()
+        .build()?;
+    let version = Command::new(&binary)
+        .arg("--version")
+        .output()
+        .map(|o| {
+            String::from_utf8_lossy(&o.stdout)
+                .lines()
+                .next()
+                .unwrap_or("")
+                .trim()
+                .to_string()
+        })
+        .unwrap_or_default();
+    runtime.block_on(wait_ready(ready_port, &work))?;
+    let payloads = payloads(&args.policies_dir)?;
+    println!(
+        "{version}: {} clients, {} timed requests each per policy and payload, lowest p50 of {} rounds",
+        args.clients, args.requests, args.rounds
+    );
+    let mut best: Vec<Vec<Option<(Duration, Duration)>>> = vec![vec![None; loaded.len()]; payloads.len()];
+    for round in 0..args.rounds {
+        eprintln!("bench-policy-server: round {} of {}", round + 1, args.rounds);
+        for (p, (label, body, _)) in payloads.iter().enumerate() {
+            for (i, (id, _, _)) in loaded.iter().enumerate() {
+                if !applies(id, label) {
+                    continue;
+                }
+                let figures = runtime
+                    .block_on(load(port, id, body.clone(), args.clients, args.requests))
+                    .with_context(|| format!("{id} on {label}"))?;
+                let slot = &mut best[p][i];
+                if slot.is_none_or(|(p50, _)| figures.0 < p50) {
+                    *slot = Some(figures);
+                }
+            }
+        }
+    }
+    drop(server);
+    println!(
+        "\n{:<45} {:>9} {:<18} {:>10} {:>10} {:>7}  goal",
+        "payload", "bytes", "policy", "p50 ms", "p90 ms", "x no-op"
+    );
+    let mut unmet = Vec::new();
+    for (p, (label, body, goal)) in payloads.iter().enumerate() {
+        let floor_p50 = best[p][0].map_or(Duration::ZERO, |f| f.0);
+        for (i, (id, _, _)) in loaded.iter().enumerate() {
+            let Some((p50, p90)) = best[p][i] else {
+                println!(
+                    "{label:<45} {:>9} {id:<18}  n/a: its rules do not match a Deployment",
+                    body.len()
+                );
+                continue;
+            };
+            let ratio = p50.as_secs_f64() / floor_p50.as_secs_f64().max(1e-9);
+            let verdict = if i == 0 {
+                String::new()
+            } else if ratio <= *goal {
+                format!("met (<= {goal}x)")
+            } else {
+                unmet.push(format!("{id} on {label}: {ratio:.2}x (goal {goal}x)"));
+                format!("NOT MET (<= {goal}x)")
+            };
+            println!(
+                "{:<45} {:>9} {:<18} {:>10.3} {:>10.3} {:>7.2}  {verdict}",
+                label,
+                body.len(),
+                id,
+                p50.as_secs_f64() * 1e3,
+                p90.as_secs_f64() * 1e3,
+                ratio
+            );
+        }
+    }
+    if !unmet.is_empty() {
+        println!("\nGoals not met (a finding to explain, not a failure of the run):");
+        for line in unmet {
+            println!("  {line}");
+        }
+    }
+    Ok(())
+}
+
+/// Annotates the floor module with a metadata of its own (every kind, CREATE and UPDATE):
+/// policy-server refuses a module without embedded metadata.
+fn annotate_floor(wasm: &Path, out: &Path) -> Result<()> {
+    let module = std::fs::read(wasm).with_context(|| format!("{}: run `make build`", wasm.display()))?;
+    let mut metadata = Metadata::from_yaml(
+        "rules:\n  - apiGroups: [\"*\"]\n    apiVersions: [\"*\"]\n    resources: [\"*\"]\n    operations: [CREATE, UPDATE]\nmutating: false\nexecutionMode: kubewarden-wapc\npolicyType: kubernetes\n",
+    )?;
+    metadata.protocol_version = Some("v1".into());
+    let annotated = metadata::with_custom_section(&module, metadata::SECTION, &serde_json::to_vec(&metadata)?)?;
+    std::fs::write(out, annotated).with_context(|| format!("cannot write {}", out.display()))
+}
+
+/// Waits (up to a minute: every module is compiled at start) until policy-server says it is
+/// ready.
+async fn wait_ready(port: u16, work: &Path) -> Result<()> {
+    let started = Instant::now();
+    while started.elapsed() < Duration::from_secs(60) {
+        if let Ok(status) = get_status(port, "/readiness").await
+            && status == 200
+        {
+            return Ok(());
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    let log = std::fs::read_to_string(work.join("policy-server.log")).unwrap_or_default();
+    bail!("policy-server was not ready within a minute; its log:\n{log}")
+}
+
+async fn get_status(port: u16, path: &str) -> Result<u16> {
+    let mut sender = connect(port).await?;
+    let request = hyper::Request::get(path)
+        .header("host", "127.0.0.1")
+        .body(Full::new(Bytes::new()))?;
+    Ok(sender.send_request(request).await?.status().as_u16())
+}
+
+/// One kept-alive HTTP/1.1 connection to policy-server.
+async fn connect(port: u16) -> Result<hyper::client::conn::http1::SendRequest<Full<Bytes>>> {
+    let stream = tokio::net::TcpStream::connect(("127.0.0.1", port)).await?;
+    stream.set_nodelay(true)?;
+    let (sender, connection) = hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(stream)).await?;
+    tokio::spawn(connection);
+    Ok(sender)
+}
+
+/// `clients` concurrent clients each sending `requests` timed AdmissionReviews (after one
+/// untimed) to policy `id`; the p50 and p90 of all the timed requests.
+async fn load(port: u16, id: &str, body: String, clients: usize, requests: usize) -> Result<(Duration, Duration)> {
+    let body = Bytes::from(body);
+    let path = format!("/validate/{id}");
+    let mut tasks = Vec::new();
+    for _ in 0..clients {
+        let (body, path) = (body.clone(), path.clone());
+        tasks.push(tokio::spawn(async move {
+            let mut sender = connect(port).await?;
+            let mut samples = Vec::with_capacity(requests);
+            for i in 0..requests + 1 {
+                let request = hyper::Request::post(path.as_str())
+                    .header("host", "127.0.0.1")
+                    .header("content-type", "application/json")
+                    .body(Full::new(body.clone()))?;
+                let start = Instant::now();
+                let response = sender.send_request(request).await?;
+                let status = response.status();
+                let answer = response.into_body().collect().await?.to_bytes();
+                let elapsed = start.elapsed();
+                if status != 200 || !answer.starts_with(b"{") {
+                    bail!("{path}: HTTP {status}: {}", String::from_utf8_lossy(&answer));
+                }
+                // The module must have answered, not failed (a guest error is code 500).
+                if i == 0 {
+                    let review: Value = serde_json::from_slice(&answer)?;
+                    if review["response"]["status"]["code"] == 500 {
+                        bail!("{path}: the policy failed: {}", review["response"]["status"]["message"]);
+                    }
+                }
+                if i > 0 {
+                    samples.push(elapsed);
+                }
+            }
+            Ok::<_, anyhow::Error>(samples)
+        }));
+    }
+    let mut samples = Vec::new();
+    for task in tasks {
+        samples.extend(task.await??);
+    }
+    samples.sort();
+    let at = |p: f64| samples[((samples.len() - 1) as f64 * p).round() as usize];
+    Ok((at(0.5), at(0.9)))
+}
