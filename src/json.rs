@@ -1,15 +1,16 @@
 //! The lazy JSON reader of the checks that walk large objects (a CRD's schemas run to megabytes):
 //! one pass over the text builds a tree of just the parts a check reads, as its [`Grammar`]
-//! says, and leaves every other value as its unread text ([`Node::Raw`]). Keys and strings
+//! says, and leaves every other value as its unread text ([`Node::Raw`]) or skips it
+//! ([`Node::Skipped`]). Keys and strings
 //! borrow from the text unless they hold escapes; nesting past a limit is skipped, not recursed
 //! into ([`Node::TooDeep`]).
 //!
 //! Written by hand because no crate reads part of a document lazily by a grammar while
 //! borrowing the rest: serde_json's `Value` copies everything, and its `RawValue` alone leaves
 //! everything unread. crd-schema-fields reads every part ([`Everything`]), crd-safe-upgrade only
-//! the schema's `properties` and `items`, comparing the other keywords as text.
+//! the schema's `properties` and `items`, comparing the other keywords as text, and sync-drift
+//! only what pruning reads of a CRD's schemas, skipping the rest (descriptions, validations).
 
-use serde::Deserialize as _;
 use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::value::RawValue;
 use std::borrow::Cow;
@@ -20,8 +21,10 @@ use std::fmt;
 pub enum Node<'j> {
     /// A value its grammar leaves unread: its JSON text.
     Raw(&'j RawValue),
+    /// A value its grammar skips: stepped over, neither read nor kept.
+    Skipped,
     /// `null`, a boolean or a number.
-    Scalar,
+    Scalar(serde_json::Value),
     /// A string.
     Str(Cow<'j, str>),
     /// An array.
@@ -55,13 +58,24 @@ impl<'j> Node<'j> {
     }
 }
 
+/// How a value is read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Read<G> {
+    /// Read into a [`Node`], its parts as `G` says.
+    Parse(G),
+    /// Left as its JSON text ([`Node::Raw`]).
+    Raw,
+    /// Stepped over ([`Node::Skipped`]).
+    Skip,
+}
+
 /// Which parts of a document a check reads: given how a container is read, how each of its
-/// members (or elements) is; `None` leaves that value unread ([`Node::Raw`]).
+/// members (or elements) is.
 pub trait Grammar: Copy {
     /// How the value of `key` in an object read as `self` is read.
-    fn member(self, key: &str) -> Option<Self>;
+    fn member(self, key: &str) -> Read<Self>;
     /// How each element of an array read as `self` is read.
-    fn element(self) -> Option<Self>;
+    fn element(self) -> Read<Self>;
 }
 
 /// The grammar that reads every part.
@@ -69,11 +83,11 @@ pub trait Grammar: Copy {
 pub struct Everything;
 
 impl Grammar for Everything {
-    fn member(self, _: &str) -> Option<Self> {
-        Some(Everything)
+    fn member(self, _: &str) -> Read<Self> {
+        Read::Parse(Everything)
     }
-    fn element(self) -> Option<Self> {
-        Some(Everything)
+    fn element(self) -> Read<Self> {
+        Read::Parse(Everything)
     }
 }
 
@@ -120,14 +134,23 @@ impl<G: Grammar> Seed<G> {
     }
 }
 
-/// A value left unread: its text.
-struct Unread;
+impl<G: Grammar> Seed<G> {
+    /// Reads the next element of `seq` as `read` says.
+    fn element<'de, A: SeqAccess<'de>>(self, seq: &mut A, read: Read<G>) -> Result<Option<Node<'de>>, A::Error> {
+        match read {
+            Read::Parse(grammar) => seq.next_element_seed(self.child(grammar)),
+            Read::Raw => Ok(seq.next_element::<&RawValue>()?.map(Node::Raw)),
+            Read::Skip => Ok(seq.next_element::<IgnoredAny>()?.map(|_| Node::Skipped)),
+        }
+    }
 
-impl<'de> DeserializeSeed<'de> for Unread {
-    type Value = Node<'de>;
-
-    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Node<'de>, D::Error> {
-        <&RawValue>::deserialize(deserializer).map(Node::Raw)
+    /// Reads the next value of `map` as `read` says.
+    fn value<'de, A: MapAccess<'de>>(self, map: &mut A, read: Read<G>) -> Result<Node<'de>, A::Error> {
+        match read {
+            Read::Parse(grammar) => map.next_value_seed(self.child(grammar)),
+            Read::Raw => map.next_value::<&RawValue>().map(Node::Raw),
+            Read::Skip => map.next_value::<IgnoredAny>().map(|_| Node::Skipped),
+        }
     }
 }
 
@@ -146,28 +169,28 @@ impl<'de, G: Grammar> Visitor<'de> for Seed<G> {
         f.write_str("a JSON value")
     }
 
-    fn visit_bool<E>(self, _: bool) -> Result<Node<'de>, E> {
-        Ok(Node::Scalar)
+    fn visit_bool<E>(self, value: bool) -> Result<Node<'de>, E> {
+        Ok(Node::Scalar(value.into()))
     }
 
-    fn visit_i64<E>(self, _: i64) -> Result<Node<'de>, E> {
-        Ok(Node::Scalar)
+    fn visit_i64<E>(self, value: i64) -> Result<Node<'de>, E> {
+        Ok(Node::Scalar(value.into()))
     }
 
-    fn visit_u64<E>(self, _: u64) -> Result<Node<'de>, E> {
-        Ok(Node::Scalar)
+    fn visit_u64<E>(self, value: u64) -> Result<Node<'de>, E> {
+        Ok(Node::Scalar(value.into()))
     }
 
-    fn visit_f64<E>(self, _: f64) -> Result<Node<'de>, E> {
-        Ok(Node::Scalar)
+    fn visit_f64<E>(self, value: f64) -> Result<Node<'de>, E> {
+        Ok(Node::Scalar(value.into()))
     }
 
     fn visit_unit<E>(self) -> Result<Node<'de>, E> {
-        Ok(Node::Scalar)
+        Ok(Node::Scalar(serde_json::Value::Null))
     }
 
     fn visit_none<E>(self) -> Result<Node<'de>, E> {
-        Ok(Node::Scalar)
+        Ok(Node::Scalar(serde_json::Value::Null))
     }
 
     fn visit_borrowed_str<E>(self, value: &'de str) -> Result<Node<'de>, E> {
@@ -189,17 +212,9 @@ impl<'de, G: Grammar> Visitor<'de> for Seed<G> {
             return Ok(Node::TooDeep);
         }
         let mut items = Vec::new();
-        match self.grammar.element() {
-            Some(grammar) => {
-                while let Some(item) = seq.next_element_seed(self.child(grammar))? {
-                    items.push(item);
-                }
-            }
-            None => {
-                while let Some(item) = seq.next_element_seed(Unread)? {
-                    items.push(item);
-                }
-            }
+        let read = self.grammar.element();
+        while let Some(item) = self.element(&mut seq, read)? {
+            items.push(item);
         }
         Ok(Node::Array(items))
     }
@@ -212,10 +227,7 @@ impl<'de, G: Grammar> Visitor<'de> for Seed<G> {
         let mut entries = Vec::new();
         // Keys borrowed from the JSON text when they hold no escapes.
         while let Some(crate::admission::Text(key)) = map.next_key()? {
-            let value = match self.grammar.member(&key) {
-                Some(grammar) => map.next_value_seed(self.child(grammar))?,
-                None => map.next_value_seed(Unread)?,
-            };
+            let value = self.value(&mut map, self.grammar.member(&key))?;
             entries.push((key, value));
         }
         Ok(Node::Object(entries))
@@ -234,15 +246,16 @@ mod tests {
     }
 
     impl Grammar for Props {
-        fn member(self, key: &str) -> Option<Self> {
+        fn member(self, key: &str) -> Read<Self> {
             match (self, key) {
-                (Props::Schema, "properties") => Some(Props::Names),
-                (Props::Schema, _) => None,
-                (Props::Names, _) => Some(Props::Schema),
+                (Props::Schema, "properties") => Read::Parse(Props::Names),
+                (Props::Schema, "description") => Read::Skip,
+                (Props::Schema, _) => Read::Raw,
+                (Props::Names, _) => Read::Parse(Props::Schema),
             }
         }
-        fn element(self) -> Option<Self> {
-            None
+        fn element(self) -> Read<Self> {
+            Read::Raw
         }
     }
 
@@ -251,10 +264,7 @@ mod tests {
         let text =
             r#"{"type":"object","description":"a \"quoted\" text","properties":{"a":{"type":"string"}},"enum":[1,2]}"#;
         let node = read(text, Props::Schema, 10).unwrap();
-        let Node::Raw(description) = node.get("description").unwrap() else {
-            panic!("unread: {node:?}");
-        };
-        assert_eq!(description.get(), r#""a \"quoted\" text""#);
+        assert!(matches!(node.get("description"), Some(Node::Skipped)), "{node:?}");
         assert!(matches!(node.get("enum"), Some(Node::Raw(raw)) if raw.get() == "[1,2]"));
         let a = node.at(&["properties", "a"]).unwrap();
         assert!(matches!(a.get("type"), Some(Node::Raw(raw)) if raw.get() == "\"string\""));
@@ -265,6 +275,7 @@ mod tests {
             Some("string")
         );
         assert!(matches!(all.get("type"), Some(Node::Str(Cow::Borrowed("object")))));
+        assert!(matches!(all.get("enum"), Some(Node::Array(items)) if matches!(&items[1], Node::Scalar(n) if n == 2)));
     }
 
     #[test]

@@ -33,6 +33,7 @@ use crate::check::{Check, GroupKind, Lookup};
 use crate::cluster::{Cluster, LookupError};
 use crate::finding::{Finding, Fix, List, Malformed, Report, RuleDoc, Subject};
 use crate::generated::api_type_of;
+use crate::json;
 use crate::k8s::LAST_APPLIED;
 use crate::rules::{self, Rule};
 use crate::settings::{Action, RejectOrWarn, RuleActions};
@@ -515,9 +516,7 @@ static KEEP_ALL: std::sync::LazyLock<Value> =
 impl Pruning {
     /// What the CRD answered as `text` prunes of `version`; `Err` when the text is not JSON.
     fn read(text: &str, version: &str) -> Result<Pruning, serde_json::Error> {
-        let mut deserializer = serde_json::Deserializer::from_str(text);
-        let Slim(object) = Slim::deserialize(&mut deserializer)?;
-        deserializer.end()?;
+        let Slim(object) = Slim::read(text)?;
         Ok(Pruning::of(object, version))
     }
 
@@ -595,98 +594,64 @@ impl Slim {
     ];
 }
 
-/// How [`Slim`] reads a value: a node (members filtered), or a `properties` map (every member
-/// kept, each a node).
+/// What [`Slim`] reads of a CRD ([`json::Grammar`]): in a node, the members of [`Slim::KEPT`]
+/// (a `default` only stepped over: its presence is what counts); in a `properties` map, every
+/// member (a property's name may be anything), each a node.
 #[derive(Clone, Copy)]
 enum SlimMode {
     /// Only the members of [`Slim::KEPT`].
     Node,
-    /// Every member (a property's name may be anything).
+    /// Every member.
     Properties,
 }
 
-impl<'de> Deserialize<'de> for Slim {
-    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        serde::de::DeserializeSeed::deserialize(SlimMode::Node, deserializer).map(Slim)
+impl json::Grammar for SlimMode {
+    fn member(self, key: &str) -> json::Read<Self> {
+        match self {
+            SlimMode::Properties => json::Read::Parse(SlimMode::Node),
+            SlimMode::Node => match key {
+                "properties" => json::Read::Parse(SlimMode::Properties),
+                "default" => json::Read::Skip,
+                member if Slim::KEPT.contains(&member) => json::Read::Parse(SlimMode::Node),
+                _ => json::Read::Skip,
+            },
+        }
+    }
+
+    fn element(self) -> json::Read<Self> {
+        json::Read::Parse(SlimMode::Node)
     }
 }
 
-impl<'de> serde::de::DeserializeSeed<'de> for SlimMode {
-    type Value = Value;
-
-    fn deserialize<D: serde::Deserializer<'de>>(self, deserializer: D) -> Result<Value, D::Error> {
-        deserializer.deserialize_any(self)
+impl Slim {
+    /// Reads a CRD's JSON text ([`crate::json`] with [`SlimMode`]); only serde_json's own
+    /// nesting limit bounds it, as for any object a check reads.
+    fn read(text: &str) -> Result<Slim, serde_json::Error> {
+        json::read(text, SlimMode::Node, usize::MAX).map(|node| Slim(slim_value(node)))
     }
 }
 
-impl<'de> serde::de::Visitor<'de> for SlimMode {
-    type Value = Value;
-
-    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("JSON")
-    }
-
-    fn visit_bool<E>(self, v: bool) -> Result<Value, E> {
-        Ok(Value::Bool(v))
-    }
-
-    fn visit_i64<E>(self, v: i64) -> Result<Value, E> {
-        Ok(Value::from(v))
-    }
-
-    fn visit_u64<E>(self, v: u64) -> Result<Value, E> {
-        Ok(Value::from(v))
-    }
-
-    fn visit_f64<E>(self, v: f64) -> Result<Value, E> {
-        Ok(Value::from(v))
-    }
-
-    fn visit_str<E>(self, v: &str) -> Result<Value, E> {
-        Ok(Value::from(v))
-    }
-
-    fn visit_string<E>(self, v: String) -> Result<Value, E> {
-        Ok(Value::String(v))
-    }
-
-    fn visit_unit<E>(self) -> Result<Value, E> {
-        Ok(Value::Null)
-    }
-
-    fn visit_none<E>(self) -> Result<Value, E> {
-        Ok(Value::Null)
-    }
-
-    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
-        let mut items = Vec::new();
-        while let Some(item) = seq.next_element_seed(SlimMode::Node)? {
-            items.push(item);
-        }
-        Ok(Value::Array(items))
-    }
-
-    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
-        let mut kept = Map::new();
-        while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
-            let value = match self {
-                SlimMode::Properties => map.next_value_seed(SlimMode::Node)?,
-                SlimMode::Node => match &*key {
-                    "properties" => map.next_value_seed(SlimMode::Properties)?,
-                    "default" => {
-                        map.next_value::<serde::de::IgnoredAny>()?;
-                        Value::Bool(true)
-                    }
-                    member if Slim::KEPT.contains(&member) => map.next_value_seed(SlimMode::Node)?,
-                    _ => {
-                        map.next_value::<serde::de::IgnoredAny>()?;
-                        continue;
-                    }
-                },
-            };
-            kept.insert(key.into_owned(), value);
-        }
-        Ok(Value::Object(kept))
+/// The value [`Slim`] keeps of a read node: skipped members dropped, a skipped `default` kept as
+/// `true` (the slim form outlives the text, so it owns its strings).
+fn slim_value(node: json::Node<'_>) -> Value {
+    match node {
+        json::Node::Object(entries) => Value::Object(
+            entries
+                .into_iter()
+                .filter_map(|(key, value)| {
+                    let value = match value {
+                        json::Node::Skipped if key == "default" => Value::Bool(true),
+                        json::Node::Skipped => return None,
+                        value => slim_value(value),
+                    };
+                    Some((key.into_owned(), value))
+                })
+                .collect(),
+        ),
+        json::Node::Array(items) => Value::Array(items.into_iter().map(slim_value).collect()),
+        json::Node::Str(text) => Value::String(text.into_owned()),
+        json::Node::Scalar(value) => value,
+        json::Node::Raw(_) | json::Node::Skipped | json::Node::TooDeep => Value::Null,
     }
 }
 

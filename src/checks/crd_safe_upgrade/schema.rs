@@ -1282,8 +1282,8 @@ impl<'a> Node<'a> {
                 ("items", json::Node::Array(items)) => {
                     schema.items = Items::Many(items.into_iter().map(Node::of).collect::<Result<_, _>>()?);
                 }
-                ("properties", json::Node::Scalar) => schema.properties = Vec::new(),
-                ("items", json::Node::Scalar) => schema.items = Items::None,
+                ("properties", json::Node::Scalar(_)) => schema.properties = Vec::new(),
+                ("items", json::Node::Scalar(_)) => schema.items = Items::None,
                 (key, _) => {
                     return Err(serde::de::Error::custom(format!(
                         "`{key}` holds neither a schema nor null"
@@ -1310,21 +1310,21 @@ enum SchemaPart {
 }
 
 impl json::Grammar for SchemaPart {
-    fn member(self, key: &str) -> Option<Self> {
+    fn member(self, key: &str) -> json::Read<Self> {
         match self {
             SchemaPart::Schema(depth) | SchemaPart::Items(depth) => match key {
-                "properties" if depth < MAX_DEPTH => Some(SchemaPart::Properties(depth + 1)),
-                "items" if depth < MAX_DEPTH => Some(SchemaPart::Items(depth + 1)),
-                _ => None,
+                "properties" if depth < MAX_DEPTH => json::Read::Parse(SchemaPart::Properties(depth + 1)),
+                "items" if depth < MAX_DEPTH => json::Read::Parse(SchemaPart::Items(depth + 1)),
+                _ => json::Read::Raw,
             },
-            SchemaPart::Properties(depth) => Some(SchemaPart::Schema(depth)),
+            SchemaPart::Properties(depth) => json::Read::Parse(SchemaPart::Schema(depth)),
         }
     }
 
-    fn element(self) -> Option<Self> {
+    fn element(self) -> json::Read<Self> {
         match self {
-            SchemaPart::Items(depth) => Some(SchemaPart::Schema(depth)),
-            SchemaPart::Schema(_) | SchemaPart::Properties(_) => None,
+            SchemaPart::Items(depth) => json::Read::Parse(SchemaPart::Schema(depth)),
+            SchemaPart::Schema(_) | SchemaPart::Properties(_) => json::Read::Raw,
         }
     }
 }
