@@ -23,8 +23,13 @@ pub enum Node<'j> {
     Raw(&'j RawValue),
     /// A value its grammar skips: stepped over, neither read nor kept.
     Skipped,
-    /// `null`, a boolean or a number.
-    Scalar(serde_json::Value),
+    /// `null`.
+    Null,
+    /// A boolean.
+    Bool(bool),
+    /// A number, its value not kept (no check reads one; keeping it would double the size of
+    /// every node in a 32-bit module).
+    Number,
     /// A string.
     Str(Cow<'j, str>),
     /// An array.
@@ -170,27 +175,27 @@ impl<'de, G: Grammar> Visitor<'de> for Seed<G> {
     }
 
     fn visit_bool<E>(self, value: bool) -> Result<Node<'de>, E> {
-        Ok(Node::Scalar(value.into()))
+        Ok(Node::Bool(value))
     }
 
-    fn visit_i64<E>(self, value: i64) -> Result<Node<'de>, E> {
-        Ok(Node::Scalar(value.into()))
+    fn visit_i64<E>(self, _: i64) -> Result<Node<'de>, E> {
+        Ok(Node::Number)
     }
 
-    fn visit_u64<E>(self, value: u64) -> Result<Node<'de>, E> {
-        Ok(Node::Scalar(value.into()))
+    fn visit_u64<E>(self, _: u64) -> Result<Node<'de>, E> {
+        Ok(Node::Number)
     }
 
-    fn visit_f64<E>(self, value: f64) -> Result<Node<'de>, E> {
-        Ok(Node::Scalar(value.into()))
+    fn visit_f64<E>(self, _: f64) -> Result<Node<'de>, E> {
+        Ok(Node::Number)
     }
 
     fn visit_unit<E>(self) -> Result<Node<'de>, E> {
-        Ok(Node::Scalar(serde_json::Value::Null))
+        Ok(Node::Null)
     }
 
     fn visit_none<E>(self) -> Result<Node<'de>, E> {
-        Ok(Node::Scalar(serde_json::Value::Null))
+        Ok(Node::Null)
     }
 
     fn visit_borrowed_str<E>(self, value: &'de str) -> Result<Node<'de>, E> {
@@ -275,7 +280,9 @@ mod tests {
             Some("string")
         );
         assert!(matches!(all.get("type"), Some(Node::Str(Cow::Borrowed("object")))));
-        assert!(matches!(all.get("enum"), Some(Node::Array(items)) if matches!(&items[1], Node::Scalar(n) if n == 2)));
+        assert!(matches!(all.get("enum"), Some(Node::Array(items)) if matches!(items[1], Node::Number)));
+        let flags = read(r#"{"a":true,"b":null}"#, Everything, 10).unwrap();
+        assert!(matches!(flags.get("a"), Some(Node::Bool(true))) && matches!(flags.get("b"), Some(Node::Null)));
     }
 
     #[test]

@@ -650,8 +650,11 @@ fn slim_value(node: json::Node<'_>) -> Value {
         ),
         json::Node::Array(items) => Value::Array(items.into_iter().map(slim_value).collect()),
         json::Node::Str(text) => Value::String(text.into_owned()),
-        json::Node::Scalar(value) => value,
-        json::Node::Raw(_) | json::Node::Skipped | json::Node::TooDeep => Value::Null,
+        json::Node::Bool(value) => Value::Bool(value),
+        // The walk reads no number of a schema (its flags are booleans).
+        json::Node::Null | json::Node::Number | json::Node::Raw(_) | json::Node::Skipped | json::Node::TooDeep => {
+            Value::Null
+        }
     }
 }
 

@@ -1282,8 +1282,8 @@ impl<'a> Node<'a> {
                 ("items", json::Node::Array(items)) => {
                     schema.items = Items::Many(items.into_iter().map(Node::of).collect::<Result<_, _>>()?);
                 }
-                ("properties", json::Node::Scalar(_)) => schema.properties = Vec::new(),
-                ("items", json::Node::Scalar(_)) => schema.items = Items::None,
+                ("properties", json::Node::Null) => schema.properties = Vec::new(),
+                ("items", json::Node::Null | json::Node::Bool(_)) => schema.items = Items::None,
                 (key, _) => {
                     return Err(serde::de::Error::custom(format!(
                         "`{key}` holds neither a schema nor null"
