@@ -36,17 +36,22 @@ enum Outcome {
     },
 }
 
-/// One result: line, kind, name, policy, verdict, and its findings as JSON (the fields
-/// `syncguard scan --format json` gives; the page's extra `readme` link left out).
+/// One result: line, kind, name, policy, verdict, and its findings as JSON (both write the same
+/// rows, `syncguard_scan::rows`). A kind-group-clash finding's text names where each object of
+/// the clash is, a file and line for the command and the page's one input for the playground,
+/// so it is left out.
 fn row(result: &Value, doc: &Value) -> (u64, String, String, String, String, String) {
     let text = |v: &Value| v.as_str().unwrap_or("").to_string();
+    let clash = result["policy"] == syncguard_scan::clash::NAME;
     let findings: Vec<Value> = result["findings"]
         .as_array()
         .expect("every row lists its findings")
         .iter()
         .map(|f| {
             let mut f = f.clone();
-            f.as_object_mut().unwrap().remove("readme");
+            if clash {
+                f.as_object_mut().unwrap().remove("text");
+            }
             f
         })
         .collect();
