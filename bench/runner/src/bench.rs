@@ -1225,23 +1225,8 @@ fn lookup_cost(
     });
     let request = syncguard_testkit::crd_request(syncguard_scan::Operation::Create.as_str(), &crd, None);
     let payload = syncguard_testkit::payload(&request, &json!({}));
-    let wasm = std::fs::read(policies_dir.join(LOOKUP_POLICY).join("annotated-policy.wasm"))
-        .with_context(|| format!("{LOOKUP_POLICY}: run `make build`"))?;
-    let module = engine.compile(&wasm)?;
     // The module's own request, recorded from one call, answered as scan answers it.
-    let recorder = Arc::new(Recorder::default());
-    let probe = module.instantiate(Capabilities {
-        allow_context_aware: true,
-        replay: None,
-        lookups: Some(recorder.clone()),
-    })?;
-    let _ = probe.call("validate", payload.as_bytes());
-    let asked = recorder
-        .0
-        .lock()
-        .map_err(|_| anyhow!("the lookup recorder broke"))?
-        .clone()
-        .ok_or_else(|| anyhow!("{LOOKUP_POLICY} made no lookup"))?;
+    let (module, asked) = recorded_lookup(engine, policies_dir, LOOKUP_POLICY, &payload)?;
     let started = Instant::now();
     let answer = Lookups::answer(cluster.as_ref(), &asked).map_err(|e| anyhow!(e))?;
     let answer_ms = started.elapsed().as_secs_f64() * 1e3;
@@ -1342,22 +1327,7 @@ fn custom_resource_cost(
         settings: json!({}),
         replay: None,
     };
-    let wasm = std::fs::read(policies_dir.join(DRIFT_POLICY).join("annotated-policy.wasm"))
-        .with_context(|| format!("{DRIFT_POLICY}: run `make build`"))?;
-    let module = engine.compile(&wasm)?;
-    let recorder = Arc::new(Recorder::default());
-    let probe = module.instantiate(Capabilities {
-        allow_context_aware: true,
-        replay: None,
-        lookups: Some(recorder.clone()),
-    })?;
-    let _ = probe.call("validate", fixture.payload.as_bytes());
-    let asked = recorder
-        .0
-        .lock()
-        .map_err(|_| anyhow!("the lookup recorder broke"))?
-        .clone()
-        .ok_or_else(|| anyhow!("{DRIFT_POLICY} made no lookup for the Prometheus"))?;
+    let (module, asked) = recorded_lookup(engine, policies_dir, DRIFT_POLICY, &fixture.payload)?;
     let crd_bytes = Lookups::answer(cluster.as_ref(), &asked).map_err(|e| anyhow!(e))?.len();
     let instance = || {
         module.instantiate(Capabilities {
@@ -1569,6 +1539,27 @@ fn print_table(report: &Report) {
             g.measured
         );
     }
+}
+
+/// The built module of `policy` and the lookup it makes on `payload`, recorded from one call.
+fn recorded_lookup(engine: &Engine, policies_dir: &Path, policy: &str, payload: &str) -> Result<(Module, HostRequest)> {
+    let wasm = std::fs::read(policies_dir.join(policy).join("annotated-policy.wasm"))
+        .with_context(|| format!("{policy}: run `make build`"))?;
+    let module = engine.compile(&wasm)?;
+    let recorder = Arc::new(Recorder::default());
+    let probe = module.instantiate(Capabilities {
+        allow_context_aware: true,
+        replay: None,
+        lookups: Some(recorder.clone()),
+    })?;
+    let _ = probe.call("validate", payload.as_bytes());
+    let asked = recorder
+        .0
+        .lock()
+        .map_err(|_| anyhow!("the lookup recorder broke"))?
+        .clone()
+        .ok_or_else(|| anyhow!("{policy} made no lookup"))?;
+    Ok((module, asked))
 }
 
 #[cfg(test)]
