@@ -334,8 +334,8 @@ impl Comparison {
             return;
         }
         let (Ok(before), Ok(after)) = (
-            Node::parse(old.get()),
-            new.map_or_else(|| Ok(Node::default()), |new| Node::parse(new.get())),
+            parse(old.get()),
+            new.map_or_else(|| Ok(json::Node::Null), |new| parse(new.get())),
         ) else {
             // A schema that is not a JSON object: the API server refuses it, loudly.
             return;
@@ -423,23 +423,31 @@ impl Walk<'_> {
         self.path.truncate(mark);
     }
 
+    /// Runs `f` with `.properties.<name>` appended to the path (the walk's most common step,
+    /// written without a `format!`).
+    fn at_property(&mut self, name: &str, f: impl FnOnce(&mut Self)) {
+        let mark = self.path.len();
+        self.path.push_str(".properties.");
+        self.path.push_str(name);
+        f(self);
+        self.path.truncate(mark);
+    }
+
     /// Compares one node of the old schema with the node at the same place in the new one.
     fn nodes(&mut self, a: &Node<'_>, b: &Node<'_>) {
         self.keywords(a, b);
         // Properties, matched by name (both lists are sorted).
-        let mut news = b.properties.iter().peekable();
-        for (name, old) in &a.properties {
+        let mut news = properties(b).iter().peekable();
+        for (name, old) in properties(a) {
             while news.peek().is_some_and(|(n, _)| n < name) {
                 news.next();
             }
             match news.peek() {
-                Some((n, new)) if n == name => self.at(&format!(".properties.{name}"), |w| w.nodes(old, new)),
-                _ => self.at(&format!(".properties.{name}"), |w| {
-                    w.push("existingFieldRemoval", What::Gone, Effect::Loses)
-                }),
+                Some((n, new)) if n == name => self.at_property(name, |w| w.nodes(old, new)),
+                _ => self.at_property(name, |w| w.push("existingFieldRemoval", What::Gone, Effect::Loses)),
             }
         }
-        match (&a.items, &b.items) {
+        match (items(a), items(b)) {
             (Items::One(old), Items::One(new)) => self.at(".items", |w| w.nodes(old, new)),
             (Items::Many(old), Items::Many(new)) => {
                 for (i, old) in old.iter().enumerate() {
@@ -466,16 +474,17 @@ impl Walk<'_> {
     /// Compares the node's own keywords (everything but `properties` and `items`), rule by rule,
     /// then what no rule covers; subschemas under other keywords are compared at their places.
     fn keywords(&mut self, a: &Node<'_>, b: &Node<'_>) {
+        let changed = merged(keywords(a), keywords(b));
+        if changed.is_empty() {
+            return;
+        }
         // The keywords crdify leaves unhandled, gathered by the rule syncguard gives them.
         let mut others: Vec<(&'static str, Vec<KeywordChange>)> = Vec::new();
         // The junctors that validate stored objects as before (see `for_stored`): whatever
         // changed in them is about fields only the new schema has.
         let new_fields = added_fields(a, b);
         let mut moot: Vec<&str> = Vec::new();
-        for (key, old, new) in merged(&a.keywords, &b.keywords) {
-            if old.map(RawValue::get) == new.map(RawValue::get) {
-                continue;
-            }
+        for (key, old, new) in changed {
             let (old, new) = (parsed(old), parsed(new));
             let start = self.out.len();
             let same_for_stored = matches!(key, "allOf" | "anyOf" | "oneOf" | "not")
@@ -714,7 +723,7 @@ impl Walk<'_> {
             return;
         }
         let (a, b) = (old.to_string(), new.to_string());
-        if let (Ok(a), Ok(b)) = (Node::parse(&a), Node::parse(&b)) {
+        if let (Ok(a), Ok(b)) = (parse(&a), parse(&b)) {
             self.nodes(&a, &b);
         }
     }
@@ -789,12 +798,7 @@ fn keyword_effect(rule: &str, keys: &[KeywordChange]) -> Effect {
 /// reads the same, a loosening. Any other change: stored values of the old type no longer
 /// validate and clients decode them wrongly.
 fn type_effect(old: &str, new: &str, node: &Node<'_>) -> Effect {
-    let on = |key: &str| {
-        node.keywords
-            .iter()
-            .find(|(k, _)| k == key)
-            .is_some_and(|(_, value)| truthy(&parsed(Some(value))))
-    };
+    let on = |key: &str| truthy(&parsed(keyword(node, key)));
     let widened = new.is_empty()
         && (on("x-kubernetes-preserve-unknown-fields")
             || (matches!(old, "integer" | "string") && on("x-kubernetes-int-or-string")));
@@ -804,16 +808,13 @@ fn type_effect(old: &str, new: &str, node: &Node<'_>) -> Effect {
 /// The fields the new node `b` declares and the old node `a` did not, which no stored object
 /// holds: the API server pruned them (none when `a` kept unknown fields).
 fn added_fields(a: &Node<'_>, b: &Node<'_>) -> Vec<String> {
-    let kept = a
-        .keywords
-        .iter()
-        .any(|(key, value)| key == "x-kubernetes-preserve-unknown-fields" && truthy(&parsed(Some(value))));
-    if kept {
+    if truthy(&parsed(keyword(a, "x-kubernetes-preserve-unknown-fields"))) {
         return Vec::new();
     }
-    b.properties
+    let before = properties(a);
+    properties(b)
         .iter()
-        .filter(|(name, _)| !a.properties.iter().any(|(old, _)| old == name))
+        .filter(|(name, _)| before.binary_search_by(|(old, _)| old.cmp(name)).is_err())
         .map(|(name, _)| name.to_string())
         .collect()
 }
@@ -986,33 +987,32 @@ fn pattern_atoms(pattern: &str) -> Option<Vec<Atom>> {
     Some(atoms)
 }
 
-/// The keywords of two nodes, merged by name: each with its old and new raw value.
+/// The keywords of two nodes (each sorted by name), merged by name: each with its old and new
+/// raw value, those whose text is the same in both left out.
 fn merged<'n, 'a>(
-    a: &'n [(Cow<'a, str>, &'a RawValue)],
-    b: &'n [(Cow<'a, str>, &'a RawValue)],
+    a: impl Iterator<Item = (&'n str, &'a RawValue)>,
+    b: impl Iterator<Item = (&'n str, &'a RawValue)>,
 ) -> Vec<(&'n str, Option<&'a RawValue>, Option<&'a RawValue>)> {
-    let (mut i, mut j) = (0, 0);
-    let mut out = Vec::with_capacity(a.len().max(b.len()));
-    while i < a.len() || j < b.len() {
-        match (a.get(i), b.get(j)) {
-            (Some((ka, va)), Some((kb, vb))) if ka == kb => {
-                out.push((ka.as_ref(), Some(*va), Some(*vb)));
-                i += 1;
-                j += 1;
-            }
-            (Some((ka, va)), Some((kb, _))) if ka < kb => {
-                out.push((ka.as_ref(), Some(*va), None));
-                i += 1;
-            }
-            (Some((ka, va)), None) => {
-                out.push((ka.as_ref(), Some(*va), None));
-                i += 1;
-            }
-            (_, Some((kb, vb))) => {
-                out.push((kb.as_ref(), None, Some(*vb)));
-                j += 1;
-            }
+    let (mut a, mut b) = (a.peekable(), b.peekable());
+    let mut out = Vec::new();
+    loop {
+        let order = match (a.peek(), b.peek()) {
             (None, None) => break,
+            (Some((ka, _)), Some((kb, _))) => ka.cmp(kb),
+            (Some(_), None) => std::cmp::Ordering::Less,
+            (None, Some(_)) => std::cmp::Ordering::Greater,
+        };
+        let next = match order {
+            std::cmp::Ordering::Less => a.next().map(|(key, old)| (key, Some(old), None)),
+            std::cmp::Ordering::Greater => b.next().map(|(key, new)| (key, None, Some(new))),
+            std::cmp::Ordering::Equal => a
+                .next()
+                .zip(b.next())
+                .map(|((key, old), (_, new))| (key, Some(old), Some(new))),
+        };
+        let Some(next) = next else { break };
+        if next.1.map(RawValue::get) != next.2.map(RawValue::get) {
+            out.push(next);
         }
     }
     out
@@ -1229,71 +1229,112 @@ fn kube_version(name: &str) -> Option<(u8, i64, i64)> {
 /// Deepest schema nesting walked; deeper `properties` and `items` are compared as text.
 pub const MAX_DEPTH: usize = 40;
 
-/// A JSONSchemaProps node as the comparison reads it.
-#[derive(Debug, Default)]
-struct Node<'a> {
-    /// Every keyword but `properties` and `items`, its value unread, sorted by name (the last of
-    /// a repeated key kept, as the API server's decoder keeps it).
-    keywords: Vec<(Cow<'a, str>, &'a RawValue)>,
-    /// `properties`, sorted by name.
-    properties: Vec<(Cow<'a, str>, Node<'a>)>,
-    /// `items`.
-    items: Items<'a>,
+/// A JSONSchemaProps node as the comparison reads it: [`json::Node`], read as [`SchemaPart`]
+/// says and put in order by [`parse`]. Every member but `properties` and `items` is a keyword,
+/// its value left unread ([`keywords`]); the walk reads the tree as read, without building
+/// another.
+type Node<'a> = json::Node<'a>;
+
+/// Reads a schema from JSON text: `properties` and `items` down to [`MAX_DEPTH`] schema levels,
+/// every other keyword left unread ([`crate::json`], with [`SchemaPart`]), each object's members
+/// sorted by name with the last of a repeated name kept, as the API server's decoder keeps it.
+/// A node of another JSON type (the API server refuses it) reads as an empty schema;
+/// `properties` or `items` holding neither a schema nor null is an error.
+fn parse(text: &str) -> Result<Node<'_>, serde_json::Error> {
+    let mut node = json::read(text, SchemaPart::Schema(0), usize::MAX)?;
+    prepare(&mut node)?;
+    Ok(node)
 }
 
-/// `items` of a node.
-#[derive(Debug, Default)]
-enum Items<'a> {
-    /// None, or a value that is not a schema.
-    #[default]
-    None,
-    /// One schema for every item.
-    One(Box<Node<'a>>),
-    /// A schema per position.
-    Many(Vec<Node<'a>>),
-}
-
-impl<'a> Node<'a> {
-    /// Reads a schema from JSON text: `properties` and `items` down to [`MAX_DEPTH`] schema
-    /// levels, every other keyword left unread ([`crate::json`], with [`SchemaPart`]).
-    fn parse(text: &'a str) -> Result<Node<'a>, serde_json::Error> {
-        Node::of(json::read(text, SchemaPart::Schema(0), usize::MAX)?)
-    }
-
-    /// The schema a read node holds; a value of another JSON type (the API server refuses it)
-    /// reads as an empty schema.
-    fn of(node: json::Node<'a>) -> Result<Node<'a>, serde_json::Error> {
-        let json::Node::Object(entries) = node else {
-            return Ok(Node::default());
-        };
-        let mut schema = Node::default();
-        for (key, value) in entries {
-            match (key.as_ref(), value) {
-                (_, json::Node::Raw(raw)) => schema.keywords.push((key, raw)),
-                ("properties", json::Node::Object(names)) => {
-                    schema.properties = names
-                        .into_iter()
-                        .map(|(name, child)| Ok((name, Node::of(child)?)))
-                        .collect::<Result<_, serde_json::Error>>()?;
-                }
-                ("items", json::Node::Object(entries)) => {
-                    schema.items = Items::One(Box::new(Node::of(json::Node::Object(entries))?));
-                }
-                ("items", json::Node::Array(items)) => {
-                    schema.items = Items::Many(items.into_iter().map(Node::of).collect::<Result<_, _>>()?);
-                }
-                ("properties", json::Node::Null) => schema.properties = Vec::new(),
-                ("items", json::Node::Null | json::Node::Bool(_)) => schema.items = Items::None,
-                (key, _) => {
-                    return Err(serde::de::Error::custom(format!(
-                        "`{key}` holds neither a schema nor null"
-                    )));
+/// Sorts the members of `node` and of the schemas under it (see [`parse`]).
+fn prepare(node: &mut Node<'_>) -> Result<(), serde_json::Error> {
+    let json::Node::Object(entries) = node else {
+        return Ok(());
+    };
+    sort_keep_last(entries);
+    for (key, value) in entries.iter_mut() {
+        match (key.as_ref(), value) {
+            (_, json::Node::Raw(_)) => {}
+            ("properties", json::Node::Object(names)) => {
+                sort_keep_last(names);
+                for (_, child) in names.iter_mut() {
+                    prepare(child)?;
                 }
             }
+            ("items", items @ json::Node::Object(_)) => prepare(items)?,
+            ("items", json::Node::Array(items)) => {
+                for item in items {
+                    prepare(item)?;
+                }
+            }
+            ("properties", json::Node::Null) | ("items", json::Node::Null | json::Node::Bool(_)) => {}
+            (key, _) => {
+                return Err(serde::de::Error::custom(format!(
+                    "`{key}` holds neither a schema nor null"
+                )));
+            }
         }
-        sort_keep_last(&mut schema.keywords);
-        sort_keep_last(&mut schema.properties);
-        Ok(schema)
+    }
+    Ok(())
+}
+
+/// The members of a schema node, sorted by name (none for a value that is not an object).
+fn members<'n, 'a>(node: &'n Node<'a>) -> &'n [(Cow<'a, str>, Node<'a>)] {
+    match node {
+        json::Node::Object(entries) => entries,
+        _ => &[],
+    }
+}
+
+/// The member `key` of a schema node.
+fn member<'n, 'a>(node: &'n Node<'a>, key: &str) -> Option<&'n Node<'a>> {
+    let entries = members(node);
+    entries
+        .binary_search_by(|(k, _)| k.as_ref().cmp(key))
+        .ok()
+        .map(|i| &entries[i].1)
+}
+
+/// The keywords of a schema node: every member left unread, sorted by name.
+fn keywords<'n, 'a>(node: &'n Node<'a>) -> impl Iterator<Item = (&'n str, &'a RawValue)> + 'n {
+    members(node).iter().filter_map(|(key, value)| match value {
+        json::Node::Raw(raw) => Some((key.as_ref(), *raw)),
+        _ => None,
+    })
+}
+
+/// The unread value of keyword `key` of a schema node.
+fn keyword<'a>(node: &Node<'a>, key: &str) -> Option<&'a RawValue> {
+    match member(node, key) {
+        Some(json::Node::Raw(raw)) => Some(raw),
+        _ => None,
+    }
+}
+
+/// `properties` of a schema node, sorted by name.
+fn properties<'n, 'a>(node: &'n Node<'a>) -> &'n [(Cow<'a, str>, Node<'a>)] {
+    match member(node, "properties") {
+        Some(json::Node::Object(names)) => names,
+        _ => &[],
+    }
+}
+
+/// `items` of a schema node.
+enum Items<'n, 'a> {
+    /// None, or a value that is not a schema.
+    None,
+    /// One schema for every item.
+    One(&'n Node<'a>),
+    /// A schema per position.
+    Many(&'n [Node<'a>]),
+}
+
+/// `items` of a schema node.
+fn items<'n, 'a>(node: &'n Node<'a>) -> Items<'n, 'a> {
+    match member(node, "items") {
+        Some(one @ json::Node::Object(_)) => Items::One(one),
+        Some(json::Node::Array(many)) => Items::Many(many),
+        _ => Items::None,
     }
 }
 
@@ -1485,12 +1526,15 @@ mod tests {
 
     #[test]
     fn repeated_keys_keep_the_last() {
-        let node = Node::parse(r#"{"type": "string", "type": "integer", "properties": {"a": {}, "a": {"type": "x"}}}"#)
-            .unwrap();
-        assert_eq!(node.keywords.len(), 1);
-        assert_eq!(node.keywords[0].1.get(), "\"integer\"");
-        assert_eq!(node.properties.len(), 1);
-        assert_eq!(node.properties[0].1.keywords[0].1.get(), "\"x\"");
+        let node =
+            parse(r#"{"type": "string", "type": "integer", "properties": {"a": {}, "a": {"type": "x"}}}"#).unwrap();
+        let kept: Vec<_> = keywords(&node).map(|(key, value)| (key, value.get())).collect();
+        assert_eq!(kept, [("type", "\"integer\"")]);
+        assert_eq!(properties(&node).len(), 1);
+        let kept: Vec<_> = keywords(&properties(&node)[0].1)
+            .map(|(_, value)| value.get())
+            .collect();
+        assert_eq!(kept, ["\"x\""]);
     }
 
     #[test]
@@ -1501,13 +1545,14 @@ mod tests {
         }
         // 200 levels of JSON, past serde_json's 128: the walk stops at MAX_DEPTH and keeps the
         // rest as unread text, which serde_json steps over without recursing.
-        let mut node = &Node::parse(&text).expect("a deep schema reads");
+        let read = parse(&text).expect("a deep schema reads");
+        let mut node = &read;
         let mut depth = 0;
-        while let Some((_, child)) = node.properties.first() {
+        while let Some((_, child)) = properties(node).first() {
             node = child;
             depth += 1;
         }
         assert_eq!(depth, MAX_DEPTH);
-        assert!(node.keywords.iter().any(|(key, _)| key == "properties"));
+        assert!(keywords(node).any(|(key, _)| key == "properties"));
     }
 }
