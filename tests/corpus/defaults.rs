@@ -57,8 +57,10 @@
 //!   check's own quantity model, measured against Go's in its tests: a clean manifest's
 //!   quantities are canonical already, so this rewrites only what the check would report).
 //!
-//! Left out: status a controller writes later, `generation` and `managedFields` (metadata the
-//! check never compares), and defaults behind alpha feature gates.
+//! The status of a new object is what Go writes for its zero value (`{}`; the counters without
+//! `omitempty` of a DaemonSet's, StatefulSet's, ReplicaSet's and HPA's status). Left out: status a
+//! controller writes later, `generation` and `managedFields` (metadata the check never compares),
+//! and defaults behind alpha feature gates.
 
 use serde_json::{Map, Value, json};
 use syncguard::checks::sync_drift::quantity;
