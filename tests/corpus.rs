@@ -5,7 +5,10 @@
 //! change in what the check reports on real manifests is seen and reviewed
 //! (`SYNCGUARD_RECORD_CORPUS=1 cargo test -p syncguard --test corpus` records it again). The same
 //! documents without a finding are sent again as the cluster holds them after `kubectl apply`,
-//! and must stay without one.
+//! with the values the API server fills in ([`defaults`]), and must stay without one.
+
+#[path = "corpus/defaults.rs"]
+mod defaults;
 
 use serde::Deserialize;
 use serde_json::Value;
@@ -63,16 +66,35 @@ fn last_applied(manifest: &Value) -> String {
     format!("{text}\n")
 }
 
+/// The kinds every object of which the API server fills in (a pod template's `dnsPolicy`, a
+/// Service's `clusterIP`).
+const ALWAYS_DEFAULTED: &[&str] = &[
+    "CronJob",
+    "DaemonSet",
+    "Deployment",
+    "Job",
+    "Pod",
+    "ReplicaSet",
+    "Service",
+    "StatefulSet",
+];
+
 /// Every document of the corpus without a finding as a manifest, as the cluster holds it after
-/// `kubectl apply` (uid, resourceVersion, creationTimestamp, and the last-applied annotation as
-/// kubectl writes it), sent as the audit scanner sends it: none may drift. Defaults the API
-/// server would add are left out: a key the live object holds beyond last-applied is never drift.
+/// `kubectl apply`, sent as the audit scanner sends it: none may drift. The live form carries
+/// uid, resourceVersion, creationTimestamp, the last-applied annotation as kubectl writes it,
+/// and what the API server fills in on create ([`defaults`]: the defaulting functions of
+/// kubernetes/kubernetes `pkg/apis/*/v1/defaults.go` for pod templates, workloads, Services,
+/// Jobs, RBAC bindings, webhooks, storage and the rest, the Service allocator's addresses and
+/// ports, the Pod admission plugins, struct members Go always writes, canonical quantities).
+/// The defaulter must have changed every workload and Service, and more than 300 objects, so the
+/// test cannot pass without it.
 #[test]
 fn live_forms_of_clean_manifests_stay_clean() {
     let objects = corpus();
     let all: Vec<Value> = objects.iter().map(|(_, object)| object.clone()).collect();
     let cluster = syncguard_scan::cluster::OfflineCluster::of_objects(&all);
     let mut checked = 0;
+    let (mut defaulted, mut added, mut quantities) = (0, 0, 0);
     let mut problems = Vec::new();
     for (place, manifest) in &objects {
         if !manifest["metadata"]["name"].is_string()
@@ -81,6 +103,14 @@ fn live_forms_of_clean_manifests_stay_clean() {
             continue;
         }
         let mut live = manifest.clone();
+        let filled = defaults::fill(&mut live);
+        if filled.added + filled.quantities > 0 {
+            defaulted += 1;
+        } else if ALWAYS_DEFAULTED.contains(&manifest["kind"].as_str().unwrap_or_default()) {
+            problems.push(format!("{place}: the defaulter filled in nothing"));
+        }
+        added += filled.added;
+        quantities += filled.quantities;
         let annotation = last_applied(manifest);
         let metadata = live["metadata"].as_object_mut().unwrap();
         let annotations = metadata.entry("annotations").or_insert_with(|| serde_json::json!({}));
@@ -88,7 +118,7 @@ fn live_forms_of_clean_manifests_stay_clean() {
             *annotations = serde_json::json!({});
         }
         annotations["kubectl.kubernetes.io/last-applied-configuration"] = Value::String(annotation);
-        metadata.insert("uid".into(), "0b6f3a9e-2c41-4d5e-9a87-5e1f6b2c8d04".into());
+        metadata.insert("uid".into(), defaults::UID.into());
         metadata.insert("resourceVersion".into(), "40377".into());
         metadata.insert("creationTimestamp".into(), "2026-11-20T08:02:11Z".into());
         let answer = answer(&live, "CREATE", &cluster);
@@ -97,7 +127,14 @@ fn live_forms_of_clean_manifests_stay_clean() {
             problems.push(format!("{place}: {answer}"));
         }
     }
-    assert!(checked > 700, "only {checked} clean documents");
+    eprintln!(
+        "{checked} clean documents sent live, {defaulted} of them with {added} values filled in and {quantities} quantities rewritten"
+    );
+    assert!(checked > 800, "only {checked} clean documents");
+    assert!(
+        defaulted > 300,
+        "the defaulter changed only {defaulted} of {checked} objects"
+    );
     assert!(problems.is_empty(), "live forms that drift:\n{}", problems.join("\n"));
 }
 
