@@ -198,10 +198,12 @@ fn run(args: ScanArgs) -> Result<ExitCode> {
     for e in &result.errors {
         eprintln!("{}", report::error_line(e, &result.sources, stderr_color));
     }
+    // The rows are built once; each printer writes them in its own form.
+    let rows = report::rows(&result);
     let output = match args.format {
-        Format::Text => report::text(&result, args.verbose, color),
-        Format::Json => report::json(&result, args.verbose),
-        Format::Sarif => report::sarif(&result),
+        Format::Text => report::text(&result, &rows, args.verbose, color),
+        Format::Json => report::json(&result, rows, args.verbose),
+        Format::Sarif => report::sarif(&result, &rows),
     };
     crate::print_out(&output);
     Ok(ExitCode::from(result.exit_code()))

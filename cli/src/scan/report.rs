@@ -2,14 +2,13 @@
 //! GitHub code scanning, and the progress bar.
 
 use crate::scan::input::{Document, InputError, Source};
-use crate::scan::{Evaluation, ScanReport, Verdict};
+use crate::scan::{ScanReport, Verdict};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use serde_sarif::sarif;
 use std::collections::HashMap;
 use std::fmt::Write as _;
 use syncguard::finding::Fix;
-use syncguard::render::Listed;
 use syncguard_scan::locate::{Change, Edit, Locator};
 use syncguard_scan::rows::{FindingRow, ResultRow};
 
@@ -110,18 +109,17 @@ impl<'a> Locators<'a> {
         })
     }
 
-    /// The line of `finding` in `doc`'s file: its path's key, else the document's first line.
-    fn line(&mut self, doc: &Document, finding: &Listed) -> usize {
-        if finding.path.is_empty() {
+    /// The line of a finding at `path` in `doc`'s file: its path's key, else the document's
+    /// first line.
+    fn line(&mut self, doc: &Document, path: &str) -> usize {
+        if path.is_empty() {
             return doc.line;
         }
-        self.of(doc)
-            .line(doc.index, doc.item, &finding.path)
-            .unwrap_or(doc.line)
+        self.of(doc).line(doc.index, doc.item, path).unwrap_or(doc.line)
     }
 
     /// The edit of `doc`'s file that applies `finding`'s fix, when it can be made safely.
-    fn edit(&mut self, doc: &Document, finding: &Listed) -> Option<Edit> {
+    fn edit(&mut self, doc: &Document, finding: &FindingRow) -> Option<Edit> {
         let change = match finding.fix.as_ref()? {
             Fix::Delete => Change::Delete,
             Fix::Replace(text) => Change::Replace(text),
@@ -130,56 +128,110 @@ impl<'a> Locators<'a> {
     }
 }
 
-/// The findings of an evaluation (every one, from the policy's structured report), and how many
-/// more it counted than it gives (a module without a `report` operation, read through its capped
-/// `syncguard.io/findings` annotation).
-fn listed(e: &Evaluation) -> (Vec<&Listed>, usize) {
-    (e.findings.iter().map(|f| &f.listed).collect(), e.unlisted)
-}
-
-/// The lines of one evaluation: `(verdict, message)` pairs.
-fn findings(e: &Evaluation) -> Vec<(Verdict, String)> {
+/// The lines of a row without listed findings: `(verdict, message)` for its rejection, its
+/// mutation and each warning.
+fn answer_lines(row: &Row) -> Vec<(Verdict, String)> {
+    let row = &row.row;
     let mut out = Vec::new();
-    match e.verdict {
+    match row.verdict {
         Verdict::Rejected => out.push((
             Verdict::Rejected,
-            e.message.clone().unwrap_or_else(|| "(no message)".into()),
+            row.message.clone().unwrap_or_else(|| "(no message)".into()),
         )),
         Verdict::Mutated => out.push((
             Verdict::Mutated,
-            e.patch.as_ref().map(describe_patch).unwrap_or_default(),
+            row.patch.as_ref().map(describe_patch).unwrap_or_default(),
         )),
         Verdict::Warned | Verdict::Accepted => {}
     }
-    out.extend(e.warnings.iter().map(|w| (Verdict::Warned, w.clone())));
+    out.extend(row.warnings.iter().map(|w| (Verdict::Warned, w.clone())));
     out
+}
+
+/// One evaluation's row as the JSON output writes it, with the index of its document, through
+/// which the printers reach its file (its text, for SARIF's fixes) and place.
+pub struct Row {
+    /// Index of the document in the scan's documents.
+    pub document: usize,
+    /// The row.
+    pub row: ResultRow<DocumentPlace, FilePlace>,
+}
+
+impl Row {
+    /// Whether the row says nothing: accepted as it is, which the outputs list only on request.
+    fn quiet(&self) -> bool {
+        self.row.verdict == Verdict::Accepted && self.row.warnings.is_empty()
+    }
+}
+
+/// Every evaluation of the scan as a row ([`ResultRow`], shared with the playground), in the
+/// scan's order (documents in input order, each with its policies): what the three printers
+/// write, each in its own form. Each finding's line is found here, once.
+pub fn rows(report: &ScanReport) -> Vec<Row> {
+    let mut locators = Locators::new(&report.sources);
+    report
+        .evaluations
+        .iter()
+        .map(|e| {
+            let doc = &report.documents[e.document];
+            let policy = report.policies.get(e.policy).map(|p| p.name.as_str()).unwrap_or("");
+            let findings = e
+                .findings
+                .iter()
+                .map(|f| FindingRow::new(policy, f, locators.line(doc, &f.listed.path)))
+                .collect();
+            let place = DocumentPlace {
+                file: report
+                    .sources
+                    .get(doc.source)
+                    .map(|s| s.display.clone())
+                    .unwrap_or_default(),
+                line: doc.line,
+                document: doc.index,
+                item: doc.item,
+                api_version: doc.info.api_version.clone(),
+                kind: doc.info.kind.clone(),
+                namespace: doc.info.namespace.clone(),
+                name: doc.info.name.clone(),
+            };
+            let related = e
+                .related
+                .iter()
+                .map(|&r| file_place(&report.documents[r], &report.sources))
+                .collect();
+            Row {
+                document: e.document,
+                row: ResultRow::new(e, policy, place, related, findings),
+            }
+        })
+        .collect()
 }
 
 /// Text output: one `file:line: policy: verdict: message` line per rejection, mutation and
 /// warning (accepted evaluations and documents no policy applies to with `verbose`), then a
 /// summary line.
-pub fn text(report: &ScanReport, verbose: bool, color: bool) -> String {
+pub fn text(report: &ScanReport, rows: &[Row], verbose: bool, color: bool) -> String {
     let mut out = String::new();
-    let mut evaluations = report.evaluations.iter().peekable();
+    let mut rows = rows.iter().peekable();
     for (index, doc) in report.documents.iter().enumerate() {
         let place = paint(&location(doc, &report.sources), BOLD, color);
         let mut any = false;
-        while let Some(e) = evaluations.next_if(|e| e.document == index) {
+        while let Some(row) = rows.next_if(|r| r.document == index) {
             any = true;
-            let policy = report.policies.get(e.policy).map(|p| p.name.as_str()).unwrap_or("?");
-            if e.verdict == Verdict::Accepted && e.warnings.is_empty() {
+            let policy = row.row.policy.as_str();
+            if row.quiet() {
                 if verbose {
                     let _ = writeln!(out, "{place}: {policy}: {}", paint("accepted", GREEN, color));
                 }
                 continue;
             }
             // An update from the `--base` version says so.
-            let operation = if e.operation == syncguard_scan::Operation::Update {
+            let operation = if row.row.operation == syncguard_scan::Operation::Update {
                 " (UPDATE)"
             } else {
                 ""
             };
-            for (verdict, message) in findings(e) {
+            for (verdict, message) in answer_lines(row) {
                 let _ = writeln!(
                     out,
                     "{place}: {policy}{operation}: {}: {message}",
@@ -314,12 +366,16 @@ pub struct DocumentPlace {
 
 /// A place in a file: another document of a kind-group-clash.
 #[derive(Debug, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct FilePlace {
     /// The file.
     pub file: String,
     /// The line.
     pub line: usize,
+    /// The document's `apiVersion`.
+    pub api_version: String,
+    /// Its `kind`.
+    pub kind: String,
 }
 
 /// An input problem.
@@ -338,47 +394,19 @@ fn file_place(doc: &Document, sources: &[Source]) -> FilePlace {
     FilePlace {
         file: sources.get(doc.source).map(|s| s.display.clone()).unwrap_or_default(),
         line: doc.line,
+        api_version: doc.info.api_version.clone(),
+        kind: doc.info.kind.clone(),
     }
 }
 
 /// JSON output, `schemaVersion` 1 ([`Output`], documented in docs/scan.md). Accepted
 /// evaluations are listed only with `verbose`; the summary always counts them.
-pub fn json(report: &ScanReport, verbose: bool) -> String {
+pub fn json(report: &ScanReport, rows: Vec<Row>, verbose: bool) -> String {
     let counts = report.counts();
-    let mut locators = Locators::new(&report.sources);
-    let results = report
-        .evaluations
-        .iter()
-        .filter(|e| verbose || e.verdict != Verdict::Accepted || !e.warnings.is_empty())
-        .map(|e| {
-            let doc = &report.documents[e.document];
-            let policy = report.policies.get(e.policy).map(|p| p.name.as_str()).unwrap_or("");
-            let findings = e
-                .findings
-                .iter()
-                .map(|f| FindingRow::new(policy, f, locators.line(doc, &f.listed)))
-                .collect();
-            let place = DocumentPlace {
-                file: report
-                    .sources
-                    .get(doc.source)
-                    .map(|s| s.display.clone())
-                    .unwrap_or_default(),
-                line: doc.line,
-                document: doc.index,
-                item: doc.item,
-                api_version: doc.info.api_version.clone(),
-                kind: doc.info.kind.clone(),
-                namespace: doc.info.namespace.clone(),
-                name: doc.info.name.clone(),
-            };
-            let related = e
-                .related
-                .iter()
-                .map(|&r| file_place(&report.documents[r], &report.sources))
-                .collect();
-            ResultRow::new(e, policy, place, related, findings)
-        })
+    let results = rows
+        .into_iter()
+        .filter(|row| verbose || !row.quiet())
+        .map(|row| row.row)
         .collect();
     let errors = report
         .errors
@@ -461,7 +489,7 @@ fn region_of(edit: &Edit) -> sarif::Region {
 }
 
 /// The SARIF `fixes` entry of a finding whose fix the file can take as one edit.
-fn sarif_fix(uri: &str, finding: &Listed, edit: &Edit) -> sarif::Fix {
+fn sarif_fix(uri: &str, finding: &FindingRow, edit: &Edit) -> sarif::Fix {
     let description = match &finding.fix {
         Some(Fix::Replace(text)) => format!("Write {text} at {}", finding.path),
         _ => format!("Remove {}", finding.path),
@@ -493,7 +521,7 @@ fn sarif_fix(uri: &str, finding: &Listed, edit: &Edit) -> sarif::Fix {
 /// result of rule `<policy>` per rejection, mutation and warning at the document's first line.
 /// Input errors are tool execution notifications. Columns count UTF-16 code units. Written
 /// with the types of `serde-sarif`, generated from the SARIF 2.1.0 JSON schema.
-pub fn sarif(report: &ScanReport) -> String {
+pub fn sarif(report: &ScanReport, rows: &[Row]) -> String {
     let text = |text: String| sarif::MultiformatMessageString::builder().text(text).build();
     let descriptor = |id: String, description: String, url: Option<&String>, level: &str| {
         let configuration = sarif::ReportingConfiguration::builder()
@@ -523,6 +551,12 @@ pub fn sarif(report: &ScanReport) -> String {
             .clone()
             .unwrap_or_else(|| format!("syncguard policy {}", p.name))
     };
+    let policy_index: HashMap<&str, usize> = report
+        .policies
+        .iter()
+        .enumerate()
+        .map(|(i, p)| (p.name.as_str(), i))
+        .collect();
     let mut rules: Vec<sarif::ReportingDescriptor> = report
         .policies
         .iter()
@@ -531,19 +565,20 @@ pub fn sarif(report: &ScanReport) -> String {
         .collect();
     // The findings' rules, after the policies', each once, in the order first met.
     let mut finding_rules: HashMap<(usize, String), usize> = HashMap::new();
-    for e in &report.evaluations {
-        let Some(policy) = report.policies.get(e.policy) else {
+    for row in rows {
+        let Some(&index) = policy_index.get(row.row.policy.as_str()) else {
             continue;
         };
-        for finding in listed(e).0 {
+        let policy = &report.policies[index];
+        for finding in &row.row.findings {
             finding_rules
-                .entry((e.policy, finding.rule.clone()))
+                .entry((index, finding.rule.clone()))
                 .or_insert_with(|| {
                     // A rule syncguard documents: its summary and README section.
                     let (summary, url) = match syncguard_scan::rows::rule_doc(&policy.name, &finding.rule) {
                         Some((doc, link)) => (format!("{}: {}", finding.rule, doc.summary), Some(link)),
                         None => (
-                            format!("{}: rule {}", description_of(e.policy), finding.rule),
+                            format!("{}: rule {}", description_of(index), finding.rule),
                             policy.url.clone(),
                         ),
                     };
@@ -557,30 +592,37 @@ pub fn sarif(report: &ScanReport) -> String {
                 });
         }
     }
+    // The other documents of a kind-group-clash are named by their files' display paths.
+    let uris: HashMap<&str, &str> = report
+        .sources
+        .iter()
+        .map(|s| (s.display.as_str(), s.uri.as_str()))
+        .collect();
     let mut locators = Locators::new(&report.sources);
     let mut results = Vec::new();
-    for e in &report.evaluations {
-        let doc = &report.documents[e.document];
+    for row in rows {
+        let doc = &report.documents[row.document];
         let Some(source) = report.sources.get(doc.source) else {
             continue;
         };
-        let policy = report.policies.get(e.policy).map(|p| p.name.as_str()).unwrap_or("");
+        let policy = row.row.policy.as_str();
+        let index = policy_index.get(policy).copied().unwrap_or_default();
         let object = match (&doc.info.namespace, &doc.info.name) {
             (Some(ns), Some(name)) => format!("{} {ns}/{name}", doc.info.kind),
             (None, Some(name)) => format!("{} {name}", doc.info.kind),
             _ => doc.info.kind.clone(),
         };
         // The other documents of a kind-group-clash, on every result of the evaluation.
-        let related: Vec<sarif::Location> = e
+        let related: Vec<sarif::Location> = row
+            .row
             .related
             .iter()
             .enumerate()
-            .filter_map(|(i, &r)| {
-                let other = &report.documents[r];
-                let uri = &report.sources.get(other.source)?.uri;
+            .filter_map(|(i, other)| {
+                let uri = uris.get(other.file.as_str())?;
                 let mut place = location_in(uri, Some(other.line));
                 place.id = Some((i + 1) as i64);
-                place.message = Some(text_message(format!("{} {}", other.info.api_version, other.info.kind)));
+                place.message = Some(text_message(format!("{} {}", other.api_version, other.kind)));
                 Some(place)
             })
             .collect();
@@ -594,15 +636,14 @@ pub fn sarif(report: &ScanReport) -> String {
                 }
             }
         };
-        let (findings, unlisted) = listed(e);
-        for &finding in &findings {
+        let findings = &row.row.findings;
+        for finding in findings {
             let level = if finding.action == "reject" {
                 sarif::ResultLevel::Error
             } else {
                 sarif::ResultLevel::Warning
             };
-            let line = locators.line(doc, finding);
-            let mut place = location_in(&source.uri, Some(line));
+            let mut place = location_in(&source.uri, Some(finding.line));
             if !finding.path.is_empty() {
                 place.logical_locations = Some(vec![
                     sarif::LogicalLocation::builder()
@@ -613,7 +654,7 @@ pub fn sarif(report: &ScanReport) -> String {
             }
             let result = sarif::Result::builder()
                 .rule_id(format!("{policy}/{}", finding.rule))
-                .rule_index(finding_rules[&(e.policy, finding.rule.clone())] as i64)
+                .rule_index(finding_rules[&(index, finding.rule.clone())] as i64)
                 .level(level)
                 .message(text_message(finding.brief.clone()))
                 .locations(vec![place]);
@@ -622,8 +663,9 @@ pub fn sarif(report: &ScanReport) -> String {
                 None => result.build(),
             }));
         }
+        let unlisted = row.row.unlisted_findings;
         let messages = if findings.is_empty() {
-            self::findings(e)
+            answer_lines(row)
         } else if unlisted > 0 {
             vec![(
                 Verdict::Warned,
@@ -644,7 +686,7 @@ pub fn sarif(report: &ScanReport) -> String {
             };
             let result = sarif::Result::builder()
                 .rule_id(policy)
-                .rule_index(e.policy as i64)
+                .rule_index(index as i64)
                 .level(level)
                 .message(text_message(format!("{object} ({}): {message}", verdict.as_str())))
                 .locations(vec![location_in(&source.uri, Some(doc.line))]);
