@@ -278,7 +278,7 @@ fn json_report() {
     let clash = &report["results"][0];
     assert_eq!(
         clash["related"],
-        serde_json::json!([{"file": "findings/clash/stable.yaml", "line": 2}])
+        serde_json::json!([{"file": "findings/clash/stable.yaml", "line": 2, "apiVersion": "stable.example.com/v1", "kind": "Shirt"}])
     );
     assert_eq!(
         (
