@@ -571,25 +571,23 @@ pub fn sarif(report: &ScanReport, rows: &[Row]) -> String {
         };
         let policy = &report.policies[index];
         for finding in &row.row.findings {
-            finding_rules
-                .entry((index, finding.rule.clone()))
-                .or_insert_with(|| {
-                    // A rule syncguard documents: its summary and README section.
-                    let (summary, url) = match syncguard_scan::rows::rule_doc(&policy.name, &finding.rule) {
-                        Some((doc, link)) => (format!("{}: {}", finding.rule, doc.summary), Some(link)),
-                        None => (
-                            format!("{}: rule {}", description_of(index), finding.rule),
-                            policy.url.clone(),
-                        ),
-                    };
-                    rules.push(descriptor(
-                        format!("{}/{}", policy.name, finding.rule),
-                        summary,
-                        url.as_ref(),
-                        if finding.action == "reject" { "error" } else { "warning" },
-                    ));
-                    rules.len() - 1
-                });
+            finding_rules.entry((index, finding.rule.clone())).or_insert_with(|| {
+                // A rule syncguard documents: its summary and README section.
+                let (summary, url) = match syncguard_scan::rows::rule_doc(&policy.name, &finding.rule) {
+                    Some((doc, link)) => (format!("{}: {}", finding.rule, doc.summary), Some(link)),
+                    None => (
+                        format!("{}: rule {}", description_of(index), finding.rule),
+                        policy.url.clone(),
+                    ),
+                };
+                rules.push(descriptor(
+                    format!("{}/{}", policy.name, finding.rule),
+                    summary,
+                    url.as_ref(),
+                    if finding.action == "reject" { "error" } else { "warning" },
+                ));
+                rules.len() - 1
+            });
         }
     }
     // The other documents of a kind-group-clash are named by their files' display paths.
