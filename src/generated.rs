@@ -631,7 +631,10 @@ mod tests {
         use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1 as apiextensions;
         use k8s_openapi::kube_aggregator::pkg::apis::apiregistration::v1 as apiregistration;
         use std::any::TypeId;
-        fn same<T: k8s_openapi::Resource>() {
+        fn same<T: k8s_openapi::Resource>()
+        where
+            T::Scope: 'static,
+        {
             let cluster = TypeId::of::<T::Scope>() == TypeId::of::<k8s_openapi::ClusterResourceScope>();
             assert_eq!(
                 api_cluster_scoped(T::GROUP, T::VERSION, T::KIND),
