@@ -284,8 +284,17 @@ impl<'a> Walker<'a> {
     /// `metadata.namespace` in a cluster-scoped kind (known from the kind, or, on a live object
     /// of any kind, because the live object has none: a namespaced object always keeps one), and
     /// what `SetDefaults_Service` replaces or removes.
-    fn rewritten(&mut self, applied: &Map<String, Value>, key: &str, value: &Value, live: Live<'_>, ty: ApiType, path: &Path) -> bool {
-        let at_root_metadata = path.0.len() == 2 && matches!(path.0.first(), Some(Step::Field(f)) if &**f == "metadata");
+    fn rewritten(
+        &mut self,
+        applied: &Map<String, Value>,
+        key: &str,
+        value: &Value,
+        live: Live<'_>,
+        ty: ApiType,
+        path: &Path,
+    ) -> bool {
+        let at_root_metadata =
+            path.0.len() == 2 && matches!(path.0.first(), Some(Step::Field(f)) if &**f == "metadata");
         if at_root_metadata
             && key == "namespace"
             && value.as_str().is_some_and(|ns| !ns.is_empty())
@@ -309,7 +318,9 @@ impl<'a> Walker<'a> {
                 true
             }
             // `targetPort` 0 or "" (a null decodes to 0) is replaced by the port.
-            ("ServicePort", "targetPort") if value.is_null() || value.as_u64() == Some(0) || value.as_str() == Some("") => {
+            ("ServicePort", "targetPort")
+                if value.is_null() || value.as_u64() == Some(0) || value.as_str() == Some("") =>
+            {
                 let Some(port) = applied.get("port").filter(|p| p.is_number()) else {
                     return false;
                 };
@@ -1021,12 +1032,22 @@ mod tests {
         assert_eq!(text(json!(-1)), "-1");
     }
 
-    fn walk_kind(group: &str, version: &str, kind: &str, applied: Value, live: Option<Value>) -> Vec<(Cause, String, Stored)> {
+    fn walk_kind(
+        group: &str,
+        version: &str,
+        kind: &str,
+        applied: Value,
+        live: Option<Value>,
+    ) -> Vec<(Cause, String, Stored)> {
         let ty = crate::generated::api_type_of(group, version, kind).unwrap();
         let mut walker = Walker::new(Class::Typed, None).of_kind(group, version, kind, super::super::NEWEST_MINOR);
         let live = live.as_ref().map_or(Live::Unknown, Live::Has);
         walker.typed_root(applied.as_object().unwrap(), live, ty);
-        walker.drifts.into_iter().map(|d| (d.cause, d.path.api(), d.stored)).collect()
+        walker
+            .drifts
+            .into_iter()
+            .map(|d| (d.cause, d.path.api(), d.stored))
+            .collect()
     }
 
     #[test]
@@ -1035,8 +1056,17 @@ mod tests {
             json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": kind,
                    "metadata": {"name": "reader", "namespace": "monitoring"}, "rules": []})
         };
-        let found = walk_kind("rbac.authorization.k8s.io", "v1", "ClusterRole", role("ClusterRole"), None);
-        assert!(found.contains(&(Cause::Namespace, "metadata.namespace".into(), Stored::Nothing)), "{found:?}");
+        let found = walk_kind(
+            "rbac.authorization.k8s.io",
+            "v1",
+            "ClusterRole",
+            role("ClusterRole"),
+            None,
+        );
+        assert!(
+            found.contains(&(Cause::Namespace, "metadata.namespace".into(), Stored::Nothing)),
+            "{found:?}"
+        );
         let found = walk_kind("rbac.authorization.k8s.io", "v1", "Role", role("Role"), None);
         assert!(!found.iter().any(|d| d.0 == Cause::Namespace), "{found:?}");
         // A live object without the namespace last-applied holds is cluster-scoped, whatever
@@ -1047,7 +1077,10 @@ mod tests {
                           "metadata": {"name": "w", "uid": "1"}});
         let mut walker = Walker::new(Class::Custom, None).of_kind("example.com", "v1", "Widget", 37);
         walker.custom_root(applied.as_object().unwrap(), Live::Has(&live));
-        assert_eq!(found_of(&walker.drifts), [(Cause::Namespace, "metadata.namespace".into())]);
+        assert_eq!(
+            found_of(&walker.drifts),
+            [(Cause::Namespace, "metadata.namespace".into())]
+        );
         // A manifest of a custom resource: only when its CRD says `Cluster`.
         let mut walker = Walker::new(Class::Custom, None).of_kind("example.com", "v1", "Widget", 37);
         walker.custom_root(applied.as_object().unwrap(), Live::Unknown);
@@ -1056,7 +1089,10 @@ mod tests {
             .of_kind("example.com", "v1", "Widget", 37)
             .cluster_scoped(true);
         walker.custom_root(applied.as_object().unwrap(), Live::Unknown);
-        assert_eq!(found_of(&walker.drifts), [(Cause::Namespace, "metadata.namespace".into())]);
+        assert_eq!(
+            found_of(&walker.drifts),
+            [(Cause::Namespace, "metadata.namespace".into())]
+        );
     }
 
     fn found_of(drifts: &[Drift]) -> Vec<(Cause, String)> {
@@ -1065,10 +1101,17 @@ mod tests {
 
     #[test]
     fn service_defaults_that_replace_or_drop_an_applied_value() {
-        let service = |spec: Value| json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "web"}, "spec": spec});
+        let service =
+            |spec: Value| json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "web"}, "spec": spec});
         let port = |target: Value| json!([{"name": "http", "port": 8080, "targetPort": target}]);
         for target in [json!(0), json!(""), Value::Null] {
-            let found = walk_kind("", "v1", "Service", service(json!({"ports": port(target.clone())})), None);
+            let found = walk_kind(
+                "",
+                "v1",
+                "Service",
+                service(json!({"ports": port(target.clone())})),
+                None,
+            );
             assert_eq!(
                 found,
                 [(
