@@ -56,7 +56,7 @@ pub fn api_fields(out: &Path) {
         FIELDS,
         "package\tstruct\tfield\tomitempty\tomitzero\tform\tleaf\ttarget\tkeeps_null",
     );
-    let kinds = rows(KINDS, "group\tversion\tkind\ttype");
+    let kinds = rows(KINDS, "group\tversion\tkind\ttype\tscope");
     let split = |qualified: &str| -> (String, String) {
         let (package, name) = qualified
             .rsplit_once('.')
@@ -193,23 +193,28 @@ pub fn api_fields(out: &Path) {
     )
     .unwrap();
     writeln!(code, "static API_FIELDS: &[[u16; 3]] = &[\n{packed}];").unwrap();
-    let mut kinds: Vec<(&str, &str, (String, String))> = kinds
+    let mut kinds: Vec<(&str, &str, (String, String), usize)> = kinds
         .iter()
         .map(|row| {
             let (package, name) = split(&row[3]);
             assert_eq!(name, row[2], "{}: the kind is not the type's name", row[3]);
-            (row[0].as_str(), row[1].as_str(), (package, name))
+            let cluster = match row[4].as_str() {
+                "Namespaced" => 0,
+                "Cluster" => 1,
+                scope => panic!("{}: scope {scope:?} is neither Namespaced nor Cluster", row[3]),
+            };
+            (row[0].as_str(), row[1].as_str(), (package, name), cluster)
         })
         .collect();
     kinds.sort_by(|a, b| (a.0, a.1, &a.2.1).cmp(&(b.0, b.1, &b.2.1)));
     writeln!(
         code,
         "/// The kinds sorted by group, version and kind: group offset, group length << 8 | version \
-         length, version offset, type (whose name is the kind)."
+         length, version offset, type (whose name is the kind) | cluster-scoped << 15."
     )
     .unwrap();
     writeln!(code, "static API_KINDS: &[[u16; 4]] = &[").unwrap();
-    for (group, version, qualified) in &kinds {
+    for (group, version, qualified, cluster) in &kinds {
         let (group_offset, group_length) = span(group, 8);
         let (version_offset, version_length) = span(version, 8);
         let root = *index
@@ -217,8 +222,9 @@ pub fn api_fields(out: &Path) {
             .unwrap_or_else(|| panic!("{qualified:?}: a kind without fields"));
         writeln!(
             code,
-            "    [{group_offset}, {}, {version_offset}, {root}],",
-            group_length << 8 | version_length
+            "    [{group_offset}, {}, {version_offset}, {}],",
+            group_length << 8 | version_length,
+            root | cluster << 15
         )
         .unwrap();
     }

@@ -284,20 +284,31 @@ fn unpack_field([name, bits, target]: [u16; 3]) -> ApiField {
     }
 }
 
-/// The API type of a kind (the core group is `""`), for the kinds a user applies: served, with an
-/// ObjectMeta, not a `*List`.
-pub fn api_type_of(group: &str, version: &str, kind: &str) -> Option<ApiType> {
+/// The entry of [`API_KINDS`] of a kind.
+fn api_kind(group: &str, version: &str, kind: &str) -> Option<[u16; 4]> {
     let i = API_KINDS
         .binary_search_by(|&[group_offset, lengths, version_offset, root]| {
             (
                 api_name(group_offset, lengths >> 8),
                 api_name(version_offset, lengths & 0xFF),
-                ApiType(root).name(),
+                ApiType(root & 0x7FFF).name(),
             )
                 .cmp(&(group, version, kind))
         })
         .ok()?;
-    Some(ApiType(API_KINDS[i][3]))
+    Some(API_KINDS[i])
+}
+
+/// The API type of a kind (the core group is `""`), for the kinds a user applies: served, with an
+/// ObjectMeta, not a `*List`.
+pub fn api_type_of(group: &str, version: &str, kind: &str) -> Option<ApiType> {
+    api_kind(group, version, kind).map(|entry| ApiType(entry[3] & 0x7FFF))
+}
+
+/// Whether a kind of [`api_type_of`] is cluster-scoped (its type is tagged
+/// `+genclient:nonNamespaced`): the API server clears the `metadata.namespace` of its objects.
+pub fn api_cluster_scoped(group: &str, version: &str, kind: &str) -> Option<bool> {
+    api_kind(group, version, kind).map(|entry| entry[3] & 0x8000 != 0)
 }
 
 /// Every kind of [`api_type_of`], as its group, version and type (named as the kind), sorted.
@@ -306,7 +317,7 @@ pub fn api_kinds() -> impl Iterator<Item = (&'static str, &'static str, ApiType)
         (
             api_name(group_offset, lengths >> 8),
             api_name(version_offset, lengths & 0xFF),
-            ApiType(root),
+            ApiType(root & 0x7FFF),
         )
     })
 }
@@ -610,6 +621,54 @@ mod tests {
         assert_eq!((fields.form, fields.leaf), (Form::Pointer, Leaf::FieldsV1));
         let binary = member("", "v1", "ConfigMap", "binaryData");
         assert_eq!((binary.form, binary.leaf), (Form::Map, Leaf::Bytes));
+    }
+
+    /// The scopes of `api_kinds.tsv` (from `+genclient:nonNamespaced`) are k8s-openapi's (from
+    /// the API server's OpenAPI document), on kinds of every shape.
+    #[test]
+    fn api_scopes_match_k8s_openapi() {
+        use k8s_openapi::api;
+        use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1 as apiextensions;
+        use k8s_openapi::kube_aggregator::pkg::apis::apiregistration::v1 as apiregistration;
+        use std::any::TypeId;
+        fn same<T: k8s_openapi::Resource>()
+        where
+            T::Scope: 'static,
+        {
+            let cluster = TypeId::of::<T::Scope>() == TypeId::of::<k8s_openapi::ClusterResourceScope>();
+            assert_eq!(
+                api_cluster_scoped(T::GROUP, T::VERSION, T::KIND),
+                Some(cluster),
+                "{} {}",
+                T::API_VERSION,
+                T::KIND
+            );
+        }
+        same::<api::core::v1::Namespace>();
+        same::<api::core::v1::PersistentVolume>();
+        same::<api::core::v1::Node>();
+        same::<api::core::v1::ConfigMap>();
+        same::<api::core::v1::Service>();
+        same::<api::core::v1::Binding>();
+        same::<api::rbac::v1::ClusterRole>();
+        same::<api::rbac::v1::ClusterRoleBinding>();
+        same::<api::rbac::v1::Role>();
+        same::<api::admissionregistration::v1::ValidatingWebhookConfiguration>();
+        same::<api::admissionregistration::v1::MutatingWebhookConfiguration>();
+        same::<api::admissionregistration::v1::ValidatingAdmissionPolicyBinding>();
+        same::<api::scheduling::v1::PriorityClass>();
+        same::<api::storage::v1::StorageClass>();
+        same::<api::storage::v1::CSIStorageCapacity>();
+        same::<api::networking::v1::IngressClass>();
+        same::<api::networking::v1::Ingress>();
+        same::<api::authentication::v1::TokenReview>();
+        same::<api::authorization::v1::LocalSubjectAccessReview>();
+        same::<api::flowcontrol::v1::FlowSchema>();
+        same::<api::apps::v1::Deployment>();
+        same::<api::certificates::v1::CertificateSigningRequest>();
+        same::<apiextensions::CustomResourceDefinition>();
+        same::<apiregistration::APIService>();
+        assert_eq!(api_cluster_scoped("apps", "v1", "DeploymentList"), None);
     }
 
     /// The kinds of the field tables are k8s-openapi's resources (which come from the API

@@ -49,6 +49,9 @@ api_kinds.tsv: every kind registered in a register.go (scheme.AddKnownTypes) who
   1.MINOR, by default the newest APILifecycleIntroduced: the release in the making on a master
   commit), and the few of NOT_SERVED below; the core group is "".
     group  version  kind  type (package.Struct, whose name is the kind)
+    scope  Cluster when the type's doc comment has the client generator's tag
+           `+genclient:nonNamespaced` (the API server then clears `metadata.namespace` on create
+           and update), else Namespaced
 
 api_status.tsv: the kinds of api_kinds.tsv whose own `status` type's zero value holds a struct
   member (which encoding/json always writes), with the JSON of that zero value: every stored
@@ -186,7 +189,7 @@ FORM_OF_PREFIX = {None: "value", "*": "pointer", "[]": "list",
 COLUMNS_FIELDS = ["package", "struct", "field", "omitempty", "omitzero",
                   "form", "leaf", "target", "keeps_null"]
 COLUMNS_AUDIT = COLUMNS_FIELDS + ["zero_out", "go_type", "via", "json_tag"]
-COLUMNS_KINDS = ["group", "version", "kind", "type"]
+COLUMNS_KINDS = ["group", "version", "kind", "type", "scope"]
 COLUMNS_STATUSES = ["group", "version", "kind", "status"]
 
 
@@ -1348,6 +1351,17 @@ NOT_SERVED = {
 }
 
 
+NON_NAMESPACED_RE = re.compile(r"^//\s*\+genclient:nonNamespaced\s*$")
+
+
+def scope(u: Universe, q: str) -> str:
+    """Cluster when the kind's type declaration carries `+genclient:nonNamespaced` in the comments
+    before it (the tag client-gen and the API's registry agree on), else Namespaced."""
+    decl = u.types[u.canon(q)]
+    lines = [ln.strip() for c in decl.doc for ln in c.splitlines()]
+    return "Cluster" if any(NON_NAMESPACED_RE.match(ln) for ln in lines) else "Namespaced"
+
+
 def applied_kinds(u: Universe, repos: List[Repo],
                   release: Tuple[int, int]) -> List[List[str]]:
     """The kinds a user applies: registered, served by the given Kubernetes release (an
@@ -1371,7 +1385,7 @@ def applied_kinds(u: Universe, repos: List[Repo],
                 items = members.get("items")
                 if items is not None and items.c.cls == "slice":
                     continue  # a list kind (ListMeta would not reach here; be safe)
-                rows.append(row)
+                rows.append(row + [scope(u, row[3])])
     rows.sort(key=lambda r: (r[0], version_key(r[1]), r[2]))
     return rows
 
@@ -1454,7 +1468,7 @@ def status_rows(u: Universe, kinds: List[List[str]]) -> List[List[str]]:
     always writes), with that zero value's JSON: every stored object of the kind holds those
     objects in its status, whatever its controllers fill in."""
     rows = []
-    for group, version, kind, q in kinds:
+    for group, version, kind, q, _ in kinds:
         for r in u.json_fields(q):
             if r.name == "status" and r.zero_out.startswith("{") and ":{" in r.zero_out:
                 rows.append([group, version, kind, r.zero_out])

@@ -104,6 +104,16 @@ pub const FINDINGS: &[RuleDoc] = &[
         anchor: CAUSES_ANCHOR,
     },
     RuleDoc {
+        id: "namespace",
+        summary: "metadata.namespace of a cluster-scoped object, which the API server clears",
+        anchor: CAUSES_ANCHOR,
+    },
+    RuleDoc {
+        id: "defaulted",
+        summary: "a value the API server's defaulting replaces or removes (a Service port's targetPort: 0)",
+        anchor: CAUSES_ANCHOR,
+    },
+    RuleDoc {
         id: "mutated",
         summary: "a live value that differs from the applied one: a webhook, a controller or an edit changed it",
         anchor: CAUSES_ANCHOR,
@@ -136,11 +146,13 @@ const LISTED: &[&str] = &[
     "status",
     "stringData",
     "base64",
+    "namespace",
+    "defaulted",
     "mutated",
 ];
 
 /// The fields of a CRD the walk reads, as `get_resource` field masks.
-pub const CRD_FIELDS: &[&str] = &["spec.preserveUnknownFields", "spec.versions"];
+pub const CRD_FIELDS: &[&str] = &["spec.preserveUnknownFields", "spec.scope", "spec.versions"];
 
 /// The oldest and the newest Kubernetes minor versions (1.MINOR) the `kubernetesVersion`
 /// setting accepts; the newest is the default, the release of the API tables.
@@ -332,12 +344,9 @@ impl Check for SyncDrift {
                     None
                 };
                 let schema = crd.as_deref().map(Pruning::schema);
-                let mut walker = Walker::new(class, schema).of_kind(
-                    &identity.group,
-                    &identity.version,
-                    &identity.kind,
-                    settings.minor(),
-                );
+                let mut walker = Walker::new(class, schema)
+                    .of_kind(&identity.group, &identity.version, &identity.kind, settings.minor())
+                    .cluster_scoped(crd.as_deref().is_some_and(|crd| crd.cluster_scoped));
                 walker.custom_root(applied_map, live);
                 walker.drifts
             }
@@ -507,6 +516,8 @@ struct Pruning {
     root: Option<Value>,
     /// Whether the version has the status subresource.
     status_subresource: bool,
+    /// Whether the CRD's `spec.scope` is `Cluster`: the API server clears its objects' namespace.
+    cluster_scoped: bool,
 }
 
 /// The schema of a CRD that keeps every field.
@@ -522,9 +533,11 @@ impl Pruning {
 
     /// What the CRD `object` ([`Slim`], as read) prunes of `version`.
     fn of(mut object: Value, version: &str) -> Pruning {
+        let cluster_scoped = object.pointer("/spec/scope").and_then(Value::as_str) == Some("Cluster");
         let keep_all = Pruning {
             root: None,
             status_subresource: false,
+            cluster_scoped,
         };
         let Some(spec) = object.get_mut("spec") else {
             return keep_all;
@@ -551,6 +564,7 @@ impl Pruning {
             Some(root) => Pruning {
                 root: Some(root.take()),
                 status_subresource,
+                cluster_scoped,
             },
             None => keep_all,
         }
@@ -578,6 +592,7 @@ impl Slim {
     const KEPT: &[&str] = &[
         "spec",
         "preserveUnknownFields",
+        "scope",
         "versions",
         "name",
         "subresources",
@@ -827,6 +842,15 @@ fn finding(drift: &Drift, action: RejectOrWarn, effects: &[(Tool, Effect)]) -> F
         }
         (Cause::Status, _) => "status is not written with the object".to_string(),
         (Cause::PreserveUnknownFields, _) => "`false` is the default, dropped by the API server".to_string(),
+        (Cause::Namespace, _) => format!("`{applied}` is cleared by the API server: the kind is cluster-scoped"),
+        (Cause::Defaulted, Some(stored)) => format!(
+            "`{applied}` is stored as `{stored}` by the API server's defaults ({})",
+            drift.hint.as_deref().unwrap_or("SetDefaults")
+        ),
+        (Cause::Defaulted, None) => format!(
+            "dropped by the API server's defaults ({})",
+            drift.hint.as_deref().unwrap_or("SetDefaults")
+        ),
         (Cause::Mutated, None) => format!("applied `{applied}`, then removed in the cluster"),
         (Cause::Mutated, Some(stored)) => format!("applied `{applied}`, the cluster holds `{stored}`"),
         (_, None) => format!("`{applied}` is dropped by the API server"),
@@ -854,6 +878,11 @@ fn finding(drift: &Drift, action: RejectOrWarn, effects: &[(Tool, Effect)]) -> F
         (Cause::UnknownField, Some(hint), _) => (format!("fix its name ({hint}) or remove it"), None),
         (Cause::PrunedField, Some(hint), _) => (format!("{hint}; or remove it"), Some(Fix::Delete)),
         (Cause::Status, _, _) => ("remove the status stanza".to_string(), Some(Fix::Delete)),
+        (Cause::Defaulted, _, Some(stored)) => (format!("write {stored}"), Some(Fix::Replace(stored.to_string()))),
+        (Cause::Defaulted, _, None) => (
+            "remove it, or set `sessionAffinity: ClientIP` if client affinity is meant".to_string(),
+            Some(Fix::Delete),
+        ),
         _ => ("remove it from the manifest".to_string(), Some(Fix::Delete)),
     };
     let fix = match drift.cause {

@@ -24,6 +24,15 @@
 //!   server stores differently is sent again on every run (`configured`), and unknown fields are
 //!   refused under its default `--validate=strict`. The object's own annotations are never
 //!   empty in what it sends: it writes last-applied into them, creating the map.
+//!
+//! Two rewrites reach `kubectl apply` alone: the API server clears `metadata.namespace` of a
+//! cluster-scoped object (k8s.io/apiserver `EnsureObjectNamespaceMatchesRequestNamespace`), which
+//! kubectl sends as written (cli-runtime's builder sets or checks the namespace of namespaced
+//! objects only) while Argo CD (`NormalizeTargetObjects`, and `removeNamespaceAnnotation` in its
+//! diff) and Fleet (`clearNamespace`) clear it first; and the Service defaults that replace or
+//! remove an applied value (`SetDefaults_Service`), which Argo CD and Fleet apply to the
+//! predicted live object before comparing (`Scheme.Default` in their diff's `applyPatch`). Flux
+//! compares the API server's dry-run, which holds neither.
 
 use crate::settings::string_enum;
 
@@ -49,6 +58,11 @@ pub enum Cause {
     /// Base64 text (a Secret's `data`, a ConfigMap's `binaryData`) the API server decodes and
     /// writes back otherwise: line breaks, padding bits that are not zero.
     Base64,
+    /// `metadata.namespace` of a cluster-scoped object: cleared by the API server.
+    Namespace,
+    /// A value the API server's defaulting replaces or removes (`SetDefaults_Service`: a port's
+    /// `targetPort: 0`, `sessionAffinityConfig` without `sessionAffinity: ClientIP`).
+    Defaulted,
     /// The live object holds another value than the one applied, or lacks it, for none of the
     /// reasons above: a mutating webhook, a controller or an edit changed it after apply.
     Mutated,
@@ -56,7 +70,7 @@ pub enum Cause {
 
 impl Cause {
     /// Every cause, in the order findings of one path are preferred.
-    pub const ALL: [Cause; 10] = [
+    pub const ALL: [Cause; 12] = [
         Cause::NullOrEmpty,
         Cause::PreserveUnknownFields,
         Cause::Quantity,
@@ -66,6 +80,8 @@ impl Cause {
         Cause::PrunedField,
         Cause::CreationTimestamp,
         Cause::Status,
+        Cause::Namespace,
+        Cause::Defaulted,
         Cause::Mutated,
     ];
 
@@ -81,6 +97,8 @@ impl Cause {
             Cause::Status => "status",
             Cause::StringData => "stringData",
             Cause::Base64 => "base64",
+            Cause::Namespace => "namespace",
+            Cause::Defaulted => "defaulted",
             Cause::Mutated => "mutated",
         }
     }
@@ -202,6 +220,10 @@ pub fn effect(tool: Tool, cause: Cause, facts: Facts) -> Option<Effect> {
         // Argo CD and Fleet (`NormalizeSecret`) and Flux (`normalizeSecret`) move it into
         // `data` before they compare; kubectl sends it again (kubernetes/kubernetes#87736).
         Cause::StringData => (tool == Tool::Kubectl).then_some(Churn),
+        // kubectl sends the namespace, and the defaulted value, again on every run; Argo CD and
+        // Fleet clear a cluster-scoped object's namespace and run the defaulting functions on the
+        // object they predict before they compare; Flux compares the API server's dry-run.
+        Cause::Namespace | Cause::Defaulted => (tool == Tool::Kubectl).then_some(Churn),
         Cause::Mutated => Some(if tool == Tool::Kubectl { Churn } else { OutOfSync }),
     }
 }
@@ -324,6 +346,22 @@ mod tests {
                         None,
                         "{tool:?} {class:?}"
                     );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn cleared_namespaces_and_defaulted_values_reach_kubectl_alone() {
+        for class in [Class::Typed, Class::Untyped, Class::Custom] {
+            let facts = Facts {
+                unnormalised: true,
+                ..facts(class)
+            };
+            for cause in [Cause::Namespace, Cause::Defaulted] {
+                assert_eq!(effect(Tool::Kubectl, cause, facts), Some(Effect::Churn));
+                for tool in [Tool::ArgoCd, Tool::Flux, Tool::Fleet] {
+                    assert_eq!(effect(tool, cause, facts), None, "{tool:?} {cause:?} {class:?}");
                 }
             }
         }

@@ -157,6 +157,11 @@ pub struct Walker<'a> {
     status_floor: Option<Value>,
     /// The minor version of the target Kubernetes (1.MINOR).
     minor: u32,
+    /// The kind is cluster-scoped: the API server clears the object's `metadata.namespace`.
+    cluster_scoped: bool,
+    /// The object is a Service, whose defaulting (`SetDefaults_Service`) replaces or removes a
+    /// few applied values.
+    service: bool,
     /// ObjectMeta's type, for every kind's `metadata`.
     object_meta: Option<ApiType>,
     /// The custom resource's schema, when the kind is one and its CRD was read.
@@ -173,6 +178,8 @@ impl<'a> Walker<'a> {
             secret: false,
             status_floor: None,
             minor: super::NEWEST_MINOR,
+            cluster_scoped: false,
+            service: false,
             object_meta: crate::generated::api_type("meta/v1", "ObjectMeta"),
             schema,
             drifts: Vec::new(),
@@ -182,8 +189,16 @@ impl<'a> Walker<'a> {
     /// The walk for an object of this group, version and kind on Kubernetes 1.`minor`.
     pub fn of_kind(mut self, group: &str, version: &str, kind: &str, minor: u32) -> Walker<'a> {
         self.secret = group.is_empty() && kind == "Secret";
+        self.service = group.is_empty() && version == "v1" && kind == "Service";
         self.status_floor = stored_status(group, version, kind);
+        self.cluster_scoped = crate::generated::api_cluster_scoped(group, version, kind).unwrap_or(false);
         self.minor = minor;
+        self
+    }
+
+    /// The walk for a kind whose scope is known otherwise (a custom resource's, from its CRD).
+    pub fn cluster_scoped(mut self, cluster_scoped: bool) -> Walker<'a> {
+        self.cluster_scoped = cluster_scoped;
         self
     }
 
@@ -246,6 +261,9 @@ impl<'a> Walker<'a> {
         for (key, value) in applied {
             let at = path.then(Step::Field(key.as_str().into()));
             let live_value = live.key(key);
+            if self.rewritten(applied, key, value, live_value, ty, &at) {
+                continue;
+            }
             match ty.field(key) {
                 Some(field) => self.member(value, live_value, field, at, path.0.is_empty()),
                 // A CRD's unknown fields are crd-schema-fields' findings.
@@ -258,6 +276,59 @@ impl<'a> Walker<'a> {
                     }
                 }
             }
+        }
+    }
+
+    /// Whether `key` of `applied` (an object of type `ty` at `path`'s parent) is a value the API
+    /// server rewrites whatever its type says, reported here: the object's own
+    /// `metadata.namespace` in a cluster-scoped kind (known from the kind, or, on a live object
+    /// of any kind, because the live object has none: a namespaced object always keeps one), and
+    /// what `SetDefaults_Service` replaces or removes.
+    fn rewritten(
+        &mut self,
+        applied: &Map<String, Value>,
+        key: &str,
+        value: &Value,
+        live: Live<'_>,
+        ty: ApiType,
+        path: &Path,
+    ) -> bool {
+        let at_root_metadata =
+            path.0.len() == 2 && matches!(path.0.first(), Some(Step::Field(f)) if &**f == "metadata");
+        if at_root_metadata
+            && key == "namespace"
+            && value.as_str().is_some_and(|ns| !ns.is_empty())
+            && (self.cluster_scoped || matches!(live, Live::Missing))
+        {
+            self.report(Cause::Namespace, path.clone(), value, live, Stored::Nothing);
+            return true;
+        }
+        if !self.service {
+            return false;
+        }
+        match (ty.name(), key) {
+            // `sessionAffinity` absent (or `None`) is `None`, which drops the config.
+            ("ServiceSpec", "sessionAffinityConfig") if !value.is_null() => {
+                let affinity = applied.get("sessionAffinity").and_then(Value::as_str).unwrap_or("");
+                if affinity == "ClientIP" {
+                    return false;
+                }
+                self.report(Cause::Defaulted, path.clone(), value, live, Stored::Nothing);
+                self.hint("`sessionAffinity` is not `ClientIP`".to_string());
+                true
+            }
+            // `targetPort` 0 or "" (a null decodes to 0) is replaced by the port.
+            ("ServicePort", "targetPort")
+                if value.is_null() || value.as_u64() == Some(0) || value.as_str() == Some("") =>
+            {
+                let Some(port) = applied.get("port").filter(|p| p.is_number()) else {
+                    return false;
+                };
+                self.report(Cause::Defaulted, path.clone(), value, live, Stored::Value(short(port)));
+                self.hint("replaced by the port".to_string());
+                true
+            }
+            _ => false,
         }
     }
 
@@ -959,5 +1030,126 @@ mod tests {
         assert_eq!(text(json!(0.5)), "0.5");
         assert_eq!(text(json!(2.0)), "2");
         assert_eq!(text(json!(-1)), "-1");
+    }
+
+    fn walk_kind(
+        group: &str,
+        version: &str,
+        kind: &str,
+        applied: Value,
+        live: Option<Value>,
+    ) -> Vec<(Cause, String, Stored)> {
+        let ty = crate::generated::api_type_of(group, version, kind).unwrap();
+        let mut walker = Walker::new(Class::Typed, None).of_kind(group, version, kind, super::super::NEWEST_MINOR);
+        let live = live.as_ref().map_or(Live::Unknown, Live::Has);
+        walker.typed_root(applied.as_object().unwrap(), live, ty);
+        walker
+            .drifts
+            .into_iter()
+            .map(|d| (d.cause, d.path.api(), d.stored))
+            .collect()
+    }
+
+    #[test]
+    fn a_cluster_scoped_objects_namespace_is_cleared() {
+        let role = |kind: &str| {
+            json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": kind,
+                   "metadata": {"name": "reader", "namespace": "monitoring"}, "rules": []})
+        };
+        let found = walk_kind(
+            "rbac.authorization.k8s.io",
+            "v1",
+            "ClusterRole",
+            role("ClusterRole"),
+            None,
+        );
+        assert!(
+            found.contains(&(Cause::Namespace, "metadata.namespace".into(), Stored::Nothing)),
+            "{found:?}"
+        );
+        let found = walk_kind("rbac.authorization.k8s.io", "v1", "Role", role("Role"), None);
+        assert!(!found.iter().any(|d| d.0 == Cause::Namespace), "{found:?}");
+        // A live object without the namespace last-applied holds is cluster-scoped, whatever
+        // the kind (a custom resource whose CRD was not read included).
+        let applied = json!({"apiVersion": "example.com/v1", "kind": "Widget",
+                             "metadata": {"name": "w", "namespace": "team"}});
+        let live = json!({"apiVersion": "example.com/v1", "kind": "Widget",
+                          "metadata": {"name": "w", "uid": "1"}});
+        let mut walker = Walker::new(Class::Custom, None).of_kind("example.com", "v1", "Widget", 37);
+        walker.custom_root(applied.as_object().unwrap(), Live::Has(&live));
+        assert_eq!(
+            found_of(&walker.drifts),
+            [(Cause::Namespace, "metadata.namespace".into())]
+        );
+        // A manifest of a custom resource: only when its CRD says `Cluster`.
+        let mut walker = Walker::new(Class::Custom, None).of_kind("example.com", "v1", "Widget", 37);
+        walker.custom_root(applied.as_object().unwrap(), Live::Unknown);
+        assert!(walker.drifts.is_empty());
+        let mut walker = Walker::new(Class::Custom, None)
+            .of_kind("example.com", "v1", "Widget", 37)
+            .cluster_scoped(true);
+        walker.custom_root(applied.as_object().unwrap(), Live::Unknown);
+        assert_eq!(
+            found_of(&walker.drifts),
+            [(Cause::Namespace, "metadata.namespace".into())]
+        );
+    }
+
+    fn found_of(drifts: &[Drift]) -> Vec<(Cause, String)> {
+        found(drifts)
+    }
+
+    #[test]
+    fn service_defaults_that_replace_or_drop_an_applied_value() {
+        let service =
+            |spec: Value| json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "web"}, "spec": spec});
+        let port = |target: Value| json!([{"name": "http", "port": 8080, "targetPort": target}]);
+        for target in [json!(0), json!(""), Value::Null] {
+            let found = walk_kind(
+                "",
+                "v1",
+                "Service",
+                service(json!({"ports": port(target.clone())})),
+                None,
+            );
+            assert_eq!(
+                found,
+                [(
+                    Cause::Defaulted,
+                    "spec.ports[0].targetPort".into(),
+                    Stored::Value("8080".into())
+                )],
+                "{target}"
+            );
+        }
+        for target in [json!(80), json!("http")] {
+            assert!(walk_kind("", "v1", "Service", service(json!({"ports": port(target)})), None).is_empty());
+        }
+        let config = json!({"clientIP": {"timeoutSeconds": 300}});
+        for affinity in [None, Some("None")] {
+            let mut spec = json!({"sessionAffinityConfig": config});
+            if let Some(affinity) = affinity {
+                spec["sessionAffinity"] = json!(affinity);
+            }
+            let found = walk_kind("", "v1", "Service", service(spec), None);
+            assert_eq!(
+                found,
+                [(Cause::Defaulted, "spec.sessionAffinityConfig".into(), Stored::Nothing)],
+                "{affinity:?}"
+            );
+        }
+        let kept = service(json!({"sessionAffinity": "ClientIP", "sessionAffinityConfig": config}));
+        assert!(walk_kind("", "v1", "Service", kept, None).is_empty());
+        // Live: the stored value is the live object's.
+        let live = service(json!({"ports": port(json!(8080)), "sessionAffinity": "None"}));
+        let applied = service(json!({"ports": port(json!(0))}));
+        assert_eq!(
+            walk_kind("", "v1", "Service", applied, Some(live)),
+            [(
+                Cause::Defaulted,
+                "spec.ports[0].targetPort".into(),
+                Stored::Value("8080".into())
+            )]
+        );
     }
 }
