@@ -195,6 +195,10 @@ pub fn policy_server_bench(args: PolicyServerArgs) -> Result<()> {
         .unwrap_or_default();
     runtime.block_on(wait_ready(ready_port, &work))?;
     let payloads = payloads(&args.policies_dir)?;
+    // Kept beside policies.yml, to replay a payload with any client (or under a profiler).
+    for (n, (_, body, _)) in payloads.iter().enumerate() {
+        std::fs::write(work.join(format!("payload-{}.json", n + 1)), body)?;
+    }
     println!(
         "{version}: {} clients, {} timed requests each per policy and payload, lowest p50 of {} rounds",
         args.clients, args.requests, args.rounds
@@ -316,7 +320,10 @@ impl ProcessUsage {
         }
         let faults = std::fs::read_to_string(format!("/proc/{pid}/stat"))
             .ok()
-            .and_then(|s| s.rsplit_once(')').and_then(|(_, rest)| rest.split_whitespace().nth(7)?.parse().ok()))
+            .and_then(|s| {
+                s.rsplit_once(')')
+                    .and_then(|(_, rest)| rest.split_whitespace().nth(7)?.parse().ok())
+            })
             .unwrap_or(0);
         ProcessUsage { cpu_ns, faults }
     }
@@ -430,7 +437,10 @@ fn thread_minor_faults() -> u64 {
     // the command's closing parenthesis (which may itself hold spaces).
     std::fs::read_to_string("/proc/thread-self/stat")
         .ok()
-        .and_then(|s| s.rsplit_once(')').and_then(|(_, rest)| rest.split_whitespace().nth(7)?.parse().ok()))
+        .and_then(|s| {
+            s.rsplit_once(')')
+                .and_then(|(_, rest)| rest.split_whitespace().nth(7)?.parse().ok())
+        })
         .unwrap_or(0)
 }
 
@@ -531,16 +541,7 @@ fn in_process(args: &PolicyServerArgs) -> Result<()> {
     );
     println!(
         "{:<45} {:<18} {:>8} {:>8} {:>8} {:>8} {:>8} {:>9} {:>9} {:>10}",
-        "payload",
-        "policy",
-        "inst us",
-        "call us",
-        "drop us",
-        "fresh us",
-        "reused",
-        "faults",
-        "reused f",
-        "+fresh us"
+        "payload", "policy", "inst us", "call us", "drop us", "fresh us", "reused", "faults", "reused f", "+fresh us"
     );
     for (label, review, _) in &payloads {
         let review: Value = serde_json::from_str(review)?;
