@@ -8,6 +8,13 @@
 //! each p50 to the no-op module's on the same payload, against the goals (a Deployment at most
 //! 1.15x, a CRD at most 1.2x). Without `POLICY_SERVER` it says so and measures nothing.
 //!
+//! Beside p50 it prints what each request cost the server itself: its CPU time (all its threads)
+//! and minor page faults per request, read from `/proc`, less sensitive than latency to what
+//! else runs on the machine. Before starting policy-server (and without `POLICY_SERVER`) it
+//! prints where a request's cost goes, measured in this process the way policy-server 1.36 runs
+//! each admission (a fresh instance rehydrated from the module's `InstancePre`, waPC init, one
+//! `validate`, the instance dropped; see [`in_process`]), against a reused instance.
+//!
 //! The all-in-one runs with crd-kind-collision disabled: it lists the cluster's CRDs on every CRD
 //! admission, and this policy-server has no cluster to answer it.
 
@@ -44,6 +51,10 @@ pub struct PolicyServerArgs {
     /// the rounds, as `make bench` keeps the lowest of its sweeps on a shared machine.
     #[arg(long, value_name = "N", default_value_t = 2)]
     rounds: usize,
+    /// Fresh requests (and calls on a reused instance) per policy and payload in the in-process
+    /// breakdown printed first (no policy-server needed).
+    #[arg(long, value_name = "N", default_value_t = 200)]
+    in_process_calls: usize,
 }
 
 /// The policies loaded: (id, module, settings).
@@ -126,6 +137,7 @@ impl Drop for Server {
 
 /// Runs the benchmark, or says why it is skipped.
 pub fn policy_server_bench(args: PolicyServerArgs) -> Result<()> {
+    in_process(&args)?;
     let Some(binary) = std::env::var_os("POLICY_SERVER").filter(|v| !v.is_empty()) else {
         println!(
             "bench-policy-server: skipped: set POLICY_SERVER to a policy-server binary (Kubewarden 1.33 or later) to measure the modules in it"
@@ -190,11 +202,18 @@ pub fn policy_server_bench(args: PolicyServerArgs) -> Result<()> {
         .unwrap_or_default();
     runtime.block_on(wait_ready(ready_port, &work))?;
     let payloads = payloads(&args.policies_dir)?;
+    // Kept beside policies.yml, to replay a payload with any client (or under a profiler).
+    for (n, (_, body, _)) in payloads.iter().enumerate() {
+        std::fs::write(work.join(format!("payload-{}.json", n + 1)), body)?;
+    }
     println!(
         "{version}: {} clients, {} timed requests each per policy and payload, lowest p50 of {} rounds",
         args.clients, args.requests, args.rounds
     );
-    let mut best: Vec<Vec<Option<(Duration, Duration)>>> = vec![vec![None; loaded.len()]; payloads.len()];
+    let mut best: Vec<Vec<Option<Figures>>> = vec![vec![None; loaded.len()]; payloads.len()];
+    // policy-server's CPU time and page faults per request, the lowest of the rounds: what the
+    // request costs the server whatever else runs on the machine.
+    let mut least_cpu: Vec<Vec<Option<Usage>>> = vec![vec![None; loaded.len()]; payloads.len()];
     for round in 0..args.rounds {
         eprintln!("bench-policy-server: round {} of {}", round + 1, args.rounds);
         for (p, (label, body, _)) in payloads.iter().enumerate() {
@@ -202,26 +221,36 @@ pub fn policy_server_bench(args: PolicyServerArgs) -> Result<()> {
                 if !applies(id, label) {
                     continue;
                 }
+                let before = ProcessUsage::of(server.0.id());
                 let figures = runtime
                     .block_on(load(port, id, body.clone(), args.clients, args.requests))
                     .with_context(|| format!("{id} on {label}"))?;
+                let used = ProcessUsage::of(server.0.id()).since(before, args.clients * (args.requests + 1));
                 let slot = &mut best[p][i];
-                if slot.is_none_or(|(p50, _)| figures.0 < p50) {
-                    *slot = Some(figures);
+                if slot.is_none_or(|f| figures.0 < f.p50) {
+                    *slot = Some(Figures {
+                        p50: figures.0,
+                        p90: figures.1,
+                    });
+                }
+                let low = &mut least_cpu[p][i];
+                if low.is_none_or(|u: Usage| used.cpu < u.cpu) {
+                    *low = Some(used);
                 }
             }
         }
     }
     drop(server);
     println!(
-        "\n{:<45} {:>9} {:<18} {:>10} {:>10} {:>7}  goal",
-        "payload", "bytes", "policy", "p50 ms", "p90 ms", "x no-op"
+        "\n{:<45} {:>9} {:<18} {:>10} {:>10} {:>7} {:>8} {:>7} {:>8}  goal",
+        "payload", "bytes", "policy", "p50 ms", "p90 ms", "x no-op", "cpu us", "x no-op", "faults"
     );
     let mut unmet = Vec::new();
     for (p, (label, body, goal)) in payloads.iter().enumerate() {
-        let floor_p50 = best[p][0].map_or(Duration::ZERO, |f| f.0);
+        let floor_p50 = best[p][0].map_or(Duration::ZERO, |f| f.p50);
+        let floor_cpu = least_cpu[p][0].map_or(0.0, |u| u.cpu);
         for (i, (id, _, _)) in loaded.iter().enumerate() {
-            let Some((p50, p90)) = best[p][i] else {
+            let (Some(Figures { p50, p90, .. }), Some(usage)) = (best[p][i], least_cpu[p][i]) else {
                 println!(
                     "{label:<45} {:>9} {id:<18}  n/a: its rules do not match a Deployment",
                     body.len()
@@ -238,13 +267,16 @@ pub fn policy_server_bench(args: PolicyServerArgs) -> Result<()> {
                 format!("NOT MET (<= {goal}x)")
             };
             println!(
-                "{:<45} {:>9} {:<18} {:>10.3} {:>10.3} {:>7.2}  {verdict}",
+                "{:<45} {:>9} {:<18} {:>10.3} {:>10.3} {:>7.2} {:>8.0} {:>7.2} {:>8.0}  {verdict}",
                 label,
                 body.len(),
                 id,
                 p50.as_secs_f64() * 1e3,
                 p90.as_secs_f64() * 1e3,
-                ratio
+                ratio,
+                usage.cpu,
+                usage.cpu / floor_cpu.max(1e-9),
+                usage.faults,
             );
         }
     }
@@ -255,6 +287,62 @@ pub fn policy_server_bench(args: PolicyServerArgs) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// One policy on one payload in policy-server: the latency the clients saw.
+#[derive(Clone, Copy)]
+struct Figures {
+    p50: Duration,
+    p90: Duration,
+}
+
+/// policy-server's CPU time (microseconds, all its threads) and minor page faults per request.
+#[derive(Clone, Copy)]
+struct Usage {
+    cpu: f64,
+    faults: f64,
+}
+
+/// policy-server's CPU time (nanoseconds, summed over its threads from each one's
+/// `/proc/<pid>/task/<tid>/schedstat`) and minor page faults (`/proc/<pid>/stat`) so far (Linux;
+/// zeros elsewhere).
+#[derive(Clone, Copy)]
+struct ProcessUsage {
+    cpu_ns: u64,
+    faults: u64,
+}
+
+impl ProcessUsage {
+    fn of(pid: u32) -> ProcessUsage {
+        let mut cpu_ns = 0;
+        if let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) {
+            for task in tasks.flatten() {
+                let schedstat = std::fs::read_to_string(task.path().join("schedstat")).unwrap_or_default();
+                cpu_ns += schedstat
+                    .split_whitespace()
+                    .next()
+                    .and_then(|v| v.parse::<u64>().ok())
+                    .unwrap_or(0);
+            }
+        }
+        let faults = std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .ok()
+            .and_then(|s| {
+                s.rsplit_once(')')
+                    .and_then(|(_, rest)| rest.split_whitespace().nth(7)?.parse().ok())
+            })
+            .unwrap_or(0);
+        ProcessUsage { cpu_ns, faults }
+    }
+
+    /// Per request, over `requests` requests since `before`.
+    fn since(self, before: ProcessUsage, requests: usize) -> Usage {
+        let n = requests.max(1) as f64;
+        Usage {
+            cpu: self.cpu_ns.saturating_sub(before.cpu_ns) as f64 / 1e3 / n,
+            faults: self.faults.saturating_sub(before.faults) as f64 / n,
+        }
+    }
 }
 
 /// Annotates the floor module with a metadata of its own (every kind, CREATE and UPDATE):
@@ -347,4 +435,155 @@ async fn load(port: u16, id: &str, body: String, clients: usize, requests: usize
     samples.sort();
     let at = |p: f64| samples[((samples.len() - 1) as f64 * p).round() as usize];
     Ok((at(0.5), at(0.9)))
+}
+
+/// Minor page faults of the calling thread so far (Linux; 0 elsewhere): every page of a fresh
+/// instance's linear memory that the module touches costs one.
+fn thread_minor_faults() -> u64 {
+    // /proc/thread-self/stat: "pid (comm) state ..."; minflt is the 10th field, the 8th after
+    // the command's closing parenthesis (which may itself hold spaces).
+    std::fs::read_to_string("/proc/thread-self/stat")
+        .ok()
+        .and_then(|s| {
+            s.rsplit_once(')')
+                .and_then(|(_, rest)| rest.split_whitespace().nth(7)?.parse().ok())
+        })
+        .unwrap_or(0)
+}
+
+/// One policy on one payload, run in this process the way policy-server 1.36 runs each admission:
+/// an instance rehydrated from the module's `InstancePre` (waPC init included), one `validate`
+/// call, the instance dropped; beside the same call repeated on one reused instance.
+#[derive(Clone, Copy)]
+struct Phases {
+    instantiate: Duration,
+    fresh_call: Duration,
+    drop: Duration,
+    reused_call: Duration,
+    /// Minor page faults per fresh request (instantiate, call and drop).
+    fresh_faults: f64,
+    /// Minor page faults per call on the reused instance.
+    reused_faults: f64,
+}
+
+impl Phases {
+    fn fresh_total(&self) -> Duration {
+        self.instantiate + self.fresh_call + self.drop
+    }
+}
+
+/// Medians of each phase over `calls` fresh requests and `calls` calls on one reused instance.
+fn phases(module: &syncguard_cli::engine::Module, payload: &[u8], calls: usize) -> Result<Phases> {
+    use syncguard_cli::engine::Capabilities;
+    let check = |answer: &[u8]| -> Result<()> {
+        let response: Value = serde_json::from_slice(answer)?;
+        if response["code"] == 500 || response.get("accepted").is_none() {
+            bail!("the module did not answer: {response}");
+        }
+        Ok(())
+    };
+    let median = |mut v: Vec<Duration>| {
+        v.sort();
+        v[v.len() / 2]
+    };
+    let (mut instantiate, mut fresh_call, mut drop_times) = (Vec::new(), Vec::new(), Vec::new());
+    let mut fresh_faults = 0;
+    for i in 0..calls + 1 {
+        let faults = thread_minor_faults();
+        let start = Instant::now();
+        let instance = module.instantiate(Capabilities::default())?;
+        let made = Instant::now();
+        let answer = instance.call("validate", payload).map_err(|e| anyhow!(e))?;
+        let called = Instant::now();
+        drop(instance);
+        let dropped = Instant::now();
+        if i == 0 {
+            check(&answer)?;
+            continue;
+        }
+        fresh_faults += thread_minor_faults() - faults;
+        instantiate.push(made - start);
+        fresh_call.push(called - made);
+        drop_times.push(dropped - called);
+    }
+    let instance = module.instantiate(Capabilities::default())?;
+    instance.call("validate", payload).map_err(|e| anyhow!(e))?;
+    let faults = thread_minor_faults();
+    let mut reused = Vec::new();
+    for _ in 0..calls {
+        let start = Instant::now();
+        instance.call("validate", payload).map_err(|e| anyhow!(e))?;
+        reused.push(start.elapsed());
+    }
+    let reused_faults = thread_minor_faults() - faults;
+    Ok(Phases {
+        instantiate: median(instantiate),
+        fresh_call: median(fresh_call),
+        drop: median(drop_times),
+        reused_call: median(reused),
+        fresh_faults: fresh_faults as f64 / calls as f64,
+        reused_faults: reused_faults as f64 / calls as f64,
+    })
+}
+
+/// Where a policy-server request's cost goes, measured in this process through the command's
+/// wasmtime engine (the waPC host policy-server uses, rehydrated from an `InstancePre` per
+/// request, wasmtime's default on-demand allocator with copy-on-write memory images): per policy
+/// and payload, the median of instantiation (waPC init included), the `validate` call on the
+/// fresh instance and the instance's drop, the same call on one reused instance, and the minor
+/// page faults of each (load-independent: one per page of linear memory first touched).
+fn in_process(args: &PolicyServerArgs) -> Result<()> {
+    use syncguard_cli::engine::{Engine, Limits};
+    let engine = Engine::new(Limits::default())?;
+    let loaded = policies(args, &args.floor);
+    let mut modules = Vec::new();
+    for (id, path, settings) in &loaded {
+        let wasm = std::fs::read(path).with_context(|| format!("{}: run `make build`", path.display()))?;
+        modules.push((*id, engine.compile(&wasm)?, settings));
+    }
+    let payloads = payloads(&args.policies_dir)?;
+    println!(
+        "In this process, as policy-server runs each admission (a fresh instance from the module's InstancePre), median of {} requests, lowest of {} rounds:",
+        args.in_process_calls, args.rounds
+    );
+    println!(
+        "{:<45} {:<18} {:>8} {:>8} {:>8} {:>8} {:>8} {:>9} {:>9} {:>10}",
+        "payload", "policy", "inst us", "call us", "drop us", "fresh us", "reused", "faults", "reused f", "+fresh us"
+    );
+    for (label, review, _) in &payloads {
+        let review: Value = serde_json::from_str(review)?;
+        let mut floor: Option<Phases> = None;
+        for (id, module, settings) in &modules {
+            if !applies(id, label) {
+                continue;
+            }
+            let payload = json!({"request": review["request"], "settings": settings}).to_string();
+            let mut best: Option<Phases> = None;
+            for _ in 0..args.rounds {
+                let figures = phases(module, payload.as_bytes(), args.in_process_calls)
+                    .with_context(|| format!("{id} on {label}"))?;
+                if best.is_none_or(|b| figures.fresh_total() < b.fresh_total()) {
+                    best = Some(figures);
+                }
+            }
+            let best = best.expect("at least one round");
+            let floor = *floor.get_or_insert(best);
+            let us = |d: Duration| d.as_secs_f64() * 1e6;
+            println!(
+                "{:<45} {:<18} {:>8.1} {:>8.1} {:>8.1} {:>8.1} {:>8.1} {:>9.1} {:>9.1} {:>10.1}",
+                label,
+                id,
+                us(best.instantiate),
+                us(best.fresh_call),
+                us(best.drop),
+                us(best.fresh_total()),
+                us(best.reused_call),
+                best.fresh_faults,
+                best.reused_faults,
+                us(best.fresh_total()) - us(floor.fresh_total()),
+            );
+        }
+    }
+    println!();
+    Ok(())
 }
