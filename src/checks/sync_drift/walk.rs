@@ -265,9 +265,10 @@ impl<'a> Walker<'a> {
         self.secret && matches!(path.0.first(), Some(Step::Field(f)) if matches!(&**f, "data" | "stringData"))
     }
 
-    fn report(&mut self, cause: Cause, at: At<'_>, applied: &Value, live: Live<'_>, stored: Stored) {
+    /// Reports a drift at `at`, unless the live object holds the applied value; whether it did.
+    fn report(&mut self, cause: Cause, at: At<'_>, applied: &Value, live: Live<'_>, stored: Stored) -> bool {
         if live.holds(applied) {
-            return;
+            return false;
         }
         let path = at.path();
         let hidden = self.hidden(&path);
@@ -292,8 +293,10 @@ impl<'a> Walker<'a> {
             null: applied.is_null(),
             hint: None,
         });
+        true
     }
 
+    /// Adds `hint` to the drift just reported.
     fn hint(&mut self, hint: String) {
         if let Some(last) = self.drifts.last_mut() {
             last.hint = Some(hint);
@@ -320,7 +323,7 @@ impl<'a> Walker<'a> {
         for (key, value) in applied {
             let at = path.then(StepAt::Field(key));
             let live_value = live.key(key);
-            if self.rewritten(applied, key, value, live_value, ty, &at) {
+            if self.rewritten(applied, key, value, live_value, ty, at) {
                 continue;
             }
             match ty.field(key) {
@@ -328,10 +331,11 @@ impl<'a> Walker<'a> {
                 // A CRD's unknown fields are crd-schema-fields' findings.
                 None if self.class == Class::Untyped => {}
                 None => {
-                    self.report(Cause::UnknownField, at, value, live_value, Stored::Nothing);
-                    let names = ty.fields().map(|f| f.name);
-                    if let Some(near) = closest(key, names, 2) {
-                        self.hint(format!("did you mean `{near}`?"));
+                    if self.report(Cause::UnknownField, at, value, live_value, Stored::Nothing) {
+                        let names = ty.fields().map(|f| f.name);
+                        if let Some(near) = closest(key, names, 2) {
+                            self.hint(format!("did you mean `{near}`?"));
+                        }
                     }
                 }
             }
@@ -350,16 +354,18 @@ impl<'a> Walker<'a> {
         value: &Value,
         live: Live<'_>,
         ty: ApiType,
-        path: &Path,
+        path: At<'_>,
     ) -> bool {
-        let at_root_metadata =
-            path.0.len() == 2 && matches!(path.0.first(), Some(Step::Field(f)) if &**f == "metadata");
+        let at_root_metadata = path.depth == 2
+            && path
+                .parent
+                .is_some_and(|parent| matches!(parent.step, Some(StepAt::Field("metadata"))));
         if at_root_metadata
             && key == "namespace"
             && value.as_str().is_some_and(|ns| !ns.is_empty())
             && (self.cluster_scoped || matches!(live, Live::Missing))
         {
-            self.report(Cause::Namespace, path.clone(), value, live, Stored::Nothing);
+            self.report(Cause::Namespace, path, value, live, Stored::Nothing);
             return true;
         }
         if !self.service {
@@ -372,8 +378,9 @@ impl<'a> Walker<'a> {
                 if affinity == "ClientIP" {
                     return false;
                 }
-                self.report(Cause::Defaulted, path.clone(), value, live, Stored::Nothing);
-                self.hint("`sessionAffinity` is not `ClientIP`".to_string());
+                if self.report(Cause::Defaulted, path, value, live, Stored::Nothing) {
+                    self.hint("`sessionAffinity` is not `ClientIP`".to_string());
+                }
                 true
             }
             // `targetPort` 0 or "" (a null decodes to 0) is replaced by the port.
@@ -383,8 +390,9 @@ impl<'a> Walker<'a> {
                 let Some(port) = applied.get("port").filter(|p| p.is_number()) else {
                     return false;
                 };
-                self.report(Cause::Defaulted, path.clone(), value, live, Stored::Value(short(port)));
-                self.hint("replaced by the port".to_string());
+                if self.report(Cause::Defaulted, path, value, live, Stored::Value(short(port))) {
+                    self.hint("replaced by the port".to_string());
+                }
                 true
             }
             _ => false,
@@ -548,14 +556,10 @@ impl<'a> Walker<'a> {
                 } else {
                     "its padding bits are not zero"
                 };
-                self.report(
-                    Cause::Base64,
-                    path,
-                    applied,
-                    live,
-                    Stored::Value(elide(&format!("\"{canonical}\""), VALUE_CHARS).into_owned()),
-                );
-                self.hint(why.to_string());
+                let stored = Stored::Value(elide(&format!("\"{canonical}\""), VALUE_CHARS).into_owned());
+                if self.report(Cause::Base64, path, applied, live, stored) {
+                    self.hint(why.to_string());
+                }
             }
             _ => self.kept(path, applied, live),
         }
@@ -608,7 +612,9 @@ impl<'a> Walker<'a> {
                     self.unexplained(path.then(StepAt::Field(key)), value, live.key(key));
                 }
             }
-            (_, Live::Missing) => self.report(Cause::PrunedField, path, applied, live, Stored::Nothing),
+            (_, Live::Missing) => {
+                self.report(Cause::PrunedField, path, applied, live, Stored::Nothing);
+            }
             _ => self.kept(path, applied, live),
         }
     }
@@ -618,10 +624,11 @@ impl<'a> Walker<'a> {
     /// it, for the fix.
     fn schema_node(&mut self, applied: &Value, live: Live<'_>, schema: Option<&Value>, path: At<'_>, parent: &str) {
         let Some(schema) = schema else {
-            self.report(Cause::PrunedField, path, applied, live, Stored::Nothing);
-            self.hint(format!(
-                "declare it under `properties` of `{parent}` in the CRD, or set `x-kubernetes-preserve-unknown-fields: true` there"
-            ));
+            if self.report(Cause::PrunedField, path, applied, live, Stored::Nothing) {
+                self.hint(format!(
+                    "declare it under `properties` of `{parent}` in the CRD, or set `x-kubernetes-preserve-unknown-fields: true` there"
+                ));
+            }
             return;
         };
         let flag = |key: &str| schema.get(key).and_then(Value::as_bool).unwrap_or(false);
@@ -802,6 +809,30 @@ mod tests {
             "metadata": {"name": "web", "annotations": null, "labels": {}},
             "spec": {"template": {"metadata": {"creationTimestamp": null}, "spec": {"containers": [container]}}},
         })
+    }
+
+    #[test]
+    fn a_hint_goes_only_to_a_drift_reported() {
+        // The live object holds the misspelt key as applied (no drift there), so its "did you
+        // mean" must not land on the drift reported before it (`spec.replicas`).
+        let container = |replicas: u64| {
+            json!({
+                "apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web"},
+                "spec": {"replicas": replicas, "template": {"spec": {"containers": [
+                    {"name": "app", "image": "app:1", "ports": [{"containerPort": 80, "protocoll": "TCP"}]},
+                ]}}},
+            })
+        };
+        let drifts = walk(
+            Class::Typed,
+            "apps",
+            "v1",
+            "Deployment",
+            container(2),
+            Some(container(3)),
+        );
+        assert_eq!(found(&drifts), [(Cause::Mutated, "spec.replicas".to_string())]);
+        assert_eq!(drifts[0].hint, None);
     }
 
     #[test]
