@@ -322,16 +322,22 @@ fn time_validate(module: &Module, fixture: &Fixture, iterations: usize) -> Resul
         } else {
             shared.get_or_insert(module.instantiate(capabilities(fixture)?)?)
         };
-        let start = Instant::now();
-        instance
-            .call("validate", fixture.payload.as_bytes())
-            .map_err(|e| anyhow!("{}: {e}", fixture.label))?;
+        let elapsed = timed_validate(instance, fixture)?;
         if i > 0 {
-            samples.push(start.elapsed());
+            samples.push(elapsed);
         }
     }
     samples.sort();
     Ok((percentile(&samples, 0.5), percentile(&samples, 0.95)))
+}
+
+/// How long one `validate` call of `instance` on `fixture` takes.
+fn timed_validate(instance: &Instance, fixture: &Fixture) -> Result<Duration> {
+    let start = Instant::now();
+    instance
+        .call("validate", fixture.payload.as_bytes())
+        .map_err(|e| anyhow!("{}: {e}", fixture.label))?;
+    Ok(start.elapsed())
 }
 
 /// The module's answer to one `validate` call on a fresh instance.
@@ -928,12 +934,9 @@ fn time_interleaved(pairs: &[(&Module, &Fixture)], iterations: usize) -> Result<
     let mut samples = vec![Vec::with_capacity(iterations); pairs.len()];
     for i in 0..iterations + 1 {
         for ((instance, (_, fixture)), samples) in instances.iter().zip(pairs).zip(&mut samples) {
-            let start = Instant::now();
-            instance
-                .call("validate", fixture.payload.as_bytes())
-                .map_err(|e| anyhow!("{}: {e}", fixture.label))?;
+            let elapsed = timed_validate(instance, fixture)?;
             if i > 0 {
-                samples.push(start.elapsed());
+                samples.push(elapsed);
             }
         }
     }
