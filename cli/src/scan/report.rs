@@ -148,11 +148,13 @@ fn answer_lines(row: &Row) -> Vec<(Verdict, String)> {
     out
 }
 
-/// One evaluation's row as the JSON output writes it, with the index of its document, through
-/// which the printers reach its file (its text, for SARIF's fixes) and place.
+/// One evaluation's row as the JSON output writes it, with the indexes of its document, through
+/// which the printers reach its file (its text, for SARIF's fixes) and place, and of its policy.
 pub struct Row {
     /// Index of the document in the scan's documents.
     pub document: usize,
+    /// Index of the policy in the scan's policies.
+    pub policy: usize,
     /// The row.
     pub row: ResultRow<DocumentPlace, FilePlace>,
 }
@@ -201,6 +203,7 @@ pub fn rows(report: &ScanReport) -> Vec<Row> {
                 .collect();
             Row {
                 document: e.document,
+                policy: e.policy,
                 row: ResultRow::new(e, policy, place, related, findings),
             }
         })
@@ -551,12 +554,6 @@ pub fn sarif(report: &ScanReport, rows: &[Row]) -> String {
             .clone()
             .unwrap_or_else(|| format!("syncguard policy {}", p.name))
     };
-    let policy_index: HashMap<&str, usize> = report
-        .policies
-        .iter()
-        .enumerate()
-        .map(|(i, p)| (p.name.as_str(), i))
-        .collect();
     let mut rules: Vec<sarif::ReportingDescriptor> = report
         .policies
         .iter()
@@ -566,10 +563,10 @@ pub fn sarif(report: &ScanReport, rows: &[Row]) -> String {
     // The findings' rules, after the policies', each once, in the order first met.
     let mut finding_rules: HashMap<(usize, String), usize> = HashMap::new();
     for row in rows {
-        let Some(&index) = policy_index.get(row.row.policy.as_str()) else {
+        let index = row.policy;
+        let Some(policy) = report.policies.get(index) else {
             continue;
         };
-        let policy = &report.policies[index];
         for finding in &row.row.findings {
             finding_rules.entry((index, finding.rule.clone())).or_insert_with(|| {
                 // A rule syncguard documents: its summary and README section.
@@ -604,7 +601,7 @@ pub fn sarif(report: &ScanReport, rows: &[Row]) -> String {
             continue;
         };
         let policy = row.row.policy.as_str();
-        let index = policy_index.get(policy).copied().unwrap_or_default();
+        let index = row.policy;
         let object = match (&doc.info.namespace, &doc.info.name) {
             (Some(ns), Some(name)) => format!("{} {ns}/{name}", doc.info.kind),
             (None, Some(name)) => format!("{} {name}", doc.info.kind),
