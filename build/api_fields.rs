@@ -1,6 +1,7 @@
 //! `$OUT_DIR/api_fields.rs`, from sync-drift's tables of how the API server writes each field of
 //! the built-in kinds back (`src/checks/sync_drift/api_fields.tsv` and `api_kinds.tsv`).
 
+use crate::name_hash::name_hash;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 use std::path::Path;
@@ -145,6 +146,7 @@ pub fn api_fields(out: &Path) {
     .unwrap();
     writeln!(code, "static API_TYPES: &[[u16; 3]] = &[").unwrap();
     let mut packed = String::new();
+    let mut hashes = String::new();
     let mut count = 0usize;
     for ((package, name), members) in &types {
         let (offset, length) = span(name, 8);
@@ -180,6 +182,7 @@ pub fn api_fields(out: &Path) {
             };
             let bits = length | leaf << 6 | form << 11 | flag(&row[3]) << 14 | flag(&row[4]) << 15;
             writeln!(packed, "    [{offset}, {bits}, {}],", target | flag(&row[8]) << 15).unwrap();
+            writeln!(hashes, "    {},", name_hash(row[2].as_bytes())).unwrap();
             count += 1;
         }
     }
@@ -193,6 +196,12 @@ pub fn api_fields(out: &Path) {
     )
     .unwrap();
     writeln!(code, "static API_FIELDS: &[[u16; 3]] = &[\n{packed}];").unwrap();
+    writeln!(
+        code,
+        "/// The hash of each field's name (`name_hash`), in the order of `API_FIELDS`."
+    )
+    .unwrap();
+    writeln!(code, "static API_FIELD_HASHES: &[u16] = &[\n{hashes}];").unwrap();
     let mut kinds: Vec<(&str, &str, (String, String), usize)> = kinds
         .iter()
         .map(|row| {

@@ -8,6 +8,8 @@
 
 mod api_fields;
 mod k8s_tables;
+#[path = "../src/generated/name_hash.rs"]
+mod name_hash;
 mod policy_rules;
 mod well_known;
 
