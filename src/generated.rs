@@ -695,7 +695,11 @@ mod tests {
         let status = schemars::SchemaGenerator::default()
             .into_root_schema_for::<apiextensions::CustomResourceDefinitionStatus>();
         let status = serde_json::to_value(&status).unwrap();
-        let defs = status.get("$defs").and_then(Value::as_object).cloned().unwrap_or_default();
+        let defs = status
+            .get("$defs")
+            .and_then(Value::as_object)
+            .cloned()
+            .unwrap_or_default();
         let crd = api_type_of("apiextensions.k8s.io", "v1", "CustomResourceDefinition").unwrap();
         let status_type = crd.status_type().expect("the CRD's status type is listed");
         let mut seen = BTreeSet::new();

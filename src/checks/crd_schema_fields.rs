@@ -762,7 +762,10 @@ mod tests {
         );
         assert_eq!(field_names("ExternalDocumentation"), sorted("description url"));
         // The CRD's own status, which the table lists for this check.
-        assert_eq!(ty("CustomResourceDefinition").status_type(), Some(ty("CustomResourceDefinitionStatus")));
+        assert_eq!(
+            ty("CustomResourceDefinition").status_type(),
+            Some(ty("CustomResourceDefinitionStatus"))
+        );
         assert_eq!(
             field_names("CustomResourceDefinitionStatus"),
             sorted("conditions acceptedNames storedVersions observedGeneration")
