@@ -1,11 +1,9 @@
 //! `$OUT_DIR/k8s_tables.rs`, from k8s-openapi, so no Kubernetes fact is typed by hand:
-//! - `BUILTIN_NAMES` and `BUILTIN_PACKED`: every built-in resource of the newest Kubernetes
-//!   version k8s-openapi knows (group, version, kind, plural, and whether it is only a
-//!   subresource), read from the crate's `impl Resource` blocks;
-//! - `OBJECT_TYPES`: the field graph of `CustomResourceDefinition` (every object type reachable
-//!   from it, its JSON fields and their shapes), read from k8s-openapi's JSON schemas.
+//! `BUILTIN_NAMES` and `BUILTIN_PACKED`, every built-in resource of the newest Kubernetes
+//! version k8s-openapi knows (group, version, kind, plural, and whether it is only a
+//! subresource), read from the crate's `impl Resource` blocks. (The fields of the API types are
+//! in `api_fields.rs`, from the Go sources.)
 
-use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
@@ -15,7 +13,6 @@ use std::path::{Path, PathBuf};
 pub fn k8s_tables(out: &Path) {
     let source = k8s_openapi_source();
     let (version, resources) = builtin_resources(&source);
-    let types = crd_object_types();
     let mut code = String::new();
     writeln!(code, "/// Kubernetes version the built-in tables were generated from.").unwrap();
     writeln!(code, "pub const KUBERNETES_VERSION: &str = {version:?};").unwrap();
@@ -58,25 +55,6 @@ pub fn k8s_tables(out: &Path) {
     )
     .unwrap();
     writeln!(code, "pub static BUILTIN_PACKED: &[[u16; 6]] = &[\n{entries}];").unwrap();
-    writeln!(
-        code,
-        "/// Object types reachable from CustomResourceDefinition, sorted by name."
-    )
-    .unwrap();
-    writeln!(code, "pub static OBJECT_TYPES: &[ObjectType] = &[").unwrap();
-    for (name, fields) in &types {
-        match fields {
-            None => writeln!(code, "    ObjectType {{ name: {name:?}, fields: None }},").unwrap(),
-            Some(fields) => {
-                writeln!(code, "    ObjectType {{ name: {name:?}, fields: Some(&[").unwrap();
-                for (field, shape) in fields {
-                    writeln!(code, "        Field {{ name: {field:?}, shape: {shape} }},").unwrap();
-                }
-                writeln!(code, "    ]) }},").unwrap();
-            }
-        }
-    }
-    writeln!(code, "];").unwrap();
     std::fs::write(out.join("k8s_tables.rs"), code).expect("write k8s_tables.rs");
 }
 
@@ -167,61 +145,4 @@ fn collect_rs(dir: &Path, files: &mut Vec<PathBuf>) {
             files.push(path);
         }
     }
-}
-
-type Fields = Option<BTreeMap<String, String>>;
-
-/// The object types of the CRD API: name -> fields (None for free-form or scalar types).
-fn crd_object_types() -> BTreeMap<String, Fields> {
-    let generator = schemars::SchemaGenerator::default();
-    let root = generator.into_root_schema_for::<CustomResourceDefinition>();
-    let root = serde_json::to_value(&root).expect("schema to JSON");
-    let mut schemas: BTreeMap<String, Value> = BTreeMap::new();
-    if let Some(Value::Object(defs)) = root.get("$defs") {
-        for (name, schema) in defs {
-            schemas.insert(short_name(name), schema.clone());
-        }
-    }
-    schemas.insert("CustomResourceDefinition".into(), root.clone());
-    let mut types = BTreeMap::new();
-    for (name, schema) in &schemas {
-        let fields = schema.get("properties").and_then(Value::as_object).map(|props| {
-            props
-                .iter()
-                .map(|(field, prop)| (field.clone(), shape(prop)))
-                .collect::<BTreeMap<_, _>>()
-        });
-        let fields = if name == "JSONSchemaProps" || schema.get("type").is_some_and(|t| t == "object") {
-            fields
-        } else {
-            None
-        };
-        assert!(
-            types.insert(name.clone(), fields).is_none(),
-            "duplicate short type name {name}"
-        );
-    }
-    types
-}
-
-fn short_name(reference: &str) -> String {
-    reference.rsplit(['/', '.']).next().unwrap_or(reference).to_string()
-}
-
-fn reference(schema: &Value) -> Option<String> {
-    schema.get("$ref").and_then(Value::as_str).map(short_name)
-}
-
-/// Rust expression of a field's shape.
-fn shape(prop: &Value) -> String {
-    if let Some(name) = reference(prop) {
-        return format!("Shape::One({name:?})");
-    }
-    if let Some(name) = prop.get("items").and_then(reference) {
-        return format!("Shape::List({name:?})");
-    }
-    if let Some(name) = prop.get("additionalProperties").and_then(reference) {
-        return format!("Shape::Map({name:?})");
-    }
-    "Shape::Scalar".to_string()
 }

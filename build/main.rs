@@ -1,6 +1,6 @@
 //! The build script of the core: generates its tables from data, one module a table, so that no
 //! Kubernetes fact and no policy's admission rules are typed by hand in the code.
-//! - [`k8s_tables`]: built-in resources and the CRD API's field graph, from k8s-openapi;
+//! - [`k8s_tables`]: the built-in resources, from k8s-openapi;
 //! - [`well_known`]: crd-kind-collision's well-known API groups, from its table;
 //! - [`api_fields`]: how the API server writes each field of the built-in kinds back, from
 //!   sync-drift's tables (written by `tools/derive-api-fields.py`);

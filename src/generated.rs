@@ -1,6 +1,7 @@
-//! Kubernetes tables generated at build time from k8s-openapi (see `build/k8s_tables.rs`), and from
-//! sync-drift's tables of how the API server writes each field of the built-in kinds back
-//! (`src/checks/sync_drift/api_fields.tsv`, derived from the Go sources of the API: [`api_type_of`]).
+//! Kubernetes tables generated at build time: the built-in resources from k8s-openapi (see
+//! `build/k8s_tables.rs`), and the API's Go types, from sync-drift's tables of how the API server
+//! writes each field of the built-in kinds back (`src/checks/sync_drift/api_fields.tsv`, derived
+//! from the Go sources of the API: [`api_type_of`]), which crd-schema-fields reads too.
 
 /// A built-in Kubernetes resource.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -19,58 +20,7 @@ pub struct BuiltinResource {
     pub subresource: bool,
 }
 
-/// How a field holds its value.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Shape {
-    /// A scalar, a list of scalars or a free-form value.
-    Scalar,
-    /// One object of the named type.
-    One(&'static str),
-    /// A list of objects of the named type.
-    List(&'static str),
-    /// A map from strings to objects of the named type.
-    Map(&'static str),
-}
-
-/// One JSON field of an object type.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Field {
-    /// JSON name.
-    pub name: &'static str,
-    /// Shape of its value.
-    pub shape: Shape,
-}
-
-/// An object type of the CustomResourceDefinition API.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ObjectType {
-    /// Short type name, e.g. `CustomResourceDefinitionSpec`.
-    pub name: &'static str,
-    /// Its fields, sorted by name; `None` for free-form or scalar-encoded types.
-    pub fields: Option<&'static [Field]>,
-}
-
-impl ObjectType {
-    /// The field named `name`, if the type has it.
-    pub fn field(&self, name: &str) -> Option<&'static Field> {
-        Self::field_in(self.fields?, name)
-    }
-
-    /// The field named `name` among a type's `fields` (sorted by name).
-    pub fn field_in(fields: &'static [Field], name: &str) -> Option<&'static Field> {
-        fields.binary_search_by(|f| f.name.cmp(name)).ok().map(|i| &fields[i])
-    }
-}
-
 include!(concat!(env!("OUT_DIR"), "/k8s_tables.rs"));
-
-/// The object type named `name` (short name, e.g. `CustomResourceDefinitionNames`).
-pub fn object_type(name: &str) -> Option<&'static ObjectType> {
-    OBJECT_TYPES
-        .binary_search_by(|t| t.name.cmp(name))
-        .ok()
-        .map(|i| &OBJECT_TYPES[i])
-}
 
 /// Every built-in resource, sorted by kind, group and version.
 pub fn builtin_resources() -> impl Iterator<Item = BuiltinResource> {
@@ -254,6 +204,14 @@ impl ApiType {
     pub fn fields(self) -> impl ExactSizeIterator<Item = ApiField> + Clone {
         self.packed().iter().map(|&f| unpack_field(f))
     }
+
+    /// The type of a kind's own `status` (the one behind [`Leaf::Status`]), where the table lists
+    /// it: CustomResourceDefinition's, for crd-schema-fields (`STATUS_LISTED` in
+    /// tools/derive-api-fields.py), and those reached otherwise (PersistentVolumeClaim's). Go
+    /// names it after the kind: `<Kind>Status`.
+    pub fn status_type(self) -> Option<ApiType> {
+        api_type(self.package(), &format!("{}Status", self.name()))
+    }
 }
 
 impl std::fmt::Debug for ApiType {
@@ -389,38 +347,6 @@ mod tests {
         assert!(builtin_kinds("TokenRequest").all(|r| r.subresource));
         assert!(builtin_kinds("Deployment").all(|r| !r.subresource));
         assert!(builtin_kinds("Eviction").any(|r| r.group == "policy" && r.subresource));
-    }
-
-    #[test]
-    fn crd_graph_is_complete() {
-        let crd = object_type("CustomResourceDefinition").unwrap();
-        assert_eq!(
-            crd.field("spec").unwrap().shape,
-            Shape::One("CustomResourceDefinitionSpec")
-        );
-        let spec = object_type("CustomResourceDefinitionSpec").unwrap();
-        assert_eq!(
-            spec.field("versions").unwrap().shape,
-            Shape::List("CustomResourceDefinitionVersion")
-        );
-        let version = object_type("CustomResourceDefinitionVersion").unwrap();
-        assert!(version.field("additionalPrinterColumns").is_some());
-        assert!(
-            object_type("JSONSchemaProps")
-                .unwrap()
-                .field("x-kubernetes-list-map-keys")
-                .is_some()
-        );
-    }
-
-    #[test]
-    fn tables_are_sorted_for_binary_search() {
-        assert!(OBJECT_TYPES.windows(2).all(|w| w[0].name < w[1].name));
-        for t in OBJECT_TYPES {
-            if let Some(fields) = t.fields {
-                assert!(fields.windows(2).all(|w| w[0].name < w[1].name), "{}", t.name);
-            }
-        }
     }
 
     /// The member at the dotted `path` from the type of a kind, through objects.
@@ -636,6 +562,14 @@ mod tests {
             Some("PersistentVolumeClaimStatus")
         );
         assert!(api_type("core/v1", "PodStatus").is_none());
+        let kind = |group, kind| api_type_of(group, "v1", kind).unwrap();
+        assert_eq!(kind("", "Pod").status_type(), None);
+        assert_eq!(
+            kind("", "PersistentVolumeClaim").status_type(),
+            api_type("core/v1", "PersistentVolumeClaimStatus")
+        );
+        let crd_status = kind("apiextensions.k8s.io", "CustomResourceDefinition").status_type();
+        assert_eq!(crd_status.map(ApiType::name), Some("CustomResourceDefinitionStatus"));
         let extra = member("certificates.k8s.io", "v1", "CertificateSigningRequest", "spec.extra");
         assert_eq!((extra.form, extra.leaf), (Form::MapOfLists, Leaf::String));
         let renewed = member("coordination.k8s.io", "v1", "Lease", "spec.renewTime");
@@ -787,6 +721,20 @@ mod tests {
             apiextensions::CustomResourceDefinition,
             apiregistration::APIService,
         );
+        // The CRD's own status, listed for crd-schema-fields (the walk above stops at `status`).
+        let status = schemars::SchemaGenerator::default()
+            .into_root_schema_for::<apiextensions::CustomResourceDefinitionStatus>();
+        let status = serde_json::to_value(&status).unwrap();
+        let defs = status
+            .get("$defs")
+            .and_then(Value::as_object)
+            .cloned()
+            .unwrap_or_default();
+        let crd = api_type_of("apiextensions.k8s.io", "v1", "CustomResourceDefinition").unwrap();
+        let status_type = crd.status_type().expect("the CRD's status type is listed");
+        let mut seen = BTreeSet::new();
+        compare(&defs, &status, status_type, &mut seen, &mut differences);
+        assert!(seen.len() >= 3, "{seen:?}");
         // k8s-openapi 0.29 (v1_37) was generated from a slightly newer Kubernetes than the
         // table's sources: members added upstream since.
         let known = [

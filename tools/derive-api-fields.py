@@ -61,8 +61,10 @@ api_status.tsv: the kinds of api_kinds.tsv whose own `status` type's zero value 
 api_fields.tsv: one row per JSON member, in declaration order, of each struct reachable from the
   types of api_kinds.tsv, except through a kind's own top-level `status` (its `status` row then has
   leaf status and no target; a status type reachable otherwise, e.g. PersistentVolumeClaim's
-  through StatefulSet's volumeClaimTemplates, is kept). A struct without JSON members has no rows:
-  it is only named as a target.
+  through StatefulSet's volumeClaimTemplates, is kept). The structs of the kinds of STATUS_LISTED
+  (CustomResourceDefinition) are listed all the same, for crd-schema-fields, which checks every
+  key of a CRD manifest, its status included; their kind's `status` row still has leaf status.
+  A struct without JSON members has no rows: it is only named as a target.
     package    e.g. core/v1, meta/v1, apiextensions/v1, apiregistration/v1
     struct     Go struct name
     field      JSON member name
@@ -126,6 +128,9 @@ MARSHALER_CLASS = {
 }
 # The object alternative of the schema-or-* classes.
 SCHEMA_PROPS = "apiextensions/v1.JSONSchemaProps"
+# Kinds whose own status types are listed too (their `status` row keeps leaf status, so sync-drift
+# still skips the status): crd-schema-fields checks every key of a CRD manifest, status included.
+STATUS_LISTED = {"apiextensions/v1.CustomResourceDefinition"}
 
 # Standard-library named types that can appear in the parsed packages.
 STDLIB_CLASS = {
@@ -1425,11 +1430,18 @@ def kept_types(u: Universe, roots: List[str]) -> Tuple[List[str], set]:
         for r in u.json_fields(q):
             if r.name != "status":
                 reach(q, r)
+    listed = set()
+    for q in STATUS_LISTED & set(roots):
+        for r in u.json_fields(q):
+            target = form_leaf_target(q, r)[2]
+            if r.name == "status" and target != "-":
+                listed.add(target)
+                todo.append(target)
     while todo:
         q = todo.pop()
         for r in u.json_fields(q):
             reach(q, r)
-    kept = sorted(full | set(roots), key=type_key)
+    kept = sorted(full | listed | set(roots), key=type_key)
     emit = set(u.emit_pkgs)
     for q in kept:
         if type_key(q)[0] not in emit or u.struct_of(q) is None:

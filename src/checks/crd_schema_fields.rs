@@ -9,9 +9,11 @@
 //! # What is checked
 //! - Every key of the CRD outside the schemas (metadata, spec, names, versions, subresources,
 //!   additionalPrinterColumns, selectableFields, conversion, status) against the fields of its
-//!   API type, taken from the table generated from k8s-openapi ([`crate::generated`]). Types
-//!   without declared fields (free-form values such as `status: {}` of the status subresource,
-//!   `fieldsV1` of managedFields) are not looked into.
+//!   API type, taken from the table of the API's Go types that sync-drift also reads
+//!   ([`ApiType`], derived from the Go sources of apiextensions and apimachinery; the CRD's own
+//!   `status` types are listed for this check). Free-form values (`fieldsV1` of managedFields)
+//!   and types without declared fields (`status: {}` of the status subresource) are not looked
+//!   into.
 //! - Every JSONSchemaProps node of `spec.versions[*].schema.openAPIV3Schema` against the
 //!   JSONSchemaProps fields, following `properties`, `patternProperties`, `definitions`, the
 //!   schema values of `dependencies` (string arrays are fine), `items` (object or array form),
@@ -60,7 +62,7 @@ use crate::admission::{ObjectJson, Request};
 use crate::check::{Check, GroupKind};
 use crate::cluster::Cluster;
 use crate::finding::{Finding, Fix, List, Malformed, Report, RuleDoc, Subject};
-use crate::generated::{Field, ObjectType, Shape, object_type};
+use crate::generated::{ApiField, ApiType, Form, Leaf, api_type};
 use crate::json::{self, Node};
 use crate::rules::{self, Rule};
 use crate::settings::RejectOrWarn;
@@ -372,32 +374,29 @@ fn read_node(object: ObjectJson<'_>) -> Result<Node<'_>, serde_json::Error> {
 // ---------------------------------------------------------------------------------------------
 // Walking: the CRD's type graph, then JSONSchemaProps.
 
+/// The package of the CRD's API types in the table.
+const PACKAGE: &str = "apiextensions/v1";
+
 /// Every finding in one CRD (object or last-applied manifest), in document order.
 fn walk(root: &Node, allowed_keys: &[String]) -> Vec<Dropped> {
-    let mut walker = Walker::new(allowed_keys, String::new());
-    if let Some(crd) = object_type("CustomResourceDefinition") {
-        walker.typed(root, crd);
-    }
+    let (Some(crd), Some(schema)) = (
+        api_type(PACKAGE, "CustomResourceDefinition"),
+        api_type(PACKAGE, "JSONSchemaProps"),
+    ) else {
+        // The table always has both (a test proves it).
+        return Vec::new();
+    };
+    let mut walker = Walker::new(allowed_keys, schema, String::new());
+    walker.typed(root, crd);
     walker.findings
 }
 
-/// How a field's value is walked: as a JSONSchemaProps tree, or as an object of a generated
-/// type whose fields are known.
+/// How a field's value is walked: as a JSONSchemaProps tree, or as an object of an API type
+/// whose fields are known.
 #[derive(Clone, Copy)]
 enum Walk {
     Schema,
-    Typed(&'static ObjectType),
-}
-
-impl Walk {
-    /// The walk for values of the type named `name`; `None` for free-form and scalar-encoded
-    /// types, which are not looked into.
-    fn of(name: &str) -> Option<Walk> {
-        if name == "JSONSchemaProps" {
-            return Some(Walk::Schema);
-        }
-        object_type(name).filter(|ty| ty.fields.is_some()).map(Walk::Typed)
-    }
+    Typed(ApiType),
 }
 
 /// The nearest array schema around a node: the node, and where its name starts and its path
@@ -413,8 +412,8 @@ struct ArrayContext<'a> {
 /// [`MAX_DEPTH`] (every call descends at least one JSON level).
 struct Walker<'s> {
     allowed_keys: &'s [String],
-    /// JSONSchemaProps' fields, looked up once for every schema node of the walk.
-    schema_fields: &'static [Field],
+    /// JSONSchemaProps, looked up once for every schema node of the walk.
+    schema_type: ApiType,
     /// The path of the current position, grown and truncated as the walk goes.
     path: String,
     /// Where the last key pushed starts in `path` (list indexes count as part of their key).
@@ -423,12 +422,10 @@ struct Walker<'s> {
 }
 
 impl<'s> Walker<'s> {
-    fn new(allowed_keys: &'s [String], path: String) -> Self {
+    fn new(allowed_keys: &'s [String], schema_type: ApiType, path: String) -> Self {
         Walker {
             allowed_keys,
-            schema_fields: object_type("JSONSchemaProps")
-                .and_then(|ty| ty.fields)
-                .unwrap_or_default(),
+            schema_type,
             path,
             name_start: 0,
             findings: Vec::new(),
@@ -474,11 +471,8 @@ impl<'s> Walker<'s> {
         );
     }
 
-    /// An object of a generated API type.
-    fn typed(&mut self, node: &Node, ty: &'static ObjectType) {
-        let Some(fields) = ty.fields else {
-            return;
-        };
+    /// An object of an API type.
+    fn typed(&mut self, node: &Node, ty: ApiType) {
         let entries = match node {
             Node::Object(entries) => entries,
             Node::TooDeep => return self.too_deep(),
@@ -487,38 +481,55 @@ impl<'s> Walker<'s> {
         for (key, value) in entries {
             let mark = self.push_key(key);
             match ty.field(key) {
-                Some(field) => self.field(value, field.shape),
-                None => self.unknown(key, fields),
+                Some(field) => self.field(value, field, ty),
+                None => self.unknown(key, ty),
             }
             self.path.truncate(mark);
         }
     }
 
-    /// A field's value; values of free-form types are not looked into, not even when cut off.
-    fn field(&mut self, value: &Node, shape: Shape) {
-        let (Shape::One(name) | Shape::List(name) | Shape::Map(name)) = shape else {
+    /// How the values of `leaf` (a member of `owner`) are walked; `None` for scalars, free-form
+    /// values (apiextensions' JSON, FieldsV1) and structs without members, which are not looked
+    /// into. The schema unions (JSONSchemaPropsOrBool, ...) are members of JSONSchemaProps only,
+    /// which [`Walker::schema`] reads by name.
+    fn walk_of(&self, leaf: Leaf, owner: ApiType) -> Option<Walk> {
+        let ty = match leaf {
+            Leaf::Object(ty) => ty,
+            // The kind's own status (the CRD's: the only kind walked).
+            Leaf::Status => owner.status_type()?,
+            _ => return None,
+        };
+        if ty == self.schema_type {
+            Some(Walk::Schema)
+        } else {
+            (ty.fields().len() > 0).then_some(Walk::Typed(ty))
+        }
+    }
+
+    /// A member's value; free-form values are not looked into, not even when cut off.
+    fn field(&mut self, value: &Node, field: ApiField, owner: ApiType) {
+        let Some(walk) = self.walk_of(field.leaf, owner) else {
             return;
         };
-        let Some(walk) = Walk::of(name) else {
-            return;
-        };
-        match (shape, value) {
+        match (field.form, value) {
             (_, Node::TooDeep) => self.too_deep(),
-            (Shape::One(_), _) => self.descend(value, walk),
-            (Shape::List(_), Node::Array(items)) => {
+            (Form::Value | Form::Pointer, _) => self.descend(value, walk),
+            (Form::List, Node::Array(items)) => {
                 for (i, item) in items.iter().enumerate() {
                     let mark = self.push_index(i);
                     self.descend(item, walk);
                     self.path.truncate(mark);
                 }
             }
-            (Shape::Map(_), Node::Object(entries)) => {
+            (Form::Map, Node::Object(entries)) => {
                 for (key, item) in entries {
                     let mark = self.push_key(key);
                     self.descend(item, walk);
                     self.path.truncate(mark);
                 }
             }
+            // Values of the wrong JSON type are the API server's to refuse; maps of lists hold
+            // only strings (the `extra` of user infos), which are never walked.
             _ => {}
         }
     }
@@ -531,11 +542,11 @@ impl<'s> Walker<'s> {
     }
 
     /// A key the type does not declare.
-    fn unknown(&mut self, key: &str, fields: &'static [Field]) {
+    fn unknown(&mut self, key: &str, ty: ApiType) {
         if self.allowed_keys.iter().any(|k| k == key) {
             return;
         }
-        match near_miss(key, fields) {
+        match near_miss(key, ty) {
             Some(valid) => {
                 let text = format!("unknown field, dropped by the API server: did you mean `{valid}`?");
                 self.report(text.clone(), text);
@@ -549,7 +560,7 @@ impl<'s> Walker<'s> {
 
     /// A JSONSchemaProps node; `enclosing` is the nearest array schema around it.
     fn schema<'a>(&mut self, node: &'a Node, enclosing: Option<ArrayContext<'a>>) {
-        let fields = self.schema_fields;
+        let schema_type = self.schema_type;
         let entries = match node {
             Node::Object(entries) => entries,
             Node::TooDeep => return self.too_deep(),
@@ -587,14 +598,14 @@ impl<'s> Walker<'s> {
                 },
                 "not" => self.schema(value, enclosing),
                 "x-kubernetes-validations" | "externalDocs" => {
-                    if let Some(field) = ObjectType::field_in(fields, key) {
-                        self.field(value, field.shape);
+                    if let Some(field) = schema_type.field(key) {
+                        self.field(value, field, schema_type);
                     }
                 }
                 // The keys nearly every schema node holds, known without searching the table
                 // (a test proves they are JSONSchemaProps fields).
                 "type" | "description" | "format" | "required" | "enum" | "default" => {}
-                _ if ObjectType::field_in(fields, key).is_some() => {}
+                _ if schema_type.field(key).is_some() => {}
                 _ if self.allowed_keys.iter().any(|k| k == key) => {}
                 _ if PATCH_KEYS.contains(&key.as_ref()) => {
                     let text = self.patch_remedy(node, here, enclosing);
@@ -603,7 +614,7 @@ impl<'s> Walker<'s> {
                         "strategic-merge-patch marker, dropped by the API server: use x-kubernetes-list-type",
                     );
                 }
-                _ => self.unknown(key, fields),
+                _ => self.unknown(key, schema_type),
             }
             self.path.truncate(mark);
         }
@@ -689,9 +700,9 @@ impl<'s> Walker<'s> {
 
 /// The valid key `key` most likely misspells: within one edit, or two edits of a key of four
 /// or more characters (so `foo` does not suggest `not`); ties go to the first in name order.
-fn near_miss(key: &str, fields: &'static [Field]) -> Option<&'static str> {
+fn near_miss(key: &str, ty: ApiType) -> Option<&'static str> {
     let mut best: Option<(usize, &'static str)> = None;
-    for field in fields {
+    for field in ty.fields() {
         let distance = distance(key, field.name);
         let close = distance == 1 || (distance == 2 && field.name.len() >= 4);
         if close && best.is_none_or(|(d, _)| distance < d) {
@@ -726,14 +737,12 @@ mod tests {
         x-kubernetes-embedded-resource x-kubernetes-int-or-string x-kubernetes-list-map-keys \
         x-kubernetes-list-type x-kubernetes-map-type x-kubernetes-validations";
 
+    fn ty(name: &str) -> ApiType {
+        api_type(PACKAGE, name).unwrap_or_else(|| panic!("no {PACKAGE}.{name}"))
+    }
+
     fn field_names(type_name: &str) -> Vec<&'static str> {
-        let mut names: Vec<_> = object_type(type_name)
-            .unwrap()
-            .fields
-            .unwrap()
-            .iter()
-            .map(|f| f.name)
-            .collect();
+        let mut names: Vec<_> = ty(type_name).fields().map(|f| f.name).collect();
         names.sort_unstable();
         names
     }
@@ -752,6 +761,15 @@ mod tests {
             sorted("rule message messageExpression reason fieldPath optionalOldSelf")
         );
         assert_eq!(field_names("ExternalDocumentation"), sorted("description url"));
+        // The CRD's own status, which the table lists for this check.
+        assert_eq!(
+            ty("CustomResourceDefinition").status_type(),
+            Some(ty("CustomResourceDefinitionStatus"))
+        );
+        assert_eq!(
+            field_names("CustomResourceDefinitionStatus"),
+            sorted("conditions acceptedNames storedVersions observedGeneration")
+        );
     }
 
     fn crd(schema: Value) -> Value {
@@ -839,7 +857,8 @@ mod tests {
             json!([{"name": "A", "type": "string", "jsonPath": ".a", "colour": "red"}]);
         object["spec"]["conversion"] = json!({"strategy": "Webhook", "webhook": {"clientConfig": {"service": {"name": "s", "namespace": "n", "prot": 443}}}});
         object["metadata"]["managedFields"] = json!([{"manager": "m", "fieldsV1": {"f:spec": {}}}]);
-        object["status"] = json!({"storedVersions": ["v1"], "acceptedNames": {"kind": "Widget", "plural": "widgets", "listkind": "x"}});
+        object["status"] = json!({"storedVersions": ["v1"], "acceptedNames": {"kind": "Widget", "plural": "widgets", "listkind": "x"},
+            "conditions": [{"type": "Established", "status": "True", "observedGeneration": 1}], "observedGeneration": 1});
         let found = findings(&object);
         let mut got: Vec<(&str, &str)> = found.iter().map(|f| (f.path.as_str(), f.text.as_str())).collect();
         got.sort();
@@ -894,7 +913,7 @@ mod tests {
 
     #[test]
     fn near_misses() {
-        let schema = object_type("JSONSchemaProps").unwrap().fields.unwrap();
+        let schema = ty("JSONSchemaProps");
         assert_eq!(near_miss("minLenght", schema), Some("minLength"));
         assert_eq!(
             near_miss("x-kubernetes-list-typ", schema),
@@ -1067,19 +1086,34 @@ mod tests {
     #[test]
     fn common_schema_keys_are_schema_fields() {
         for key in ["type", "description", "format", "required", "enum", "default"] {
-            assert!(object_type("JSONSchemaProps").unwrap().field(key).is_some(), "{key}");
+            assert!(ty("JSONSchemaProps").field(key).is_some(), "{key}");
         }
     }
 
     #[test]
     fn free_form_values_are_not_read_even_when_cut_off() {
-        let mut walker = Walker::new(&[], "metadata.managedFields[0].fieldsV1".into());
-        walker.field(&Node::TooDeep, Shape::One("FieldsV1"));
-        walker.field(&Node::TooDeep, Shape::Scalar);
+        let member = |owner: ApiType, name: &str| (owner.field(name).unwrap(), owner);
+        let entry = api_type("meta/v1", "ManagedFieldsEntry").unwrap();
+        let mut walker = Walker::new(&[], ty("JSONSchemaProps"), "metadata.managedFields[0].fieldsV1".into());
+        let free = [
+            member(entry, "fieldsV1"),
+            member(entry, "manager"),
+            member(ty("JSONSchemaProps"), "default"),
+            member(ty("CustomResourceSubresources"), "status"),
+        ];
+        for (field, owner) in free {
+            walker.field(&Node::TooDeep, field, owner);
+        }
         assert!(walker.findings.is_empty());
-        walker.field(&Node::TooDeep, Shape::One("JSONSchemaProps"));
-        walker.field(&Node::TooDeep, Shape::List("ValidationRule"));
-        assert_eq!(walker.findings.len(), 2);
+        let read = [
+            member(ty("CustomResourceValidation"), "openAPIV3Schema"),
+            member(ty("JSONSchemaProps"), "x-kubernetes-validations"),
+            member(ty("CustomResourceDefinition"), "status"),
+        ];
+        for (field, owner) in read {
+            walker.field(&Node::TooDeep, field, owner);
+        }
+        assert_eq!(walker.findings.len(), 3);
     }
 
     #[test]
