@@ -3,18 +3,36 @@
 //! says, and leaves every other value as its unread text ([`Node::Raw`]) or skips it
 //! ([`Node::Skipped`]). Keys and strings
 //! borrow from the text unless they hold escapes; nesting past a limit is skipped, not recursed
-//! into ([`Node::TooDeep`]).
+//! into ([`Node::TooDeep`]). A tree read whole ([`Everything`]) holds what serde_json's `Value`
+//! would: [`Members`] sees an object's members as `Value`'s map does, and [`Canonical`] prints
+//! a node as `Value` prints.
 //!
 //! Written by hand because no crate reads part of a document lazily by a grammar while
 //! borrowing the rest: serde_json's `Value` copies everything, and its `RawValue` alone leaves
 //! everything unread. crd-schema-fields reads every part ([`Everything`]), crd-safe-upgrade only
 //! the schema's `properties` and `items`, comparing the other keywords as text, and sync-drift
-//! only what pruning reads of a CRD's schemas, skipping the rest (descriptions, validations).
+//! the whole object and its last-applied manifest, and only what pruning reads of a CRD's schemas,
+//! skipping the rest (descriptions, validations).
 
 use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde::ser::{Serialize, SerializeMap, SerializeSeq, Serializer};
 use serde_json::value::RawValue;
 use std::borrow::Cow;
 use std::fmt;
+
+/// A 64-bit number kept 4-byte aligned: a plain `u64` or `f64` aligns to 8 bytes on wasm32,
+/// which would align every [`Node`] to 8 and grow each object entry (key and node) from 28
+/// bytes to 32 in a policy module.
+#[derive(Clone, Copy)]
+#[repr(C, packed(4))]
+pub struct Bits(u64);
+
+impl fmt::Debug for Bits {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let bits = self.0;
+        write!(f, "{bits:#x}")
+    }
+}
 
 /// A JSON value as far as a check reads it.
 #[derive(Debug, Clone)]
@@ -27,9 +45,12 @@ pub enum Node<'j> {
     Null,
     /// A boolean.
     Bool(bool),
-    /// A number, its value not kept (no check reads one; keeping it would double the size of
-    /// every node in a 32-bit module).
-    Number,
+    /// A non-negative integer (as serde_json's `Value` keeps it: a `u64`).
+    U64(Bits),
+    /// A negative integer (an `i64`'s bits).
+    I64(Bits),
+    /// Any other number (an `f64`'s bits, finite: serde_json refuses what overflows).
+    F64(Bits),
     /// A string.
     Str(Cow<'j, str>),
     /// An array.
@@ -39,6 +60,10 @@ pub enum Node<'j> {
     /// A container nested deeper than the reader's limit; its content was skipped unread.
     TooDeep,
 }
+
+// A number keeps a node at 16 bytes and an object entry at 28 in a policy module.
+#[cfg(target_arch = "wasm32")]
+const _: () = assert!(std::mem::size_of::<Node<'_>>() == 16 && std::mem::size_of::<(Cow<'_, str>, Node<'_>)>() == 28);
 
 impl<'j> Node<'j> {
     /// The value of `key` (the last one, as the API server's decoder keeps the last duplicate).
@@ -60,6 +85,227 @@ impl<'j> Node<'j> {
             Node::Str(s) => Some(s),
             _ => None,
         }
+    }
+
+    /// The boolean, when the node is one.
+    pub fn as_bool(&self) -> Option<bool> {
+        match self {
+            Node::Bool(b) => Some(*b),
+            _ => None,
+        }
+    }
+
+    /// The number, when the node is one.
+    pub fn number(&self) -> Option<Number> {
+        match *self {
+            Node::U64(Bits(bits)) => Some(Number::U64(bits)),
+            Node::I64(Bits(bits)) => Some(Number::I64(bits as i64)),
+            Node::F64(Bits(bits)) => Some(Number::F64(f64::from_bits(bits))),
+            _ => None,
+        }
+    }
+
+    /// Whether the node is `null`.
+    pub fn is_null(&self) -> bool {
+        matches!(self, Node::Null)
+    }
+
+    /// The entries of an object, in document order (duplicates kept).
+    pub fn as_object(&self) -> Option<&[(Cow<'j, str>, Node<'j>)]> {
+        match self {
+            Node::Object(entries) => Some(entries),
+            _ => None,
+        }
+    }
+}
+
+/// A number of a [`Node`], as serde_json's `Value` keeps it.
+#[derive(Debug, Clone, Copy)]
+pub enum Number {
+    /// A non-negative integer.
+    U64(u64),
+    /// A negative integer.
+    I64(i64),
+    /// Any other number.
+    F64(f64),
+}
+
+impl Number {
+    /// The number as an `f64` (integers rounded as `as` rounds them, as serde_json's
+    /// `Number::as_f64` does).
+    pub fn as_f64(self) -> f64 {
+        match self {
+            Number::U64(n) => n as f64,
+            Number::I64(n) => n as f64,
+            Number::F64(f) => f,
+        }
+    }
+
+    /// Whether the number is neither integer kind (it was written with a fraction or an
+    /// exponent, or does not fit 64 bits).
+    pub fn is_f64(self) -> bool {
+        matches!(self, Number::F64(_))
+    }
+}
+
+impl PartialEq for Number {
+    /// Equal as serde_json's `Number`s are: the same kind and value (`1` and `1.0` differ).
+    fn eq(&self, other: &Number) -> bool {
+        match (*self, *other) {
+            (Number::U64(a), Number::U64(b)) => a == b,
+            (Number::I64(a), Number::I64(b)) => a == b,
+            (Number::F64(a), Number::F64(b)) => a == b,
+            _ => false,
+        }
+    }
+}
+
+impl fmt::Display for Number {
+    /// The number as serde_json prints it (integers exactly, other numbers as its `f64`).
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let number = match *self {
+            Number::U64(n) => serde_json::Number::from(n),
+            Number::I64(n) => serde_json::Number::from(n),
+            Number::F64(x) => serde_json::Number::from_f64(x).ok_or(fmt::Error)?,
+        };
+        fmt::Display::fmt(&number, f)
+    }
+}
+
+/// An object's members as serde_json's `Value` map holds them: sorted by key (its map is a
+/// `BTreeMap`), the last of duplicated keys. Borrowed when the document has them so already
+/// (Kubewarden sorts keys), else a sorted list of references.
+#[derive(Debug, Clone)]
+pub enum Members<'n, 'j> {
+    /// The entries themselves, strictly sorted.
+    InOrder(&'n [(Cow<'j, str>, Node<'j>)]),
+    /// References to the entries, sorted, duplicates dropped.
+    Sorted(Vec<&'n (Cow<'j, str>, Node<'j>)>),
+}
+
+impl<'n, 'j> Members<'n, 'j> {
+    /// The members of an object's entries.
+    pub fn of(entries: &'n [(Cow<'j, str>, Node<'j>)]) -> Members<'n, 'j> {
+        if entries.windows(2).all(|pair| pair[0].0 < pair[1].0) {
+            return Members::InOrder(entries);
+        }
+        let mut sorted: Vec<_> = entries.iter().collect();
+        sort_keeping_last(&mut sorted, |entry| &*entry.0);
+        Members::Sorted(sorted)
+    }
+
+    /// The members of `node`, or none when it is not an object.
+    pub fn of_node(node: &'n Node<'j>) -> Members<'n, 'j> {
+        Members::of(node.as_object().unwrap_or_default())
+    }
+
+    /// How many members.
+    pub fn len(&self) -> usize {
+        match self {
+            Members::InOrder(entries) => entries.len(),
+            Members::Sorted(sorted) => sorted.len(),
+        }
+    }
+
+    /// Whether there is none.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The member at `index` in key order.
+    fn at(&self, index: usize) -> &'n (Cow<'j, str>, Node<'j>) {
+        match self {
+            Members::InOrder(entries) => &entries[index],
+            Members::Sorted(sorted) => sorted[index],
+        }
+    }
+
+    /// The value of `key`.
+    pub fn get(&self, key: &str) -> Option<&'n Node<'j>> {
+        let (mut low, mut high) = (0, self.len());
+        while low < high {
+            let middle = low + (high - low) / 2;
+            let (k, value) = self.at(middle);
+            match k.as_ref().cmp(key) {
+                std::cmp::Ordering::Less => low = middle + 1,
+                std::cmp::Ordering::Greater => high = middle,
+                std::cmp::Ordering::Equal => return Some(value),
+            }
+        }
+        None
+    }
+
+    /// The members, in key order.
+    pub fn iter(&self) -> impl Iterator<Item = (&'n str, &'n Node<'j>)> + '_ {
+        (0..self.len()).map(|i| {
+            let (key, value) = self.at(i);
+            (key.as_ref(), value)
+        })
+    }
+}
+
+/// Sorts an object's entries as serde_json's `Value` map holds them: by key, the last of
+/// duplicated keys (a tree kept for many lookups, sorted once, reads through [`Members`] without
+/// a copy).
+pub fn sort_members(entries: &mut Vec<(Cow<'_, str>, Node<'_>)>) {
+    sort_keeping_last(entries, |entry| &*entry.0);
+}
+
+/// Sorts `items` by `key`, keeping the last of items with equal keys.
+fn sort_keeping_last<T>(items: &mut Vec<T>, key: impl Fn(&T) -> &str) {
+    // Stable: items of equal keys stay in document order.
+    items.sort_by(|a, b| key(a).cmp(key(b)));
+    items.dedup_by(|later, kept| {
+        let same = key(later) == key(kept);
+        if same {
+            std::mem::swap(later, kept);
+        }
+        same
+    });
+}
+
+/// A node printed (serialized) as serde_json prints the `Value` read from the same text:
+/// members sorted by key, the last of duplicates, numbers as [`Number`] prints them. An unread
+/// value prints as its text; a skipped one, or one nested too deep, as `null`.
+#[derive(Debug, Clone, Copy)]
+pub struct Canonical<'n, 'j>(pub &'n Node<'j>);
+
+impl Serialize for Canonical<'_, '_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self.0 {
+            Node::Raw(raw) => raw.serialize(serializer),
+            Node::Skipped | Node::Null | Node::TooDeep => serializer.serialize_unit(),
+            Node::Bool(b) => serializer.serialize_bool(*b),
+            Node::U64(_) | Node::I64(_) | Node::F64(_) => match self.0.number() {
+                Some(Number::U64(n)) => serializer.serialize_u64(n),
+                Some(Number::I64(n)) => serializer.serialize_i64(n),
+                Some(Number::F64(x)) => serializer.serialize_f64(x),
+                None => serializer.serialize_unit(),
+            },
+            Node::Str(text) => serializer.serialize_str(text),
+            Node::Array(items) => {
+                let mut seq = serializer.serialize_seq(Some(items.len()))?;
+                for item in items {
+                    seq.serialize_element(&Canonical(item))?;
+                }
+                seq.end()
+            }
+            Node::Object(entries) => {
+                let members = Members::of(entries);
+                let mut map = serializer.serialize_map(Some(members.len()))?;
+                for (key, value) in members.iter() {
+                    map.serialize_entry(key, &Canonical(value))?;
+                }
+                map.end()
+            }
+        }
+    }
+}
+
+impl fmt::Display for Canonical<'_, '_> {
+    /// The compact JSON text.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&serde_json::to_string(self).map_err(|_| fmt::Error)?)
     }
 }
 
@@ -178,16 +424,20 @@ impl<'de, G: Grammar> Visitor<'de> for Seed<G> {
         Ok(Node::Bool(value))
     }
 
-    fn visit_i64<E>(self, _: i64) -> Result<Node<'de>, E> {
-        Ok(Node::Number)
+    fn visit_i64<E>(self, value: i64) -> Result<Node<'de>, E> {
+        // A non-negative one is a `u64`, as in serde_json's `Value` (so `0` equals `0`).
+        Ok(match u64::try_from(value) {
+            Ok(value) => Node::U64(Bits(value)),
+            Err(_) => Node::I64(Bits(value as u64)),
+        })
     }
 
-    fn visit_u64<E>(self, _: u64) -> Result<Node<'de>, E> {
-        Ok(Node::Number)
+    fn visit_u64<E>(self, value: u64) -> Result<Node<'de>, E> {
+        Ok(Node::U64(Bits(value)))
     }
 
-    fn visit_f64<E>(self, _: f64) -> Result<Node<'de>, E> {
-        Ok(Node::Number)
+    fn visit_f64<E>(self, value: f64) -> Result<Node<'de>, E> {
+        Ok(Node::F64(Bits(value.to_bits())))
     }
 
     fn visit_unit<E>(self) -> Result<Node<'de>, E> {
@@ -280,9 +530,65 @@ mod tests {
             Some("string")
         );
         assert!(matches!(all.get("type"), Some(Node::Str(Cow::Borrowed("object")))));
-        assert!(matches!(all.get("enum"), Some(Node::Array(items)) if matches!(items[1], Node::Number)));
+        assert!(
+            matches!(all.get("enum"), Some(Node::Array(items)) if matches!(items[1].number(), Some(Number::U64(2))))
+        );
         let flags = read(r#"{"a":true,"b":null}"#, Everything, 10).unwrap();
         assert!(matches!(flags.get("a"), Some(Node::Bool(true))) && matches!(flags.get("b"), Some(Node::Null)));
+    }
+
+    /// Read whole, a tree holds what serde_json's `Value` holds: the same members (sorted, the
+    /// last of duplicates), numbers of the same kind and value, and it prints byte for byte as
+    /// the `Value` prints.
+    #[test]
+    fn a_tree_read_whole_prints_and_looks_up_as_a_value() {
+        let texts = [
+            r#"{"b":1,"a":[1,-2,0,-0,1.0,1.5,-0.0,0.1,1e20,1.5e-7,2e-308,5e-324,1.7976931348623157e308]}"#,
+            r#"[18446744073709551615,18446744073709551616,-9223372036854775808,-9223372036854775809,123456789012345678901234567890,3.0e2]"#,
+            "[1E400]",
+            r#"{"z":{"k":"first","k":"last","a\"b":"\u0000\u001f\u2028\ud83d\ude00é\/\\"},"z":{"k":"only"},"":null,"é":true,"e":false}"#,
+            r#"{"c":{},"b":[],"a":[{"y":1,"x":[{"q":"r"}]}]}"#,
+        ];
+        for text in texts {
+            let Ok(value) = serde_json::from_str::<serde_json::Value>(text) else {
+                // serde_json refuses a number that overflows an f64; so does the reader.
+                assert!(read(text, Everything, usize::MAX).is_err(), "{text}");
+                continue;
+            };
+            let node = read(text, Everything, usize::MAX).unwrap();
+            assert_eq!(Canonical(&node).to_string(), value.to_string(), "{text}");
+            assert_eq!(
+                Canonical(&read_value(&value, usize::MAX).unwrap()).to_string(),
+                value.to_string()
+            );
+            if let (Some(entries), Some(map)) = (node.as_object(), value.as_object()) {
+                let members = Members::of(entries);
+                assert_eq!(
+                    members.iter().map(|(k, _)| k).collect::<Vec<_>>(),
+                    map.keys().collect::<Vec<_>>()
+                );
+                for (key, value) in map {
+                    let found = members
+                        .get(key)
+                        .map(|node| serde_json::to_value(Canonical(node)).unwrap());
+                    assert_eq!(found.as_ref(), Some(value), "{key}");
+                    assert_eq!(node.get(key).map(|n| Canonical(n).to_string()), Some(value.to_string()));
+                }
+                assert_eq!(members.get("absent").map(|_| ()), None);
+            }
+        }
+        let numbers = read("[1,1.0,-1,0.5]", Everything, 10).unwrap();
+        let Node::Array(numbers) = &numbers else { panic!() };
+        let numbers: Vec<Number> = numbers.iter().filter_map(Node::number).collect();
+        assert!(
+            matches!(numbers[..], [Number::U64(1), Number::F64(one), Number::I64(-1), Number::F64(half)] if one == 1.0 && half == 0.5)
+        );
+        // As serde_json's `Number`s: `1` and `1.0` differ in kind, equal in value.
+        assert!(numbers[0] != numbers[1] && numbers[0].as_f64() == numbers[1].as_f64());
+        assert_eq!(
+            numbers.iter().map(Number::to_string).collect::<Vec<_>>(),
+            ["1", "1.0", "-1", "0.5"]
+        );
     }
 
     #[test]

@@ -27,13 +27,17 @@
 //! ([`Slim`]), and a module instance keeps the last few CRD versions it read, found again by a
 //! digest of the answer: an engine that calls one instance for many objects (`syncguard scan`,
 //! kwctl, the audit scanner) parses each CRD once.
+//!
+//! The object, its last-applied manifest and the CRD are read with [`crate::json`]: keys and
+//! strings borrow from the request's text (the manifest's from the annotation's), and the walk
+//! reads each object's members as serde_json's `Value` would hold them.
 
 use crate::admission::{ObjectJson, Request};
 use crate::check::{Check, GroupKind, Lookup};
 use crate::cluster::{Cluster, LookupError};
 use crate::finding::{Finding, Fix, List, Malformed, Report, RuleDoc, Subject};
 use crate::generated::api_type_of;
-use crate::json;
+use crate::json::{self, Members, Node};
 use crate::k8s::LAST_APPLIED;
 use crate::rules::{self, Rule};
 use crate::settings::{Action, RejectOrWarn, RuleActions};
@@ -42,7 +46,7 @@ use crate::text::{Parts, elide, join_and, quote};
 use cause::{Cause, Class, Effect, Facts, Tool};
 use path::Pattern;
 use serde::Deserialize;
-use serde_json::{Map, Value};
+use std::borrow::Cow;
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::rc::Rc;
@@ -281,10 +285,10 @@ impl Check for SyncDrift {
         settings: &Settings,
         cluster: &dyn Cluster,
     ) -> Result<Report, Malformed> {
-        let object: Value = match object.read() {
+        let object = match read_object(object) {
             Ok(object) => object,
-            // serde_json stops at 128 levels of nesting; no manifest comes near, and the walk
-            // never goes deeper than what was read.
+            // serde_json's reader stops at 128 levels of nesting; no manifest comes near, and the
+            // walk never goes deeper than what was read.
             Err(e) if e.to_string().starts_with("recursion limit exceeded") => {
                 let text = "the object nests deeper than 128 levels of JSON; it was not checked.";
                 let deep = Finding::warn("tooDeep", "", text, text);
@@ -292,13 +296,13 @@ impl Check for SyncDrift {
             }
             Err(e) => return Err(Malformed(format!("cannot read the request's object: {e}"))),
         };
-        let Some(map) = object.as_object() else {
+        if object.as_object().is_none() {
             return Err(Malformed::new("the request's object is not a JSON object"));
-        };
-        let metadata = map.get("metadata").and_then(Value::as_object);
-        let meta = |key: &str| metadata.and_then(|m| m.get(key)).and_then(Value::as_str).unwrap_or("");
+        }
+        let metadata = object.get("metadata").filter(|m| m.as_object().is_some());
+        let meta = |key: &str| metadata.and_then(|m| m.get(key)).and_then(Node::as_str).unwrap_or("");
         let subject = Subject::new(request, meta("name"), meta("generateName"), meta("namespace"));
-        let identity = Identity::of(map, request);
+        let identity = Identity::of(&object, request);
 
         // The manifest to judge, and the live object when there is one.
         let recorded;
@@ -368,6 +372,16 @@ impl Check for SyncDrift {
     }
 }
 
+/// Reads the request's object whole ([`json::read`]; an object a check before built, from its
+/// value). Only serde_json's reader's own limit of 128 levels bounds the text, as it bounded the
+/// `Value` this check read before; a built value was read within it.
+fn read_object(object: ObjectJson<'_>) -> Result<Node<'_>, serde_json::Error> {
+    match object {
+        ObjectJson::Raw(raw) => json::read(raw.get(), json::Everything, usize::MAX),
+        ObjectJson::Parsed(value) => json::read_value(value, usize::MAX),
+    }
+}
+
 /// The object's apiVersion and kind, and what they make of it.
 struct Identity {
     group: String,
@@ -377,8 +391,8 @@ struct Identity {
 }
 
 impl Identity {
-    fn of(object: &Map<String, Value>, request: &Request<'_>) -> Identity {
-        let text = |key: &str| object.get(key).and_then(Value::as_str).filter(|s| !s.is_empty());
+    fn of(object: &Node<'_>, request: &Request<'_>) -> Identity {
+        let text = |key: &str| object.get(key).and_then(Node::as_str).filter(|s| !s.is_empty());
         let (group, version) = match text("apiVersion") {
             Some(api_version) => match api_version.split_once('/') {
                 Some((group, version)) => (group.to_string(), version.to_string()),
@@ -418,21 +432,22 @@ impl Identity {
 
 /// Whether the object is one the API server stored (or is storing): it has a `uid`, a
 /// `resourceVersion` or a creation time, which a manifest never has.
-fn is_live(metadata: Option<&Map<String, Value>>) -> bool {
+fn is_live(metadata: Option<&Node<'_>>) -> bool {
     let Some(metadata) = metadata else {
         return false;
     };
-    let set = |key: &str| metadata.get(key).and_then(Value::as_str).is_some_and(|s| !s.is_empty());
+    let set = |key: &str| metadata.get(key).and_then(Node::as_str).is_some_and(|s| !s.is_empty());
     set("uid") || set("resourceVersion") || set("creationTimestamp")
 }
 
-/// The manifest recorded in the last-applied annotation, if there is one; `Err` says why it
-/// cannot be compared with the object.
-fn last_applied(
-    metadata: Option<&Map<String, Value>>,
+/// The manifest recorded in the last-applied annotation, if there is one, read with the same
+/// reader as the object, borrowing from the annotation's text; `Err` says why it cannot be
+/// compared with the object.
+fn last_applied<'a>(
+    metadata: Option<&'a Node<'a>>,
     identity: &Identity,
     name: &str,
-) -> Result<Option<Value>, String> {
+) -> Result<Option<Node<'a>>, String> {
     let Some(annotation) = metadata
         .and_then(|m| m.get("annotations"))
         .and_then(|a| a.get(LAST_APPLIED))
@@ -442,13 +457,13 @@ fn last_applied(
     let Some(text) = annotation.as_str() else {
         return Err("is not a string; the object was not compared with it".into());
     };
-    let manifest: Value = serde_json::from_str(text).map_err(|e| {
+    let manifest = json::read(text, json::Everything, usize::MAX).map_err(|e| {
         format!(
             "is not JSON ({}); the object was not compared with it (the next `kubectl apply` rewrites it)",
             elide(&e.to_string(), DETAIL_CHARS)
         )
     })?;
-    let field = |key: &str| manifest.get(key).and_then(Value::as_str).unwrap_or("").to_string();
+    let field = |key: &str| manifest.get(key).and_then(Node::as_str).unwrap_or("").to_string();
     let (api_version, kind) = (field("apiVersion"), field("kind"));
     if kind != identity.kind || api_version != identity.api_version() {
         return Err(format!(
@@ -466,11 +481,7 @@ fn last_applied(
             identity.api_version()
         ));
     }
-    let recorded = manifest
-        .get("metadata")
-        .and_then(|m| m.get("name"))
-        .and_then(Value::as_str)
-        .unwrap_or("");
+    let recorded = manifest.at(&["metadata", "name"]).and_then(Node::as_str).unwrap_or("");
     if !recorded.is_empty() && recorded != name {
         return Err(format!(
             "records the manifest of {}, not of this object; the object was not compared with it",
@@ -483,27 +494,27 @@ fn last_applied(
 /// Whether a custom resource has anything its CRD's schema could prune: with a live object,
 /// something of last-applied outside `apiVersion`, `kind`, `metadata` and `status` that the live
 /// object does not hold as applied; for a manifest, any such field.
-fn needs_schema(applied: &Map<String, Value>, live: Live<'_>) -> bool {
-    applied
+fn needs_schema(applied: walk::Entries<'_, '_>, live: Live<'_>) -> bool {
+    Members::of(applied)
         .iter()
-        .filter(|(key, _)| !matches!(key.as_str(), "apiVersion" | "kind" | "metadata" | "status"))
+        .filter(|(key, _)| !matches!(*key, "apiVersion" | "kind" | "metadata" | "status"))
         .any(|(key, value)| match live {
-            Live::Has(Value::Object(object)) => !object.get(key).is_some_and(|have| holds(have, value)),
+            Live::Has(object @ Node::Object(_)) => !object.get(key).is_some_and(|have| holds(have, value)),
             _ => true,
         })
 }
 
 /// Whether `live` holds everything of `applied` as applied (objects may hold more keys).
-fn holds(live: &Value, applied: &Value) -> bool {
+fn holds(live: &Node<'_>, applied: &Node<'_>) -> bool {
     match (live, applied) {
-        (Value::Object(have), Value::Object(want)) => {
-            want.iter().all(|(k, v)| have.get(k).is_some_and(|h| holds(h, v)))
-        }
-        (Value::Array(have), Value::Array(want)) => {
+        (Node::Object(_), Node::Object(want)) => Members::of(want)
+            .iter()
+            .all(|(k, v)| live.get(k).is_some_and(|h| holds(h, v))),
+        (Node::Array(have), Node::Array(want)) => {
             have.len() == want.len() && have.iter().zip(want).all(|(h, w)| holds(h, w))
         }
-        (Value::Number(a), Value::Number(b)) => a == b || a.as_f64() == b.as_f64(),
-        _ => live == applied,
+        (Node::Object(_) | Node::Array(_), _) | (_, Node::Object(_) | Node::Array(_)) => false,
+        _ => walk::same_scalar(live, applied),
     }
 }
 
@@ -513,7 +524,7 @@ fn holds(live: &Value, applied: &Value) -> bool {
 #[derive(Debug)]
 struct Pruning {
     /// The version's `openAPIV3Schema`, slimmed; `None`: everything is kept.
-    root: Option<Value>,
+    root: Option<Node<'static>>,
     /// Whether the version has the status subresource.
     status_subresource: bool,
     /// Whether the CRD's `spec.scope` is `Cluster`: the API server clears its objects' namespace.
@@ -521,8 +532,12 @@ struct Pruning {
 }
 
 /// The schema of a CRD that keeps every field.
-static KEEP_ALL: std::sync::LazyLock<Value> =
-    std::sync::LazyLock::new(|| serde_json::json!({"x-kubernetes-preserve-unknown-fields": true}));
+static KEEP_ALL: std::sync::LazyLock<Node<'static>> = std::sync::LazyLock::new(|| {
+    Node::Object(vec![(
+        Cow::Borrowed("x-kubernetes-preserve-unknown-fields"),
+        Node::Bool(true),
+    )])
+});
 
 impl Pruning {
     /// What the CRD answered as `text` prunes of `version`; `Err` when the text is not JSON.
@@ -532,37 +547,32 @@ impl Pruning {
     }
 
     /// What the CRD `object` ([`Slim`], as read) prunes of `version`.
-    fn of(mut object: Value, version: &str) -> Pruning {
-        let cluster_scoped = object.pointer("/spec/scope").and_then(Value::as_str) == Some("Cluster");
+    fn of(mut object: Node<'static>, version: &str) -> Pruning {
+        let cluster_scoped = object.at(&["spec", "scope"]).and_then(Node::as_str) == Some("Cluster");
         let keep_all = Pruning {
             root: None,
             status_subresource: false,
             cluster_scoped,
         };
-        let Some(spec) = object.get_mut("spec") else {
+        let Some(mut spec) = take(&mut object, "spec") else {
             return keep_all;
         };
-        if spec.get("preserveUnknownFields") == Some(&Value::Bool(true)) {
+        if matches!(spec.get("preserveUnknownFields"), Some(Node::Bool(true))) {
             return keep_all;
         }
-        let entry = spec
-            .get_mut("versions")
-            .and_then(Value::as_array_mut)
-            .and_then(|versions| {
-                versions
-                    .iter_mut()
-                    .find(|v| v.get("name").and_then(Value::as_str) == Some(version))
-            });
-        let Some(entry) = entry else {
+        let Some(Node::Array(versions)) = take(&mut spec, "versions") else {
             return keep_all;
         };
-        let status_subresource = entry
-            .get("subresources")
-            .and_then(|s| s.get("status"))
-            .is_some_and(|s| !s.is_null());
-        match entry.get_mut("schema").and_then(|s| s.get_mut("openAPIV3Schema")) {
+        let entry = versions
+            .into_iter()
+            .find(|v| v.get("name").and_then(Node::as_str) == Some(version));
+        let Some(mut entry) = entry else {
+            return keep_all;
+        };
+        let status_subresource = entry.at(&["subresources", "status"]).is_some_and(|s| !s.is_null());
+        match take(&mut entry, "schema").and_then(|mut schema| take(&mut schema, "openAPIV3Schema")) {
             Some(root) => Pruning {
-                root: Some(root.take()),
+                root: Some(root),
                 status_subresource,
                 cluster_scoped,
             },
@@ -579,12 +589,23 @@ impl Pruning {
     }
 }
 
+/// The value of `key` in an object (the last one, as [`Node::get`] finds it), taken out of it.
+fn take<'j>(object: &mut Node<'j>, key: &str) -> Option<Node<'j>> {
+    let Node::Object(entries) = object else {
+        return None;
+    };
+    let (_, value) = entries.iter_mut().rev().find(|(k, _)| k == key)?;
+    Some(std::mem::replace(value, Node::Null))
+}
+
 /// A CRD read into only what [`Pruning`] and the walk's custom-resource part read: the members
 /// named in [`Slim::KEPT`] at every level (a `default` kept as `true`: only its presence
 /// counts) and every member of a `properties` map. Descriptions, validations and examples, most
 /// of a CRD's text, are skipped as they are read, never built: Argo Workflows' Workflow CRD
-/// (1.2 MB as JSON) reads into 190 KB.
-struct Slim(Value);
+/// (1.2 MB as JSON) reads into 190 KB. It is kept beyond the answer's text, so it owns its
+/// strings, and its objects are sorted ([`json::sort_members`]), so the walk looks a property up
+/// without sorting it again.
+struct Slim(Node<'static>);
 
 impl Slim {
     /// The members kept at every level: the CRD's path to its schemas, and what the walk reads
@@ -642,33 +663,35 @@ impl Slim {
     /// Reads a CRD's JSON text ([`crate::json`] with [`SlimMode`]); only serde_json's own
     /// nesting limit bounds it, as for any object a check reads.
     fn read(text: &str) -> Result<Slim, serde_json::Error> {
-        json::read(text, SlimMode::Node, usize::MAX).map(|node| Slim(slim_value(node)))
+        json::read(text, SlimMode::Node, usize::MAX).map(|node| Slim(slim_node(node)))
     }
 }
 
-/// The value [`Slim`] keeps of a read node: skipped members dropped, a skipped `default` kept as
-/// `true` (the slim form outlives the text, so it owns its strings).
-fn slim_value(node: json::Node<'_>) -> Value {
+/// The node [`Slim`] keeps of a read node: skipped members dropped, a skipped `default` kept as
+/// `true`, strings owned, objects sorted.
+fn slim_node(node: Node<'_>) -> Node<'static> {
     match node {
-        json::Node::Object(entries) => Value::Object(
-            entries
+        Node::Object(entries) => {
+            let mut kept: Vec<_> = entries
                 .into_iter()
                 .filter_map(|(key, value)| {
                     let value = match value {
-                        json::Node::Skipped if key == "default" => Value::Bool(true),
-                        json::Node::Skipped => return None,
-                        value => slim_value(value),
+                        Node::Skipped if key == "default" => Node::Bool(true),
+                        Node::Skipped => return None,
+                        value => slim_node(value),
                     };
-                    Some((key.into_owned(), value))
+                    Some((Cow::Owned(key.into_owned()), value))
                 })
-                .collect(),
-        ),
-        json::Node::Array(items) => Value::Array(items.into_iter().map(slim_value).collect()),
-        json::Node::Str(text) => Value::String(text.into_owned()),
-        json::Node::Bool(value) => Value::Bool(value),
+                .collect();
+            json::sort_members(&mut kept);
+            Node::Object(kept)
+        }
+        Node::Array(items) => Node::Array(items.into_iter().map(slim_node).collect()),
+        Node::Str(text) => Node::Str(Cow::Owned(text.into_owned())),
+        Node::Bool(value) => Node::Bool(value),
         // The walk reads no number of a schema (its flags are booleans).
-        json::Node::Null | json::Node::Number | json::Node::Raw(_) | json::Node::Skipped | json::Node::TooDeep => {
-            Value::Null
+        Node::Null | Node::U64(_) | Node::I64(_) | Node::F64(_) | Node::Raw(_) | Node::Skipped | Node::TooDeep => {
+            Node::Null
         }
     }
 }
@@ -1015,7 +1038,9 @@ mod tests {
         let v1 = Pruning::read(&crd.to_string(), "v1").unwrap();
         assert!(v1.status_subresource);
         assert_eq!(
-            v1.root,
+            v1.root
+                .as_ref()
+                .map(|root| serde_json::to_value(json::Canonical(root)).unwrap()),
             Some(serde_json::json!({"properties": {"spec": {"properties": {
                 "default": {"default": true},
                 "labels": {"additionalProperties": {"nullable": true}},
@@ -1034,7 +1059,7 @@ mod tests {
         ] {
             let pruning = Pruning::read(&crd.to_string(), version).unwrap();
             assert!(pruning.root.is_none() && !pruning.status_subresource, "{version}");
-            assert_eq!(pruning.schema().root, &*KEEP_ALL);
+            assert!(std::ptr::eq(pruning.schema().root, &*KEEP_ALL));
         }
     }
 

@@ -16,15 +16,22 @@
 //! holds as applied is never drift, whatever the models say (a cluster newer than the tables
 //! knows fields they do not). A difference no model explains is [`Cause::Mutated`].
 //!
-//! The walk recurses once per JSON level of the applied manifest, which serde_json read with
-//! its limit of 128 levels, so its depth is bounded whatever the input.
+//! The walk reads the borrowing tree of [`crate::json`] ([`Node`]), each object's members as
+//! serde_json's `Value` would hold them ([`Members`]: sorted by key, the last of duplicates), so
+//! findings come out as they did from a `Value`. It recurses once per JSON level of the applied
+//! manifest, which serde_json's reader read with its limit of 128 levels, so its depth is
+//! bounded whatever the input.
 
 use super::cause::{Cause, Class};
 use super::path::{Path, Step};
 use super::quantity;
 use crate::generated::{ApiField, ApiType, Form, Leaf};
+use crate::json::{Canonical, Members, Node, Number};
 use crate::text::{elide, spelling::closest};
-use serde_json::{Map, Value};
+use std::borrow::Cow;
+
+/// An object's entries, as [`crate::json`] reads them (document order, duplicates kept).
+pub type Entries<'n, 'j> = &'n [(Cow<'j, str>, Node<'j>)];
 
 /// Most characters of a value quoted in a finding.
 const VALUE_CHARS: usize = 40;
@@ -63,47 +70,82 @@ pub enum Live<'a> {
     /// The live object lacks the path.
     Missing,
     /// The live object's value.
-    Has(&'a Value),
+    Has(&'a Node<'a>),
 }
 
 impl<'a> Live<'a> {
-    /// What the live object holds at `key` of this object.
-    fn key(self, key: &str) -> Live<'a> {
+    /// What the live object holds at each key of this object, looked up by key.
+    fn keys(self) -> LiveKeys<'a> {
         match self {
-            Live::Unknown => Live::Unknown,
-            Live::Has(Value::Object(map)) => map.get(key).map_or(Live::Missing, Live::Has),
-            Live::Missing | Live::Has(_) => Live::Missing,
+            Live::Unknown => LiveKeys::Unknown,
+            Live::Has(Node::Object(entries)) => LiveKeys::Has(Members::of(entries)),
+            Live::Missing | Live::Has(_) => LiveKeys::Missing,
         }
     }
 
     /// Whether the live object holds exactly `applied`.
-    fn holds(self, applied: &Value) -> bool {
+    fn holds(self, applied: &Node<'_>) -> bool {
         matches!(self, Live::Has(value) if same(value, applied))
     }
 }
 
-/// Whether two JSON values are equal, numbers by value (`1` and `1.0`).
-fn same(a: &Value, b: &Value) -> bool {
-    match (a, b) {
-        (Value::Number(x), Value::Number(y)) => x == y || x.as_f64() == y.as_f64(),
-        (Value::Array(x), Value::Array(y)) => x.len() == y.len() && x.iter().zip(y).all(|(x, y)| same(x, y)),
-        (Value::Object(x), Value::Object(y)) => {
-            x.len() == y.len() && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| same(v, w)))
+/// What the live object holds at the keys of one object ([`Live::keys`]).
+enum LiveKeys<'a> {
+    /// No live object.
+    Unknown,
+    /// The live object lacks the object (or holds something else there).
+    Missing,
+    /// The live object's members there.
+    Has(Members<'a, 'a>),
+}
+
+impl<'a> LiveKeys<'a> {
+    /// What the live object holds at `key`.
+    fn key(&self, key: &str) -> Live<'a> {
+        match self {
+            LiveKeys::Unknown => Live::Unknown,
+            LiveKeys::Missing => Live::Missing,
+            LiveKeys::Has(members) => members.get(key).map_or(Live::Missing, Live::Has),
         }
-        _ => a == b,
     }
 }
 
-/// JSON text of a value, cut to [`VALUE_CHARS`].
-pub fn short(value: &Value) -> String {
-    elide(&value.to_string(), VALUE_CHARS).into_owned()
+/// Whether two JSON values are equal as serde_json's `Value`s are, but numbers by value (`1`
+/// and `1.0`).
+pub fn same(a: &Node<'_>, b: &Node<'_>) -> bool {
+    match (a, b) {
+        (Node::Array(x), Node::Array(y)) => x.len() == y.len() && x.iter().zip(y).all(|(x, y)| same(x, y)),
+        (Node::Object(x), Node::Object(y)) => {
+            let (x, y) = (Members::of(x), Members::of(y));
+            x.len() == y.len() && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| same(v, w)))
+        }
+        _ => same_scalar(a, b),
+    }
+}
+
+/// Whether two values that are not both arrays or both objects are equal, numbers by value.
+pub fn same_scalar(a: &Node<'_>, b: &Node<'_>) -> bool {
+    match (a, b) {
+        (Node::Null, Node::Null) => true,
+        (Node::Bool(x), Node::Bool(y)) => x == y,
+        (Node::Str(x), Node::Str(y)) => x == y,
+        _ => match (a.number(), b.number()) {
+            (Some(x), Some(y)) => x == y || x.as_f64() == y.as_f64(),
+            _ => false,
+        },
+    }
+}
+
+/// JSON text of a value (as serde_json prints it), cut to [`VALUE_CHARS`].
+pub fn short(value: &Node<'_>) -> String {
+    elide(&Canonical(value).to_string(), VALUE_CHARS).into_owned()
 }
 
 /// The structural schema of a custom resource's version, as the walk reads it.
 #[derive(Debug, Clone, Copy)]
 pub struct CrdSchema<'a> {
     /// The version's `openAPIV3Schema`.
-    pub root: &'a Value,
+    pub root: &'a Node<'a>,
     /// Whether the version has the status subresource (then `status` is not written with the
     /// object).
     pub status_subresource: bool,
@@ -119,7 +161,7 @@ const STORED_STATUS: &str = include_str!("api_status.tsv");
 /// What every stored object of a kind holds in its `status`: the JSON Go writes for the zero
 /// value of its status type, for the kinds where that holds an object (Service's
 /// `{"loadBalancer":{}}`).
-pub fn stored_status(group: &str, version: &str, kind: &str) -> Option<Value> {
+pub fn stored_status(group: &str, version: &str, kind: &str) -> Option<Node<'static>> {
     STORED_STATUS
         .lines()
         .filter(|line| !line.starts_with('#'))
@@ -128,17 +170,19 @@ pub fn stored_status(group: &str, version: &str, kind: &str) -> Option<Value> {
             Some((cells.next()?, cells.next()?, cells.next()?, cells.next()?))
         })
         .find(|&(g, v, k, _)| (g, v, k) == (group, version, kind))
-        .and_then(|(_, _, _, status)| serde_json::from_str(status).ok())
+        .and_then(|(_, _, _, status)| crate::json::read(status, crate::json::Everything, usize::MAX).ok())
 }
 
 /// Whether `applied` holds nothing but objects the stored status always holds: every key of it
 /// names an object of `floor`, and holds an object within it. A three-way patch of such a
 /// stanza is empty whatever the controllers filled in, so no tool sees it.
-fn within_floor(applied: &Value, floor: &Value) -> bool {
+fn within_floor(applied: &Node<'_>, floor: &Node<'_>) -> bool {
     match (applied, floor) {
-        (Value::Object(applied), Value::Object(floor)) => applied
-            .iter()
-            .all(|(key, value)| floor.get(key).is_some_and(|f| f.is_object() && within_floor(value, f))),
+        (Node::Object(applied), Node::Object(_)) => Members::of(applied).iter().all(|(key, value)| {
+            floor
+                .get(key)
+                .is_some_and(|f| matches!(f, Node::Object(_)) && within_floor(value, f))
+        }),
         _ => false,
     }
 }
@@ -212,7 +256,7 @@ pub struct Walker<'a> {
     /// The object is a Secret: values under `data` and `stringData` are never quoted.
     secret: bool,
     /// What every stored object of the kind holds in `status` ([`stored_status`]).
-    status_floor: Option<Value>,
+    status_floor: Option<Node<'static>>,
     /// The minor version of the target Kubernetes (1.MINOR).
     minor: u32,
     /// The kind is cluster-scoped: the API server clears the object's `metadata.namespace`.
@@ -266,13 +310,13 @@ impl<'a> Walker<'a> {
     }
 
     /// Reports a drift at `at`, unless the live object holds the applied value; whether it did.
-    fn report(&mut self, cause: Cause, at: At<'_>, applied: &Value, live: Live<'_>, stored: Stored) -> bool {
+    fn report(&mut self, cause: Cause, at: At<'_>, applied: &Node<'_>, live: Live<'_>, stored: Stored) -> bool {
         if live.holds(applied) {
             return false;
         }
         let path = at.path();
         let hidden = self.hidden(&path);
-        let show = |value: &Value| {
+        let show = |value: &Node<'_>| {
             if hidden && !is_empty(value) {
                 HIDDEN.to_string()
             } else {
@@ -304,7 +348,7 @@ impl<'a> Walker<'a> {
     }
 
     /// A value the models keep as applied: drift only when the live object holds another.
-    fn kept(&mut self, path: At<'_>, applied: &Value, live: Live<'_>) {
+    fn kept(&mut self, path: At<'_>, applied: &Node<'_>, live: Live<'_>) {
         if !matches!(live, Live::Unknown) {
             self.report(Cause::Mutated, path, applied, live, Stored::Nothing);
         }
@@ -314,16 +358,18 @@ impl<'a> Walker<'a> {
     // Go types.
 
     /// Walks an object of a built-in kind (or a CRD) from its root.
-    pub fn typed_root(&mut self, applied: &Map<String, Value>, live: Live<'_>, root: ApiType) {
+    pub fn typed_root(&mut self, applied: Entries<'_, '_>, live: Live<'_>, root: ApiType) {
         self.object(applied, live, root, At::ROOT);
     }
 
     /// An object of API type `ty`.
-    fn object(&mut self, applied: &Map<String, Value>, live: Live<'_>, ty: ApiType, path: At<'_>) {
-        for (key, value) in applied {
+    fn object(&mut self, applied: Entries<'_, '_>, live: Live<'_>, ty: ApiType, path: At<'_>) {
+        let members = Members::of(applied);
+        let live = live.keys();
+        for (key, value) in members.iter() {
             let at = path.then(StepAt::Field(key));
             let live_value = live.key(key);
-            if self.rewritten(applied, key, value, live_value, ty, at) {
+            if self.rewritten(&members, key, value, live_value, ty, at) {
                 continue;
             }
             match ty.field(key) {
@@ -349,9 +395,9 @@ impl<'a> Walker<'a> {
     /// what `SetDefaults_Service` replaces or removes.
     fn rewritten(
         &mut self,
-        applied: &Map<String, Value>,
+        applied: &Members<'_, '_>,
         key: &str,
-        value: &Value,
+        value: &Node<'_>,
         live: Live<'_>,
         ty: ApiType,
         path: At<'_>,
@@ -374,7 +420,7 @@ impl<'a> Walker<'a> {
         match (ty.name(), key) {
             // `sessionAffinity` absent (or `None`) is `None`, which drops the config.
             ("ServiceSpec", "sessionAffinityConfig") if !value.is_null() => {
-                let affinity = applied.get("sessionAffinity").and_then(Value::as_str).unwrap_or("");
+                let affinity = applied.get("sessionAffinity").and_then(Node::as_str).unwrap_or("");
                 if affinity == "ClientIP" {
                     return false;
                 }
@@ -385,9 +431,9 @@ impl<'a> Walker<'a> {
             }
             // `targetPort` 0 or "" (a null decodes to 0) is replaced by the port.
             ("ServicePort", "targetPort")
-                if value.is_null() || value.as_u64() == Some(0) || value.as_str() == Some("") =>
+                if value.is_null() || matches!(value.number(), Some(Number::U64(0))) || value.as_str() == Some("") =>
             {
-                let Some(port) = applied.get("port").filter(|p| p.is_number()) else {
+                let Some(port) = applied.get("port").filter(|p| p.number().is_some()) else {
                     return false;
                 };
                 if self.report(Cause::Defaulted, path, value, live, Stored::Value(short(port))) {
@@ -400,7 +446,7 @@ impl<'a> Walker<'a> {
     }
 
     /// A member of an API type; `top`: a member of the object's root.
-    fn member(&mut self, applied: &Value, live: Live<'_>, field: ApiField, path: At<'_>, top: bool) {
+    fn member(&mut self, applied: &Node<'_>, live: Live<'_>, field: ApiField, path: At<'_>, top: bool) {
         if field.leaf == Leaf::Status {
             // An empty stanza (`status: {}`), or one holding only the objects every stored
             // status holds (a Service's `loadBalancer: {}`), patches nothing: no tool sees it.
@@ -443,7 +489,7 @@ impl<'a> Walker<'a> {
         }
         if self.class == Class::Untyped
             && field.name == "preserveUnknownFields"
-            && applied == &Value::Bool(false)
+            && matches!(applied, Node::Bool(false))
             && path.path().api() == "spec.preserveUnknownFields"
         {
             self.report(Cause::PreserveUnknownFields, path, applied, live, Stored::Nothing);
@@ -455,14 +501,15 @@ impl<'a> Walker<'a> {
             return;
         }
         match (field.form, applied) {
-            (Form::List, Value::Array(items)) => {
+            (Form::List, Node::Array(items)) => {
                 let lives = matched(items, live);
                 for (i, (item, live_item)) in items.iter().zip(lives).enumerate() {
                     self.leaf(item, live_item, field.leaf, path.then(StepAt::Index(i)));
                 }
             }
-            (Form::Map, Value::Object(entries)) => {
-                for (key, value) in entries {
+            (Form::Map, Node::Object(entries)) => {
+                let live = live.keys();
+                for (key, value) in Members::of(entries).iter() {
                     self.leaf(value, live.key(key), field.leaf, path.then(StepAt::Key(key)));
                 }
             }
@@ -472,26 +519,28 @@ impl<'a> Walker<'a> {
     }
 
     /// A value of `leaf`.
-    fn leaf(&mut self, applied: &Value, live: Live<'_>, leaf: Leaf, path: At<'_>) {
+    fn leaf(&mut self, applied: &Node<'_>, live: Live<'_>, leaf: Leaf, path: At<'_>) {
         match (leaf, applied) {
-            (Leaf::Object(ty), Value::Object(_)) => self.container(applied, live, ty, path),
-            (Leaf::SchemaOrBool(ty) | Leaf::SchemaOrArray(ty) | Leaf::SchemaOrStrings(ty), Value::Object(_)) => {
+            (Leaf::Object(ty), Node::Object(_)) => self.container(applied, live, ty, path),
+            (Leaf::SchemaOrBool(ty) | Leaf::SchemaOrArray(ty) | Leaf::SchemaOrStrings(ty), Node::Object(_)) => {
                 self.container(applied, live, ty, path)
             }
-            (Leaf::SchemaOrArray(_) | Leaf::SchemaOrStrings(_), Value::Array(items)) if items.is_empty() => {
+            (Leaf::SchemaOrArray(_) | Leaf::SchemaOrStrings(_), Node::Array(items)) if items.is_empty() => {
                 self.report(Cause::NullOrEmpty, path, applied, live, Stored::Nothing);
             }
-            (Leaf::SchemaOrArray(ty), Value::Array(items)) => {
+            (Leaf::SchemaOrArray(ty), Node::Array(items)) => {
                 let lives = matched(items, live);
                 for (i, (item, live_item)) in items.iter().zip(lives).enumerate() {
                     match item {
-                        Value::Object(_) => self.container(item, live_item, ty, path.then(StepAt::Index(i))),
+                        Node::Object(_) => self.container(item, live_item, ty, path.then(StepAt::Index(i))),
                         _ => self.kept(path.then(StepAt::Index(i)), item, live_item),
                     }
                 }
             }
-            (Leaf::Quantity, Value::String(_) | Value::Number(_)) => self.quantity(applied, live, path),
-            (Leaf::Bytes, Value::String(text)) => self.bytes(applied, text, live, path),
+            (Leaf::Quantity, Node::Str(_) | Node::U64(_) | Node::I64(_) | Node::F64(_)) => {
+                self.quantity(applied, live, path)
+            }
+            (Leaf::Bytes, Node::Str(text)) => self.bytes(applied, text, live, path),
             // Times are written back in one format; a manifest rarely sets one, and its
             // reformatting is not what this check is about.
             (Leaf::Time | Leaf::MicroTime, _) => {}
@@ -501,20 +550,20 @@ impl<'a> Walker<'a> {
 
     /// An object of type `ty` at `path` (`applied`, a JSON object), or its absence from the live
     /// object.
-    fn container(&mut self, applied: &Value, live: Live<'_>, ty: ApiType, path: At<'_>) {
+    fn container(&mut self, applied: &Node<'_>, live: Live<'_>, ty: ApiType, path: At<'_>) {
         match (applied, live) {
-            (Value::Object(map), Live::Missing) if !map.is_empty() => self.kept(path, applied, live),
-            (Value::Object(map), _) => self.object(map, live, ty, path),
+            (Node::Object(entries), Live::Missing) if !entries.is_empty() => self.kept(path, applied, live),
+            (Node::Object(entries), _) => self.object(entries, live, ty, path),
             _ => self.kept(path, applied, live),
         }
     }
 
     /// A quantity: drift when the API server writes it back otherwise.
-    fn quantity(&mut self, applied: &Value, live: Live<'_>, path: At<'_>) {
+    fn quantity(&mut self, applied: &Node<'_>, live: Live<'_>, path: At<'_>) {
         let literal;
-        let stored = match applied {
-            Value::String(text) => quantity::stored(text),
-            Value::Number(number) => {
+        let stored = match (applied, applied.number()) {
+            (Node::Str(text), _) => quantity::stored(text),
+            (_, Some(number)) => {
                 literal = number_text(number);
                 quantity::stored_number(&literal)
             }
@@ -527,7 +576,7 @@ impl<'a> Walker<'a> {
             Some(stored) if applied.as_str() == Some(stored.as_str()) => self.kept(path, applied, live),
             Some(stored) => {
                 let live = match live {
-                    Live::Has(Value::String(text)) if *text == stored => Live::Unknown,
+                    Live::Has(Node::Str(text)) if **text == *stored => Live::Unknown,
                     other => other,
                 };
                 self.report(
@@ -544,11 +593,11 @@ impl<'a> Walker<'a> {
     /// Base64 text (`[]byte`): drift when the API server, which decodes it as Go's
     /// `base64.StdEncoding` does (line breaks skipped, padding bits ignored), writes it back
     /// otherwise. Text it refuses is no verdict.
-    fn bytes(&mut self, applied: &Value, text: &str, live: Live<'_>, path: At<'_>) {
+    fn bytes(&mut self, applied: &Node<'_>, text: &str, live: Live<'_>, path: At<'_>) {
         match canonical_base64(text) {
             Some(canonical) if canonical != text => {
                 let live = match live {
-                    Live::Has(Value::String(have)) if *have == canonical => Live::Unknown,
+                    Live::Has(Node::Str(have)) if **have == *canonical => Live::Unknown,
                     other => other,
                 };
                 let why = if text.contains(['\r', '\n']) {
@@ -570,17 +619,18 @@ impl<'a> Walker<'a> {
 
     /// Walks a custom resource from its root: `metadata` as an ObjectMeta, `status` as its
     /// subresource decides, the rest against the CRD's schema when it was read.
-    pub fn custom_root(&mut self, applied: &Map<String, Value>, live: Live<'_>) {
+    pub fn custom_root(&mut self, applied: Entries<'_, '_>, live: Live<'_>) {
         let schema = self.schema;
         let root = At::ROOT;
-        for (key, value) in applied {
+        let live = live.keys();
+        for (key, value) in Members::of(applied).iter() {
             let at = root.then(StepAt::Field(key));
             let live_value = live.key(key);
-            match key.as_str() {
+            match key {
                 "apiVersion" | "kind" => {}
                 "metadata" => match (value, self.object_meta) {
-                    (Value::Object(map), Some(meta)) => self.object(map, live_value, meta, at),
-                    (Value::Null, _) => {}
+                    (Node::Object(entries), Some(meta)) => self.object(entries, live_value, meta, at),
+                    (Node::Null, _) => {}
                     _ => self.kept(at, value, live_value),
                 },
                 "status" if schema.is_some_and(|s| s.status_subresource) => {
@@ -605,10 +655,11 @@ impl<'a> Walker<'a> {
 
     /// A difference in a custom resource whose CRD could not be read: pruned by its schema, or
     /// changed after apply; the first when the live object lacks the path.
-    fn unexplained(&mut self, path: At<'_>, applied: &Value, live: Live<'_>) {
+    fn unexplained(&mut self, path: At<'_>, applied: &Node<'_>, live: Live<'_>) {
         match (applied, live) {
-            (Value::Object(map), Live::Has(_)) => {
-                for (key, value) in map {
+            (Node::Object(entries), Live::Has(_)) => {
+                let live = live.keys();
+                for (key, value) in Members::of(entries).iter() {
                     self.unexplained(path.then(StepAt::Field(key)), value, live.key(key));
                 }
             }
@@ -622,7 +673,14 @@ impl<'a> Walker<'a> {
     /// A value of a custom resource against its schema node (`None`: the schema does not declare
     /// it); `parent` is the path of that node in the CRD, or of the node that does not declare
     /// it, for the fix.
-    fn schema_node(&mut self, applied: &Value, live: Live<'_>, schema: Option<&Value>, path: At<'_>, parent: &str) {
+    fn schema_node(
+        &mut self,
+        applied: &Node<'_>,
+        live: Live<'_>,
+        schema: Option<&Node<'_>>,
+        path: At<'_>,
+        parent: &str,
+    ) {
         let Some(schema) = schema else {
             if self.report(Cause::PrunedField, path, applied, live, Stored::Nothing) {
                 self.hint(format!(
@@ -631,7 +689,7 @@ impl<'a> Walker<'a> {
             }
             return;
         };
-        let flag = |key: &str| schema.get(key).and_then(Value::as_bool).unwrap_or(false);
+        let flag = |key: &str| schema.get(key).and_then(Node::as_bool).unwrap_or(false);
         if applied.is_null() {
             if !flag("nullable") && schema.get("default").is_none() {
                 self.report(Cause::NullOrEmpty, path, applied, live, Stored::Nothing);
@@ -639,16 +697,17 @@ impl<'a> Walker<'a> {
             return;
         }
         match applied {
-            Value::Object(map) => {
+            Node::Object(entries) => {
                 let embedded = flag("x-kubernetes-embedded-resource");
                 let preserve = flag("x-kubernetes-preserve-unknown-fields");
-                let properties = schema.get("properties").and_then(Value::as_object);
+                let properties = schema.get("properties").and_then(Node::as_object).map(Members::of);
                 let additional = schema.get("additionalProperties");
-                for (key, value) in map {
+                let live = live.keys();
+                for (key, value) in Members::of(entries).iter() {
                     let live_value = live.key(key);
-                    if embedded && matches!(key.as_str(), "apiVersion" | "kind" | "metadata") {
+                    if embedded && matches!(key, "apiVersion" | "kind" | "metadata") {
                         self.kept(path.then(StepAt::Field(key)), value, live_value);
-                    } else if let Some(property) = properties.and_then(|p| p.get(key)) {
+                    } else if let Some(property) = properties.as_ref().and_then(|p| p.get(key)) {
                         let at = path.then(StepAt::Field(key));
                         self.schema_node(
                             value,
@@ -657,11 +716,11 @@ impl<'a> Walker<'a> {
                             at,
                             &format!("{parent}.properties.{key}"),
                         );
-                    } else if let Some(additional @ Value::Object(_)) = additional {
+                    } else if let Some(additional @ Node::Object(_)) = additional {
                         let at = path.then(StepAt::Key(key));
                         let inner = format!("{parent}.additionalProperties");
                         self.schema_node(value, live_value, Some(additional), at, &inner);
-                    } else if preserve || additional == Some(&Value::Bool(true)) {
+                    } else if preserve || matches!(additional, Some(Node::Bool(true))) {
                         self.kept(path.then(StepAt::Field(key)), value, live_value);
                     } else {
                         // An object schema that declares nothing for the key keeps nothing of it.
@@ -669,8 +728,8 @@ impl<'a> Walker<'a> {
                     }
                 }
             }
-            Value::Array(items) => match schema.get("items") {
-                Some(item_schema @ Value::Object(_)) => {
+            Node::Array(items) => match schema.get("items") {
+                Some(item_schema @ Node::Object(_)) => {
                     let lives = matched(items, live);
                     let inner = format!("{parent}.items");
                     for (i, (item, live_item)) in items.iter().zip(lives).enumerate() {
@@ -721,22 +780,24 @@ pub fn canonical_base64(text: &str) -> Option<String> {
 }
 
 /// Whether a value is what `omitempty` drops: `""`, `false`, `0`, `[]` or `{}`.
-fn is_empty(value: &Value) -> bool {
+fn is_empty(value: &Node<'_>) -> bool {
     match value {
-        Value::String(text) => text.is_empty(),
-        Value::Bool(b) => !b,
-        Value::Number(n) => n.as_f64() == Some(0.0),
-        Value::Array(items) => items.is_empty(),
-        Value::Object(map) => map.is_empty(),
-        Value::Null => true,
+        Node::Str(text) => text.is_empty(),
+        Node::Bool(b) => !b,
+        Node::U64(_) | Node::I64(_) | Node::F64(_) => value.number().is_some_and(|n| n.as_f64() == 0.0),
+        Node::Array(items) => items.is_empty(),
+        Node::Object(entries) => entries.is_empty(),
+        Node::Null => true,
+        // Not in a tree read whole.
+        Node::Raw(_) | Node::Skipped | Node::TooDeep => false,
     }
 }
 
 /// The literal text the API server receives for a JSON number: the integer as written, a
 /// fraction in its shortest form (serde_json keeps no literal text; `1.50` reads as `1.5`).
-fn number_text(number: &serde_json::Number) -> String {
-    match number.as_f64() {
-        Some(f) if number.is_f64() && f.fract() == 0.0 && f.abs() < 1e15 => format!("{}", f as i64),
+fn number_text(number: Number) -> String {
+    match number {
+        Number::F64(f) if f.fract() == 0.0 && f.abs() < 1e15 => format!("{}", f as i64),
         _ => number.to_string(),
     }
 }
@@ -745,36 +806,36 @@ fn number_text(number: &serde_json::Number) -> String {
 /// item of both lists is an object with a string `name`, unique in its list (containers, env,
 /// volumes, ports: how the API server's strategic merge keys them), else the item at the same
 /// index (volume mounts share a volume's name, and the API server keeps a list's order).
-fn matched<'a>(items: &[Value], live: Live<'a>) -> Vec<Live<'a>> {
+fn matched<'a>(items: &[Node<'_>], live: Live<'a>) -> Vec<Live<'a>> {
     let live_items = match live {
         Live::Unknown => return vec![Live::Unknown; items.len()],
-        Live::Has(Value::Array(live_items)) => live_items,
+        Live::Has(Node::Array(live_items)) => live_items,
         _ => return vec![Live::Missing; items.len()],
     };
     // Each list's items by name, when every item has one and no two share it.
-    let by_name = |list: &'a [Value]| -> Option<std::collections::BTreeMap<&'a str, &'a Value>> {
+    let by_name = |list: &'a [Node<'a>]| -> Option<std::collections::BTreeMap<&'a str, &'a Node<'a>>> {
         let mut names = std::collections::BTreeMap::new();
         for item in list {
-            let name = item.get("name").and_then(Value::as_str)?;
+            let name = item.get("name").and_then(Node::as_str)?;
             if names.insert(name, item).is_some() {
                 return None;
             }
         }
         Some(names)
     };
-    let applied_named = !items.is_empty() && items.iter().all(|item| item.get("name").is_some_and(Value::is_string));
+    let applied_named = !items.is_empty() && items.iter().all(|item| matches!(item.get("name"), Some(Node::Str(_))));
     let unique_applied = applied_named && {
         let mut seen = std::collections::BTreeSet::new();
         items
             .iter()
-            .all(|item| seen.insert(item.get("name").and_then(Value::as_str)))
+            .all(|item| seen.insert(item.get("name").and_then(Node::as_str)))
     };
     if let (true, Some(live_names)) = (unique_applied, by_name(live_items)) {
         items
             .iter()
             .map(|item| {
                 item.get("name")
-                    .and_then(Value::as_str)
+                    .and_then(Node::as_str)
                     .and_then(|name| live_names.get(name))
                     .map_or(Live::Missing, |l| Live::Has(l))
             })
@@ -789,11 +850,22 @@ fn matched<'a>(items: &[Value], live: Live<'a>) -> Vec<Live<'a>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use serde_json::{Value, json};
+
+    /// A value as the check reads it.
+    fn node(value: &Value) -> Node<'_> {
+        crate::json::read_value(value, usize::MAX).unwrap()
+    }
+
+    /// A node as a value, to compare.
+    fn value(node: &Node<'_>) -> Value {
+        serde_json::to_value(Canonical(node)).unwrap()
+    }
 
     fn walk(class: Class, group: &str, version: &str, kind: &str, applied: Value, live: Option<Value>) -> Vec<Drift> {
         let ty = crate::generated::api_type_of(group, version, kind).unwrap();
         let mut walker = Walker::new(class, None);
+        let (applied, live) = (node(&applied), live.as_ref().map(node));
         let live = live.as_ref().map_or(Live::Unknown, Live::Has);
         walker.typed_root(applied.as_object().unwrap(), live, ty);
         walker.drifts
@@ -1029,6 +1101,7 @@ mod tests {
             },
             "status": {"ready": true},
         });
+        let (schema, applied) = (node(&schema), node(&applied));
         let mut walker = Walker::new(
             Class::Custom,
             Some(CrdSchema {
@@ -1091,25 +1164,101 @@ mod tests {
     #[test]
     fn status_stanzas_every_stored_object_holds_are_no_drift() {
         let service = stored_status("", "v1", "Service").unwrap();
-        assert_eq!(service, json!({"loadBalancer": {}}));
-        assert!(within_floor(&json!({"loadBalancer": {}}), &service));
-        assert!(!within_floor(&json!({"loadBalancer": {"ingress": []}}), &service));
-        assert!(!within_floor(&json!({"conditions": []}), &service));
+        assert_eq!(value(&service), json!({"loadBalancer": {}}));
+        let within = |applied: Value, floor: &Node<'_>| within_floor(&node(&applied), floor);
+        assert!(within(json!({"loadBalancer": {}}), &service));
+        assert!(!within(json!({"loadBalancer": {"ingress": []}}), &service));
+        assert!(!within(json!({"conditions": []}), &service));
         assert!(stored_status("networking.k8s.io", "v1", "Ingress").is_some());
-        assert_eq!(stored_status("apps", "v1", "Deployment"), None);
+        assert!(stored_status("apps", "v1", "Deployment").is_none());
         // A scalar member of the zero status is a value a controller changes, never a floor.
         let crd = stored_status("apiextensions.k8s.io", "v1", "CustomResourceDefinition").unwrap();
-        assert!(within_floor(&json!({"acceptedNames": {}}), &crd));
-        assert!(!within_floor(&json!({"acceptedNames": {"kind": ""}}), &crd));
+        assert!(within(json!({"acceptedNames": {}}), &crd));
+        assert!(!within(json!({"acceptedNames": {"kind": ""}}), &crd));
     }
 
     #[test]
     fn numbers_reach_the_quantity_parser_as_written() {
-        let text = |v: Value| number_text(v.as_number().unwrap());
+        let text = |v: Value| number_text(node(&v).number().unwrap());
         assert_eq!(text(json!(3072)), "3072");
         assert_eq!(text(json!(0.5)), "0.5");
         assert_eq!(text(json!(2.0)), "2");
         assert_eq!(text(json!(-1)), "-1");
+    }
+
+    /// Walks a Deployment read from JSON text, as the check reads the request.
+    fn walk_text(applied: &str, live: Option<&str>) -> Vec<Drift> {
+        let read = |text| crate::json::read(text, crate::json::Everything, usize::MAX).unwrap();
+        let (applied, live) = (read(applied), live.map(read));
+        let ty = crate::generated::api_type_of("apps", "v1", "Deployment").unwrap();
+        let mut walker =
+            Walker::new(Class::Typed, None).of_kind("apps", "v1", "Deployment", super::super::NEWEST_MINOR);
+        walker.typed_root(
+            applied.as_object().unwrap(),
+            live.as_ref().map_or(Live::Unknown, Live::Has),
+            ty,
+        );
+        walker.drifts
+    }
+
+    /// The text is walked as serde_json's `Value` of it would be: the last of duplicated keys,
+    /// keys unescaped, members in key order (the order drifts are found in), numbers compared by
+    /// value and quoted as serde_json prints them.
+    #[test]
+    fn the_text_is_walked_as_its_value() {
+        let applied = r#"{"spec":{"template":{"spec":{"containers":[{"resources":{"limits":{"memory":"1Gi","cpu":"1000m"}},
+            "env":[],"env":[{"name":"A","value":"x"}],"name":"app","ports":[{"containerPort":80,"hostPort":0}]}]}},
+            "replicas":2,"paused":false},"metadata":{"labels":{},"labels":{"a":"b"},"name":"web"},
+            "kind":"Deployment","apiVersion":"apps/v1"}"#;
+        let drifts = walk_text(applied, None);
+        assert_eq!(
+            found(&drifts),
+            [
+                (Cause::NullOrEmpty, "spec.paused".into()),
+                (
+                    Cause::NullOrEmpty,
+                    "spec.template.spec.containers[0].ports[0].hostPort".into()
+                ),
+                (
+                    Cause::Quantity,
+                    "spec.template.spec.containers[0].resources.limits[cpu]".into()
+                ),
+            ]
+        );
+        // `1` and `1.0` are one value; another one is quoted as serde_json prints it.
+        let live = |replicas: &str| applied.replace(r#""replicas":2"#, &format!(r#""replicas":{replicas}"#));
+        for (applied_replicas, live_replicas, stored) in [
+            ("1", "1.0", None),
+            ("1e2", "100", None),
+            ("2", "2.50", Some("2.5")),
+            ("2", "1e21", Some("1e+21")),
+            ("2", "-0.0", Some("-0.0")),
+            ("2", "18446744073709551615", Some("18446744073709551615")),
+            ("2", "0.1", Some("0.1")),
+        ] {
+            let applied = live(applied_replicas);
+            let drifts = walk_text(&applied, Some(&live(live_replicas)));
+            let mutated: Vec<_> = drifts.iter().filter(|d| d.cause == Cause::Mutated).collect();
+            match stored {
+                None => assert!(mutated.is_empty(), "{live_replicas}: {mutated:?}"),
+                Some(stored) => {
+                    assert_eq!(mutated.len(), 1, "{live_replicas}: {drifts:?}");
+                    assert_eq!(mutated[0].stored, Stored::Value(stored.into()));
+                    let value: Value = serde_json::from_str(live_replicas).unwrap();
+                    assert_eq!(stored, value.to_string());
+                }
+            }
+        }
+        // A quantity written as a number reaches the quantity model as written.
+        let quantity = applied.replace(r#""cpu":"1000m""#, r#""cpu":0.5"#);
+        let drift = walk_text(&quantity, None)
+            .into_iter()
+            .find(|d| d.cause == Cause::Quantity)
+            .unwrap();
+        assert_eq!(
+            (drift.applied.as_str(), &drift.stored),
+            ("0.5", &Stored::Value("\"500m\"".into()))
+        );
     }
 
     fn walk_kind(
@@ -1121,6 +1270,7 @@ mod tests {
     ) -> Vec<(Cause, String, Stored)> {
         let ty = crate::generated::api_type_of(group, version, kind).unwrap();
         let mut walker = Walker::new(Class::Typed, None).of_kind(group, version, kind, super::super::NEWEST_MINOR);
+        let (applied, live) = (node(&applied), live.as_ref().map(node));
         let live = live.as_ref().map_or(Live::Unknown, Live::Has);
         walker.typed_root(applied.as_object().unwrap(), live, ty);
         walker
@@ -1155,6 +1305,7 @@ mod tests {
                              "metadata": {"name": "w", "namespace": "team"}});
         let live = json!({"apiVersion": "example.com/v1", "kind": "Widget",
                           "metadata": {"name": "w", "uid": "1"}});
+        let (applied, live) = (node(&applied), node(&live));
         let mut walker = Walker::new(Class::Custom, None).of_kind("example.com", "v1", "Widget", 37);
         walker.custom_root(applied.as_object().unwrap(), Live::Has(&live));
         assert_eq!(
