@@ -112,7 +112,7 @@ impl<'a> LiveKeys<'a> {
 
 /// Whether two JSON values are equal as serde_json's `Value`s are, but numbers by value (`1`
 /// and `1.0`).
-pub fn same(a: &Node<'_>, b: &Node<'_>) -> bool {
+fn same(a: &Node<'_>, b: &Node<'_>) -> bool {
     match (a, b) {
         (Node::Array(x), Node::Array(y)) => x.len() == y.len() && x.iter().zip(y).all(|(x, y)| same(x, y)),
         (Node::Object(x), Node::Object(y)) => {
