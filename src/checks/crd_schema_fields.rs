@@ -12,8 +12,8 @@
 //!   API type, taken from the table of the API's Go types that sync-drift also reads
 //!   ([`ApiType`], derived from the Go sources of apiextensions and apimachinery; the CRD's own
 //!   `status` types are listed for this check). Free-form values (`fieldsV1` of managedFields)
-//!   and types without declared fields (`status: {}` of the status subresource) are not looked
-//!   into.
+//!   are not looked into; a struct without members (the status subresource's `status: {}`) keeps
+//!   none of its keys, so each is a finding.
 //! - Every JSONSchemaProps node of `spec.versions[*].schema.openAPIV3Schema` against the
 //!   JSONSchemaProps fields, following `properties`, `patternProperties`, `definitions`, the
 //!   schema values of `dependencies` (string arrays are fine), `items` (object or array form),
@@ -488,9 +488,10 @@ impl<'s> Walker<'s> {
         }
     }
 
-    /// How the values of `leaf` (a member of `owner`) are walked; `None` for scalars, free-form
-    /// values (apiextensions' JSON, FieldsV1) and structs without members, which are not looked
-    /// into. The schema unions (JSONSchemaPropsOrBool, ...) are members of JSONSchemaProps only,
+    /// How the values of `leaf` (a member of `owner`) are walked; `None` for scalars and free-form
+    /// values (apiextensions' JSON, FieldsV1), which are not looked into. A struct without members
+    /// (CustomResourceSubresourceStatus) is walked like any other: Go's decoder drops every key
+    /// of it. The schema unions (JSONSchemaPropsOrBool, ...) are members of JSONSchemaProps only,
     /// which [`Walker::schema`] reads by name.
     fn walk_of(&self, leaf: Leaf, owner: ApiType) -> Option<Walk> {
         let ty = match leaf {
@@ -499,11 +500,11 @@ impl<'s> Walker<'s> {
             Leaf::Status => owner.status_type()?,
             _ => return None,
         };
-        if ty == self.schema_type {
-            Some(Walk::Schema)
+        Some(if ty == self.schema_type {
+            Walk::Schema
         } else {
-            (ty.fields().len() > 0).then_some(Walk::Typed(ty))
-        }
+            Walk::Typed(ty)
+        })
     }
 
     /// A member's value; free-form values are not looked into, not even when cut off.
@@ -881,6 +882,11 @@ mod tests {
                     "spec.versions[0].subresources.scale.specReplicaPath",
                     "unknown field, dropped by the API server: did you mean `specReplicasPath`?"
                 ),
+                // CustomResourceSubresourceStatus has no members: Go's decoder drops every key.
+                (
+                    "spec.versions[0].subresources.status.anything",
+                    "unknown field, dropped by the API server: remove it"
+                ),
                 (
                     "status.acceptedNames.listkind",
                     "unknown field, dropped by the API server: did you mean `listKind`?"
@@ -1099,7 +1105,6 @@ mod tests {
             member(entry, "fieldsV1"),
             member(entry, "manager"),
             member(ty("JSONSchemaProps"), "default"),
-            member(ty("CustomResourceSubresources"), "status"),
         ];
         for (field, owner) in free {
             walker.field(&Node::TooDeep, field, owner);
@@ -1109,11 +1114,12 @@ mod tests {
             member(ty("CustomResourceValidation"), "openAPIV3Schema"),
             member(ty("JSONSchemaProps"), "x-kubernetes-validations"),
             member(ty("CustomResourceDefinition"), "status"),
+            member(ty("CustomResourceSubresources"), "status"),
         ];
         for (field, owner) in read {
             walker.field(&Node::TooDeep, field, owner);
         }
-        assert_eq!(walker.findings.len(), 3);
+        assert_eq!(walker.findings.len(), 4);
     }
 
     #[test]
