@@ -244,10 +244,10 @@ impl<'n, 'j> Members<'n, 'j> {
     }
 }
 
-/// Sorts an object's entries as serde_json's `Value` map holds them: by key, the last of
-/// duplicated keys (a tree kept for many lookups, sorted once, reads through [`Members`] without
-/// a copy).
-pub fn sort_members(entries: &mut Vec<(Cow<'_, str>, Node<'_>)>) {
+/// Sorts an object's entries (or any keyed pairs) as serde_json's `Value` map holds them: by key,
+/// the last of duplicated keys, as the API server's decoder keeps it (a tree kept for many
+/// lookups, sorted once, reads through [`Members`] without a copy).
+pub fn sort_members<T>(entries: &mut Vec<(Cow<'_, str>, T)>) {
     sort_keeping_last(entries, |entry| &*entry.0);
 }
 

@@ -1251,12 +1251,12 @@ fn prepare(node: &mut Node<'_>) -> Result<(), serde_json::Error> {
     let json::Node::Object(entries) = node else {
         return Ok(());
     };
-    sort_keep_last(entries);
+    json::sort_members(entries);
     for (key, value) in entries.iter_mut() {
         match (key.as_ref(), value) {
             (_, json::Node::Raw(_)) => {}
             ("properties", json::Node::Object(names)) => {
-                sort_keep_last(names);
+                json::sort_members(names);
                 for (_, child) in names.iter_mut() {
                     prepare(child)?;
                 }
@@ -1368,13 +1368,6 @@ impl json::Grammar for SchemaPart {
             SchemaPart::Schema(_) | SchemaPart::Properties(_) => json::Read::Raw,
         }
     }
-}
-
-/// Keeps the last of each run of equal keys in a list sorted by key, stably.
-fn sort_keep_last<T>(items: &mut Vec<(Cow<'_, str>, T)>) {
-    items.reverse();
-    items.sort_by(|a, b| a.0.cmp(&b.0));
-    items.dedup_by(|later, earlier| later.0 == earlier.0);
 }
 
 #[cfg(test)]
