@@ -198,8 +198,11 @@ bench-scan: build
 ## bench-policy-server: the no-op module, sync-drift, crd-schema-fields and the all-in-one in a
 ## real policy-server (the binary in POLICY_SERVER; skipped, not failed, when unset): p50 and p90
 ## per request from 4 concurrent clients on a Deployment, Kube-OVN's CRD and the Prometheus
-## operator's CRD, each against the no-op module on the same payload
+## operator's CRD, each against the no-op module on the same payload; then the instructions the
+## server executes per request, counted under Debian's valgrind (installed when missing)
 bench-policy-server: build
+	@command -v valgrind >/dev/null 2>&1 || DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -q valgrind || \
+	  { $(SUDO) apt-get update -q && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -q valgrind; }
 	$(CARGO) build --locked --profile host -p syncguard-bench
 	$(BENCH) policy-server
 

@@ -15,6 +15,12 @@
 //! each admission (a fresh instance rehydrated from the module's `InstancePre`, waPC init, one
 //! `validate`, the instance dropped; see [`in_process`]), against a reused instance.
 //!
+//! Last, when valgrind is installed, it counts the instructions the server executes per request
+//! under callgrind ([`instructions`]): latency and CPU time move with whatever else the machine
+//! runs (the no-op module's CPU per request moved by a fifth between two runs), instruction
+//! counts do not, and their ratio to the no-op module's is the CPU ratio the server would show
+//! on an idle machine at the same instructions per cycle.
+//!
 //! The all-in-one runs with crd-kind-collision disabled: it lists the cluster's CRDs on every CRD
 //! admission, and this policy-server has no cluster to answer it.
 
@@ -55,6 +61,9 @@ pub struct PolicyServerArgs {
     /// breakdown printed first (no policy-server needed).
     #[arg(long, value_name = "N", default_value_t = 200)]
     in_process_calls: usize,
+    /// Requests per policy and payload counted under valgrind's callgrind (0: none).
+    #[arg(long, value_name = "N", default_value_t = 10)]
+    instruction_requests: usize,
 }
 
 /// The policies loaded: (id, module, settings).
@@ -135,6 +144,35 @@ impl Drop for Server {
     }
 }
 
+/// Starts policy-server (`command`: the binary, or a wrapper running it) in `work` on `port`,
+/// with the bench's policies.yml, its output to the file `log` there.
+fn start(mut command: Command, work: &Path, port: u16, ready_port: u16, log: &str) -> Result<Server> {
+    let log = std::fs::File::create(work.join(log))?;
+    let program = command.get_program().to_string_lossy().into_owned();
+    let child = command
+        .current_dir(work)
+        .args(["--policies", "policies.yml", "--addr", "127.0.0.1"])
+        .args([
+            "--port",
+            &port.to_string(),
+            "--readiness-probe-port",
+            &ready_port.to_string(),
+        ])
+        .args([
+            "--ignore-kubernetes-connection-failure",
+            "--log-level",
+            "warn",
+            "--log-no-color",
+        ])
+        .args(["--policies-download-dir", ".", "--sigstore-cache-dir", "sigstore-data"])
+        .stdout(log.try_clone()?)
+        .stderr(log)
+        .stdin(Stdio::null())
+        .spawn()
+        .with_context(|| format!("cannot run {program}"))?;
+    Ok(Server(child))
+}
+
 /// Runs the benchmark, or says why it is skipped.
 pub fn policy_server_bench(args: PolicyServerArgs) -> Result<()> {
     in_process(&args)?;
@@ -160,30 +198,7 @@ pub fn policy_server_bench(args: PolicyServerArgs) -> Result<()> {
     }
     std::fs::write(work.join("policies.yml"), serde_yaml_ng::to_string(&yaml)?)?;
     let (port, ready_port) = (free_port()?, free_port()?);
-    let log = std::fs::File::create(work.join("policy-server.log"))?;
-    let server = Server(
-        Command::new(&binary)
-            .current_dir(&work)
-            .args(["--policies", "policies.yml", "--addr", "127.0.0.1"])
-            .args([
-                "--port",
-                &port.to_string(),
-                "--readiness-probe-port",
-                &ready_port.to_string(),
-            ])
-            .args([
-                "--ignore-kubernetes-connection-failure",
-                "--log-level",
-                "warn",
-                "--log-no-color",
-            ])
-            .args(["--policies-download-dir", ".", "--sigstore-cache-dir", "sigstore-data"])
-            .stdout(log.try_clone()?)
-            .stderr(log)
-            .stdin(Stdio::null())
-            .spawn()
-            .with_context(|| format!("cannot run {}", binary.to_string_lossy()))?,
-    );
+    let server = start(Command::new(&binary), &work, port, ready_port, "policy-server.log")?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(args.clients.max(1))
         .enable_all()
@@ -200,7 +215,12 @@ pub fn policy_server_bench(args: PolicyServerArgs) -> Result<()> {
                 .to_string()
         })
         .unwrap_or_default();
-    runtime.block_on(wait_ready(ready_port, &work))?;
+    runtime.block_on(wait_ready(
+        ready_port,
+        &work,
+        "policy-server.log",
+        Duration::from_secs(60),
+    ))?;
     let payloads = payloads(&args.policies_dir)?;
     // Kept beside policies.yml, to replay a payload with any client (or under a profiler).
     for (n, (_, body, _)) in payloads.iter().enumerate() {
@@ -286,6 +306,128 @@ pub fn policy_server_bench(args: PolicyServerArgs) -> Result<()> {
             println!("  {line}");
         }
     }
+    instructions(&args, &binary, &work, &loaded, &payloads, &runtime)
+}
+
+/// The instructions policy-server executes per request (all its threads), counted by valgrind's
+/// callgrind: the one figure of the server that other work on the machine does not move. It runs
+/// policy-server under `valgrind --tool=callgrind` with instrumentation off until the server is
+/// ready (so compiling the modules is not slowed), then per policy and payload sends untimed
+/// warm-up requests, zeroes the counters (`callgrind_control --zero`), sends
+/// `--instruction-requests` sequential requests on one connection and dumps the counters
+/// (`callgrind_control --dump`), whose `totals:` line is the count. Skipped, with a line saying
+/// so, when valgrind is not installed (`make bench-policy-server` installs Debian's).
+fn instructions(
+    args: &PolicyServerArgs,
+    binary: &std::ffi::OsStr,
+    work: &Path,
+    loaded: &[(&'static str, PathBuf, Value)],
+    payloads: &[(String, String, f64)],
+    runtime: &tokio::runtime::Runtime,
+) -> Result<()> {
+    let found = |tool: &str| {
+        Command::new(tool)
+            .arg("--version")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success())
+    };
+    if args.instruction_requests == 0 {
+        return Ok(());
+    }
+    if !found("valgrind") || !found("callgrind_control") {
+        println!(
+            "\nInstructions per request: skipped (valgrind is not installed; `make bench-policy-server` installs it)"
+        );
+        return Ok(());
+    }
+    let out = work.join("callgrind");
+    std::fs::create_dir_all(&out)?;
+    for old in std::fs::read_dir(&out)?.flatten() {
+        std::fs::remove_file(old.path())?;
+    }
+    let mut valgrind = Command::new("valgrind");
+    valgrind
+        .args(["--tool=callgrind", "--instr-atstart=no"])
+        .arg(format!("--callgrind-out-file={}", out.join("out").display()))
+        .arg(binary);
+    let (port, ready_port) = (free_port()?, free_port()?);
+    let server = start(valgrind, work, port, ready_port, "policy-server-callgrind.log")?;
+    let pid = server.0.id().to_string();
+    runtime.block_on(wait_ready(
+        ready_port,
+        work,
+        "policy-server-callgrind.log",
+        Duration::from_secs(900),
+    ))?;
+    let control = |flag: &str| -> Result<()> {
+        let output = Command::new("callgrind_control").args([flag, &pid]).output()?;
+        if !output.status.success() {
+            bail!(
+                "callgrind_control {flag} {pid} failed: {}",
+                String::from_utf8_lossy(&output.stderr)
+            );
+        }
+        Ok(())
+    };
+    control("--instr=on")?;
+    let requests = args.instruction_requests;
+    println!(
+        "\nInstructions policy-server executes per request (all threads, valgrind's callgrind), {requests} sequential requests after 3 untimed:"
+    );
+    println!(
+        "{:<45} {:<18} {:>14} {:>8} {:>14}  goal",
+        "payload", "policy", "instructions", "x no-op", "+ over no-op"
+    );
+    let mut dumps = 0;
+    let mut unmet = Vec::new();
+    for (label, body, goal) in payloads {
+        let mut floor = None;
+        for (id, _, _) in loaded {
+            if !applies(id, label) {
+                continue;
+            }
+            runtime
+                .block_on(load(port, id, body.clone(), 1, 2))
+                .with_context(|| format!("{id} on {label} under callgrind"))?;
+            control("--zero")?;
+            runtime
+                .block_on(load(port, id, body.clone(), 1, requests - 1))
+                .with_context(|| format!("{id} on {label} under callgrind"))?;
+            control("--dump")?;
+            dumps += 1;
+            let dump = out.join(format!("out.{dumps}"));
+            let text = std::fs::read_to_string(&dump).with_context(|| format!("cannot read {}", dump.display()))?;
+            let total: f64 = text
+                .lines()
+                .find_map(|l| l.strip_prefix("totals:"))
+                .and_then(|v| v.trim().parse().ok())
+                .ok_or_else(|| anyhow!("{}: no totals line", dump.display()))?;
+            let per_request = total / requests as f64;
+            let floor_count = *floor.get_or_insert(per_request);
+            let ratio = per_request / floor_count;
+            let verdict = if *id == "noop" {
+                String::new()
+            } else if ratio <= *goal {
+                format!("met (<= {goal}x)")
+            } else {
+                unmet.push(format!("{id} on {label}: {ratio:.2}x (goal {goal}x)"));
+                format!("NOT MET (<= {goal}x)")
+            };
+            println!(
+                "{label:<45} {id:<18} {per_request:>14.0} {ratio:>8.2} {:>14.0}  {verdict}",
+                per_request - floor_count
+            );
+        }
+    }
+    drop(server);
+    if !unmet.is_empty() {
+        println!("\nGoals not met by the instruction counts (a finding to explain, not a failure of the run):");
+        for line in unmet {
+            println!("  {line}");
+        }
+    }
     Ok(())
 }
 
@@ -359,9 +501,9 @@ fn annotate_floor(wasm: &Path, out: &Path) -> Result<()> {
 
 /// Waits (up to a minute: every module is compiled at start) until policy-server says it is
 /// ready.
-async fn wait_ready(port: u16, work: &Path) -> Result<()> {
+async fn wait_ready(port: u16, work: &Path, log: &str, within: Duration) -> Result<()> {
     let started = Instant::now();
-    while started.elapsed() < Duration::from_secs(60) {
+    while started.elapsed() < within {
         if let Ok(status) = get_status(port, "/readiness").await
             && status == 200
         {
@@ -369,8 +511,11 @@ async fn wait_ready(port: u16, work: &Path) -> Result<()> {
         }
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
-    let log = std::fs::read_to_string(work.join("policy-server.log")).unwrap_or_default();
-    bail!("policy-server was not ready within a minute; its log:\n{log}")
+    let log = std::fs::read_to_string(work.join(log)).unwrap_or_default();
+    bail!(
+        "policy-server was not ready within {} s; its log:\n{log}",
+        within.as_secs()
+    )
 }
 
 async fn get_status(port: u16, path: &str) -> Result<u16> {
