@@ -1,7 +1,8 @@
 //! `syncguard-bench policy-server` (`make bench-policy-server`): the modules in the engine users
 //! run. Starts the policy-server binary named by the `POLICY_SERVER` environment variable on
-//! 127.0.0.1 (plain HTTP, no Kubernetes connection) with the no-op floor module, sync-drift,
-//! crd-schema-fields and the all-in-one loaded from local files, and sends each the same
+//! 127.0.0.1 (plain HTTP, no Kubernetes connection) with the no-op floor module, the SDK floor
+//! (a policy that reads its request as Kubewarden's Rust SDK has one read it, then accepts),
+//! sync-drift, crd-schema-fields and the all-in-one loaded from local files, and sends each the same
 //! AdmissionReviews from 4 concurrent clients (one kept-alive connection each): a Deployment
 //! (metrics-server's, without drift), Kube-OVN's `vpc-nat-gateways` CRD and the Prometheus
 //! operator's `prometheuses` CRD, all CREATEs. Prints p50 and p90 per request and the ratio of
@@ -44,6 +45,10 @@ pub struct PolicyServerArgs {
     /// The no-op floor module (annotated by the bench, as policy-server requires).
     #[arg(long, value_name = "FILE", default_value = "bench/noop/policy.wasm")]
     floor: PathBuf,
+    /// The SDK floor module: reads its request as Kubewarden's Rust SDK has a policy read it,
+    /// then accepts (annotated by the bench like the no-op floor).
+    #[arg(long, value_name = "FILE", default_value = "bench/sdk-floor/policy.wasm")]
+    sdk_floor: PathBuf,
     /// Where policies.yml, the annotated floor and policy-server's log go.
     #[arg(long, value_name = "DIR", default_value = "target/bench-policy-server")]
     work_dir: PathBuf,
@@ -67,10 +72,11 @@ pub struct PolicyServerArgs {
 }
 
 /// The policies loaded: (id, module, settings).
-fn policies(args: &PolicyServerArgs, floor: &Path) -> Vec<(&'static str, PathBuf, Value)> {
+fn policies(args: &PolicyServerArgs, floor: &Path, sdk_floor: &Path) -> Vec<(&'static str, PathBuf, Value)> {
     let module = |name: &str| args.policies_dir.join(name).join("annotated-policy.wasm");
     vec![
         ("noop", floor.to_path_buf(), json!({})),
+        ("sdk-floor", sdk_floor.to_path_buf(), json!({})),
         ("sync-drift", module("sync-drift"), json!({})),
         ("crd-schema-fields", module("crd-schema-fields"), json!({})),
         (
@@ -79,6 +85,11 @@ fn policies(args: &PolicyServerArgs, floor: &Path) -> Vec<(&'static str, PathBuf
             json!({"crdKindCollision": {"enabled": false}}),
         ),
     ]
+}
+
+/// Whether `id` is one of the floors the checks are set against (no goal of its own).
+fn is_floor(id: &str) -> bool {
+    matches!(id, "noop" | "sdk-floor")
 }
 
 /// Whether a webhook sends policy `id` the payload `label` (crd-schema-fields' rules match
@@ -186,7 +197,9 @@ pub fn policy_server_bench(args: PolicyServerArgs) -> Result<()> {
     let work = std::fs::canonicalize(&args.work_dir)?;
     let floor = work.join("noop.wasm");
     annotate_floor(&args.floor, &floor)?;
-    let loaded = policies(&args, &floor);
+    let sdk_floor = work.join("sdk-floor.wasm");
+    annotate_floor(&args.sdk_floor, &sdk_floor)?;
+    let loaded = policies(&args, &floor, &sdk_floor);
     let mut yaml = serde_json::Map::new();
     for (id, module, settings) in &loaded {
         let module =
@@ -278,7 +291,7 @@ pub fn policy_server_bench(args: PolicyServerArgs) -> Result<()> {
                 continue;
             };
             let ratio = p50.as_secs_f64() / floor_p50.as_secs_f64().max(1e-9);
-            let verdict = if i == 0 {
+            let verdict = if is_floor(id) {
                 String::new()
             } else if ratio <= *goal {
                 format!("met (<= {goal}x)")
@@ -407,7 +420,7 @@ fn instructions(
             let per_request = total / requests as f64;
             let floor_count = *floor.get_or_insert(per_request);
             let ratio = per_request / floor_count;
-            let verdict = if *id == "noop" {
+            let verdict = if is_floor(id) {
                 String::new()
             } else if ratio <= *goal {
                 format!("met (<= {goal}x)")
@@ -680,7 +693,7 @@ fn phases(module: &syncguard_cli::engine::Module, payload: &[u8], calls: usize) 
 fn in_process(args: &PolicyServerArgs) -> Result<()> {
     use syncguard_cli::engine::{Engine, Limits};
     let engine = Engine::new(Limits::default())?;
-    let loaded = policies(args, &args.floor);
+    let loaded = policies(args, &args.floor, &args.sdk_floor);
     let mut modules = Vec::new();
     for (id, path, settings) in &loaded {
         let wasm = std::fs::read(path).with_context(|| format!("{}: run `make build`", path.display()))?;
