@@ -181,6 +181,7 @@ impl Check for CrdSchemaFields {
     }
 }
 
+/// What an object that is not a JSON object gets.
 fn not_an_object() -> Malformed {
     Malformed::new("the request's object is not a JSON object; a CustomResourceDefinition was expected")
 }
@@ -960,13 +961,7 @@ impl CrdKeys for Judge<'_, '_> {
             }
         }
         self.walker.set_path(&steps);
-        if ty == self.walker.schema_type {
-            if !self.walker.allowed_keys.iter().any(|k| k == key) {
-                self.walker.unknown(key, ty);
-            }
-        } else {
-            self.walker.unknown(key, ty);
-        }
+        self.walker.unknown(key, ty);
     }
 
     fn beyond(&mut self, value: &Node<'_>, ty: ApiType, place: Place<'_>) {
