@@ -8,9 +8,16 @@
 //! prefix (`crd-schema-fields: ...`); mutations are chained, each check seeing the object as the
 //! checks before it changed it, so the result is one object. The checks' findings are rendered
 //! together, once, by [`crate::render::answer`], each within the room its prefix leaves.
+//!
+//! crd-schema-fields and sync-drift, when both are enabled and judge a request (a CRD's), read
+//! its object once and walk each of its trees once for the two
+//! ([`crate::checks::crd_schema_fields::with_sync_drift`]): at sync-drift's turn, so that it sees
+//! the object as the checks between them changed it, crd-schema-fields' part keeping its place.
 
 use crate::admission::{ObjectJson, Request};
 use crate::check::{self, Check, Module};
+use crate::checks::crd_schema_fields::{self, CrdSchemaFields};
+use crate::checks::sync_drift::{self, SyncDrift};
 use crate::cluster::Cluster;
 use crate::registry::{self, Section, Settings, Visit};
 use crate::render::{self, Answer, Part};
@@ -28,18 +35,33 @@ pub const RULES: &[Rule] = crate::rules::SYNCGUARD;
 struct Run<'r, 'a> {
     request: &'r Request<'a>,
     cluster: &'r dyn Cluster,
+    settings: &'r Settings,
     /// The object as the checks so far changed it.
     mutated: Option<Value>,
     /// What the checks that applied found, rendered together at the end.
     parts: Vec<Part>,
+    /// Where crd-schema-fields' part goes in `parts`, when it is judged with sync-drift's, at
+    /// sync-drift's turn ([`Run::crd_walked_once`]).
+    shared: Option<usize>,
 }
 
 impl Visit for Run<'_, '_> {
     /// Runs check `C` if its section enables it and it applies to the request: every check gets
     /// the same parsed request; only the object changes, once a check before has mutated it.
+    /// crd-schema-fields and sync-drift, both judging a CRD, are run together at sync-drift's
+    /// turn ([`Run::crd_walked_once`]), crd-schema-fields' part in its own place.
     fn visit<C: Check>(&mut self, section: &Section<C>) {
         if !section.enabled {
             return;
+        }
+        if C::NAME == <CrdSchemaFields as Check>::NAME && self.crd_walked_once() {
+            self.shared = Some(self.parts.len());
+            return;
+        }
+        if C::NAME == <SyncDrift as Check>::NAME
+            && let Some(at) = self.shared.take()
+        {
+            return self.both(at);
         }
         let defaults;
         let settings = match &section.settings {
@@ -49,6 +71,13 @@ impl Visit for Run<'_, '_> {
                 &defaults
             }
         };
+        self.run::<C>(settings);
+    }
+}
+
+impl Run<'_, '_> {
+    /// Runs check `C` with `settings` on the object as the checks so far changed it.
+    fn run<C: Check>(&mut self, settings: &C::Settings) {
         let part = match self.mutated.as_ref() {
             Some(object) => {
                 let mut current = self.request.clone();
@@ -57,12 +86,47 @@ impl Visit for Run<'_, '_> {
             }
             None => check::evaluate::<C>(self.request, settings, self.cluster),
         };
-        if let Some(mut part) = part {
-            if let Some(object) = part.take_mutation() {
-                self.mutated = Some(object);
-            }
-            self.parts.push(part);
+        if let Some(part) = part {
+            self.add(part);
         }
+    }
+
+    /// Adds a check's part, and the object as it changed it.
+    fn add(&mut self, mut part: Part) {
+        if let Some(object) = part.take_mutation() {
+            self.mutated = Some(object);
+        }
+        self.parts.push(part);
+    }
+
+    /// Whether crd-schema-fields and sync-drift (both enabled) both judge the request, a CRD's:
+    /// then the object is read, and each of its trees walked, once for the two
+    /// ([`crd_schema_fields::with_sync_drift`]), at sync-drift's turn, so that sync-drift sees
+    /// the object as the checks between them changed it.
+    fn crd_walked_once(&self) -> bool {
+        self.settings.sync_drift.enabled
+            && self.request.object.is_some()
+            && check::applies::<CrdSchemaFields>(self.request)
+            && check::applies::<SyncDrift>(self.request)
+    }
+
+    /// Runs crd-schema-fields and sync-drift together, crd-schema-fields' part going at `at`.
+    fn both(&mut self, at: usize) {
+        let defaults = (crd_schema_fields::Settings::default(), sync_drift::Settings::default());
+        let schema_fields = self.settings.crd_schema_fields.settings.as_ref().unwrap_or(&defaults.0);
+        let drift = self.settings.sync_drift.settings.as_ref().unwrap_or(&defaults.1);
+        let Some(object) = self.request.object.filter(|_| self.mutated.is_none()) else {
+            // A check between them changed the object: crd-schema-fields judges the request's
+            // own, as at its turn, and sync-drift the object as changed.
+            if let Some(part) = check::evaluate::<CrdSchemaFields>(self.request, schema_fields, self.cluster) {
+                self.parts.insert(at, part);
+            }
+            return self.run::<SyncDrift>(drift);
+        };
+        let (schema_fields, drift) =
+            crd_schema_fields::with_sync_drift(self.request, object, schema_fields, drift, self.cluster);
+        self.parts.insert(at, check::part::<CrdSchemaFields>(schema_fields));
+        self.add(check::part::<SyncDrift>(drift));
     }
 }
 
@@ -80,8 +144,10 @@ impl Module for AllInOne {
         let mut run = Run {
             request,
             cluster,
+            settings,
             mutated: None,
             parts: Vec::new(),
+            shared: None,
         };
         registry::visit_sections(settings, &mut run);
         let mut answer = render::answer(run.parts, true);
@@ -119,6 +185,50 @@ mod tests {
         let settings = check::parse_settings::<AllInOne>(Some(r#"{"ownershipMarkers": {"enabled": false}}"#)).unwrap();
         assert!(!settings.ownership_markers.enabled);
         assert!(settings.crd_kind_collision.enabled);
+    }
+
+    /// How many schema nodes deciding `settings` on a CREATE of `object` visits, and whether it
+    /// visited one twice.
+    fn visits<P: Module>(object: &Value, settings: Value) -> (usize, bool) {
+        use crate::checks::sync_drift::walk::visits;
+        let payload = syncguard_testkit::payload(&syncguard_testkit::crd_request("CREATE", object, None), &settings);
+        visits::take();
+        check::decide::<P>(payload.as_bytes(), &crate::cluster::NoCluster);
+        let mut nodes = visits::take();
+        let count = nodes.len();
+        nodes.sort_unstable();
+        nodes.dedup();
+        (count, nodes.len() != count)
+    }
+
+    #[test]
+    fn a_crd_schema_is_walked_once_for_crd_schema_fields_and_sync_drift() {
+        let schema = serde_json::json!({"type": "object", "properties": {
+            "spec": {"type": "object", "x-kubernetes-patch-strategy": "merge", "properties": {
+                "list": {"type": "array", "items": {"type": "object", "properties": {"name": {"type": "string"}}}}}},
+            "status": {"type": "object", "nullable": false}}});
+        let object = serde_json::json!({
+            "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+            "metadata": {"name": "widgets.example.com"},
+            "spec": {"group": "example.com", "names": {"kind": "Widget", "plural": "widgets"}, "scope": "Namespaced",
+                "versions": [{"name": "v1", "served": true, "storage": true, "schema": {"openAPIV3Schema": schema}}]},
+        });
+        // The schema nodes: the root, spec, list, list's items, name and status.
+        let nodes = 6;
+        assert_eq!(
+            visits::<CrdSchemaFields>(&object, serde_json::json!({})),
+            (nodes, false)
+        );
+        assert_eq!(visits::<SyncDrift>(&object, serde_json::json!({})), (nodes, false));
+        assert_eq!(visits::<AllInOne>(&object, serde_json::json!({})), (nodes, false));
+        for alone in ["crdSchemaFields", "syncDrift"] {
+            let settings = serde_json::json!({ alone: {"enabled": false} });
+            assert_eq!(
+                visits::<AllInOne>(&object, settings),
+                (nodes, false),
+                "{alone} disabled"
+            );
+        }
     }
 
     #[test]

@@ -112,10 +112,16 @@ pub fn evaluate<C: Check>(request: &Request<'_>, settings: &C::Settings, cluster
     if C::NEEDS_OLD_OBJECT && request.is_update() && request.old_object.is_none() {
         return Some(Part::refusal(C::NAME, NO_OLD_OBJECT.to_string(), 400));
     }
-    Some(match C::check(request, object, settings, cluster) {
+    Some(part::<C>(C::check(request, object, settings, cluster)))
+}
+
+/// Check `C`'s part of the answer, from what it made of a request it judges: its report, or a
+/// refusal with code 400 of an object of the wrong shape.
+pub fn part<C: Check>(result: Result<Report, Malformed>) -> Part {
+    match result {
         Ok(report) => Part::report(C::NAME, C::FINDINGS, report),
         Err(Malformed(message)) => Part::refusal(C::NAME, message, 400),
-    })
+    }
 }
 
 /// The waPC operation every syncguard module exports beside `validate`: the structured report of

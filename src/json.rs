@@ -18,6 +18,7 @@ use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess,
 use serde::ser::{Serialize, SerializeMap, SerializeSeq, Serializer};
 use serde_json::value::RawValue;
 use std::borrow::Cow;
+use std::cell::Cell;
 use std::fmt;
 
 /// A 64-bit number kept 4-byte aligned: a plain `u64` or `f64` aligns to 8 bytes on wasm32,
@@ -345,38 +346,64 @@ impl Grammar for Everything {
 /// Reads JSON text as `grammar` says, containers nested deeper than `max_depth` levels (the root
 /// is level 1) skipped as [`Node::TooDeep`].
 pub fn read<G: Grammar>(text: &str, grammar: G, max_depth: usize) -> Result<Node<'_>, serde_json::Error> {
+    read_noting_depth(text, grammar, max_depth).map(|(node, _)| node)
+}
+
+/// [`read`], and the deepest level a container was read at (0: the text is a scalar): a tree
+/// read with a larger `max_depth` is the tree [`read`] with `max_depth` at least that deep gives
+/// (the all-in-one reads a CRD once for two checks with different limits).
+pub fn read_noting_depth<G: Grammar>(
+    text: &str,
+    grammar: G,
+    max_depth: usize,
+) -> Result<(Node<'_>, usize), serde_json::Error> {
+    let deepest = Cell::new(0);
     let mut de = serde_json::Deserializer::from_str(text);
     let node = Seed {
         grammar,
         level: 1,
         max_depth,
+        deepest: &deepest,
     }
     .deserialize(&mut de)?;
     de.end()?;
-    Ok(node)
+    Ok((node, deepest.get()))
 }
 
 /// Reads an already parsed value whole (the all-in-one hands a check the object a check before
 /// it changed), containers nested deeper than `max_depth` skipped as [`Node::TooDeep`].
 pub fn read_value(value: &serde_json::Value, max_depth: usize) -> Result<Node<'_>, serde_json::Error> {
-    Seed {
+    read_value_noting_depth(value, max_depth).map(|(node, _)| node)
+}
+
+/// [`read_value`], and the deepest level a container was read at ([`read_noting_depth`]).
+pub fn read_value_noting_depth(
+    value: &serde_json::Value,
+    max_depth: usize,
+) -> Result<(Node<'_>, usize), serde_json::Error> {
+    let deepest = Cell::new(0);
+    let node = Seed {
         grammar: Everything,
         level: 1,
         max_depth,
+        deepest: &deepest,
     }
-    .deserialize(value)
+    .deserialize(value)?;
+    Ok((node, deepest.get()))
 }
 
 /// Reads the value at nesting `level` as `grammar` says.
 #[derive(Clone, Copy)]
-struct Seed<G> {
+struct Seed<'c, G> {
     grammar: G,
     level: usize,
     max_depth: usize,
+    /// The deepest level a container was read at so far.
+    deepest: &'c Cell<usize>,
 }
 
-impl<G: Grammar> Seed<G> {
-    fn child(self, grammar: G) -> Seed<G> {
+impl<G: Grammar> Seed<'_, G> {
+    fn child(self, grammar: G) -> Self {
         Seed {
             grammar,
             level: self.level + 1,
@@ -385,7 +412,7 @@ impl<G: Grammar> Seed<G> {
     }
 }
 
-impl<G: Grammar> Seed<G> {
+impl<G: Grammar> Seed<'_, G> {
     /// Reads the next element of `seq` as `read` says.
     fn element<'de, A: SeqAccess<'de>>(self, seq: &mut A, read: Read<G>) -> Result<Option<Node<'de>>, A::Error> {
         match read {
@@ -405,7 +432,7 @@ impl<G: Grammar> Seed<G> {
     }
 }
 
-impl<'de, G: Grammar> DeserializeSeed<'de> for Seed<G> {
+impl<'de, G: Grammar> DeserializeSeed<'de> for Seed<'_, G> {
     type Value = Node<'de>;
 
     fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Node<'de>, D::Error> {
@@ -413,7 +440,7 @@ impl<'de, G: Grammar> DeserializeSeed<'de> for Seed<G> {
     }
 }
 
-impl<'de, G: Grammar> Visitor<'de> for Seed<G> {
+impl<'de, G: Grammar> Visitor<'de> for Seed<'_, G> {
     type Value = Node<'de>;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -466,6 +493,7 @@ impl<'de, G: Grammar> Visitor<'de> for Seed<G> {
             while seq.next_element::<IgnoredAny>()?.is_some() {}
             return Ok(Node::TooDeep);
         }
+        self.deepest.set(self.deepest.get().max(self.level));
         let mut items = Vec::new();
         let read = self.grammar.element();
         while let Some(item) = self.element(&mut seq, read)? {
@@ -479,6 +507,7 @@ impl<'de, G: Grammar> Visitor<'de> for Seed<G> {
             while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
             return Ok(Node::TooDeep);
         }
+        self.deepest.set(self.deepest.get().max(self.level));
         let mut entries = Vec::new();
         // Keys borrowed from the JSON text when they hold no escapes.
         while let Some(crate::admission::Text(key)) = map.next_key()? {
@@ -601,7 +630,16 @@ mod tests {
             panic!("{node:?}")
         };
         assert!(matches!(three[0], Node::TooDeep));
+        assert_eq!(read_noting_depth(&deep, Everything, 3).unwrap().1, 3);
+        assert_eq!(
+            read_noting_depth(r#"{"a":[1,{"b":[]}],"c":{}}"#, Everything, 10)
+                .unwrap()
+                .1,
+            4
+        );
+        assert_eq!(read_noting_depth("1", Everything, 10).unwrap().1, 0);
         let value: serde_json::Value = serde_json::from_str(r#"{"a":{"b":"c"}}"#).unwrap();
+        assert_eq!(read_value_noting_depth(&value, 10).unwrap().1, 2);
         let parsed = read_value(&value, 10).unwrap();
         assert_eq!(parsed.at(&["a", "b"]).and_then(Node::as_str), Some("c"));
     }

@@ -60,16 +60,19 @@
 
 use crate::admission::{ObjectJson, Request};
 use crate::check::{Check, GroupKind};
+use crate::checks::sync_drift::walk::{CrdKeys, Drift, Entries, Place, PlaceStep};
+use crate::checks::sync_drift::{self, SyncDrift};
 use crate::cluster::Cluster;
 use crate::finding::{Finding, Fix, List, Malformed, Report, RuleDoc, Subject};
 use crate::generated::{ApiField, ApiType, Form, Leaf, api_type};
-use crate::json::{self, Node};
+use crate::json::{self, Members, Node};
 use crate::rules::{self, Rule};
 use crate::settings::RejectOrWarn;
 use crate::text::order::natural_cmp;
 use crate::text::spelling::distance;
 use crate::text::{Parts, elide, quote};
 use serde::Deserialize;
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 pub use crate::k8s::LAST_APPLIED;
@@ -166,57 +169,90 @@ impl Check for CrdSchemaFields {
         // The request's object is read once, into the tree the walk needs.
         let object = match read_node(object) {
             Ok(node @ Node::Object(_)) => node,
-            Ok(_) => {
-                return Err(Malformed::new(
-                    "the request's object is not a JSON object; a CustomResourceDefinition was expected",
-                ));
-            }
+            Ok(_) => return Err(not_an_object()),
             Err(e) => return Err(Malformed(format!("cannot read the request's object: {e}"))),
         };
-        let name = object.at(&["metadata", "name"]).and_then(Node::as_str).unwrap_or("");
-        let subject = Subject::new(request, name, "", "");
-        let mut unreadable = None;
-        let in_object = walk(&object, &settings.allowed_keys);
-        let in_last_applied = if settings.check_last_applied {
-            match last_applied(&object, name) {
-                Ok(Some(manifest)) => walk(&manifest, &settings.allowed_keys),
-                Ok(None) => Vec::new(),
-                Err(problem) => {
-                    let text = format!("the last-applied-configuration annotation {problem}");
-                    unreadable = Some(Finding::warn(
-                        "lastAppliedUnreadable",
-                        format!("metadata.annotations[{LAST_APPLIED}]"),
-                        text.clone(),
-                        text,
-                    ));
-                    Vec::new()
-                }
-            }
+        let manifest = if settings.check_last_applied {
+            last_applied(&object, None)
         } else {
-            Vec::new()
+            Ok(None)
         };
-        let dropped = merge(in_object, in_last_applied);
-        let mut report = report(subject, &dropped, settings);
-        report.findings.extend(unreadable);
-        Ok(report)
+        Ok(judge(request, &object, manifest, settings, Walked::default()))
     }
 }
 
+/// What an object that is not a JSON object gets.
+fn not_an_object() -> Malformed {
+    Malformed::new("the request's object is not a JSON object; a CustomResourceDefinition was expected")
+}
+
+/// The findings of trees a walk shared with sync-drift judged already ([`with_sync_drift`]).
+#[derive(Default)]
+struct Walked {
+    object: Option<Vec<Dropped>>,
+    last_applied: Option<Vec<Dropped>>,
+}
+
+/// The check's report on `object` (a JSON object) and `manifest`, its last-applied manifest to
+/// check (or why it cannot be); each tree is walked here unless `walked` holds its findings.
+fn judge(
+    request: &Request<'_>,
+    object: &Node<'_>,
+    manifest: Result<Option<Cow<'_, Node<'_>>>, String>,
+    settings: &Settings,
+    walked: Walked,
+) -> Report {
+    let name = object.at(&["metadata", "name"]).and_then(Node::as_str).unwrap_or("");
+    let subject = Subject::new(request, name, "", "");
+    let mut unreadable = None;
+    let in_object = walked.object.unwrap_or_else(|| walk(object, &settings.allowed_keys));
+    let in_last_applied = match manifest {
+        Ok(Some(manifest)) => walked
+            .last_applied
+            .unwrap_or_else(|| walk(&manifest, &settings.allowed_keys)),
+        Ok(None) => Vec::new(),
+        Err(problem) => {
+            let text = format!("the last-applied-configuration annotation {problem}");
+            unreadable = Some(Finding::warn(
+                "lastAppliedUnreadable",
+                format!("metadata.annotations[{LAST_APPLIED}]"),
+                text.clone(),
+                text,
+            ));
+            Vec::new()
+        }
+    };
+    let dropped = merge(in_object, in_last_applied);
+    let mut report = report(subject, &dropped, settings);
+    report.findings.extend(unreadable);
+    report
+}
+
 /// The manifest of the last-applied annotation, if there is one to check; `Err` is the
-/// warning to give when it cannot be checked.
-fn last_applied<'a>(object: &'a Node<'_>, name: &str) -> Result<Option<Node<'a>>, String> {
+/// warning to give when it cannot be checked. `read`: the annotation already read by the
+/// caller as [`parse_node`] reads it, if it was.
+fn last_applied<'a>(
+    object: &'a Node<'a>,
+    read: Option<&'a Result<Node<'a>, serde_json::Error>>,
+) -> Result<Option<Cow<'a, Node<'a>>>, String> {
+    let name = object.at(&["metadata", "name"]).and_then(Node::as_str).unwrap_or("");
     let Some(annotation) = object.at(&["metadata", "annotations", LAST_APPLIED]) else {
         return Ok(None);
     };
     let Some(text) = annotation.as_str() else {
         return Err("is not a string; only the object was checked".to_string());
     };
-    let manifest = parse_node(text).map_err(|e| {
+    let unreadable = |e: &serde_json::Error| {
         format!(
             "is not JSON ({}); only the object was checked (the next `kubectl apply` rewrites it)",
             elide(&e.to_string(), DETAIL_CHARS)
         )
-    })?;
+    };
+    let manifest = match read {
+        Some(Ok(manifest)) => Cow::Borrowed(manifest),
+        Some(Err(e)) => return Err(unreadable(e)),
+        None => Cow::Owned(parse_node(text).map_err(|e| unreadable(&e))?),
+    };
     let field = |key: &str| manifest.at(&[key]).and_then(Node::as_str).unwrap_or("");
     let (api_version, kind) = (field("apiVersion"), field("kind"));
     if api_version != "apiextensions.k8s.io/v1" || kind != "CustomResourceDefinition" {
@@ -408,6 +444,47 @@ struct ArrayContext<'a> {
     path_len: usize,
 }
 
+/// How a JSONSchemaProps member nests schemas: the one table of it, for the walk
+/// ([`Walker::schema`]) and for finding a schema node from the root ([`Walker::enter`]).
+#[derive(Clone, Copy)]
+enum Nest {
+    /// A map of names to schemas (`properties`, ...); `enclosing`: its schemas keep the nearest
+    /// array schema around the node (not those of `definitions` and `dependencies`, which stand
+    /// alone; a `dependencies` value that lists names is no schema and is not walked).
+    Map { enclosing: bool },
+    /// `items`: a schema or a list of them, whose nearest array schema is the node.
+    Items,
+    /// One schema (`additionalProperties`, `additionalItems` when not a boolean, `not`).
+    One,
+    /// A list of schemas (`allOf`, `anyOf`, `oneOf`).
+    List,
+    /// A member of an API type (`x-kubernetes-validations`, `externalDocs`).
+    Typed,
+}
+
+impl Nest {
+    fn of(key: &str) -> Option<Nest> {
+        Some(match key {
+            "properties" | "patternProperties" => Nest::Map { enclosing: true },
+            "definitions" | "dependencies" => Nest::Map { enclosing: false },
+            "items" => Nest::Items,
+            "additionalProperties" | "additionalItems" | "not" => Nest::One,
+            "allOf" | "anyOf" | "oneOf" => Nest::List,
+            "x-kubernetes-validations" | "externalDocs" => Nest::Typed,
+            _ => return None,
+        })
+    }
+}
+
+/// How the walk reads a node it reaches ([`Walker::enter`]).
+#[derive(Clone, Copy)]
+enum Mode<'a> {
+    /// An object of an API type.
+    Typed(ApiType),
+    /// A schema node, and the nearest array schema around it.
+    Schema(Option<ArrayContext<'a>>),
+}
+
 /// Walks one tree; recursion depth is bounded by the tree's depth, which is at most
 /// [`MAX_DEPTH`] (every call descends at least one JSON level).
 struct Walker<'s> {
@@ -480,11 +557,16 @@ impl<'s> Walker<'s> {
         };
         for (key, value) in entries {
             let mark = self.push_key(key);
-            match ty.field(key) {
-                Some(field) => self.field(value, field, ty),
-                None => self.unknown(key, ty),
-            }
+            self.typed_member(key, value, ty);
             self.path.truncate(mark);
+        }
+    }
+
+    /// The member `key` of an object of API type `ty` (the path ends with the key).
+    fn typed_member(&mut self, key: &str, value: &Node, ty: ApiType) {
+        match ty.field(key) {
+            Some(field) => self.field(value, field, ty),
+            None => self.unknown(key, ty),
         }
     }
 
@@ -561,63 +643,79 @@ impl<'s> Walker<'s> {
 
     /// A JSONSchemaProps node; `enclosing` is the nearest array schema around it.
     fn schema<'a>(&mut self, node: &'a Node, enclosing: Option<ArrayContext<'a>>) {
-        let schema_type = self.schema_type;
         let entries = match node {
             Node::Object(entries) => entries,
             Node::TooDeep => return self.too_deep(),
             _ => return,
         };
-        let here = ArrayContext {
+        #[cfg(test)]
+        crate::checks::sync_drift::walk::visits::schema_node(entries);
+        let here = self.here(node);
+        for (key, value) in entries {
+            let mark = self.push_key(key);
+            self.schema_member(node, here, enclosing, key, value);
+            self.path.truncate(mark);
+        }
+    }
+
+    /// `node` as the nearest array schema of what it nests, at the current path.
+    fn here<'a>(&self, node: &'a Node<'a>) -> ArrayContext<'a> {
+        ArrayContext {
             node,
             name_start: self.name_start.min(self.path.len()),
             path_len: self.path.len(),
-        };
-        for (key, value) in entries {
-            let mark = self.push_key(key);
-            match key.as_ref() {
-                "properties" | "patternProperties" => self.schema_map(value, enclosing),
-                "definitions" => self.schema_map(value, None),
-                "dependencies" => {
-                    // Values are schemas or lists of property names; only schemas are walked.
-                    if let Node::Object(_) | Node::TooDeep = value {
-                        self.schema_map(value, None);
-                    }
+        }
+    }
+
+    /// The member `key` of schema `node` (the path ends with the key); `here` is `node` as an
+    /// array context, `enclosing` the nearest array schema around it.
+    fn schema_member<'a>(
+        &mut self,
+        node: &'a Node,
+        here: ArrayContext<'a>,
+        enclosing: Option<ArrayContext<'a>>,
+        key: &str,
+        value: &'a Node,
+    ) {
+        let schema_type = self.schema_type;
+        match Nest::of(key) {
+            Some(Nest::Map { enclosing: keeps }) => self.schema_map(value, if keeps { enclosing } else { None }),
+            Some(Nest::Items) => match value {
+                Node::Array(items) => self.schema_list(items, Some(here)),
+                _ => self.schema(value, Some(here)),
+            },
+            Some(Nest::One) => self.schema(value, enclosing),
+            Some(Nest::List) => match value {
+                Node::Array(items) => self.schema_list(items, enclosing),
+                Node::TooDeep => self.too_deep(),
+                _ => {}
+            },
+            Some(Nest::Typed) => {
+                if let Some(field) = schema_type.field(key) {
+                    self.field(value, field, schema_type);
                 }
-                "items" => match value {
-                    Node::Array(items) => self.schema_list(items, Some(here)),
-                    _ => self.schema(value, Some(here)),
-                },
-                "additionalProperties" | "additionalItems" => {
-                    if let Node::Object(_) | Node::TooDeep = value {
-                        self.schema(value, enclosing);
-                    }
-                }
-                "allOf" | "anyOf" | "oneOf" => match value {
-                    Node::Array(items) => self.schema_list(items, enclosing),
-                    Node::TooDeep => self.too_deep(),
-                    _ => {}
-                },
-                "not" => self.schema(value, enclosing),
-                "x-kubernetes-validations" | "externalDocs" => {
-                    if let Some(field) = schema_type.field(key) {
-                        self.field(value, field, schema_type);
-                    }
-                }
-                // The keys nearly every schema node holds, known without searching the table
-                // (a test proves they are JSONSchemaProps fields).
-                "type" | "description" | "format" | "required" | "enum" | "default" => {}
-                _ if schema_type.field(key).is_some() => {}
-                _ if self.allowed_keys.iter().any(|k| k == key) => {}
-                _ if PATCH_KEYS.contains(&key.as_ref()) => {
-                    let text = self.patch_remedy(node, here, enclosing);
-                    self.report(
-                        text,
-                        "strategic-merge-patch marker, dropped by the API server: use x-kubernetes-list-type",
-                    );
-                }
-                _ => self.unknown(key, schema_type),
             }
-            self.path.truncate(mark);
+            // The keys nearly every schema node holds, known without searching the table
+            // (a test proves they are JSONSchemaProps fields).
+            None if matches!(key, "type" | "description" | "format" | "required" | "enum" | "default") => {}
+            None if schema_type.field(key).is_some() => {}
+            None => self.undeclared(node, here, enclosing, key),
+        }
+    }
+
+    /// A key JSONSchemaProps does not declare, of schema `node` (the path ends with the key).
+    fn undeclared(&mut self, node: &Node, here: ArrayContext<'_>, enclosing: Option<ArrayContext<'_>>, key: &str) {
+        if self.allowed_keys.iter().any(|k| k == key) {
+            return;
+        }
+        if PATCH_KEYS.contains(&key) {
+            let text = self.patch_remedy(node, here, enclosing);
+            self.report(
+                text,
+                "strategic-merge-patch marker, dropped by the API server: use x-kubernetes-list-type",
+            );
+        } else {
+            self.unknown(key, self.schema_type);
         }
     }
 
@@ -713,6 +811,333 @@ fn near_miss(key: &str, ty: ApiType) -> Option<&'static str> {
     best.map(|(_, name)| name)
 }
 
+// ---------------------------------------------------------------------------------------------
+// One traversal for crd-schema-fields and sync-drift (the all-in-one).
+
+/// crd-schema-fields and sync-drift on one CRD request, as the all-in-one runs them when both
+/// are enabled and apply: their two reports, the same as each check's own ([`Check::check`]),
+/// from one reading of the object and of its last-applied manifest, and one traversal of each
+/// tree sync-drift walks.
+///
+/// Which traversal serves whom:
+/// - the tree sync-drift walks (the object of a manifest, or the last-applied manifest of a live
+///   object) is traversed once, by sync-drift's walk (`sync_drift::walk::Walker`); it hands
+///   each key of the CRD its type does not declare to crd-schema-fields' [`Judge`] (a
+///   [`CrdKeys`]), and each value it does not descend into (the CRD's `status`, an object the
+///   live object lacks, a key given twice), which the judge walks on alone with [`Walker`];
+/// - a tree sync-drift does not walk (the live object, a last-applied manifest of an object
+///   sync-drift judges as a manifest) is walked by crd-schema-fields alone ([`walk`]).
+///
+/// Each check reads JSON nested up to its own depth (crd-schema-fields [`MAX_DEPTH`],
+/// sync-drift serde_json's 128 levels): an object or a manifest nested deeper than
+/// [`MAX_DEPTH`] is read and walked by each check on its own, as it would be alone.
+pub fn with_sync_drift(
+    request: &Request<'_>,
+    object: ObjectJson<'_>,
+    settings: &Settings,
+    drift: &sync_drift::Settings,
+    cluster: &dyn Cluster,
+) -> (Result<Report, Malformed>, Result<Report, Malformed>) {
+    let alone = || {
+        (
+            CrdSchemaFields::check(request, object, settings, cluster),
+            SyncDrift::check(request, object, drift, cluster),
+        )
+    };
+    if request.kind.version != "v1" {
+        return alone();
+    }
+    let read = match object {
+        ObjectJson::Raw(raw) => json::read_noting_depth(raw.get(), json::Everything, usize::MAX),
+        ObjectJson::Parsed(value) => json::read_value_noting_depth(value, usize::MAX),
+    };
+    let tree = match read {
+        Ok((tree @ Node::Object(_), deepest)) if deepest <= MAX_DEPTH => tree,
+        _ => return alone(),
+    };
+    let metadata = tree.get("metadata").filter(|m| m.as_object().is_some());
+    // The annotation is read once, whole, if either check reads it.
+    let wanted = settings.check_last_applied || request.is_update() || sync_drift::is_live(metadata);
+    let mut manifest_depth = 0;
+    let manifest_read = tree
+        .at(&["metadata", "annotations", LAST_APPLIED])
+        .and_then(Node::as_str)
+        .filter(|_| wanted)
+        .map(|text| {
+            json::read_noting_depth(text, json::Everything, usize::MAX).map(|(node, deepest)| {
+                manifest_depth = deepest;
+                node
+            })
+        });
+    let manifest = if settings.check_last_applied {
+        // Deeper than crd-schema-fields reads: it reads its own, cut off.
+        last_applied(&tree, manifest_read.as_ref().filter(|_| manifest_depth <= MAX_DEPTH))
+    } else {
+        Ok(None)
+    };
+    let mut shared = Shared {
+        allowed_keys: &settings.allowed_keys,
+        object: &tree,
+        manifest: manifest.as_ref().ok().and_then(Option::as_deref),
+        walked: Walked::default(),
+    };
+    let drift_report = sync_drift::judge(request, &tree, manifest_read.as_ref(), drift, cluster, &mut shared);
+    let walked = shared.walked;
+    (Ok(judge(request, &tree, manifest, settings, walked)), drift_report)
+}
+
+/// What crd-schema-fields shares of sync-drift's walk ([`with_sync_drift`]): it judges the
+/// object, or the last-applied manifest it checks, as sync-drift walks it.
+struct Shared<'s, 't> {
+    allowed_keys: &'s [String],
+    /// The object, as read.
+    object: &'t Node<'t>,
+    /// The last-applied manifest crd-schema-fields checks, if any.
+    manifest: Option<&'t Node<'t>>,
+    /// The findings of the trees judged in sync-drift's walk.
+    walked: Walked,
+}
+
+impl sync_drift::Beside for Shared<'_, '_> {
+    fn walk(
+        &mut self,
+        applied: &Node<'_>,
+        last_applied: bool,
+        root: ApiType,
+        walk: &mut dyn FnMut(Option<&mut dyn CrdKeys>) -> Vec<Drift>,
+    ) -> Vec<Drift> {
+        let ours = if last_applied {
+            self.manifest.is_some_and(|m| std::ptr::eq(m, applied))
+        } else {
+            std::ptr::eq(self.object, applied)
+        };
+        let (Some(crd), Some(schema)) = (
+            api_type(PACKAGE, "CustomResourceDefinition"),
+            api_type(PACKAGE, "JSONSchemaProps"),
+        ) else {
+            return walk(None);
+        };
+        if !ours || root != crd {
+            return walk(None);
+        }
+        let mut judge = Judge {
+            root: applied,
+            walker: Walker::new(self.allowed_keys, schema, String::new()),
+        };
+        let drifts = walk(Some(&mut judge));
+        let found = Some(judge.walker.findings);
+        if last_applied {
+            self.walked.last_applied = found;
+        } else {
+            self.walked.object = found;
+        }
+        drifts
+    }
+}
+
+/// crd-schema-fields' judgement of the keys sync-drift's walk meets in a CRD ([`CrdKeys`]): a
+/// key the walk hands over is judged as [`Walker`] judges it, and a value the walk does not
+/// descend into is walked by a [`Walker`] from there. The findings are those of [`walk`] on the
+/// same tree (in another order, which [`merge`] does not depend on).
+struct Judge<'t, 's> {
+    /// The tree walked.
+    root: &'t Node<'t>,
+    /// The walker at the place of each call, holding the findings.
+    walker: Walker<'s>,
+}
+
+impl CrdKeys for Judge<'_, '_> {
+    fn unknown(&mut self, key: &str, ty: ApiType, place: Place<'_>) {
+        let steps = place.steps();
+        if ty == self.walker.schema_type && PATCH_KEYS.contains(&key) {
+            // The remedy reads the schema node and the array schema around it.
+            let parent = &steps[..steps.len().saturating_sub(1)];
+            if let Some((node, Mode::Schema(enclosing))) = self.walker.enter(self.root, parent) {
+                let here = self.walker.here(node);
+                let mark = self.walker.push_key(key);
+                self.walker.undeclared(node, here, enclosing, key);
+                self.walker.path.truncate(mark);
+                return;
+            }
+        }
+        self.walker.set_path(&steps);
+        self.walker.unknown(key, ty);
+    }
+
+    fn beyond(&mut self, value: &Node<'_>, ty: ApiType, place: Place<'_>) {
+        let steps = place.steps();
+        if ty == self.walker.schema_type {
+            if let Some((node, Mode::Schema(enclosing))) = self.walker.enter(self.root, &steps) {
+                self.walker.schema(node, enclosing);
+            }
+        } else {
+            self.walker.set_path(&steps);
+            self.walker.typed(value, ty);
+        }
+    }
+
+    fn beyond_member(&mut self, value: &Node<'_>, field: ApiField, owner: ApiType, place: Place<'_>) {
+        self.walker.set_path(&place.steps());
+        self.walker.field(value, field, owner);
+    }
+
+    fn shadowed(&mut self, entries: Entries<'_, '_>, visited: &Members<'_, '_>, place: Place<'_>) {
+        let steps = place.steps();
+        let shadowed = entries
+            .iter()
+            .filter(|(key, value)| !visited.get(key).is_some_and(|kept| std::ptr::eq(kept, value)));
+        let walker = &mut self.walker;
+        if let Some((node, mode)) = walker.enter(self.root, &steps) {
+            // An object of an API type, or a schema node.
+            let here = walker.here(node);
+            for (key, value) in shadowed {
+                let mark = walker.push_key(key);
+                match mode {
+                    Mode::Typed(ty) => walker.typed_member(key, value, ty),
+                    Mode::Schema(enclosing) => walker.schema_member(node, here, enclosing, key, value),
+                }
+                walker.path.truncate(mark);
+            }
+            return;
+        }
+        // A map: a member of an API type, or of a schema node (`properties`, ...).
+        let Some((PlaceStep::Key(name), parent)) = steps.split_last() else {
+            return;
+        };
+        let Some((_, mode)) = walker.enter(self.root, parent) else {
+            return;
+        };
+        walker.push_key(name);
+        let (walk, enclosing) = match mode {
+            Mode::Typed(owner) => match owner.field(name).and_then(|field| walker.walk_of(field.leaf, owner)) {
+                Some(walk) => (walk, None),
+                None => return,
+            },
+            Mode::Schema(enclosing) => match Nest::of(name) {
+                Some(Nest::Map { enclosing: keeps }) => (Walk::Schema, if keeps { enclosing } else { None }),
+                _ => return,
+            },
+        };
+        for (key, value) in shadowed {
+            let mark = walker.push_key(key);
+            match walk {
+                Walk::Schema => walker.schema(value, enclosing),
+                Walk::Typed(ty) => walker.typed(value, ty),
+            }
+            walker.path.truncate(mark);
+        }
+    }
+}
+
+impl<'s> Walker<'s> {
+    /// Sets the path to `steps` from the root, as the walk pushes them.
+    fn set_path(&mut self, steps: &[PlaceStep<'_>]) {
+        self.path.clear();
+        self.name_start = 0;
+        for step in steps {
+            match *step {
+                PlaceStep::Key(key) => self.push_key(key),
+                PlaceStep::Index(i) => self.push_index(i),
+            };
+        }
+    }
+
+    /// Follows `steps` from `root` (a CRD) as [`Walker::typed`] and [`Walker::schema`] descend:
+    /// the node there and how the walk reads it (for a schema node, with the nearest array
+    /// schema around it, which only the way from the root tells); the path is left at the
+    /// place. `None` where the walk does not reach.
+    fn enter<'a>(&mut self, root: &'a Node<'a>, steps: &[PlaceStep<'_>]) -> Option<(&'a Node<'a>, Mode<'a>)> {
+        self.path.clear();
+        self.name_start = 0;
+        let mut node = root;
+        let mut mode = Mode::Typed(api_type(PACKAGE, "CustomResourceDefinition")?);
+        let mut steps = steps.iter().copied();
+        while let Some(step) = steps.next() {
+            let PlaceStep::Key(name) = step else {
+                return None;
+            };
+            let value = node.get(name)?;
+            let here = self.here(node);
+            self.push_key(name);
+            let owner = match mode {
+                Mode::Typed(ty) => ty,
+                Mode::Schema(enclosing) => {
+                    let (next, inner) = match Nest::of(name)? {
+                        Nest::Typed => {
+                            (node, mode) = self.enter_member(value, self.schema_type, name, &mut steps)?;
+                            continue;
+                        }
+                        Nest::Map { enclosing: keeps } => {
+                            let PlaceStep::Key(member) = steps.next()? else {
+                                return None;
+                            };
+                            self.push_key(member);
+                            (value.get(member)?, if keeps { enclosing } else { None })
+                        }
+                        Nest::Items => match value {
+                            Node::Array(items) => (self.enter_index(items, &mut steps)?, Some(here)),
+                            _ => (value, Some(here)),
+                        },
+                        Nest::One => (value, enclosing),
+                        Nest::List => match value {
+                            Node::Array(items) => (self.enter_index(items, &mut steps)?, enclosing),
+                            _ => return None,
+                        },
+                    };
+                    node = next;
+                    mode = Mode::Schema(inner);
+                    continue;
+                }
+            };
+            (node, mode) = self.enter_member(value, owner, name, &mut steps)?;
+        }
+        Some((node, mode))
+    }
+
+    /// [`Walker::enter`] through `value`, the member `name` of an object of type `owner`, as
+    /// [`Walker::field`] descends.
+    fn enter_member<'a, 'p>(
+        &mut self,
+        value: &'a Node<'a>,
+        owner: ApiType,
+        name: &str,
+        steps: &mut impl Iterator<Item = PlaceStep<'p>>,
+    ) -> Option<(&'a Node<'a>, Mode<'a>)> {
+        let field = owner.field(name)?;
+        let walk = self.walk_of(field.leaf, owner)?;
+        let next = match (field.form, value) {
+            (Form::Value | Form::Pointer, _) => value,
+            (Form::List, Node::Array(items)) => self.enter_index(items, steps)?,
+            (Form::Map, Node::Object(_)) => {
+                let PlaceStep::Key(key) = steps.next()? else {
+                    return None;
+                };
+                self.push_key(key);
+                value.get(key)?
+            }
+            _ => return None,
+        };
+        let mode = match walk {
+            Walk::Schema => Mode::Schema(None),
+            Walk::Typed(ty) => Mode::Typed(ty),
+        };
+        Some((next, mode))
+    }
+
+    /// [`Walker::enter`] into the item of `items` the next step names.
+    fn enter_index<'a, 'p>(
+        &mut self,
+        items: &'a [Node<'a>],
+        steps: &mut impl Iterator<Item = PlaceStep<'p>>,
+    ) -> Option<&'a Node<'a>> {
+        let PlaceStep::Index(i) = steps.next()? else {
+            return None;
+        };
+        self.push_index(i);
+        items.get(i)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -726,6 +1151,7 @@ mod tests {
             .total
     }
     use crate::check::{decide, parse_settings};
+    use crate::checks::sync_drift;
     use crate::cluster::NoCluster;
     use serde_json::{Value, json};
 
@@ -1087,6 +1513,158 @@ mod tests {
             "{message}"
         );
         assert!(message.contains(&format!("{ROOT}.x-kubernetes-patch-strategy (in the object)")));
+    }
+
+    /// A CRD request as text (keys given twice stay so).
+    fn request_text(operation: &str, object: &str) -> String {
+        format!(
+            r#"{{"request":{{"uid":"u","kind":{{"group":"apiextensions.k8s.io","version":"v1","kind":"CustomResourceDefinition"}},"resource":{{"group":"apiextensions.k8s.io","version":"v1","resource":"customresourcedefinitions"}},"operation":"{operation}","object":{object}}},"settings":{{}}}}"#
+        )
+    }
+
+    /// The schema nodes a run visits: how many, and whether one was visited twice.
+    fn visited(run: impl FnOnce()) -> (usize, bool) {
+        use crate::checks::sync_drift::walk::visits;
+        visits::take();
+        run();
+        let mut nodes = visits::take();
+        let count = nodes.len();
+        nodes.sort_unstable();
+        nodes.dedup();
+        (count, nodes.len() != count)
+    }
+
+    /// Runs the two checks on `payload` in one traversal ([`with_sync_drift`]) and one after the
+    /// other: the same reports. With `one_tree` (both walk the tree sync-drift walks), the
+    /// traversal visits no schema node twice, and only those crd-schema-fields alone visits,
+    /// where sync-drift alone visits some again; else, the nodes of both.
+    fn one_traversal(payload: &str, schema_fields: Value, drift: Value, one_tree: bool) {
+        let read = crate::check::read_request(payload.as_bytes()).unwrap();
+        let request = &read.request;
+        let object = request.object.unwrap();
+        let schema_fields: Settings = serde_json::from_value(schema_fields).unwrap();
+        let drift: sync_drift::Settings = serde_json::from_value(drift).unwrap();
+        let mut shared = None;
+        let (once, twice) = visited(|| {
+            shared = Some(with_sync_drift(request, object, &schema_fields, &drift, &NoCluster));
+        });
+        let mut alone = None;
+        let (schema_alone, _) =
+            visited(|| alone = Some(CrdSchemaFields::check(request, object, &schema_fields, &NoCluster)));
+        let mut drift_alone = None;
+        let (drift_count, _) = visited(|| drift_alone = Some(SyncDrift::check(request, object, &drift, &NoCluster)));
+        let (shared, alone) = (shared.unwrap(), (alone.unwrap(), drift_alone.unwrap()));
+        let paths = |report: &Result<Report, Malformed>| match report {
+            Ok(report) => report.findings.iter().map(|f| f.path.clone()).collect::<Vec<_>>(),
+            Err(Malformed(message)) => vec![message.clone()],
+        };
+        assert_eq!(paths(&shared.0), paths(&alone.0), "{payload}");
+        assert_eq!(paths(&shared.1), paths(&alone.1), "{payload}");
+        assert_eq!(format!("{:#?}", shared.0), format!("{:#?}", alone.0), "{payload}");
+        assert_eq!(format!("{:#?}", shared.1), format!("{:#?}", alone.1), "{payload}");
+        if one_tree {
+            // (Where each check reads its own tree, one may reuse the other's memory.)
+            assert!(!twice, "a schema node visited twice: {payload}");
+            assert!(drift_count > 0, "{payload}");
+            assert_eq!(once, schema_alone, "{payload}");
+        } else {
+            assert_eq!(once, schema_alone + drift_count, "{payload}");
+        }
+    }
+
+    /// A CRD manifest with findings everywhere the walks part: keys given twice (and out of
+    /// order), patch markers inside and on arrays, the CRD's `status` and a version's
+    /// `subresources.status`, schemas under `allOf`, `not` and `definitions`.
+    const MANIFEST: &str = r#"{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition",
+        "metadata":{"name":"widgets.example.com"},
+        "spec":{"group":"example.com","names":{"kind":"Widget","plural":"widgets","singlar":"w"},
+          "names":{"kind":"Widget","plural":"widgets","lstKind":"WidgetList"},"scope":"Namespaced",
+          "versions":[{"name":"v1","served":true,"storage":true,"subresources":{"status":{"anything":1}},
+            "schema":{"openAPIV3Schema":{"type":"object","x-acme":1,"properties":{"spec":{"type":"object","properties":{
+              "list":{"type":"array","items":{"type":"object","required":["key"],"properties":{"key":{"type":"string",
+                "x-kubernetes-patch-strategy":"merge","x-kubernetes-patch-merge-key":"key"}}}},
+              "fins":{"type":"array","items":{"type":"string"},"x-kubernetes-patch-strategy":"merge"},
+              "dup":{"type":"string","tpye":"x","items":{"type":"array","x-kubernetes-patch-merge-key":"k","items":{"type":"object"}}},
+              "dup":{"type":"integer","minLenght":1},
+              "any":{"allOf":[{"not":{"bogus":1,"properties":{"deep":{"x-kubernetes-patch-strategy":"merge"}}}}]}}}},
+              "definitions":{"d":{"x-kubernetes-patch-strategy":"merge"}}}}}]},
+        "status":{"acceptedNames":{"kind":"Widget","listkind":"x"},"storedVersions":["v1"]}}"#;
+
+    /// `manifest` as the API server holds it after applying it: live, pruned, the manifest in
+    /// its last-applied annotation.
+    fn live(manifest: &str, annotation: &str) -> String {
+        let recorded = serde_json::to_string(annotation).unwrap();
+        format!(
+            r#"{{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition",
+            "metadata":{{"name":"widgets.example.com","uid":"1","annotations":{{"{LAST_APPLIED}":{recorded}}}}},
+            "spec":{{"group":"example.com","names":{{"kind":"Widget","plural":"widgets"}},"scope":"Namespaced",
+              "versions":[{{"name":"v1","served":true,"storage":true,"schema":{{"openAPIV3Schema":{{"type":"object",
+                "properties":{{"spec":{{"type":"object","properties":{{"fins":{{"type":"array","items":{{"type":"string"}},"bogus":2}}}}}}}}}}}}}}]}},
+            "status":{{"acceptedNames":{{"kind":"Widget"}},"storedVersions":["v1"],"x":1}},"ignored":{manifest}}}"#
+        )
+    }
+
+    #[test]
+    fn one_traversal_for_both_checks_answers_as_each_alone() {
+        let defaults = || json!({});
+        // A manifest: one tree, walked once.
+        one_traversal(&request_text("CREATE", MANIFEST), defaults(), defaults(), true);
+        one_traversal(
+            &request_text("CREATE", MANIFEST),
+            json!({"allowedKeys": ["x-acme", "x-kubernetes-patch-strategy"], "maxFindings": 3}),
+            json!({"tools": ["flux"], "kubernetesVersion": "1.20"}),
+            true,
+        );
+        // A live object: crd-schema-fields walks it alone; last-applied, which the live object
+        // lacks most of, is walked once for both.
+        let manifest: String = MANIFEST.split_whitespace().collect::<Vec<_>>().join(" ");
+        for operation in ["UPDATE", "CREATE"] {
+            let object = live(&manifest, &manifest);
+            one_traversal(&request_text(operation, &object), defaults(), defaults(), true);
+            one_traversal(
+                &request_text(operation, &object),
+                json!({"checkLastApplied": false}),
+                defaults(),
+                false,
+            );
+        }
+        // Last-applied that only sync-drift compares (no name), or neither (not JSON, another
+        // kind); no last-applied.
+        let nameless = manifest.replace(r#""name":"widgets.example.com""#, r#""name":"""#);
+        for annotation in [
+            nameless.as_str(),
+            "{not json",
+            r#"{"apiVersion":"v1","kind":"ConfigMap"}"#,
+        ] {
+            one_traversal(
+                &request_text("UPDATE", &live(&manifest, annotation)),
+                defaults(),
+                defaults(),
+                false,
+            );
+        }
+        let unannotated = live(&manifest, "").replace(
+            r#""annotations":{"kubectl.kubernetes.io/last-applied-configuration":""}"#,
+            r#""annotations":{}"#,
+        );
+        one_traversal(&request_text("UPDATE", &unannotated), defaults(), defaults(), false);
+        // Nested deeper than crd-schema-fields reads (each check reads its own), or than
+        // serde_json reads; shapes that are no CRD.
+        for levels in [80, 95, 200] {
+            let deep = MANIFEST.replace(
+                r#""bogus":1,"#,
+                &format!(r#""bogus":1,"properties":{{"n":{}}},"#, nested_not(levels, "{}")),
+            );
+            one_traversal(&request_text("CREATE", &deep), defaults(), defaults(), levels == 80);
+            let object = live(&deep.split_whitespace().collect::<Vec<_>>().join(" "), &deep);
+            one_traversal(&request_text("UPDATE", &object), defaults(), defaults(), levels == 80);
+        }
+        for object in [
+            r#""a string""#,
+            r#"{"apiVersion":"apiextensions.k8s.io/v1beta1","kind":"CustomResourceDefinition","spec":{"bogus":1}}"#,
+        ] {
+            one_traversal(&request_text("CREATE", object), defaults(), defaults(), false);
+        }
     }
 
     #[test]

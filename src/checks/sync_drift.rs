@@ -16,7 +16,8 @@
 //! which of the tools in use report it and how ([`cause::effect`]), and the fix: the manifest
 //! edit, and for the tools that report it OutOfSync the ignore entry that silences exactly those
 //! paths. A CRD's fields its type does not declare are crd-schema-fields' findings, never this
-//! check's, so the all-in-one reports them once.
+//! check's, so the all-in-one reports them once; there its walk of a CRD hands them to
+//! crd-schema-fields as it meets them ([`Beside`], [`walk::CrdKeys`]), one traversal for both.
 //!
 //! # Cost
 //! Built-in kinds and CRDs need no lookup. A custom resource is judged against its CRD's
@@ -289,87 +290,138 @@ impl Check for SyncDrift {
             Ok(object) => object,
             // serde_json's reader stops at 128 levels of nesting; no manifest comes near, and the
             // walk never goes deeper than what was read.
-            Err(e) if e.to_string().starts_with("recursion limit exceeded") => {
-                let text = "the object nests deeper than 128 levels of JSON; it was not checked.";
-                let deep = Finding::warn("tooDeep", "", text, text);
-                return Ok(Report::new(Subject::new(request, "", "", ""), vec![deep]));
-            }
+            Err(e) if is_too_deep(&e) => return Ok(too_deep(request)),
             Err(e) => return Err(Malformed(format!("cannot read the request's object: {e}"))),
         };
-        if object.as_object().is_none() {
-            return Err(Malformed::new("the request's object is not a JSON object"));
-        }
-        let metadata = object.get("metadata").filter(|m| m.as_object().is_some());
-        let meta = |key: &str| metadata.and_then(|m| m.get(key)).and_then(Node::as_str).unwrap_or("");
-        let subject = Subject::new(request, meta("name"), meta("generateName"), meta("namespace"));
-        let identity = Identity::of(&object, request);
-
-        // The manifest to judge, and the live object when there is one.
-        let recorded;
-        let (applied, live) = if request.is_update() || is_live(metadata) {
-            match last_applied(metadata, &identity, meta("name")) {
-                Ok(Some(manifest)) => {
-                    recorded = manifest;
-                    (&recorded, Live::Has(&object))
-                }
-                Ok(None) => return Ok(Report::new(subject, Vec::new())),
-                Err(problem) => {
-                    let text = format!("the last-applied-configuration annotation {problem}.");
-                    let unreadable = Finding::warn(
-                        "lastAppliedUnreadable",
-                        format!("metadata.annotations[{LAST_APPLIED}]"),
-                        text.clone(),
-                        text,
-                    );
-                    return Ok(Report::new(subject, vec![unreadable]));
-                }
-            }
-        } else {
-            (&object, Live::Unknown)
-        };
-        let Some(applied_map) = applied.as_object() else {
-            return Ok(Report::new(subject, Vec::new()));
-        };
-
-        let class = identity.class();
-        let mut extra = Vec::new();
-        let drifts = match (class, identity.api_type) {
-            (Class::Custom, _) => {
-                let crd = if needs_schema(applied_map, live) {
-                    read_crd(request, &identity, cluster).unwrap_or_else(|problem| {
-                        let text = format!(
-                            "its CRD could not be read ({}), so fields its schema prunes were not looked for",
-                            elide(&problem, DETAIL_CHARS)
-                        );
-                        extra.push(Finding::warn("schemaUnavailable", "", text.clone(), text));
-                        None
-                    })
-                } else {
-                    None
-                };
-                let schema = crd.as_deref().map(Pruning::schema);
-                let mut walker = Walker::new(class, schema)
-                    .of_kind(&identity.group, &identity.version, &identity.kind, settings.minor())
-                    .cluster_scoped(crd.as_deref().is_some_and(|crd| crd.cluster_scoped));
-                walker.custom_root(applied_map, live);
-                walker.drifts
-            }
-            (_, Some(root)) => {
-                let mut walker = Walker::new(class, None).of_kind(
-                    &identity.group,
-                    &identity.version,
-                    &identity.kind,
-                    settings.minor(),
-                );
-                walker.typed_root(applied_map, live, root);
-                walker.drifts
-            }
-            (_, None) => Vec::new(),
-        };
-        let mut report = report(subject, &identity, drifts, settings);
-        report.findings.extend(extra);
-        Ok(report)
+        judge(request, &object, None, settings, cluster, &mut Alone)
     }
+}
+
+/// The answer to an object nested deeper than serde_json reads (128 levels).
+pub(crate) fn too_deep(request: &Request<'_>) -> Report {
+    let text = "the object nests deeper than 128 levels of JSON; it was not checked.";
+    let deep = Finding::warn("tooDeep", "", text, text);
+    Report::new(Subject::new(request, "", "", ""), vec![deep])
+}
+
+/// Whether a reading failed at serde_json's nesting limit.
+pub(crate) fn is_too_deep(error: &serde_json::Error) -> bool {
+    error.to_string().starts_with("recursion limit exceeded")
+}
+
+/// What reads a CRD beside this check, and how: alone ([`Alone`]), or, in the all-in-one, with
+/// crd-schema-fields judging the keys of the tree this check walks in the same traversal
+/// (`crd_schema_fields::with_sync_drift`).
+pub(crate) trait Beside {
+    /// Walks `applied` (the object, or with `last_applied` the manifest its annotation records),
+    /// a CRD whose type is `root`: `walk` runs the walk, with the reader of its keys beside it
+    /// if there is one.
+    fn walk(
+        &mut self,
+        applied: &Node<'_>,
+        last_applied: bool,
+        root: crate::generated::ApiType,
+        walk: &mut dyn FnMut(Option<&mut dyn walk::CrdKeys>) -> Vec<Drift>,
+    ) -> Vec<Drift>;
+}
+
+/// The check alone: nothing reads beside its walk.
+pub(crate) struct Alone;
+
+impl Beside for Alone {
+    fn walk(
+        &mut self,
+        _: &Node<'_>,
+        _: bool,
+        _: crate::generated::ApiType,
+        walk: &mut dyn FnMut(Option<&mut dyn walk::CrdKeys>) -> Vec<Drift>,
+    ) -> Vec<Drift> {
+        walk(None)
+    }
+}
+
+/// Judges the request's `object` as read ([`read_object`]); `manifest` is its last-applied
+/// annotation already read by the caller (with [`json::read`] whole, as [`last_applied`] reads
+/// it), if it was. A built-in kind (a CRD) is walked through `beside` ([`Beside`]).
+pub(crate) fn judge<'a>(
+    request: &Request<'_>,
+    object: &'a Node<'a>,
+    manifest: Option<&'a Result<Node<'a>, serde_json::Error>>,
+    settings: &Settings,
+    cluster: &dyn Cluster,
+    beside: &mut dyn Beside,
+) -> Result<Report, Malformed> {
+    if object.as_object().is_none() {
+        return Err(Malformed::new("the request's object is not a JSON object"));
+    }
+    let metadata = object.get("metadata").filter(|m| m.as_object().is_some());
+    let meta = |key: &str| metadata.and_then(|m| m.get(key)).and_then(Node::as_str).unwrap_or("");
+    let subject = Subject::new(request, meta("name"), meta("generateName"), meta("namespace"));
+    let identity = Identity::of(object, request);
+
+    // The manifest to judge, and the live object when there is one.
+    let recorded;
+    let (applied, live) = if request.is_update() || is_live(metadata) {
+        match last_applied(metadata, &identity, meta("name"), manifest) {
+            Ok(Some(manifest)) => {
+                recorded = manifest;
+                (&*recorded, Live::Has(object))
+            }
+            Ok(None) => return Ok(Report::new(subject, Vec::new())),
+            Err(problem) => {
+                let text = format!("the last-applied-configuration annotation {problem}.");
+                let unreadable = Finding::warn(
+                    "lastAppliedUnreadable",
+                    format!("metadata.annotations[{LAST_APPLIED}]"),
+                    text.clone(),
+                    text,
+                );
+                return Ok(Report::new(subject, vec![unreadable]));
+            }
+        }
+    } else {
+        (object, Live::Unknown)
+    };
+    let walks_last_applied = !std::ptr::eq(applied, object);
+    let Some(applied_map) = applied.as_object() else {
+        return Ok(Report::new(subject, Vec::new()));
+    };
+
+    let class = identity.class();
+    let mut extra = Vec::new();
+    let drifts = match (class, identity.api_type) {
+        (Class::Custom, _) => {
+            let crd = if needs_schema(applied_map, live) {
+                read_crd(request, &identity, cluster).unwrap_or_else(|problem| {
+                    let text = format!(
+                        "its CRD could not be read ({}), so fields its schema prunes were not looked for",
+                        elide(&problem, DETAIL_CHARS)
+                    );
+                    extra.push(Finding::warn("schemaUnavailable", "", text.clone(), text));
+                    None
+                })
+            } else {
+                None
+            };
+            let schema = crd.as_deref().map(Pruning::schema);
+            let mut walker = Walker::new(class, schema)
+                .of_kind(&identity.group, &identity.version, &identity.kind, settings.minor())
+                .cluster_scoped(crd.as_deref().is_some_and(|crd| crd.cluster_scoped));
+            walker.custom_root(applied_map, live);
+            walker.drifts
+        }
+        (_, Some(root)) => beside.walk(applied, walks_last_applied, root, &mut |keys| {
+            let mut walker = Walker::new(class, None)
+                .of_kind(&identity.group, &identity.version, &identity.kind, settings.minor())
+                .with_keys(keys);
+            walker.typed_root(applied_map, live, root);
+            walker.drifts
+        }),
+        (_, None) => Vec::new(),
+    };
+    let mut report = report(subject, &identity, drifts, settings);
+    report.findings.extend(extra);
+    Ok(report)
 }
 
 /// Reads the request's object whole ([`json::read`]; an object a check before built, from its
@@ -430,9 +482,15 @@ impl Identity {
     }
 }
 
+/// Reads a last-applied annotation's text as this check does: whole, with only serde_json's
+/// own nesting limit.
+pub(crate) fn read_last_applied(text: &str) -> Result<Node<'_>, serde_json::Error> {
+    json::read(text, json::Everything, usize::MAX)
+}
+
 /// Whether the object is one the API server stored (or is storing): it has a `uid`, a
 /// `resourceVersion` or a creation time, which a manifest never has.
-fn is_live(metadata: Option<&Node<'_>>) -> bool {
+pub(crate) fn is_live(metadata: Option<&Node<'_>>) -> bool {
     let Some(metadata) = metadata else {
         return false;
     };
@@ -447,7 +505,8 @@ fn last_applied<'a>(
     metadata: Option<&'a Node<'a>>,
     identity: &Identity,
     name: &str,
-) -> Result<Option<Node<'a>>, String> {
+    read: Option<&'a Result<Node<'a>, serde_json::Error>>,
+) -> Result<Option<Cow<'a, Node<'a>>>, String> {
     let Some(annotation) = metadata
         .and_then(|m| m.get("annotations"))
         .and_then(|a| a.get(LAST_APPLIED))
@@ -457,12 +516,17 @@ fn last_applied<'a>(
     let Some(text) = annotation.as_str() else {
         return Err("is not a string; the object was not compared with it".into());
     };
-    let manifest = json::read(text, json::Everything, usize::MAX).map_err(|e| {
+    let unreadable = |e: &serde_json::Error| {
         format!(
             "is not JSON ({}); the object was not compared with it (the next `kubectl apply` rewrites it)",
             elide(&e.to_string(), DETAIL_CHARS)
         )
-    })?;
+    };
+    let manifest = match read {
+        Some(Ok(manifest)) => Cow::Borrowed(manifest),
+        Some(Err(e)) => return Err(unreadable(e)),
+        None => Cow::Owned(read_last_applied(text).map_err(|e| unreadable(&e))?),
+    };
     let field = |key: &str| manifest.get(key).and_then(Node::as_str).unwrap_or("").to_string();
     let (api_version, kind) = (field("apiVersion"), field("kind"));
     if kind != identity.kind || api_version != identity.api_version() {

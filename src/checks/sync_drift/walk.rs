@@ -249,6 +249,78 @@ impl<'a> At<'a> {
     }
 }
 
+/// The schema nodes (JSONSchemaProps objects with members) the walks of a CRD visit, per
+/// thread, by address; compiled only for tests: the all-in-one visits each once for
+/// crd-schema-fields and sync-drift.
+#[cfg(test)]
+pub mod visits {
+    use std::cell::RefCell;
+
+    thread_local! {
+        static SCHEMA_NODES: RefCell<Vec<usize>> = const { RefCell::new(Vec::new()) };
+    }
+
+    /// Notes a visit of the schema node whose members are `entries`.
+    pub fn schema_node<T>(entries: &[T]) {
+        if !entries.is_empty() {
+            SCHEMA_NODES.with(|n| n.borrow_mut().push(entries.as_ptr() as usize));
+        }
+    }
+
+    /// The visits noted since the last call, in order.
+    pub fn take() -> Vec<usize> {
+        SCHEMA_NODES.with(|n| n.take())
+    }
+}
+
+/// A place in the walked object, as the walk hands it to [`CrdKeys`].
+#[derive(Clone, Copy)]
+pub struct Place<'p>(&'p At<'p>);
+
+/// One step of a [`Place`]: an object's key (a member's or a map's) or a list's index.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PlaceStep<'p> {
+    /// A key.
+    Key(&'p str),
+    /// An index.
+    Index(usize),
+}
+
+impl<'p> Place<'p> {
+    /// The steps from the object's root.
+    pub fn steps(self) -> Vec<PlaceStep<'p>> {
+        let mut steps = Vec::with_capacity(self.0.depth);
+        let mut at = Some(self.0);
+        while let Some(node) = at {
+            match node.step {
+                Some(StepAt::Field(key) | StepAt::Key(key)) => steps.push(PlaceStep::Key(key)),
+                Some(StepAt::Index(i)) => steps.push(PlaceStep::Index(i)),
+                None => {}
+            }
+            at = node.parent;
+        }
+        steps.reverse();
+        steps
+    }
+}
+
+/// What reads a CRD's keys beside this walk. In the all-in-one, crd-schema-fields judges every
+/// key of the tree this walk reads for sync-drift as the walk meets it (the unknown ones, here),
+/// and reads on by itself where this walk does not descend (a CRD's `status`, an object the live
+/// object lacks, a key given twice): one traversal of the tree serves both checks. Called only
+/// in the walk of a CRD ([`Class::Untyped`]).
+pub trait CrdKeys {
+    /// The key at `place`, of an object of type `ty`, which `ty` does not declare.
+    fn unknown(&mut self, key: &str, ty: ApiType, place: Place<'_>);
+    /// A value of type `ty` at `place` whose keys this walk does not read.
+    fn beyond(&mut self, value: &Node<'_>, ty: ApiType, place: Place<'_>);
+    /// The value of `field` (a member of `owner`) at `place`, which this walk does not read.
+    fn beyond_member(&mut self, value: &Node<'_>, field: ApiField, owner: ApiType, place: Place<'_>);
+    /// The entries of an object at `place` (of an API type, or a map) this walk does not visit:
+    /// all but the last of a key given more than once (`visited` holds the last).
+    fn shadowed(&mut self, entries: Entries<'_, '_>, visited: &Members<'_, '_>, place: Place<'_>);
+}
+
 /// The walk over one object.
 pub struct Walker<'a> {
     /// How the tools handle the kind.
@@ -268,6 +340,8 @@ pub struct Walker<'a> {
     object_meta: Option<ApiType>,
     /// The custom resource's schema, when the kind is one and its CRD was read.
     schema: Option<CrdSchema<'a>>,
+    /// What reads a CRD's keys beside the walk ([`CrdKeys`]).
+    keys: Option<&'a mut dyn CrdKeys>,
     /// What the walk found, in walk order.
     pub drifts: Vec<Drift>,
 }
@@ -284,8 +358,15 @@ impl<'a> Walker<'a> {
             service: false,
             object_meta: crate::generated::api_type("meta/v1", "ObjectMeta"),
             schema,
+            keys: None,
             drifts: Vec::new(),
         }
+    }
+
+    /// The walk with `keys` reading a CRD's keys beside it ([`CrdKeys`]).
+    pub fn with_keys(mut self, keys: Option<&'a mut dyn CrdKeys>) -> Walker<'a> {
+        self.keys = keys;
+        self
     }
 
     /// The walk for an object of this group, version and kind on Kubernetes 1.`minor`.
@@ -364,7 +445,16 @@ impl<'a> Walker<'a> {
 
     /// An object of API type `ty`.
     fn object(&mut self, applied: Entries<'_, '_>, live: Live<'_>, ty: ApiType, path: At<'_>) {
+        #[cfg(test)]
+        if ty.name() == "JSONSchemaProps" {
+            visits::schema_node(applied);
+        }
         let members = Members::of(applied);
+        if members.len() != applied.len()
+            && let Some(keys) = self.keys.as_deref_mut()
+        {
+            keys.shadowed(applied, &members, Place(&path));
+        }
         let live = live.keys();
         for (key, value) in members.iter() {
             let at = path.then(StepAt::Field(key));
@@ -373,9 +463,13 @@ impl<'a> Walker<'a> {
                 continue;
             }
             match ty.field(key) {
-                Some(field) => self.member(value, live_value, field, at, path.depth == 0),
+                Some(field) => self.member(value, live_value, field, ty, at, path.depth == 0),
                 // A CRD's unknown fields are crd-schema-fields' findings.
-                None if self.class == Class::Untyped => {}
+                None if self.class == Class::Untyped => {
+                    if let Some(keys) = self.keys.as_deref_mut() {
+                        keys.unknown(key, ty, Place(&at));
+                    }
+                }
                 None => {
                     if self.report(Cause::UnknownField, at, value, live_value, Stored::Nothing) {
                         let names = ty.fields().map(|f| f.name);
@@ -445,9 +539,12 @@ impl<'a> Walker<'a> {
         }
     }
 
-    /// A member of an API type; `top`: a member of the object's root.
-    fn member(&mut self, applied: &Node<'_>, live: Live<'_>, field: ApiField, path: At<'_>, top: bool) {
+    /// A member of API type `owner`; `top`: a member of the object's root.
+    fn member(&mut self, applied: &Node<'_>, live: Live<'_>, field: ApiField, owner: ApiType, path: At<'_>, top: bool) {
         if field.leaf == Leaf::Status {
+            if let Some(keys) = self.keys.as_deref_mut() {
+                keys.beyond_member(applied, field, owner, Place(&path));
+            }
             // An empty stanza (`status: {}`), or one holding only the objects every stored
             // status holds (a Service's `loadBalancer: {}`), patches nothing: no tool sees it.
             let held = self
@@ -508,8 +605,14 @@ impl<'a> Walker<'a> {
                 }
             }
             (Form::Map, Node::Object(entries)) => {
+                let members = Members::of(entries);
+                if members.len() != entries.len()
+                    && let Some(keys) = self.keys.as_deref_mut()
+                {
+                    keys.shadowed(entries, &members, Place(&path));
+                }
                 let live = live.keys();
-                for (key, value) in Members::of(entries).iter() {
+                for (key, value) in members.iter() {
                     self.leaf(value, live.key(key), field.leaf, path.then(StepAt::Key(key)));
                 }
             }
@@ -552,7 +655,12 @@ impl<'a> Walker<'a> {
     /// object.
     fn container(&mut self, applied: &Node<'_>, live: Live<'_>, ty: ApiType, path: At<'_>) {
         match (applied, live) {
-            (Node::Object(entries), Live::Missing) if !entries.is_empty() => self.kept(path, applied, live),
+            (Node::Object(entries), Live::Missing) if !entries.is_empty() => {
+                if let Some(keys) = self.keys.as_deref_mut() {
+                    keys.beyond(applied, ty, Place(&path));
+                }
+                self.kept(path, applied, live)
+            }
             (Node::Object(entries), _) => self.object(entries, live, ty, path),
             _ => self.kept(path, applied, live),
         }
