@@ -413,7 +413,8 @@ pub(crate) fn judge<'a>(
         (_, Some(root)) => beside.walk(applied, walks_last_applied, root, &mut |keys| {
             let mut walker = Walker::new(class, None)
                 .of_kind(&identity.group, &identity.version, &identity.kind, settings.minor())
-                .with_keys(keys);
+                // Reborrowed for as long as the walk, which borrows the identity too.
+                .with_keys(keys.map(|keys| -> &mut dyn walk::CrdKeys { keys }));
             walker.typed_root(applied_map, live, root);
             walker.drifts
         }),

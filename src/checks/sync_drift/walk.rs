@@ -327,8 +327,11 @@ pub struct Walker<'a> {
     class: Class,
     /// The object is a Secret: values under `data` and `stringData` are never quoted.
     secret: bool,
-    /// What every stored object of the kind holds in `status` ([`stored_status`]).
-    status_floor: Option<Node<'static>>,
+    /// The group, version and kind of the object ([`Walker::of_kind`]).
+    kind: (&'a str, &'a str, &'a str),
+    /// What every stored object of the kind holds in `status` ([`stored_status`]), looked up
+    /// only for an object that sets a status: nearly none does, and every write is walked.
+    status_floor: std::cell::OnceCell<Option<Node<'static>>>,
     /// The minor version of the target Kubernetes (1.MINOR).
     minor: u32,
     /// The kind is cluster-scoped: the API server clears the object's `metadata.namespace`.
@@ -352,7 +355,8 @@ impl<'a> Walker<'a> {
         Walker {
             class,
             secret: false,
-            status_floor: None,
+            kind: ("", "", ""),
+            status_floor: std::cell::OnceCell::new(),
             minor: super::NEWEST_MINOR,
             cluster_scoped: false,
             service: false,
@@ -370,10 +374,10 @@ impl<'a> Walker<'a> {
     }
 
     /// The walk for an object of this group, version and kind on Kubernetes 1.`minor`.
-    pub fn of_kind(mut self, group: &str, version: &str, kind: &str, minor: u32) -> Walker<'a> {
+    pub fn of_kind(mut self, group: &'a str, version: &'a str, kind: &'a str, minor: u32) -> Walker<'a> {
         self.secret = group.is_empty() && kind == "Secret";
         self.service = group.is_empty() && version == "v1" && kind == "Service";
-        self.status_floor = stored_status(group, version, kind);
+        self.kind = (group, version, kind);
         self.cluster_scoped = crate::generated::api_cluster_scoped(group, version, kind).unwrap_or(false);
         self.minor = minor;
         self
@@ -547,11 +551,14 @@ impl<'a> Walker<'a> {
             }
             // An empty stanza (`status: {}`), or one holding only the objects every stored
             // status holds (a Service's `loadBalancer: {}`), patches nothing: no tool sees it.
-            let held = self
-                .status_floor
-                .as_ref()
-                .is_some_and(|floor| within_floor(applied, floor));
-            if top && !is_empty(applied) && !held {
+            let held = || {
+                let (group, version, kind) = self.kind;
+                self.status_floor
+                    .get_or_init(|| stored_status(group, version, kind))
+                    .as_ref()
+                    .is_some_and(|floor| within_floor(applied, floor))
+            };
+            if top && !is_empty(applied) && !held() {
                 self.report(Cause::Status, path, applied, live, Stored::Nothing);
             }
             return;
