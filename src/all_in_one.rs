@@ -11,7 +11,7 @@
 //!
 //! crd-schema-fields and sync-drift, when both are enabled and judge a request (a CRD's), read
 //! its object once and walk each of its trees once for the two
-//! ([`crate::checks::crd_schema_fields::with_sync_drift`]): at sync-drift's turn, so that it sees
+//! ([`with_sync_drift`]): at sync-drift's turn, so that it sees
 //! the object as the checks between them changed it, crd-schema-fields' part keeping its place.
 
 use crate::admission::{ObjectJson, Request};
@@ -19,6 +19,9 @@ use crate::check::{self, Check, Module};
 use crate::checks::crd_schema_fields::{self, CrdSchemaFields};
 use crate::checks::sync_drift::{self, SyncDrift};
 use crate::cluster::Cluster;
+use crate::finding::{Malformed, Report};
+use crate::json::{self, Node};
+use crate::k8s::LAST_APPLIED;
 use crate::registry::{self, Section, Settings, Visit};
 use crate::render::{self, Answer, Part};
 use crate::rules::Rule;
@@ -101,7 +104,7 @@ impl Run<'_, '_> {
 
     /// Whether crd-schema-fields and sync-drift (both enabled) both judge the request, a CRD's:
     /// then the object is read, and each of its trees walked, once for the two
-    /// ([`crd_schema_fields::with_sync_drift`]), at sync-drift's turn, so that sync-drift sees
+    /// ([`with_sync_drift`]), at sync-drift's turn, so that sync-drift sees
     /// the object as the checks between them changed it.
     fn crd_walked_once(&self) -> bool {
         self.settings.sync_drift.enabled
@@ -123,11 +126,84 @@ impl Run<'_, '_> {
             }
             return self.run::<SyncDrift>(drift);
         };
-        let (schema_fields, drift) =
-            crd_schema_fields::with_sync_drift(self.request, object, schema_fields, drift, self.cluster);
+        let (schema_fields, drift) = with_sync_drift(self.request, object, schema_fields, drift, self.cluster);
         self.parts.insert(at, check::part::<CrdSchemaFields>(schema_fields));
         self.add(check::part::<SyncDrift>(drift));
     }
+}
+
+/// crd-schema-fields and sync-drift on one CRD request, as the all-in-one runs them when both
+/// are enabled and apply: their two reports, the same as each check's own ([`Check::check`]),
+/// from one reading of the object and of its last-applied manifest, and one traversal of each
+/// tree sync-drift walks.
+///
+/// Which traversal serves whom:
+/// - the tree sync-drift walks (the object of a manifest, or the last-applied manifest of a live
+///   object) is traversed once, by sync-drift's walk; it hands each key of the CRD its type does
+///   not declare to crd-schema-fields' judgement beside it ([`crd_schema_fields::Shared`], a
+///   [`crate::check::shared_walk::Beside`]), and each value it does not descend into (the CRD's
+///   `status`, an object the live object lacks, a key given twice), which crd-schema-fields walks
+///   on from alone;
+/// - a tree sync-drift does not walk (the live object, a last-applied manifest of an object
+///   sync-drift judges as a manifest) is walked by crd-schema-fields alone.
+///
+/// Each check reads JSON nested up to its own depth (crd-schema-fields
+/// [`crd_schema_fields::MAX_DEPTH`], sync-drift serde_json's 128 levels): an object or a manifest
+/// nested deeper than that is read and walked by each check on its own, as it would be alone.
+pub(crate) fn with_sync_drift(
+    request: &Request<'_>,
+    object: ObjectJson<'_>,
+    settings: &crd_schema_fields::Settings,
+    drift: &sync_drift::Settings,
+    cluster: &dyn Cluster,
+) -> (Result<Report, Malformed>, Result<Report, Malformed>) {
+    let alone = || {
+        (
+            CrdSchemaFields::check(request, object, settings, cluster),
+            SyncDrift::check(request, object, drift, cluster),
+        )
+    };
+    if request.kind.version != "v1" {
+        return alone();
+    }
+    let read = match object {
+        ObjectJson::Raw(raw) => json::read_noting_depth(raw.get(), json::Everything, usize::MAX),
+        ObjectJson::Parsed(value) => json::read_value_noting_depth(value, usize::MAX),
+    };
+    let tree = match read {
+        Ok((tree @ Node::Object(_), deepest)) if deepest <= crd_schema_fields::MAX_DEPTH => tree,
+        _ => return alone(),
+    };
+    let metadata = tree.get("metadata").filter(|m| m.as_object().is_some());
+    // The annotation is read once, whole, if either check reads it.
+    let wanted = settings.check_last_applied || request.is_update() || sync_drift::is_live(metadata);
+    let mut manifest_depth = 0;
+    let manifest_read = tree
+        .at(&["metadata", "annotations", LAST_APPLIED])
+        .and_then(Node::as_str)
+        .filter(|_| wanted)
+        .map(|text| {
+            json::read_noting_depth(text, json::Everything, usize::MAX).map(|(node, deepest)| {
+                manifest_depth = deepest;
+                node
+            })
+        });
+    let manifest = if settings.check_last_applied {
+        // Deeper than crd-schema-fields reads: it reads its own, cut off.
+        crd_schema_fields::last_applied(
+            &tree,
+            manifest_read
+                .as_ref()
+                .filter(|_| manifest_depth <= crd_schema_fields::MAX_DEPTH),
+        )
+    } else {
+        Ok(None)
+    };
+    let mut shared = crd_schema_fields::Shared::new(settings, &tree, manifest.as_ref().ok().and_then(Option::as_deref));
+    let drift_report = sync_drift::judge(request, &tree, manifest_read.as_ref(), drift, cluster, &mut shared);
+    let walked = shared.walked;
+    let schema_fields_report = crd_schema_fields::judge(request, &tree, manifest, settings, walked);
+    (Ok(schema_fields_report), drift_report)
 }
 
 impl Module for AllInOne {
@@ -190,7 +266,7 @@ mod tests {
     /// How many schema nodes deciding `settings` on a CREATE of `object` visits, and whether it
     /// visited one twice.
     fn visits<P: Module>(object: &Value, settings: Value) -> (usize, bool) {
-        use crate::checks::sync_drift::walk::visits;
+        use crate::check::shared_walk::visits;
         let payload = syncguard_testkit::payload(&syncguard_testkit::crd_request("CREATE", object, None), &settings);
         visits::take();
         check::decide::<P>(payload.as_bytes(), &crate::cluster::NoCluster);

@@ -8,6 +8,8 @@
 //! [`handle_validate`] and [`handle_validate_settings`] are what the waPC operations of a
 //! policy do; they are plain functions over bytes so they are tested natively too.
 
+pub mod shared_walk;
+
 use crate::admission::{self, ObjectJson, Request, Response, ValidationRequest, ValidationResponse};
 use crate::cluster::Cluster;
 use crate::finding::{Malformed, Report, RuleDoc};

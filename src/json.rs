@@ -343,6 +343,9 @@ impl Grammar for Everything {
     }
 }
 
+/// An object's entries, as [`read`] reads them (document order, duplicates kept).
+pub type Entries<'n, 'j> = &'n [(Cow<'j, str>, Node<'j>)];
+
 /// Reads JSON text as `grammar` says, containers nested deeper than `max_depth` levels (the root
 /// is level 1) skipped as [`Node::TooDeep`].
 pub fn read<G: Grammar>(text: &str, grammar: G, max_depth: usize) -> Result<Node<'_>, serde_json::Error> {

@@ -59,13 +59,12 @@
 //! deepest checked. The deepest real CRDs nest about 27 JSON levels (the Prometheus operator's).
 
 use crate::admission::{ObjectJson, Request};
+use crate::check::shared_walk::{Beside, Keys, Place, Step};
 use crate::check::{Check, GroupKind};
-use crate::checks::sync_drift::walk::{CrdKeys, Drift, Entries, Place, PlaceStep};
-use crate::checks::sync_drift::{self, SyncDrift};
 use crate::cluster::Cluster;
 use crate::finding::{Finding, Fix, List, Malformed, Report, RuleDoc, Subject};
 use crate::generated::{ApiField, ApiType, Form, Leaf, api_type};
-use crate::json::{self, Members, Node};
+use crate::json::{self, Entries, Members, Node};
 use crate::rules::{self, Rule};
 use crate::settings::RejectOrWarn;
 use crate::text::order::natural_cmp;
@@ -186,16 +185,17 @@ fn not_an_object() -> Malformed {
     Malformed::new("the request's object is not a JSON object; a CustomResourceDefinition was expected")
 }
 
-/// The findings of trees a walk shared with sync-drift judged already ([`with_sync_drift`]).
+/// The findings of trees a walk shared with sync-drift judged already
+/// (`all_in_one::with_sync_drift`).
 #[derive(Default)]
-struct Walked {
+pub(crate) struct Walked {
     object: Option<Vec<Dropped>>,
     last_applied: Option<Vec<Dropped>>,
 }
 
 /// The check's report on `object` (a JSON object) and `manifest`, its last-applied manifest to
 /// check (or why it cannot be); each tree is walked here unless `walked` holds its findings.
-fn judge(
+pub(crate) fn judge(
     request: &Request<'_>,
     object: &Node<'_>,
     manifest: Result<Option<Cow<'_, Node<'_>>>, String>,
@@ -231,7 +231,7 @@ fn judge(
 /// The manifest of the last-applied annotation, if there is one to check; `Err` is the
 /// warning to give when it cannot be checked. `read`: the annotation already read by the
 /// caller as [`parse_node`] reads it, if it was.
-fn last_applied<'a>(
+pub(crate) fn last_applied<'a>(
     object: &'a Node<'a>,
     read: Option<&'a Result<Node<'a>, serde_json::Error>>,
 ) -> Result<Option<Cow<'a, Node<'a>>>, String> {
@@ -649,7 +649,7 @@ impl<'s> Walker<'s> {
             _ => return,
         };
         #[cfg(test)]
-        crate::checks::sync_drift::walk::visits::schema_node(entries);
+        crate::check::shared_walk::visits::schema_node(entries);
         let here = self.here(node);
         for (key, value) in entries {
             let mark = self.push_key(key);
@@ -814,98 +814,39 @@ fn near_miss(key: &str, ty: ApiType) -> Option<&'static str> {
 // ---------------------------------------------------------------------------------------------
 // One traversal for crd-schema-fields and sync-drift (the all-in-one).
 
-/// crd-schema-fields and sync-drift on one CRD request, as the all-in-one runs them when both
-/// are enabled and apply: their two reports, the same as each check's own ([`Check::check`]),
-/// from one reading of the object and of its last-applied manifest, and one traversal of each
-/// tree sync-drift walks.
-///
-/// Which traversal serves whom:
-/// - the tree sync-drift walks (the object of a manifest, or the last-applied manifest of a live
-///   object) is traversed once, by sync-drift's walk (`sync_drift::walk::Walker`); it hands
-///   each key of the CRD its type does not declare to crd-schema-fields' [`Judge`] (a
-///   [`CrdKeys`]), and each value it does not descend into (the CRD's `status`, an object the
-///   live object lacks, a key given twice), which the judge walks on alone with [`Walker`];
-/// - a tree sync-drift does not walk (the live object, a last-applied manifest of an object
-///   sync-drift judges as a manifest) is walked by crd-schema-fields alone ([`walk`]).
-///
-/// Each check reads JSON nested up to its own depth (crd-schema-fields [`MAX_DEPTH`],
-/// sync-drift serde_json's 128 levels): an object or a manifest nested deeper than
-/// [`MAX_DEPTH`] is read and walked by each check on its own, as it would be alone.
-pub fn with_sync_drift(
-    request: &Request<'_>,
-    object: ObjectJson<'_>,
-    settings: &Settings,
-    drift: &sync_drift::Settings,
-    cluster: &dyn Cluster,
-) -> (Result<Report, Malformed>, Result<Report, Malformed>) {
-    let alone = || {
-        (
-            CrdSchemaFields::check(request, object, settings, cluster),
-            SyncDrift::check(request, object, drift, cluster),
-        )
-    };
-    if request.kind.version != "v1" {
-        return alone();
-    }
-    let read = match object {
-        ObjectJson::Raw(raw) => json::read_noting_depth(raw.get(), json::Everything, usize::MAX),
-        ObjectJson::Parsed(value) => json::read_value_noting_depth(value, usize::MAX),
-    };
-    let tree = match read {
-        Ok((tree @ Node::Object(_), deepest)) if deepest <= MAX_DEPTH => tree,
-        _ => return alone(),
-    };
-    let metadata = tree.get("metadata").filter(|m| m.as_object().is_some());
-    // The annotation is read once, whole, if either check reads it.
-    let wanted = settings.check_last_applied || request.is_update() || sync_drift::is_live(metadata);
-    let mut manifest_depth = 0;
-    let manifest_read = tree
-        .at(&["metadata", "annotations", LAST_APPLIED])
-        .and_then(Node::as_str)
-        .filter(|_| wanted)
-        .map(|text| {
-            json::read_noting_depth(text, json::Everything, usize::MAX).map(|(node, deepest)| {
-                manifest_depth = deepest;
-                node
-            })
-        });
-    let manifest = if settings.check_last_applied {
-        // Deeper than crd-schema-fields reads: it reads its own, cut off.
-        last_applied(&tree, manifest_read.as_ref().filter(|_| manifest_depth <= MAX_DEPTH))
-    } else {
-        Ok(None)
-    };
-    let mut shared = Shared {
-        allowed_keys: &settings.allowed_keys,
-        object: &tree,
-        manifest: manifest.as_ref().ok().and_then(Option::as_deref),
-        walked: Walked::default(),
-    };
-    let drift_report = sync_drift::judge(request, &tree, manifest_read.as_ref(), drift, cluster, &mut shared);
-    let walked = shared.walked;
-    (Ok(judge(request, &tree, manifest, settings, walked)), drift_report)
-}
-
-/// What crd-schema-fields shares of sync-drift's walk ([`with_sync_drift`]): it judges the
-/// object, or the last-applied manifest it checks, as sync-drift walks it.
-struct Shared<'s, 't> {
+/// What crd-schema-fields shares of sync-drift's walk (`all_in_one::with_sync_drift`): it
+/// judges the object, or the last-applied manifest it checks, as sync-drift walks it.
+pub(crate) struct Shared<'s, 't> {
     allowed_keys: &'s [String],
     /// The object, as read.
     object: &'t Node<'t>,
     /// The last-applied manifest crd-schema-fields checks, if any.
     manifest: Option<&'t Node<'t>>,
     /// The findings of the trees judged in sync-drift's walk.
-    walked: Walked,
+    pub(crate) walked: Walked,
 }
 
-impl sync_drift::Beside for Shared<'_, '_> {
+impl<'s, 't> Shared<'s, 't> {
+    /// crd-schema-fields with `settings` beside sync-drift's walk of `object` or of `manifest`,
+    /// the last-applied manifest it checks.
+    pub(crate) fn new(settings: &'s Settings, object: &'t Node<'t>, manifest: Option<&'t Node<'t>>) -> Self {
+        Shared {
+            allowed_keys: &settings.allowed_keys,
+            object,
+            manifest,
+            walked: Walked::default(),
+        }
+    }
+}
+
+impl Beside for Shared<'_, '_> {
     fn walk(
         &mut self,
         applied: &Node<'_>,
         last_applied: bool,
         root: ApiType,
-        walk: &mut dyn FnMut(Option<&mut dyn CrdKeys>) -> Vec<Drift>,
-    ) -> Vec<Drift> {
+        walk: &mut dyn FnMut(Option<&mut dyn Keys>),
+    ) {
         let ours = if last_applied {
             self.manifest.is_some_and(|m| std::ptr::eq(m, applied))
         } else {
@@ -924,18 +865,17 @@ impl sync_drift::Beside for Shared<'_, '_> {
             root: applied,
             walker: Walker::new(self.allowed_keys, schema, String::new()),
         };
-        let drifts = walk(Some(&mut judge));
+        walk(Some(&mut judge));
         let found = Some(judge.walker.findings);
         if last_applied {
             self.walked.last_applied = found;
         } else {
             self.walked.object = found;
         }
-        drifts
     }
 }
 
-/// crd-schema-fields' judgement of the keys sync-drift's walk meets in a CRD ([`CrdKeys`]): a
+/// crd-schema-fields' judgement of the keys sync-drift's walk meets in a CRD ([`Keys`]): a
 /// key the walk hands over is judged as [`Walker`] judges it, and a value the walk does not
 /// descend into is walked by a [`Walker`] from there. The findings are those of [`walk`] on the
 /// same tree (in another order, which [`merge`] does not depend on).
@@ -946,8 +886,8 @@ struct Judge<'t, 's> {
     walker: Walker<'s>,
 }
 
-impl CrdKeys for Judge<'_, '_> {
-    fn unknown(&mut self, key: &str, ty: ApiType, place: Place<'_>) {
+impl Keys for Judge<'_, '_> {
+    fn unknown(&mut self, key: &str, ty: ApiType, place: &dyn Place) {
         let steps = place.steps();
         if ty == self.walker.schema_type && PATCH_KEYS.contains(&key) {
             // The remedy reads the schema node and the array schema around it.
@@ -964,7 +904,7 @@ impl CrdKeys for Judge<'_, '_> {
         self.walker.unknown(key, ty);
     }
 
-    fn beyond(&mut self, value: &Node<'_>, ty: ApiType, place: Place<'_>) {
+    fn beyond(&mut self, value: &Node<'_>, ty: ApiType, place: &dyn Place) {
         let steps = place.steps();
         if ty == self.walker.schema_type {
             if let Some((node, Mode::Schema(enclosing))) = self.walker.enter(self.root, &steps) {
@@ -976,12 +916,12 @@ impl CrdKeys for Judge<'_, '_> {
         }
     }
 
-    fn beyond_member(&mut self, value: &Node<'_>, field: ApiField, owner: ApiType, place: Place<'_>) {
+    fn beyond_member(&mut self, value: &Node<'_>, field: ApiField, owner: ApiType, place: &dyn Place) {
         self.walker.set_path(&place.steps());
         self.walker.field(value, field, owner);
     }
 
-    fn shadowed(&mut self, entries: Entries<'_, '_>, visited: &Members<'_, '_>, place: Place<'_>) {
+    fn shadowed(&mut self, entries: Entries<'_, '_>, visited: &Members<'_, '_>, place: &dyn Place) {
         let steps = place.steps();
         let shadowed = entries
             .iter()
@@ -1001,7 +941,7 @@ impl CrdKeys for Judge<'_, '_> {
             return;
         }
         // A map: a member of an API type, or of a schema node (`properties`, ...).
-        let Some((PlaceStep::Key(name), parent)) = steps.split_last() else {
+        let Some((Step::Key(name), parent)) = steps.split_last() else {
             return;
         };
         let Some((_, mode)) = walker.enter(self.root, parent) else {
@@ -1031,13 +971,13 @@ impl CrdKeys for Judge<'_, '_> {
 
 impl<'s> Walker<'s> {
     /// Sets the path to `steps` from the root, as the walk pushes them.
-    fn set_path(&mut self, steps: &[PlaceStep<'_>]) {
+    fn set_path(&mut self, steps: &[Step<'_>]) {
         self.path.clear();
         self.name_start = 0;
         for step in steps {
             match *step {
-                PlaceStep::Key(key) => self.push_key(key),
-                PlaceStep::Index(i) => self.push_index(i),
+                Step::Key(key) => self.push_key(key),
+                Step::Index(i) => self.push_index(i),
             };
         }
     }
@@ -1046,14 +986,14 @@ impl<'s> Walker<'s> {
     /// the node there and how the walk reads it (for a schema node, with the nearest array
     /// schema around it, which only the way from the root tells); the path is left at the
     /// place. `None` where the walk does not reach.
-    fn enter<'a>(&mut self, root: &'a Node<'a>, steps: &[PlaceStep<'_>]) -> Option<(&'a Node<'a>, Mode<'a>)> {
+    fn enter<'a>(&mut self, root: &'a Node<'a>, steps: &[Step<'_>]) -> Option<(&'a Node<'a>, Mode<'a>)> {
         self.path.clear();
         self.name_start = 0;
         let mut node = root;
         let mut mode = Mode::Typed(api_type(PACKAGE, "CustomResourceDefinition")?);
         let mut steps = steps.iter().copied();
         while let Some(step) = steps.next() {
-            let PlaceStep::Key(name) = step else {
+            let Step::Key(name) = step else {
                 return None;
             };
             let value = node.get(name)?;
@@ -1068,7 +1008,7 @@ impl<'s> Walker<'s> {
                             continue;
                         }
                         Nest::Map { enclosing: keeps } => {
-                            let PlaceStep::Key(member) = steps.next()? else {
+                            let Step::Key(member) = steps.next()? else {
                                 return None;
                             };
                             self.push_key(member);
@@ -1101,7 +1041,7 @@ impl<'s> Walker<'s> {
         value: &'a Node<'a>,
         owner: ApiType,
         name: &str,
-        steps: &mut impl Iterator<Item = PlaceStep<'p>>,
+        steps: &mut impl Iterator<Item = Step<'p>>,
     ) -> Option<(&'a Node<'a>, Mode<'a>)> {
         let field = owner.field(name)?;
         let walk = self.walk_of(field.leaf, owner)?;
@@ -1109,7 +1049,7 @@ impl<'s> Walker<'s> {
             (Form::Value | Form::Pointer, _) => value,
             (Form::List, Node::Array(items)) => self.enter_index(items, steps)?,
             (Form::Map, Node::Object(_)) => {
-                let PlaceStep::Key(key) = steps.next()? else {
+                let Step::Key(key) = steps.next()? else {
                     return None;
                 };
                 self.push_key(key);
@@ -1128,9 +1068,9 @@ impl<'s> Walker<'s> {
     fn enter_index<'a, 'p>(
         &mut self,
         items: &'a [Node<'a>],
-        steps: &mut impl Iterator<Item = PlaceStep<'p>>,
+        steps: &mut impl Iterator<Item = Step<'p>>,
     ) -> Option<&'a Node<'a>> {
-        let PlaceStep::Index(i) = steps.next()? else {
+        let Step::Index(i) = steps.next()? else {
             return None;
         };
         self.push_index(i);
@@ -1142,6 +1082,8 @@ impl<'s> Walker<'s> {
 mod tests {
     use super::*;
     use crate::admission::Response;
+    use crate::all_in_one::with_sync_drift;
+    use crate::checks::sync_drift::SyncDrift;
     use crate::render::{Annotation, FINDINGS_ANNOTATION};
 
     /// How many findings an answer counts.
@@ -1524,7 +1466,7 @@ mod tests {
 
     /// The schema nodes a run visits: how many, and whether one was visited twice.
     fn visited(run: impl FnOnce()) -> (usize, bool) {
-        use crate::checks::sync_drift::walk::visits;
+        use crate::check::shared_walk::visits;
         visits::take();
         run();
         let mut nodes = visits::take();

@@ -17,7 +17,7 @@
 //! edit, and for the tools that report it OutOfSync the ignore entry that silences exactly those
 //! paths. A CRD's fields its type does not declare are crd-schema-fields' findings, never this
 //! check's, so the all-in-one reports them once; there its walk of a CRD hands them to
-//! crd-schema-fields as it meets them ([`Beside`], [`walk::CrdKeys`]), one traversal for both.
+//! crd-schema-fields as it meets them ([`Beside`], [`Keys`]), one traversal for both.
 //!
 //! # Cost
 //! Built-in kinds and CRDs need no lookup. A custom resource is judged against its CRD's
@@ -34,6 +34,7 @@
 //! reads each object's members as serde_json's `Value` would hold them.
 
 use crate::admission::{ObjectJson, Request};
+use crate::check::shared_walk::{Alone, Beside, Keys};
 use crate::check::{Check, GroupKind, Lookup};
 use crate::cluster::{Cluster, LookupError};
 use crate::finding::{Finding, Fix, List, Malformed, Report, RuleDoc, Subject};
@@ -309,37 +310,6 @@ pub(crate) fn is_too_deep(error: &serde_json::Error) -> bool {
     error.to_string().starts_with("recursion limit exceeded")
 }
 
-/// What reads a CRD beside this check, and how: alone ([`Alone`]), or, in the all-in-one, with
-/// crd-schema-fields judging the keys of the tree this check walks in the same traversal
-/// (`crd_schema_fields::with_sync_drift`).
-pub(crate) trait Beside {
-    /// Walks `applied` (the object, or with `last_applied` the manifest its annotation records),
-    /// a CRD whose type is `root`: `walk` runs the walk, with the reader of its keys beside it
-    /// if there is one.
-    fn walk(
-        &mut self,
-        applied: &Node<'_>,
-        last_applied: bool,
-        root: crate::generated::ApiType,
-        walk: &mut dyn FnMut(Option<&mut dyn walk::CrdKeys>) -> Vec<Drift>,
-    ) -> Vec<Drift>;
-}
-
-/// The check alone: nothing reads beside its walk.
-pub(crate) struct Alone;
-
-impl Beside for Alone {
-    fn walk(
-        &mut self,
-        _: &Node<'_>,
-        _: bool,
-        _: crate::generated::ApiType,
-        walk: &mut dyn FnMut(Option<&mut dyn walk::CrdKeys>) -> Vec<Drift>,
-    ) -> Vec<Drift> {
-        walk(None)
-    }
-}
-
 /// Judges the request's `object` as read ([`read_object`]); `manifest` is its last-applied
 /// annotation already read by the caller (with [`json::read`] whole, as [`last_applied`] reads
 /// it), if it was. A built-in kind (a CRD) is walked through `beside` ([`Beside`]).
@@ -410,14 +380,18 @@ pub(crate) fn judge<'a>(
             walker.custom_root(applied_map, live);
             walker.drifts
         }
-        (_, Some(root)) => beside.walk(applied, walks_last_applied, root, &mut |keys| {
-            let mut walker = Walker::new(class, None)
-                .of_kind(&identity.group, &identity.version, &identity.kind, settings.minor())
-                // Reborrowed for as long as the walk, which borrows the identity too.
-                .with_keys(keys.map(|keys| -> &mut dyn walk::CrdKeys { keys }));
-            walker.typed_root(applied_map, live, root);
-            walker.drifts
-        }),
+        (_, Some(root)) => {
+            let mut drifts = Vec::new();
+            beside.walk(applied, walks_last_applied, root, &mut |keys| {
+                let mut walker = Walker::new(class, None)
+                    .of_kind(&identity.group, &identity.version, &identity.kind, settings.minor())
+                    // Reborrowed for as long as the walk, which borrows the identity too.
+                    .with_keys(keys.map(|keys| -> &mut dyn Keys { keys }));
+                walker.typed_root(applied_map, live, root);
+                drifts = std::mem::take(&mut walker.drifts);
+            });
+            drifts
+        }
         (_, None) => Vec::new(),
     };
     let mut report = report(subject, &identity, drifts, settings);

@@ -25,13 +25,12 @@
 use super::cause::{Cause, Class};
 use super::path::{Path, Step};
 use super::quantity;
+use crate::check::shared_walk::{self, Keys, Place};
 use crate::generated::{ApiField, ApiType, Form, Leaf};
 use crate::json::{Canonical, Members, Node, Number};
 use crate::text::{elide, spelling::closest};
-use std::borrow::Cow;
 
-/// An object's entries, as [`crate::json`] reads them (document order, duplicates kept).
-pub type Entries<'n, 'j> = &'n [(Cow<'j, str>, Node<'j>)];
+pub use crate::json::Entries;
 
 /// Most characters of a value quoted in a finding.
 const VALUE_CHARS: usize = 40;
@@ -249,52 +248,14 @@ impl<'a> At<'a> {
     }
 }
 
-/// The schema nodes (JSONSchemaProps objects with members) the walks of a CRD visit, per
-/// thread, by address; compiled only for tests: the all-in-one visits each once for
-/// crd-schema-fields and sync-drift.
-#[cfg(test)]
-pub mod visits {
-    use std::cell::RefCell;
-
-    thread_local! {
-        static SCHEMA_NODES: RefCell<Vec<usize>> = const { RefCell::new(Vec::new()) };
-    }
-
-    /// Notes a visit of the schema node whose members are `entries`.
-    pub fn schema_node<T>(entries: &[T]) {
-        if !entries.is_empty() {
-            SCHEMA_NODES.with(|n| n.borrow_mut().push(entries.as_ptr() as usize));
-        }
-    }
-
-    /// The visits noted since the last call, in order.
-    pub fn take() -> Vec<usize> {
-        SCHEMA_NODES.with(|n| n.take())
-    }
-}
-
-/// A place in the walked object, as the walk hands it to [`CrdKeys`].
-#[derive(Clone, Copy)]
-pub struct Place<'p>(&'p At<'p>);
-
-/// One step of a [`Place`]: an object's key (a member's or a map's) or a list's index.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum PlaceStep<'p> {
-    /// A key.
-    Key(&'p str),
-    /// An index.
-    Index(usize),
-}
-
-impl<'p> Place<'p> {
-    /// The steps from the object's root.
-    pub fn steps(self) -> Vec<PlaceStep<'p>> {
-        let mut steps = Vec::with_capacity(self.0.depth);
-        let mut at = Some(self.0);
+impl Place for At<'_> {
+    fn steps(&self) -> Vec<shared_walk::Step<'_>> {
+        let mut steps = Vec::with_capacity(self.depth);
+        let mut at = Some(self);
         while let Some(node) = at {
             match node.step {
-                Some(StepAt::Field(key) | StepAt::Key(key)) => steps.push(PlaceStep::Key(key)),
-                Some(StepAt::Index(i)) => steps.push(PlaceStep::Index(i)),
+                Some(StepAt::Field(key) | StepAt::Key(key)) => steps.push(shared_walk::Step::Key(key)),
+                Some(StepAt::Index(i)) => steps.push(shared_walk::Step::Index(i)),
                 None => {}
             }
             at = node.parent;
@@ -302,23 +263,6 @@ impl<'p> Place<'p> {
         steps.reverse();
         steps
     }
-}
-
-/// What reads a CRD's keys beside this walk. In the all-in-one, crd-schema-fields judges every
-/// key of the tree this walk reads for sync-drift as the walk meets it (the unknown ones, here),
-/// and reads on by itself where this walk does not descend (a CRD's `status`, an object the live
-/// object lacks, a key given twice): one traversal of the tree serves both checks. Called only
-/// in the walk of a CRD ([`Class::Untyped`]).
-pub trait CrdKeys {
-    /// The key at `place`, of an object of type `ty`, which `ty` does not declare.
-    fn unknown(&mut self, key: &str, ty: ApiType, place: Place<'_>);
-    /// A value of type `ty` at `place` whose keys this walk does not read.
-    fn beyond(&mut self, value: &Node<'_>, ty: ApiType, place: Place<'_>);
-    /// The value of `field` (a member of `owner`) at `place`, which this walk does not read.
-    fn beyond_member(&mut self, value: &Node<'_>, field: ApiField, owner: ApiType, place: Place<'_>);
-    /// The entries of an object at `place` (of an API type, or a map) this walk does not visit:
-    /// all but the last of a key given more than once (`visited` holds the last).
-    fn shadowed(&mut self, entries: Entries<'_, '_>, visited: &Members<'_, '_>, place: Place<'_>);
 }
 
 /// The walk over one object.
@@ -343,8 +287,8 @@ pub struct Walker<'a> {
     object_meta: Option<ApiType>,
     /// The custom resource's schema, when the kind is one and its CRD was read.
     schema: Option<CrdSchema<'a>>,
-    /// What reads a CRD's keys beside the walk ([`CrdKeys`]).
-    keys: Option<&'a mut dyn CrdKeys>,
+    /// What judges a CRD's keys beside the walk ([`Keys`]).
+    keys: Option<&'a mut dyn Keys>,
     /// What the walk found, in walk order.
     pub drifts: Vec<Drift>,
 }
@@ -367,8 +311,8 @@ impl<'a> Walker<'a> {
         }
     }
 
-    /// The walk with `keys` reading a CRD's keys beside it ([`CrdKeys`]).
-    pub fn with_keys(mut self, keys: Option<&'a mut dyn CrdKeys>) -> Walker<'a> {
+    /// The walk with `keys` judging a CRD's keys beside it ([`Keys`]).
+    pub fn with_keys(mut self, keys: Option<&'a mut dyn Keys>) -> Walker<'a> {
         self.keys = keys;
         self
     }
@@ -451,13 +395,13 @@ impl<'a> Walker<'a> {
     fn object(&mut self, applied: Entries<'_, '_>, live: Live<'_>, ty: ApiType, path: At<'_>) {
         #[cfg(test)]
         if ty.name() == "JSONSchemaProps" {
-            visits::schema_node(applied);
+            crate::check::shared_walk::visits::schema_node(applied);
         }
         let members = Members::of(applied);
         if members.len() != applied.len()
             && let Some(keys) = self.keys.as_deref_mut()
         {
-            keys.shadowed(applied, &members, Place(&path));
+            keys.shadowed(applied, &members, &path);
         }
         let live = live.keys();
         for (key, value) in members.iter() {
@@ -471,7 +415,7 @@ impl<'a> Walker<'a> {
                 // A CRD's unknown fields are crd-schema-fields' findings.
                 None if self.class == Class::Untyped => {
                     if let Some(keys) = self.keys.as_deref_mut() {
-                        keys.unknown(key, ty, Place(&at));
+                        keys.unknown(key, ty, &at);
                     }
                 }
                 None => {
@@ -547,7 +491,7 @@ impl<'a> Walker<'a> {
     fn member(&mut self, applied: &Node<'_>, live: Live<'_>, field: ApiField, owner: ApiType, path: At<'_>, top: bool) {
         if field.leaf == Leaf::Status {
             if let Some(keys) = self.keys.as_deref_mut() {
-                keys.beyond_member(applied, field, owner, Place(&path));
+                keys.beyond_member(applied, field, owner, &path);
             }
             // An empty stanza (`status: {}`), or one holding only the objects every stored
             // status holds (a Service's `loadBalancer: {}`), patches nothing: no tool sees it.
@@ -616,7 +560,7 @@ impl<'a> Walker<'a> {
                 if members.len() != entries.len()
                     && let Some(keys) = self.keys.as_deref_mut()
                 {
-                    keys.shadowed(entries, &members, Place(&path));
+                    keys.shadowed(entries, &members, &path);
                 }
                 let live = live.keys();
                 for (key, value) in members.iter() {
@@ -664,7 +608,7 @@ impl<'a> Walker<'a> {
         match (applied, live) {
             (Node::Object(entries), Live::Missing) if !entries.is_empty() => {
                 if let Some(keys) = self.keys.as_deref_mut() {
-                    keys.beyond(applied, ty, Place(&path));
+                    keys.beyond(applied, ty, &path);
                 }
                 self.kept(path, applied, live)
             }
