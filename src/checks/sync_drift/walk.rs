@@ -391,18 +391,25 @@ impl<'a> Walker<'a> {
         self.object(applied, live, root, At::ROOT);
     }
 
+    /// The members of the object at `path` as the walk visits them (the last of a key given
+    /// twice); the entries it skips go to the judgement beside the walk, if there is one.
+    fn members<'n, 'j>(&mut self, entries: Entries<'n, 'j>, path: &At<'_>) -> Members<'n, 'j> {
+        let members = Members::of(entries);
+        if members.len() != entries.len()
+            && let Some(keys) = self.keys.as_deref_mut()
+        {
+            keys.shadowed(entries, &members, path);
+        }
+        members
+    }
+
     /// An object of API type `ty`.
     fn object(&mut self, applied: Entries<'_, '_>, live: Live<'_>, ty: ApiType, path: At<'_>) {
         #[cfg(test)]
         if ty.name() == "JSONSchemaProps" {
             crate::check::shared_walk::visits::schema_node(applied);
         }
-        let members = Members::of(applied);
-        if members.len() != applied.len()
-            && let Some(keys) = self.keys.as_deref_mut()
-        {
-            keys.shadowed(applied, &members, &path);
-        }
+        let members = self.members(applied, &path);
         let live = live.keys();
         for (key, value) in members.iter() {
             let at = path.then(StepAt::Field(key));
@@ -556,12 +563,7 @@ impl<'a> Walker<'a> {
                 }
             }
             (Form::Map, Node::Object(entries)) => {
-                let members = Members::of(entries);
-                if members.len() != entries.len()
-                    && let Some(keys) = self.keys.as_deref_mut()
-                {
-                    keys.shadowed(entries, &members, &path);
-                }
+                let members = self.members(entries, &path);
                 let live = live.keys();
                 for (key, value) in members.iter() {
                     self.leaf(value, live.key(key), field.leaf, path.then(StepAt::Key(key)));
