@@ -34,8 +34,6 @@ $(error usage: make push REGISTRY=host/path [INSECURE_REGISTRY=host:port])
 endif
 endif
 
-# Debian packages `make setup` installs when missing.
-APT_PACKAGES := binaryen docker-registry chromium chromium-driver nodejs npm
 # The playground: the core checks built with wasm-bindgen for the browser, a static site.
 PLAYGROUND_TARGET := wasm32-unknown-unknown
 PLAYGROUND_DIR    := target/playground
@@ -46,18 +44,11 @@ WASM_BINDGEN_VERSION := $(shell sed -n 's/^wasm-bindgen = "=\(.*\)"/\1/p' playgr
 
 all: build
 
-## setup: install what the build and the tests need (idempotent; no-ops when present)
+## setup: install what the build and the tests need, each tool only when its command is missing
+## (tools/setup.sh lists them; Node.js and npm are taken from wherever they come when present)
 setup:
 	@rustup target list --installed 2>/dev/null | grep -qx $(TARGET) || rustup target add $(TARGET)
-	@# Debian's binaryen (wasm-opt, the size pass) and docker-registry (the real registry the
-	@# push/pull tests run on 127.0.0.1), installed only when missing.
-	@# Debian's chromium and chromedriver: the real browser the playground tests drive.
-	@# Debian's nodejs and npm: the playground's editor is bundled from the npm registry.
-	@command -v wasm-opt >/dev/null 2>&1 && command -v docker-registry >/dev/null 2>&1 && \
-	  command -v chromium >/dev/null 2>&1 && command -v chromedriver >/dev/null 2>&1 && \
-	  command -v npm >/dev/null 2>&1 || \
-	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -q $(APT_PACKAGES) || \
-	  { $(SUDO) apt-get update -q && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -q $(APT_PACKAGES); }
+	@bash tools/setup.sh
 	@$(MAKE) --no-print-directory playground-setup
 
 # The wasm target of the playground and the wasm-bindgen CLI of exactly the version its
