@@ -65,7 +65,7 @@ if [ "${#packages[@]}" -gt 0 ]; then
   # packages together, and one by one when that fails, so one conflict does not stop the others.
   if ! apt_install "${packages[@]}"; then
     $SUDO apt-get update -q
-    if ! apt_install "${packages[@]}"; then
+    if ! apt_install "${packages[@]}" && [ "${#packages[@]}" -gt 1 ]; then
       for pkg in "${packages[@]}"; do
         apt_install "$pkg" || true
       done
