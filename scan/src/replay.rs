@@ -543,7 +543,7 @@ mod tests {
                 } else {
                     assert!(
                         reflected == text,
-                        "{} does not hold what Kubewarden sends for its requests (managedFields and the last-applied annotation removed, field masks applied); regenerate it with SYNCGUARD_REGENERATE_REPLAYS=1 cargo test -p syncguard replay_files",
+                        "{} does not hold what Kubewarden sends for its requests (managedFields and the last-applied annotation removed, field masks applied); regenerate it with SYNCGUARD_REGENERATE_REPLAYS=1 cargo test --locked -p syncguard-scan replay_files",
                         path.display()
                     );
                 }
