@@ -53,9 +53,13 @@
 //!   scope; the service's port), `pkg/apis/autoscaling/v2/defaults.go` (minReplicas, the default
 //!   CPU metric, a behavior's scale-up and scale-down rules);
 //! - `SetDefaults_ResourceList` and Go's `resource.Quantity`: every quantity of a resource list,
-//!   an emptyDir's sizeLimit, a PersistentVolume's capacity, written back canonical (by the
-//!   check's own quantity model, measured against Go's in its tests: a clean manifest's
-//!   quantities are canonical already, so this rewrites only what the check would report).
+//!   an emptyDir's sizeLimit, a PersistentVolume's capacity, a resourceFieldRef's divisor, written
+//!   back in the form the API server stores, taken from `stored-quantities.tsv` and never from
+//!   the check's own quantity model (which would make the test circular): each row is either
+//!   asserted by k8s.io/apimachinery's `pkg/api/resource/quantity_test.go` or, for the corpus's
+//!   plain quantities (`100m`, `128Mi`), given by the canonical-form rule of `Quantity`'s doc
+//!   comment, held first to every asserted row it applies to (`tools/derive-quantity-table.py`,
+//!   whose header names the commit). A quantity the table lacks is [`Filled::unknown`].
 //!
 //! The status of a new object is what Go writes for its zero value (`{}`; the counters without
 //! `omitempty` of a DaemonSet's, StatefulSet's, ReplicaSet's and HPA's status). Left out: status a
@@ -63,15 +67,51 @@
 //! and defaults behind alpha feature gates.
 
 use serde_json::{Map, Value, json};
-use syncguard::checks::sync_drift::quantity;
+use std::collections::HashMap;
+use std::sync::LazyLock;
 
 /// What [`fill`] changed in one object: values added and quantities rewritten.
-#[derive(Debug, Default, Clone, Copy)]
+#[derive(Debug, Default, Clone)]
 pub struct Filled {
     /// Values added where the manifest had none.
     pub added: usize,
-    /// Quantities written back in their canonical form.
+    /// Quantities written back in another form than the manifest's.
     pub quantities: usize,
+    /// Quantities whose stored form was taken from the table (rewritten or not).
+    pub looked_up: usize,
+    /// Quantities the table has no stored form for, as JSON (left as the manifest wrote them).
+    pub unknown: Vec<String>,
+}
+
+/// `stored-quantities.tsv`: the form the API server stores each quantity in, by the JSON value
+/// the manifest holds (a quoted string or a bare number).
+static STORED: LazyLock<HashMap<String, String>> = LazyLock::new(|| {
+    include_str!("stored-quantities.tsv")
+        .lines()
+        .filter(|line| !line.starts_with('#'))
+        .map(|line| {
+            let mut columns = line.split('\t');
+            let (Some(value), Some(stored)) = (columns.next(), columns.next()) else {
+                panic!("stored-quantities.tsv: a row without two columns: {line:?}");
+            };
+            (value.to_string(), stored.to_string())
+        })
+        .collect()
+});
+
+/// The stored form of the quantity the manifest writes as the JSON value `value`, counted.
+fn stored(value: &Value, f: &mut Filled) -> Option<&'static str> {
+    let key = value.to_string();
+    match STORED.get(&key) {
+        Some(stored) => {
+            f.looked_up += 1;
+            Some(stored)
+        }
+        None => {
+            f.unknown.push(key);
+            None
+        }
+    }
 }
 
 /// Fills in `object` (a manifest of a built-in kind, as a JSON object) what the API server adds
@@ -632,17 +672,15 @@ fn requirements(resources: &mut Map<String, Value>, f: &mut Filled) {
     }
 }
 
-/// Every quantity of a resource list, canonical.
+/// Every quantity of a resource list, as stored.
 fn canonical_list(list: &mut Map<String, Value>, f: &mut Filled) {
     for value in list.values_mut() {
         match value {
             Value::String(text) => canonical(text, f),
-            Value::Number(number) => {
-                let literal = number.to_string();
-                if let Ok(stored) = quantity::stored_number(&literal)
-                    && let Some(text) = stored.text()
-                {
-                    *value = json!(text);
+            // A bare number is stored as a string.
+            Value::Number(_) => {
+                if let Some(stored) = stored(value, f) {
+                    *value = json!(stored);
                     f.quantities += 1;
                 }
             }
@@ -651,13 +689,12 @@ fn canonical_list(list: &mut Map<String, Value>, f: &mut Filled) {
     }
 }
 
-/// A quantity's text, canonical.
+/// A quantity's text, as stored.
 fn canonical(text: &mut String, f: &mut Filled) {
-    if let Ok(stored) = quantity::stored(text)
-        && let Some(canonical) = stored.text()
-        && canonical != text
+    if let Some(stored) = stored(&Value::String(text.clone()), f)
+        && stored != text
     {
-        *text = canonical.to_string();
+        *text = stored.to_string();
         f.quantities += 1;
     }
 }
@@ -735,7 +772,11 @@ mod tests {
                 "ports": [{"containerPort": 80}], "resources": {"limits": {"cpu": "1000m"}},
                 "readinessProbe": {"httpGet": {"port": 80}, "periodSeconds": 5}}]}}}});
         let filled = fill(&mut deployment);
-        assert!(filled.added > 10 && filled.quantities == 1, "{filled:?}");
+        assert!(
+            filled.added > 10 && filled.quantities == 1 && filled.looked_up == 1,
+            "{filled:?}"
+        );
+        assert!(filled.unknown.is_empty(), "{filled:?}");
         let spec = &deployment["spec"];
         assert_eq!(spec["replicas"], 3);
         assert_eq!(spec["strategy"]["rollingUpdate"]["maxSurge"], "25%");
