@@ -38,7 +38,8 @@ pub struct Subject {
 impl Subject {
     /// The subject of `request`'s object, from the object's own metadata: the name, else the
     /// request's name, else `generateName` followed by `<generated>`, else [`UNNAMED`]; the
-    /// namespace, else the request's. The kind is the request's.
+    /// namespace as [`namespace_of`] gives it (none for a cluster-scoped object). The kind is the
+    /// request's.
     pub fn new(request: &Request<'_>, name: &str, generate_name: &str, namespace: &str) -> Subject {
         let or_request = |own: &str, from_request: Option<&str>| -> String {
             if own.is_empty() {
@@ -55,7 +56,7 @@ impl Subject {
                 format!("{generate_name}<generated>")
             };
         }
-        let namespace = or_request(namespace, request.namespace.as_deref());
+        let namespace = namespace_of(request, namespace);
         Subject {
             kind: request.kind.kind.to_string(),
             label: if namespace.is_empty() {
@@ -78,6 +79,28 @@ impl Subject {
             "CustomResourceDefinition" => "CRD",
             _ => self.noun(),
         }
+    }
+}
+
+/// The namespace of `request`'s object whose own `metadata.namespace` is `own`: `own`, else the
+/// request's; none for a cluster-scoped object, which the API server stores without one (it
+/// clears the namespace a manifest gives, and names no namespace in the request, except the
+/// Namespace's own name for a Namespace). An object is cluster-scoped when its kind is a built-in
+/// cluster-scoped one (`ClusterRole`, `Namespace`, `CustomResourceDefinition`: the generated
+/// table), or when the request names a kind that is not built in and no namespace: the API
+/// server sends every namespaced object's namespace (its URL holds it), and `syncguard scan`
+/// sends none for the kinds it knows to be cluster-scoped (a CRD's `spec.scope: Cluster`).
+pub fn namespace_of<'a>(request: &'a Request<'_>, own: &'a str) -> &'a str {
+    let from_request = request.namespace.as_deref().unwrap_or_default();
+    let kind = &request.kind;
+    let cluster_scoped = match crate::generated::api_cluster_scoped(&kind.group, &kind.version, &kind.kind) {
+        Some(cluster_scoped) => cluster_scoped,
+        None => !kind.kind.is_empty() && from_request.is_empty(),
+    };
+    match (cluster_scoped, own) {
+        (true, _) => "",
+        (false, "") => from_request,
+        (false, own) => own,
     }
 }
 

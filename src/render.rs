@@ -910,4 +910,34 @@ mod tests {
         assert_eq!(Subject::new(&request, "", "job-", "ns").label, "ns/job-<generated>");
         assert_eq!(Subject::new(&request, "", "", "").noun(), "object");
     }
+
+    #[test]
+    fn cluster_scoped_objects_are_named_without_a_namespace() {
+        let request = |group: &str, version: &str, kind: &str, namespace: Option<&str>| {
+            let mut request = Request::default();
+            request.kind.group = group.to_string().into();
+            request.kind.version = version.to_string().into();
+            request.kind.kind = kind.to_string().into();
+            request.namespace = namespace.map(|n| n.to_string().into());
+            request
+        };
+        let label = |request: &Request<'_>, namespace: &str| Subject::new(request, "admin", "", namespace).label;
+        // A built-in cluster-scoped kind: the manifest's namespace and the request's are dropped
+        // (a Namespace's update names the Namespace itself as the request's namespace).
+        let role = request("rbac.authorization.k8s.io", "v1", "ClusterRole", Some("default"));
+        assert_eq!(label(&role, "default"), "admin");
+        assert_eq!(label(&request("", "v1", "Namespace", Some("admin")), ""), "admin");
+        let crd = request("apiextensions.k8s.io", "v1", "CustomResourceDefinition", None);
+        assert_eq!(label(&crd, "kube-system"), "admin");
+        // A built-in namespaced kind keeps the object's namespace, else the request's.
+        let map = request("", "v1", "ConfigMap", None);
+        assert_eq!(label(&map, "kube-system"), "kube-system/admin");
+        assert_eq!(label(&request("", "v1", "ConfigMap", Some("ns")), ""), "ns/admin");
+        // Another kind: cluster-scoped when the request names no namespace, as the API server
+        // (and syncguard scan, for a CRD of scope Cluster) sends it.
+        let widget = |namespace| request("example.com", "v1", "Widget", namespace);
+        assert_eq!(label(&widget(None), "team"), "admin");
+        assert_eq!(label(&widget(Some("team")), "team"), "team/admin");
+        assert_eq!(label(&widget(Some("team")), ""), "team/admin");
+    }
 }

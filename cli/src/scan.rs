@@ -483,10 +483,17 @@ pub fn scan_paths(
         input::attach_old(&mut documents, base);
     }
     let plurals = Plurals::new(snapshot.iter().chain(&documents));
+    plurals.mark(&mut documents);
     let cluster = Arc::new(OfflineCluster::new(snapshot, &documents));
     let mut evaluations = evaluate_all(&documents, &sources, set, &plurals, &cluster, options, &pool);
     if let Some(settings) = &set.clash {
-        evaluations.extend(clash_evaluations(&documents, &sources, settings, set.policies.len()));
+        evaluations.extend(clash_evaluations(
+            &documents,
+            &sources,
+            settings,
+            &plurals,
+            set.policies.len(),
+        ));
     }
     evaluations.sort_by_key(|e| (e.document, e.policy));
     ScanReport {

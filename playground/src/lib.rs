@@ -259,6 +259,7 @@ pub fn report(state: &State) -> Value {
         text: Some(state.manifests.as_str().into()),
     }];
     let plurals = Plurals::new(snapshot.iter().chain(&documents));
+    plurals.mark(&mut documents);
     let mut evaluator = CoreEvaluator {
         active,
         cluster: OfflineCluster::new(&snapshot, &documents),
@@ -280,7 +281,13 @@ pub fn report(state: &State) -> Value {
         })
         .collect();
     if let Some(settings) = &clash_settings {
-        evaluations.extend(evaluate::clash_evaluations(&documents, &sources, settings, infos.len()));
+        evaluations.extend(evaluate::clash_evaluations(
+            &documents,
+            &sources,
+            settings,
+            &plurals,
+            infos.len(),
+        ));
         infos.push(json!({
             "name": clash::NAME,
             "description": clash::DESCRIPTION,
@@ -327,7 +334,7 @@ pub fn report(state: &State) -> Value {
                 "apiVersion": d.info.api_version,
                 "kind": d.info.kind,
                 "name": d.info.name,
-                "namespace": d.info.namespace,
+                "namespace": d.info.namespace.as_ref().filter(|_| !d.cluster_scoped),
                 "old": d.old.is_some(),
             })
         })

@@ -14,6 +14,7 @@
 //!   `[[networking.istio.io, gateway.networking.k8s.io]]`; a set is allowed when all its
 //!   groups are in one list.
 
+use crate::cluster::Plurals;
 use crate::input::{Document, Source};
 use serde::Deserialize;
 use serde_json::Value;
@@ -73,8 +74,9 @@ pub struct Clash {
     pub related: Vec<usize>,
 }
 
-/// Finds every clash among `documents`, in document order.
-pub fn find(documents: &[Document], sources: &[Source], settings: &Settings) -> Vec<Clash> {
+/// Finds every clash among `documents`, in document order. A set of cluster-scoped objects
+/// (`plurals` knows the kinds' scopes) is named without the namespace their manifests give.
+pub fn find(documents: &[Document], sources: &[Source], settings: &Settings, plurals: &Plurals) -> Vec<Clash> {
     let mut sets: BTreeMap<(&str, &str, &str), Vec<usize>> = BTreeMap::new();
     for (i, doc) in documents.iter().enumerate() {
         let Some(name) = doc.info.name.as_deref() else {
@@ -114,7 +116,11 @@ pub fn find(documents: &[Document], sources: &[Source], settings: &Settings) -> 
                 format!("{}{core} at {}", doc.info.api_version, location(doc, sources))
             })
             .collect();
-        let scope = if namespace.is_empty() {
+        let cluster_scoped = members.iter().all(|&i| {
+            let info = &documents[i].info;
+            plurals.cluster_scoped(&info.group, &info.version, &info.kind)
+        });
+        let scope = if namespace.is_empty() || cluster_scoped {
             String::new()
         } else {
             format!(" in namespace \"{namespace}\"")
@@ -179,7 +185,7 @@ mod tests {
     #[test]
     fn reports_each_document_with_both_locations() {
         let (docs, sources) = scan(SHIRTS);
-        let clashes = find(&docs, &sources, &Settings::default());
+        let clashes = find(&docs, &sources, &Settings::default(), &Plurals::new(&docs));
         assert_eq!(clashes.len(), 2);
         assert_eq!((clashes[0].document, clashes[0].related.clone()), (0, vec![1]));
         assert_eq!((clashes[1].document, clashes[1].related.clone()), (1, vec![0]));
@@ -193,23 +199,50 @@ mod tests {
     }
 
     #[test]
+    fn cluster_scoped_objects_are_named_without_a_namespace() {
+        // The two Shirts are cluster-scoped, as their CRDs say: the namespace of their manifests
+        // is not named; with one of the CRDs namespaced, it is.
+        let crd = |group: &str, scope: &str| {
+            format!(
+                "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata: {{name: shirts.{group}}}\nspec: {{group: {group}, scope: {scope}, names: {{kind: Shirt, plural: shirts}}, versions: []}}\n---\n"
+            )
+        };
+        for (beta, named) in [("Cluster", false), ("Namespaced", true)] {
+            let text = format!(
+                "{}{}{SHIRTS}",
+                crd("stable.example.com", "Cluster"),
+                crd("beta.example.com", beta)
+            );
+            let (docs, sources) = scan(&text);
+            let clashes = find(&docs, &sources, &Settings::default(), &Plurals::new(&docs));
+            assert_eq!(clashes.len(), 2);
+            let start = if named {
+                "Shirt \"shirt\" in namespace \"default\" is"
+            } else {
+                "Shirt \"shirt\" is"
+            };
+            assert!(clashes[0].message.starts_with(start), "{}", clashes[0].message);
+        }
+    }
+
+    #[test]
     fn allowances() {
         let (docs, sources) = scan(SHIRTS);
         let kinds = Settings {
             allowed_kinds: vec!["Shirt".into()],
             ..Settings::default()
         };
-        assert!(find(&docs, &sources, &kinds).is_empty());
+        assert!(find(&docs, &sources, &kinds, &Plurals::new(&docs)).is_empty());
         let groups = Settings {
             allowed_group_sets: vec![vec!["beta.example.com".into(), "stable.example.com".into(), "x".into()]],
             ..Settings::default()
         };
-        assert!(find(&docs, &sources, &groups).is_empty());
+        assert!(find(&docs, &sources, &groups, &Plurals::new(&docs)).is_empty());
         let other = Settings {
             allowed_group_sets: vec![vec!["beta.example.com".into(), "x".into()]],
             ..Settings::default()
         };
-        assert_eq!(find(&docs, &sources, &other).len(), 2);
+        assert_eq!(find(&docs, &sources, &other, &Plurals::new(&docs)).len(), 2);
     }
 
     #[test]

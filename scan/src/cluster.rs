@@ -292,7 +292,8 @@ pub fn snapshot_of(display: &str, text: &str) -> Result<Vec<Document>, Vec<Input
 /// then CustomResourceDefinitions among the scanned and snapshot objects, else the lowercase
 /// kind plus `s`.
 pub struct Plurals {
-    crds: BTreeMap<(String, String), String>,
+    /// By group and kind: the plural and whether the kind is cluster-scoped.
+    crds: BTreeMap<(String, String), (String, bool)>,
 }
 
 impl Plurals {
@@ -302,7 +303,7 @@ impl Plurals {
         for doc in documents {
             if let Some(names) = &doc.crd_names {
                 crds.entry((names.group.clone(), names.kind.clone()))
-                    .or_insert_with(|| names.plural.clone());
+                    .or_insert_with(|| (names.plural.clone(), names.cluster_scoped));
             }
         }
         Plurals { crds }
@@ -321,10 +322,29 @@ impl Plurals {
         if let Some(plural) = fallback {
             return plural.to_string();
         }
-        if let Some(plural) = self.crds.get(&(group.to_string(), kind.to_string())) {
+        if let Some((plural, _)) = self.crds.get(&(group.to_string(), kind.to_string())) {
             return plural.clone();
         }
         format!("{}s", kind.to_lowercase())
+    }
+
+    /// Marks each of `documents` whose kind is cluster-scoped ([`Plurals::cluster_scoped`]).
+    pub fn mark(&self, documents: &mut [Document]) {
+        for doc in documents {
+            doc.cluster_scoped = self.cluster_scoped(&doc.info.group, &doc.info.version, &doc.info.kind);
+        }
+    }
+
+    /// Whether objects of `kind` in `group` (served at `version`) are known to be cluster-scoped:
+    /// by the built-in table, else by a CRD of the scan or the snapshot (`spec.scope: Cluster`).
+    /// A kind neither knows is taken as namespaced.
+    pub fn cluster_scoped(&self, group: &str, version: &str, kind: &str) -> bool {
+        if let Some(cluster_scoped) = syncguard::generated::api_cluster_scoped(group, version, kind) {
+            return cluster_scoped;
+        }
+        self.crds
+            .get(&(group.to_string(), kind.to_string()))
+            .is_some_and(|(_, cluster_scoped)| *cluster_scoped)
     }
 }
 

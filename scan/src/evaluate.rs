@@ -170,8 +170,11 @@ pub fn uid(source: &str, index: usize, item: Option<usize>) -> String {
 
 /// The AdmissionRequest JSON of a document, dry run, by user `syncguard-scan`: a CREATE of the
 /// object as written, or with `operation` UPDATE, its update from [`Document::old`] (the
-/// request's `oldObject`; none when the document has none).
-pub fn request_json(doc: &Document, resource: &str, uid: &str, operation: Operation) -> String {
+/// request's `oldObject`; none when the document has none). The request names the object's
+/// namespace unless the object is `cluster_scoped`: the API server names none for such an object
+/// (and clears the one its manifest gives, which the object keeps here, for the checks that
+/// report it).
+pub fn request_json(doc: &Document, resource: &str, uid: &str, operation: Operation, cluster_scoped: bool) -> String {
     let gvk = serde_json::json!({"group": doc.info.group, "version": doc.info.version, "kind": doc.info.kind});
     let gvr = serde_json::json!({"group": doc.info.group, "version": doc.info.version, "resource": resource});
     let mut head = serde_json::json!({
@@ -186,7 +189,7 @@ pub fn request_json(doc: &Document, resource: &str, uid: &str, operation: Operat
         "dryRun": true,
         "options": {"apiVersion": "meta.k8s.io/v1", "kind": if operation == Operation::Update { "UpdateOptions" } else { "CreateOptions" }},
     });
-    if let Some(namespace) = &doc.info.namespace {
+    if let Some(namespace) = doc.info.namespace.as_ref().filter(|_| !cluster_scoped) {
         head["namespace"] = Value::from(namespace.as_str());
     }
     let mut text = head.to_string();
@@ -230,6 +233,7 @@ pub fn evaluate_document<E: Evaluator + ?Sized>(
     out: &mut Vec<Evaluation>,
 ) {
     let resource = plurals.resource(&doc.info.group, &doc.info.version, &doc.info.kind);
+    let cluster_scoped = plurals.cluster_scoped(&doc.info.group, &doc.info.version, &doc.info.kind);
     let operation_for = |evaluator: &E, policy: usize| {
         if doc.old.is_some() && evaluator.reads_old_object(policy) {
             Operation::Update
@@ -253,7 +257,7 @@ pub fn evaluate_document<E: Evaluator + ?Sized>(
         } else {
             &mut create
         };
-        let request = slot.get_or_insert_with(|| request_json(doc, &resource, &uid, operation));
+        let request = slot.get_or_insert_with(|| request_json(doc, &resource, &uid, operation, cluster_scoped));
         let mut evaluation = evaluator.evaluate(policy, index, request, &uid);
         evaluation.operation = operation;
         out.push(evaluation);
@@ -265,13 +269,15 @@ pub fn clash_evaluations(
     documents: &[Document],
     sources: &[Source],
     settings: &clash::Settings,
+    plurals: &Plurals,
     policy: usize,
 ) -> Vec<Evaluation> {
-    clash::find(documents, sources, settings)
+    clash::find(documents, sources, settings, plurals)
         .into_iter()
         .map(|found| {
             let info = &documents[found.document].info;
-            let label = match (&info.namespace, &info.name) {
+            let cluster_scoped = plurals.cluster_scoped(&info.group, &info.version, &info.kind);
+            let label = match (info.namespace.as_ref().filter(|_| !cluster_scoped), &info.name) {
                 (Some(namespace), Some(name)) => format!("{namespace}/{name}"),
                 (_, name) => name.clone().unwrap_or_default(),
             };
@@ -346,8 +352,14 @@ mod tests {
         // Same group, kind, namespace and name: only the first has an old object.
         assert_eq!(input::attach_old(&mut documents, &base), 1);
         assert!(documents[1].old.is_none());
-        let update: Value =
-            serde_json::from_str(&request_json(&documents[0], "configmaps", "u", Operation::Update)).unwrap();
+        let update: Value = serde_json::from_str(&request_json(
+            &documents[0],
+            "configmaps",
+            "u",
+            Operation::Update,
+            false,
+        ))
+        .unwrap();
         assert_eq!(update["operation"], "UPDATE");
         assert_eq!(update["options"]["kind"], "UpdateOptions");
         assert_eq!(update["object"]["data"]["k"], "new");
@@ -414,7 +426,7 @@ mod tests {
             "apiVersion: batch/v1\nkind: Job\nmetadata: {name: j, namespace: n}\n",
         );
         let doc = &contents.documents[0];
-        let request: Value = serde_json::from_str(&request_json(doc, "jobs", "u", Operation::Create)).unwrap();
+        let request: Value = serde_json::from_str(&request_json(doc, "jobs", "u", Operation::Create, false)).unwrap();
         assert_eq!(request["operation"], "CREATE");
         assert!(request.get("oldObject").is_none());
         assert_eq!(
@@ -426,6 +438,29 @@ mod tests {
         assert_eq!(request["name"], "j");
         assert_eq!(request["object"]["metadata"]["name"], "j");
         assert!(request.get("oldObject").is_none());
+    }
+
+    #[test]
+    fn cluster_scoped_objects_are_sent_without_a_namespace() {
+        // As the API server sends them: the request names no namespace; the object keeps the
+        // manifest's (sync-drift reports it).
+        let contents = input::objects_of(
+            0,
+            "a.yaml",
+            "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata: {name: admin, namespace: default}\n---\napiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata: {name: widgets.example.com}\nspec: {group: example.com, scope: Cluster, names: {kind: Widget, plural: widgets}}\n---\napiVersion: example.com/v1\nkind: Widget\nmetadata: {name: w, namespace: team}\n---\napiVersion: other.example.com/v1\nkind: Widget\nmetadata: {name: w, namespace: team}\n",
+        );
+        let plurals = Plurals::new(&contents.documents);
+        let scoped: Vec<bool> = contents
+            .documents
+            .iter()
+            .map(|d| plurals.cluster_scoped(&d.info.group, &d.info.version, &d.info.kind))
+            .collect();
+        assert_eq!(scoped, [true, true, true, false]);
+        let doc = &contents.documents[0];
+        let request: Value =
+            serde_json::from_str(&request_json(doc, "clusterroles", "u", Operation::Create, true)).unwrap();
+        assert!(request.get("namespace").is_none(), "{request}");
+        assert_eq!(request["object"]["metadata"]["namespace"], "default");
     }
 
     #[test]

@@ -42,13 +42,17 @@ pub struct Document {
     pub info: ObjectInfo,
     /// The object as compact JSON.
     pub object: Arc<str>,
-    /// For a CustomResourceDefinition: its `spec.group`, `spec.names.kind` and `spec.names.plural`.
+    /// For a CustomResourceDefinition: its `spec.group`, `spec.names.kind`, `spec.names.plural`
+    /// and whether its `spec.scope` is `Cluster`.
     pub crd_names: Option<CrdNames>,
     /// The object this document replaces, as compact JSON: the same object in the base the
     /// scan compares with (`syncguard scan --base`, the playground's old objects), if it has one
     /// there. Checks that judge updates ([`syncguard::registry::Entry::reads_old_object`]) then
     /// get an UPDATE from it.
     pub old: Option<Arc<str>>,
+    /// Whether its kind is known to be cluster-scoped ([`crate::cluster::Plurals::mark`]): it is
+    /// then named without the namespace its manifest gives, which the API server clears.
+    pub cluster_scoped: bool,
 }
 
 /// What identifies an object across two versions of a tree: group, kind, namespace and name.
@@ -90,6 +94,8 @@ pub struct CrdNames {
     pub kind: String,
     /// `spec.names.plural`.
     pub plural: String,
+    /// Whether `spec.scope` is `Cluster`: its objects have no namespace.
+    pub cluster_scoped: bool,
 }
 
 /// A problem with the input: a file that cannot be read, or a document that is not a
@@ -568,6 +574,7 @@ pub fn crd_names(info: &ObjectInfo, value: &Value) -> Option<CrdNames> {
         group: text(spec.get("group"))?,
         kind: text(names.get("kind"))?,
         plural: text(names.get("plural"))?,
+        cluster_scoped: spec.get("scope").and_then(Value::as_str) == Some("Cluster"),
     })
 }
 
@@ -624,6 +631,7 @@ pub fn objects_of(source: usize, name: &str, text: &str) -> FileContents {
                         object: Arc::from(value.to_string()),
                         crd_names,
                         old: None,
+                        cluster_scoped: false,
                     });
                 }
                 Err(message) => {

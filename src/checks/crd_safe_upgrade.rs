@@ -651,9 +651,9 @@ fn update(
                 if !notes.iter().any(|(_, text)| *text == note) {
                     notes.push((change.rule, note));
                 }
-                schema_finding(&change, switch)
+                schema_finding(&change, switch, false)
             }
-            Action::Warn => schema_finding(&change, switch),
+            Action::Warn => schema_finding(&change, switch, true),
         };
         if action == Action::Warn {
             finding.action = crate::settings::RejectOrWarn::Warn;
@@ -677,8 +677,8 @@ fn update(
 /// A schema change as a finding: what changed, where (version, and the path of the field in the
 /// CRD object) and the old and new values where they are short; why it breaks stored objects or
 /// their clients, and what to do instead, is its rule's note ([`schema_note`]). `switch`: the
-/// update installs a more stable channel of the same bundle.
-fn schema_finding(change: &Change, switch: bool) -> Finding {
+/// update installs a more stable channel of the same bundle; `warned`: the finding is a warning.
+fn schema_finding(change: &Change, switch: bool, warned: bool) -> Finding {
     let path = match change.scope {
         Scope::Crd => "spec.scope".to_string(),
         _ => format!("spec.versions[{}].schema.openAPIV3Schema{}", change.index, change.at),
@@ -689,7 +689,7 @@ fn schema_finding(change: &Change, switch: bool) -> Finding {
         path.clone()
     };
     let what = schema_what(change, false);
-    let short_why = short_reason(change, switch);
+    let short_why = short_reason(change, switch, warned);
     let place = match &change.scope {
         Scope::Crd => String::new(),
         Scope::Version(version) => format!(" ({version})"),
@@ -744,14 +744,19 @@ fn schema_finding(change: &Change, switch: bool) -> Finding {
 const RATCHETING: &str = "ratcheting (Kubernetes 1.30+) spares unchanged values";
 
 /// Why a schema change matters, in a few words, for a warning. `switch`: the update installs a
-/// more stable channel of the same bundle.
-fn short_reason(change: &Change, switch: bool) -> String {
+/// more stable channel of the same bundle; `warned`: the finding is a warning (a field removed
+/// from status is one because the controller writes status again; refused, by `olm` or
+/// `crdify`, it is pruned as any field is).
+fn short_reason(change: &Change, switch: bool, warned: bool) -> String {
     let text = match (change.rule, &change.what, change.effect) {
         ("existingFieldRemoval", _, Effect::Loses) if switch => {
             "a field only the less stable channel has: its stored values are pruned on their next write"
         }
         ("scope", _, _) => "every stored object becomes unreachable",
         ("existingFieldRemoval", _, Effect::Neutral) => "no object is stored or served in this version",
+        ("existingFieldRemoval", _, Effect::Alters) if warned && schema::in_status(&change.at) => {
+            "a status field: the controller writes status again from what it observes"
+        }
         ("existingFieldRemoval", _, _) => "stored values are pruned on their next write",
         ("type", _, _) => "stored values of the old type no longer validate",
         ("preserveUnknownFields", _, Effect::Loses) => {

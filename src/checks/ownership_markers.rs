@@ -331,11 +331,8 @@ impl ObjectRef {
             .find(|n| !n.is_empty())
             .unwrap_or("<name>")
             .to_string();
-        let namespace = [meta.namespace.as_str(), request.namespace.as_deref().unwrap_or("")]
-            .into_iter()
-            .find(|n| !n.is_empty())
-            .unwrap_or("")
-            .to_string();
+        // None for a cluster-scoped object, whatever its manifest says: `kubectl` takes no `-n`.
+        let namespace = crate::finding::namespace_of(request, &meta.namespace).to_string();
         ObjectRef {
             resource,
             kind,

@@ -1242,6 +1242,7 @@ fn lookup_cost(
                 object: json.into(),
                 crd_names: None,
                 old: None,
+                cluster_scoped: false,
             }
         })
         .collect();

@@ -602,7 +602,10 @@ pub fn sarif(report: &ScanReport, rows: &[Row]) -> String {
         };
         let policy = row.row.policy.as_str();
         let index = row.policy;
-        let object = match (&doc.info.namespace, &doc.info.name) {
+        let object = match (
+            doc.info.namespace.as_ref().filter(|_| !doc.cluster_scoped),
+            &doc.info.name,
+        ) {
             (Some(ns), Some(name)) => format!("{} {ns}/{name}", doc.info.kind),
             (None, Some(name)) => format!("{} {name}", doc.info.kind),
             _ => doc.info.kind.clone(),

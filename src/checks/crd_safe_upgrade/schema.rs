@@ -44,7 +44,9 @@
 //!   neutral), `mapType` (`granular` added is neutral), `celRules` (`x-kubernetes-validations`:
 //!   only removed or reworded rules are neutral), `format` (removed is neutral),
 //!   `preserveUnknownFields` and `intOrString` (turned off loses, on is neutral),
-//!   `embeddedResource` (off loses, on alters); every other change of them alters.
+//!   `embeddedResource` (off loses, on alters); every other change of them alters. CEL rules
+//!   are compared by their text with whitespace and comments collapsed outside string literals
+//!   ([`cel_text`]).
 //! - `description`: changed (neutral).
 //! - `unhandled`: any other keyword that differs (`anyOf`, `allOf`, `not`, `exclusiveMaximum`,
 //!   `multipleOf`, `uniqueItems`, other `x-kubernetes-*`, ...), in either direction: unknown, or
@@ -59,7 +61,10 @@
 //!
 //! A field removed (`existingFieldRemoval`) loses data in a version that stores or serves
 //! objects, and is neutral in one that does neither. Inside `allOf`, `anyOf`, `oneOf` and `not`,
-//! subschemas only validate, so what would lose data elsewhere alters there.
+//! subschemas only validate, so what would lose data elsewhere alters there. A field removed from
+//! `status` ([`in_status`]) alters: the controller writes status from what it observes (the API
+//! conventions require status to be reconstructable), so nothing is lost that it cannot write
+//! again; a type changed in `status` still loses, as clients misread the stored values.
 //!
 //! Values compare as the API server's Go types do: `null` and an absent keyword are the same, a
 //! keyword whose Go type is a value (a string, a boolean, a list, a map) is the same absent and
@@ -400,11 +405,14 @@ struct Walk<'c> {
 
 impl Walk<'_> {
     fn push(&mut self, rule: &'static str, what: What, effect: Effect) {
-        let effect = if self.junctor && effect == Effect::Loses {
-            Effect::Alters
-        } else {
-            effect
-        };
+        // A field removed from `status` alone: the controller writes status again from what it
+        // observes (a type changed there stays a loss: clients misread what is stored).
+        let effect =
+            if effect == Effect::Loses && (self.junctor || (rule == "existingFieldRemoval" && in_status(&self.path))) {
+                Effect::Alters
+            } else {
+                effect
+            };
         self.out.push(Change {
             rule,
             scope: self.scope.clone(),
@@ -866,15 +874,121 @@ fn for_stored(value: &Value, absent: &[String]) -> Value {
         .collect()
 }
 
-/// The CEL expressions of an `x-kubernetes-validations` list.
+/// Whether a node's path (`.properties.status.properties.ready`) is in the object's `status`: the
+/// root schema's `status` property or anything under it. Status is written by the object's
+/// controller from what it observes (the API conventions require it to be reconstructable), so a
+/// status field removed loses nothing the controller cannot write again.
+pub fn in_status(at: &str) -> bool {
+    at.strip_prefix(".properties.status")
+        .is_some_and(|rest| rest.is_empty() || rest.starts_with('.'))
+}
+
+/// The CEL expressions of an `x-kubernetes-validations` list, each as [`cel_text`] spells it.
 fn cel_rules(value: &Value) -> BTreeSet<String> {
     value
         .as_array()
         .into_iter()
         .flatten()
         .filter_map(|rule| rule.get("rule").and_then(Value::as_str))
-        .map(|rule| rule.split_whitespace().collect::<Vec<_>>().join(" "))
+        .map(cel_text)
         .collect()
+}
+
+/// CEL's whitespace (cel-spec langdef.md: `WHITESPACE ::= [\t\n\f\r ]+`).
+fn cel_space(byte: u8) -> bool {
+    matches!(byte, b' ' | b'\t' | b'\n' | b'\r' | 0x0C)
+}
+
+/// A CEL expression with its layout made canonical and nothing else: outside string literals,
+/// every run of CEL's whitespace and comments (`//` to the end of the line) is one space, none at
+/// either end; string and bytes literals are kept exactly as written, since a space inside one
+/// (`'^a b$'` against `'^a  b$'`) changes what the rule accepts. Literals are read as cel-spec's
+/// lexical grammar (langdef.md) writes them: quoted by `'`, `"`, `'''` or `"""`, raw with an `r`
+/// or `R` prefix (a backslash is then itself), bytes with a `b` or `B` prefix before it; in the
+/// others a backslash escapes the next character. An unterminated literal runs to the end.
+pub fn cel_text(rule: &str) -> String {
+    let bytes = rule.as_bytes();
+    let mut out = String::with_capacity(rule.len());
+    // Whether a separator is owed before the next token (whitespace or a comment was skipped).
+    let mut gap = false;
+    let mut i = 0;
+    while i < bytes.len() {
+        let start = i;
+        let c = bytes[i];
+        if cel_space(c) {
+            gap = true;
+            i += 1;
+            continue;
+        }
+        if c == b'/' && bytes.get(i + 1) == Some(&b'/') {
+            gap = true;
+            i = bytes[i..]
+                .iter()
+                .position(|&b| b == b'\n')
+                .map_or(bytes.len(), |n| i + n);
+            continue;
+        }
+        if c.is_ascii_alphanumeric() || c == b'_' {
+            // A word (identifier, keyword, number), or the prefix of a literal right before its
+            // quote: `r`, `b` or `br`, in either case (any longer word before a quote is a word).
+            let prefix = match (
+                bytes.get(i).map(u8::to_ascii_lowercase),
+                bytes.get(i + 1).map(u8::to_ascii_lowercase),
+            ) {
+                (Some(b'r' | b'b'), Some(b'\'' | b'"')) => Some((1, c.eq_ignore_ascii_case(&b'r'))),
+                (Some(b'b'), Some(b'r')) if matches!(bytes.get(i + 2), Some(b'\'' | b'"')) => Some((2, true)),
+                _ => None,
+            };
+            i = match prefix {
+                Some((length, raw)) => literal_end(bytes, i + length, raw),
+                None => {
+                    while i < bytes.len() && (bytes[i].is_ascii_alphanumeric() || bytes[i] == b'_') {
+                        i += 1;
+                    }
+                    i
+                }
+            };
+        } else if c == b'\'' || c == b'"' {
+            i = literal_end(bytes, i, false);
+        } else {
+            // Anything else (an operator, a bracket, a byte of a multi-byte character), up to
+            // what the loop reads otherwise.
+            i += 1;
+            while i < bytes.len()
+                && !bytes[i].is_ascii_alphanumeric()
+                && !cel_space(bytes[i])
+                && !matches!(bytes[i], b'_' | b'\'' | b'"' | b'/')
+            {
+                i += 1;
+            }
+        }
+        if gap && !out.is_empty() {
+            out.push(' ');
+        }
+        gap = false;
+        // Every boundary is an ASCII byte or the end, so the slice is whole characters.
+        out.push_str(&rule[start..i]);
+    }
+    out
+}
+
+/// Where the string literal whose opening quote is at `start` ends (just past its closing quote,
+/// or the end of `text` when it has none): triple-quoted when it opens with three quotes, a
+/// backslash escaping the next character unless `raw`.
+fn literal_end(text: &[u8], start: usize, raw: bool) -> usize {
+    let quote = text[start];
+    let tripled = |at: usize| text.get(at..at + 3).is_some_and(|q| q.iter().all(|&b| b == quote));
+    let triple = tripled(start);
+    let mut i = start + if triple { 3 } else { 1 };
+    while i < text.len() {
+        match text[i] {
+            b'\\' if !raw => i += 2,
+            b if b == quote && !triple => return i + 1,
+            b if b == quote && tripled(i) => return i + 3,
+            _ => i += 1,
+        }
+    }
+    text.len()
 }
 
 /// The documentation keywords of a schema: they change nothing a stored object or a client
@@ -1528,6 +1642,77 @@ mod tests {
             .map(|(_, value)| value.get())
             .collect();
         assert_eq!(kept, ["\"x\""]);
+    }
+
+    #[test]
+    fn cel_rules_collapse_whitespace_only_outside_string_literals() {
+        // Layout outside literals is the same rule: whitespace runs, line breaks, comments.
+        for (a, b) in [
+            ("self.size() < 10", "self.size()  <\n\t10"),
+            ("  self.a  ", "self.a"),
+            ("self.a // why\n&& self.b", "self.a && self.b"),
+            ("self.matches('^a b$')", "self.matches('^a b$')  "),
+            ("self == 'x'", "self  ==\r\n'x'"),
+            (
+                r#"self.startsWith(r'\') && true"#,
+                r#"self.startsWith(r'\')   &&   true"#,
+            ),
+            ("x == '''a\n b'''  || y", "x == '''a\n b''' || y"),
+            ("self.f()\u{0C}== 1", "self.f() == 1"),
+        ] {
+            assert_eq!(cel_text(a), cel_text(b), "{a:?} {b:?}");
+        }
+        // Inside a literal every character counts, whatever its quotes, prefix or escapes.
+        for (a, b) in [
+            ("self.matches('^a b$')", "self.matches('^a  b$')"),
+            (r#"self.matches("^a b$")"#, r#"self.matches("^a  b$")"#),
+            ("self == '''a\n b'''", "self == '''a\n  b'''"),
+            (r#"self == """a b""""#, r#"self == """a  b""""#),
+            (r#"self == r'\d b'"#, r#"self == r'\d  b'"#),
+            (r#"self == R"a b""#, r#"self == R"a  b""#),
+            (r#"self == b'a b'"#, r#"self == b'a  b'"#),
+            (r#"self == bR'a b'"#, r#"self == bR'a  b'"#),
+            // An escaped quote does not end the literal; in a raw one a backslash is itself.
+            (r#"self == 'it\'s a b'"#, r#"self == 'it\'s a  b'"#),
+            (r#"self == r'\' + ' a'"#, r#"self == r'\' + '  a'"#),
+            // A comment marker inside a literal is text.
+            ("self == 'a // b'", "self == 'a //  b'"),
+            // Whitespace between two words separates them.
+            ("a in b", "ain b"),
+            // A literal left open runs to the end.
+            ("self == 'a b", "self == 'a  b"),
+        ] {
+            assert_ne!(cel_text(a), cel_text(b), "{a:?} {b:?}");
+        }
+        assert_eq!(
+            cel_text(" self.matches('^a  b$') //x\n&&\n  true "),
+            "self.matches('^a  b$') && true"
+        );
+        // A word ending in r or b before a quote is a word: the literal after it is not raw.
+        assert_eq!(cel_text(r#"xr'\'  b'"#), r#"xr'\'  b'"#);
+        assert_eq!(cel_text("rb'a  b'"), "rb'a  b'");
+        assert_eq!(cel_text("'é  ü'  +  'ß'"), "'é  ü' + 'ß'");
+        assert_eq!(cel_text(""), "");
+        assert_eq!(cel_text("a\\"), "a\\");
+    }
+
+    #[test]
+    fn status_is_the_root_status_and_what_it_holds() {
+        for at in [
+            ".properties.status",
+            ".properties.status.properties.ready",
+            ".properties.status.properties.x.items",
+        ] {
+            assert!(in_status(at), "{at}");
+        }
+        for at in [
+            "",
+            ".properties.statuses",
+            ".properties.spec.properties.status",
+            ".properties.spec",
+        ] {
+            assert!(!in_status(at), "{at}");
+        }
     }
 
     #[test]
