@@ -419,6 +419,10 @@ pub struct ScanReport {
     pub evaluations: Vec<Evaluation>,
     /// Input problems, in order.
     pub errors: Vec<InputError>,
+    /// Documents left out as not Kubernetes objects (values files, CI configuration), in order.
+    pub skipped: Vec<input::Skipped>,
+    /// Helm charts left out, to be rendered first.
+    pub unrendered: walk::Unrendered,
     /// The policies that ran, in report order.
     pub policies: Vec<PolicyInfo>,
 }
@@ -464,11 +468,16 @@ pub fn scan_paths(
     base: &[Document],
     options: &ScanOptions,
 ) -> ScanReport {
-    let (files, mut errors) = walk::expand(paths, options.walk);
+    let walk::Expanded {
+        files,
+        mut errors,
+        unrendered,
+    } = walk::expand(paths, options.walk);
     let cwd = std::env::current_dir().ok();
     let pool = thread_pool(options.jobs);
     let contents = read_all(&files, &pool);
     let mut documents = Vec::new();
+    let mut skipped = Vec::new();
     let mut sources = Vec::with_capacity(files.len());
     for ((display, input), (file, text)) in files.iter().zip(contents) {
         sources.push(Source {
@@ -478,6 +487,7 @@ pub fn scan_paths(
         });
         documents.extend(file.documents);
         errors.extend(file.errors);
+        skipped.extend(file.skipped);
     }
     if !base.is_empty() {
         input::attach_old(&mut documents, base);
@@ -501,6 +511,8 @@ pub fn scan_paths(
         documents,
         evaluations,
         errors,
+        skipped,
+        unrendered,
         policies: set.infos.clone(),
     }
 }
@@ -531,6 +543,7 @@ fn read_all(
                     line: None,
                     message,
                 }],
+                skipped: Vec::new(),
             };
             (contents, None)
         };

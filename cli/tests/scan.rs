@@ -951,18 +951,20 @@ fn bad_input_is_reported_per_file_and_the_scan_goes_on() {
          binary.yaml: error: binary file (it holds NUL bytes), not YAML or JSON\n\
          broken.yaml:11: error: invalid YAML: did not find expected ',' or ']' at line 11 column 1, while parsing a flow sequence at line 10 column 11\n\
          latin1.yaml: error: not UTF-8 text (invalid byte at offset 44), so not YAML or JSON\n\
-         not-objects.yaml:1: error: the document is a string, not a Kubernetes object (a mapping with apiVersion and kind)\n\
-         not-objects.yaml:3: error: the document is a list, not a Kubernetes object (a mapping with apiVersion and kind)\n\
-         not-objects.yaml:6: error: the object has no apiVersion, so it is not a Kubernetes object\n"
+         not-objects.yaml:14: error: the object has kind `ConfigMap` but no apiVersion: add the apiVersion of its API group\n\
+         not-objects.yaml:18: error: kind is a list, not a string\n"
     );
+    // The string, the list and the mapping without apiVersion and kind are not Kubernetes
+    // objects: skipped, not errors.
     assert_eq!(
         run.stdout,
-        "4 files, 3 documents, 3 evaluations: 0 rejected, 0 mutated, 0 warned, 3 accepted; 8 input errors (on stderr)\n"
+        "4 files, 3 documents, 3 evaluations: 0 rejected, 0 mutated, 0 warned, 3 accepted; 7 input errors (on stderr)\n\
+         3 documents skipped: not Kubernetes objects (listed with --verbose)\n"
     );
     let run = scan_in(dir.path(), &[&args[..], &["--format", "json", "-v"]].concat(), None);
     assert_eq!(run.code, 2);
     let report = json_of(&run);
-    assert_eq!(report["summary"]["errors"], 8);
+    assert_eq!(report["summary"]["errors"], 7);
     assert_eq!(
         report["errors"][3],
         serde_json::json!({"file": "broken.yaml", "line": 11, "message": "invalid YAML: did not find expected ',' or ']' at line 11 column 1, while parsing a flow sequence at line 10 column 11"})
@@ -984,11 +986,126 @@ fn bad_input_is_reported_per_file_and_the_scan_goes_on() {
     check_sarif(&sarif);
     let invocation = &sarif["runs"][0]["invocations"][0];
     assert_eq!(invocation["executionSuccessful"], false);
-    assert_eq!(invocation["toolExecutionNotifications"].as_array().unwrap().len(), 8);
+    assert_eq!(invocation["toolExecutionNotifications"].as_array().unwrap().len(), 7);
     assert_eq!(
         invocation["toolExecutionNotifications"][3]["locations"][0]["physicalLocation"]["region"]["startLine"],
         11
     );
+}
+
+#[test]
+fn a_repository_root_is_scanned_for_its_manifests_only() {
+    // `syncguard scan .` at the root of a repository holding a Helm chart (with a subchart, a
+    // values schema and CRDs), values files, CI configuration (hidden and not), a
+    // docker-compose file, a Renovate configuration, a kustomization and manifests.
+    let tree = data().join("repo");
+    let mods = policies(BASE);
+    let args = ["--policies", mods.path().to_str().unwrap(), "."];
+    let run = scan_in(&tree, &args, None);
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    assert_eq!(run.stderr, "");
+    assert_eq!(
+        run.stdout,
+        "8 files, 4 documents, 6 evaluations: 0 rejected, 0 mutated, 0 warned, 6 accepted\n\
+         5 files skipped: not Kubernetes objects (listed with --verbose)\n\
+         Helm chart charts/app skipped: its templates are not YAML until rendered; scan it with `helm template <release> charts/app | syncguard scan -`\n\
+         kustomization overlays/prod/kustomization.yaml skipped: scan what it builds with `kustomize build overlays/prod | syncguard scan -`\n"
+    );
+    let run = scan_in(&tree, &[&args[..], &["--verbose"]].concat(), None);
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    let lines: Vec<&str> = run.stdout.lines().collect();
+    assert_eq!(
+        lines[..lines.len() - 2],
+        [
+            "charts/app/crds/widgets.example.com.yaml:2: crd-safe-upgrade: accepted",
+            "charts/app/crds/widgets.example.com.yaml:2: ownership-markers: accepted",
+            "deploy/app.yaml:3: ownership-markers: accepted",
+            "deploy/app.yaml:33: ownership-markers: accepted",
+            "deploy/app.yaml:53: hook-job-safety: accepted",
+            "deploy/app.yaml:53: ownership-markers: accepted",
+            "azure-pipelines.yml:2: skipped: the document has no apiVersion and no kind",
+            "ci/pipeline.yml:2: skipped: the document has no apiVersion and no kind",
+            "docker-compose.yaml:1: skipped: the document has no apiVersion and no kind",
+            "environments/prod/values.yaml:2: skipped: the document has no apiVersion and no kind",
+            "overlays/prod/kustomization.yaml:1: skipped: a kustomize Kustomization, which `kustomize build` reads, not a Kubernetes object",
+            "renovate.json:1: skipped: the document has no apiVersion and no kind",
+            "8 files, 4 documents, 6 evaluations: 0 rejected, 0 mutated, 0 warned, 6 accepted",
+            "5 files skipped: not Kubernetes objects",
+        ]
+    );
+    // The same files named one by one, as pre-commit hands them to its hook: the chart's and the
+    // hidden ones are left out or skipped alike.
+    let mut named: Vec<String> = [
+        ".github/workflows/ci.yaml",
+        ".pre-commit-config.yaml",
+        "azure-pipelines.yml",
+        "charts/app/Chart.yaml",
+        "charts/app/charts/cache/Chart.yaml",
+        "charts/app/charts/cache/templates/statefulset.yaml",
+        "charts/app/charts/cache/values.yaml",
+        "charts/app/crds/widgets.example.com.yaml",
+        "charts/app/templates/deployment.yaml",
+        "charts/app/values.schema.json",
+        "charts/app/values.yaml",
+        "ci/pipeline.yml",
+        "deploy/app.yaml",
+        "docker-compose.yaml",
+        "environments/prod/values.yaml",
+        "overlays/prod/kustomization.yaml",
+        "renovate.json",
+    ]
+    .map(String::from)
+    .to_vec();
+    named.insert(0, mods.path().to_str().unwrap().to_string());
+    named.insert(0, "--policies".to_string());
+    let named: Vec<&str> = named.iter().map(String::as_str).collect();
+    let run = scan_in(&tree, &named, None);
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    assert_eq!(
+        run.stdout,
+        "10 files, 4 documents, 6 evaluations: 0 rejected, 0 mutated, 0 warned, 6 accepted\n\
+         7 files skipped: not Kubernetes objects (listed with --verbose)\n\
+         Helm chart charts/app skipped: its templates are not YAML until rendered; scan it with `helm template <release> charts/app | syncguard scan -`\n\
+         kustomization overlays/prod/kustomization.yaml skipped: scan what it builds with `kustomize build overlays/prod | syncguard scan -`\n"
+    );
+    // A folder inside a chart is the chart's: its templates are still not read.
+    let run = scan_in(
+        &tree,
+        &[&args[..2], &["charts/app/templates", "charts/app/charts"]].concat(),
+        None,
+    );
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    assert_eq!(
+        run.stdout,
+        "0 files, 0 documents, 0 evaluations: 0 rejected, 0 mutated, 0 warned, 0 accepted\n\
+         Helm chart charts/app skipped: its templates are not YAML until rendered; scan it with `helm template <release> charts/app | syncguard scan -`\n"
+    );
+    // Every embedded policy at its defaults finds nothing to reject either.
+    let run = scan_in(&tree, &["."], None);
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    assert_eq!(run.stderr, "");
+    // Without the chart's Chart.yaml its templates are files like any other: not YAML.
+    let copy = TempDir::new();
+    copy_tree(&tree.join("charts/app"), copy.path());
+    std::fs::remove_file(copy.path().join("Chart.yaml")).unwrap();
+    let run = scan_in(copy.path(), &[&args[..2], &["."]].concat(), None);
+    assert_eq!(run.code, 2, "{}{}", run.stdout, run.stderr);
+    assert!(run.stderr.starts_with("templates/deployment.yaml:"), "{}", run.stderr);
+    assert!(run.stderr.contains(": error: "), "{}", run.stderr);
+}
+
+/// Copies the files under `from` to `to`, folders included.
+fn copy_tree(from: &Path, to: &Path) {
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            std::fs::create_dir_all(&target).unwrap();
+            copy_tree(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).unwrap();
+        }
+    }
 }
 
 #[test]

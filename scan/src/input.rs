@@ -171,7 +171,7 @@ pub fn artifact_uri(input: &Input, cwd: Option<&Path>) -> String {
 }
 
 /// Removes `.` components and resolves `..` lexically.
-fn normalize(path: &Path) -> PathBuf {
+pub fn normalize(path: &Path) -> PathBuf {
     let mut out = PathBuf::new();
     for component in path.components() {
         match component {
@@ -198,6 +198,38 @@ const URI_PATH_KEEP: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHAN
 /// Percent-encodes everything but unreserved characters and `/`.
 fn encode_uri_path(path: &str) -> String {
     percent_encoding::utf8_percent_encode(path, URI_PATH_KEEP).to_string()
+}
+
+/// The file that makes a folder a Helm chart (Helm's `chartutil.ChartfileName`).
+pub const CHART_FILE: &str = "Chart.yaml";
+
+/// The names kustomize reads as a folder's kustomization (kustomize's
+/// `konfig.RecognizedKustomizationFileNames`).
+pub const KUSTOMIZATION_FILES: &[&str] = &["kustomization.yaml", "kustomization.yml", "Kustomization"];
+
+/// The API group of kustomize's own files (`Kustomization`, `Component`), which `kustomize
+/// build` reads and no cluster serves. Flux's `Kustomization` (`kustomize.toolkit.fluxcd.io`) is a
+/// Kubernetes object like any other, whatever its file is called.
+pub const KUSTOMIZE_GROUP: &str = "kustomize.config.k8s.io";
+
+/// Whether a file is named as kustomize's kustomization files are ([`KUSTOMIZATION_FILES`]).
+pub fn is_kustomization(path: &Path) -> bool {
+    path.file_name()
+        .and_then(|name| name.to_str())
+        .is_some_and(|name| KUSTOMIZATION_FILES.contains(&name))
+}
+
+/// Whether a scan reads an entry of a Helm chart, by its path relative to the chart's folder (the
+/// nearest folder above it holding a [`CHART_FILE`]): only what is under `crds/` is YAML as Helm
+/// applies it (plain CustomResourceDefinitions, never templated); `Chart.yaml`, the values files
+/// and `templates/` (Go templates, not YAML until rendered) are not read. Folders under `charts/`
+/// are walked into, since each subchart there is a chart with its own `crds/`.
+pub fn read_in_chart(relative: &Path, is_dir: bool) -> bool {
+    match relative.components().next() {
+        Some(Component::Normal(first)) if first == "crds" => true,
+        Some(Component::Normal(first)) if first == "charts" => is_dir,
+        _ => false,
+    }
 }
 
 /// Reads a file's bytes (standard input for [`Input::Stdin`]).
@@ -504,6 +536,25 @@ fn type_name(value: &Value) -> &'static str {
     }
 }
 
+/// Why a document of a file is plainly not a Kubernetes object, so that a scan skips it rather
+/// than report it: it is not a mapping (a list, a string), or it is a mapping without a `kind`
+/// key (a Helm values file, a `Chart.yaml` with its `apiVersion: v2`, a pre-commit, docker-compose
+/// or CI configuration). `None` when it has a `kind`: it then means to be an object, and
+/// [`object_info`] reports what is wrong with it (no `apiVersion`, a `kind` that is not a string).
+pub fn not_an_object(value: &Value) -> Option<String> {
+    let Value::Object(map) = value else {
+        return Some(format!("the document is {}, not a mapping", type_name(value)));
+    };
+    if map.contains_key("kind") {
+        return None;
+    }
+    Some(match map.get("apiVersion") {
+        None => "the document has no apiVersion and no kind".to_string(),
+        Some(Value::String(version)) => format!("the document has apiVersion `{version}` but no kind"),
+        Some(_) => "the document has no kind".to_string(),
+    })
+}
+
 /// Checks that a document is a Kubernetes object and reads its identity.
 pub fn object_info(value: &Value) -> Result<ObjectInfo, String> {
     let Value::Object(map) = value else {
@@ -515,7 +566,12 @@ pub fn object_info(value: &Value) -> Result<ObjectInfo, String> {
     let api_version = match map.get("apiVersion") {
         Some(Value::String(s)) if !s.is_empty() => s.clone(),
         Some(Value::String(_)) | None => {
-            return Err("the object has no apiVersion, so it is not a Kubernetes object".to_string());
+            return Err(match map.get("kind") {
+                Some(Value::String(kind)) if !kind.is_empty() => {
+                    format!("the object has kind `{kind}` but no apiVersion: add the apiVersion of its API group")
+                }
+                _ => "the object has no apiVersion, so it is not a Kubernetes object".to_string(),
+            });
         }
         Some(other) => return Err(format!("apiVersion is {}, not a string", type_name(other))),
     };
@@ -591,6 +647,29 @@ pub fn list_items(value: &Value) -> Option<&Vec<Value>> {
     }
 }
 
+/// A document a scan leaves out because it is plainly not a Kubernetes object
+/// ([`not_an_object`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Skipped {
+    /// Index of its file in the scan's sources.
+    pub source: usize,
+    /// Line (1-based) where its content starts.
+    pub line: usize,
+    /// Why it is not one.
+    pub reason: String,
+    /// Whether it is kustomize's own file (a `kustomize.config.k8s.io` object, or a document
+    /// without `kind` in a file named as kustomizations are): what it builds is judged from
+    /// `kustomize build <folder> | syncguard scan -`.
+    pub kustomization: bool,
+}
+
+/// The kind of a document of kustomize's own API group ([`KUSTOMIZE_GROUP`]), if it is one.
+fn kustomize_kind(value: &Value) -> Option<&str> {
+    let api_version = value.get("apiVersion")?.as_str()?;
+    let (group, _) = api_version.split_once('/')?;
+    (group == KUSTOMIZE_GROUP).then(|| value.get("kind").and_then(Value::as_str).unwrap_or("file"))
+}
+
 /// The documents and errors of one file.
 #[derive(Debug, Default)]
 pub struct FileContents {
@@ -598,9 +677,14 @@ pub struct FileContents {
     pub documents: Vec<Document>,
     /// Problems, in order.
     pub errors: Vec<InputError>,
+    /// Documents that are not Kubernetes objects, in order.
+    pub skipped: Vec<Skipped>,
 }
 
-/// Reads one file's objects: parse, expand Lists, check every document.
+/// Reads one file's objects: parse, expand Lists, check every document. A document that is
+/// plainly not a Kubernetes object ([`not_an_object`]) is skipped; one that means to be an object
+/// but is broken (a `kind` without `apiVersion`), and every item of a `List` that is not an
+/// object, is an error.
 pub fn objects_of(source: usize, name: &str, text: &str) -> FileContents {
     let (raw, parse_errors) = parse(name, text);
     let mut out = FileContents::default();
@@ -613,7 +697,26 @@ pub fn objects_of(source: usize, name: &str, text: &str) -> FileContents {
     for e in parse_errors {
         out.errors.push(error(e.line, e.message));
     }
+    let kustomization_file = is_kustomization(Path::new(name));
     for (index, doc) in raw.into_iter().enumerate() {
+        let skip = match not_an_object(&doc.value) {
+            Some(reason) => Some((reason, kustomization_file)),
+            None => kustomize_kind(&doc.value).map(|kind| {
+                (
+                    format!("a kustomize {kind}, which `kustomize build` reads, not a Kubernetes object"),
+                    true,
+                )
+            }),
+        };
+        if let Some((reason, kustomization)) = skip {
+            out.skipped.push(Skipped {
+                source,
+                line: doc.line,
+                reason,
+                kustomization,
+            });
+            continue;
+        }
         let entries: Vec<(Option<usize>, &Value)> = match list_items(&doc.value) {
             Some(items) => items.iter().enumerate().map(|(i, v)| (Some(i), v)).collect(),
             None => vec![(None, &doc.value)],
@@ -731,6 +834,93 @@ mod tests {
                 .unwrap_err()
                 .contains("metadata.name")
         );
+    }
+
+    #[test]
+    fn documents_that_are_no_objects_are_skipped_and_broken_objects_are_errors() {
+        // A Chart.yaml, a values file, a pre-commit configuration (a mapping, and a list of
+        // hooks), a string; then objects that are broken: a kind without apiVersion, a kind that
+        // is not a string, an empty kind.
+        let text = "apiVersion: v2\nname: app\nversion: 1.0.0\n---\nreplicaCount: 1\n---\nrepos: []\n\
+                    ---\n- id: hook\n---\njust text\n---\nkind: Deployment\nmetadata: {name: a}\n\
+                    ---\napiVersion: v1\nkind: 3\n---\napiVersion: v1\nkind: ''\n---\n\
+                    apiVersion: v1\nkind: ConfigMap\nmetadata: {name: fine}\n";
+        let contents = objects_of(0, "mixed.yaml", text);
+        let skipped: Vec<(usize, &str)> = contents.skipped.iter().map(|s| (s.line, s.reason.as_str())).collect();
+        assert_eq!(
+            skipped,
+            vec![
+                (1, "the document has apiVersion `v2` but no kind"),
+                (5, "the document has no apiVersion and no kind"),
+                (7, "the document has no apiVersion and no kind"),
+                (9, "the document is a list, not a mapping"),
+                (11, "the document is a string, not a mapping"),
+            ]
+        );
+        let errors: Vec<(Option<usize>, &str)> = contents.errors.iter().map(|e| (e.line, e.message.as_str())).collect();
+        assert_eq!(
+            errors,
+            vec![
+                (
+                    Some(13),
+                    "the object has kind `Deployment` but no apiVersion: add the apiVersion of its API group"
+                ),
+                (Some(16), "kind is a number, not a string"),
+                (Some(19), "the object has no kind, so it is not a Kubernetes object"),
+            ]
+        );
+        assert_eq!(contents.documents.len(), 1);
+        assert_eq!(contents.documents[0].line, 22);
+        // Invalid YAML stays an error.
+        let contents = objects_of(0, "values.yaml", "image: {tag: [\n");
+        assert_eq!(contents.errors.len(), 1);
+        assert!(
+            contents.errors[0].message.starts_with("invalid YAML"),
+            "{:?}",
+            contents.errors
+        );
+        assert!(contents.skipped.is_empty());
+    }
+
+    #[test]
+    fn charts_are_read_only_under_crds_and_kustomizations_not_at_all() {
+        assert!(read_in_chart(Path::new("crds"), true));
+        assert!(read_in_chart(Path::new("crds/widgets.yaml"), false));
+        assert!(read_in_chart(Path::new("crds/nested/widgets.yaml"), false));
+        assert!(read_in_chart(Path::new("charts"), true));
+        assert!(read_in_chart(Path::new("charts/sub"), true));
+        assert!(!read_in_chart(Path::new("charts/stray.yaml"), false));
+        assert!(!read_in_chart(Path::new("Chart.yaml"), false));
+        assert!(!read_in_chart(Path::new("values.yaml"), false));
+        assert!(!read_in_chart(Path::new("values.schema.json"), false));
+        assert!(!read_in_chart(Path::new("templates"), true));
+        assert!(!read_in_chart(Path::new("templates/deployment.yaml"), false));
+        assert!(!read_in_chart(Path::new("ci"), true));
+        // kustomize's files are skipped by their API group; Flux's Kustomization is an object.
+        let text = "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources: [a.yaml]\n---\n\
+                    apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {name: apps}\n";
+        let contents = objects_of(0, "kustomization.yaml", text);
+        assert_eq!(contents.documents.len(), 1);
+        assert_eq!(contents.documents[0].info.group, "kustomize.toolkit.fluxcd.io");
+        assert_eq!(
+            contents.skipped,
+            vec![Skipped {
+                source: 0,
+                line: 1,
+                reason: "a kustomize Kustomization, which `kustomize build` reads, not a Kubernetes object".into(),
+                kustomization: true,
+            }]
+        );
+        // A kustomization without apiVersion and kind (kustomize accepts it) is one by its name.
+        let contents = objects_of(0, "base/kustomization.yml", "resources: [a.yaml]\n");
+        assert!(contents.skipped[0].kustomization);
+        let contents = objects_of(0, "values.yaml", "resources: [a.yaml]\n");
+        assert!(!contents.skipped[0].kustomization);
+        assert!(is_kustomization(Path::new("overlays/prod/kustomization.yaml")));
+        assert!(is_kustomization(Path::new("kustomization.yml")));
+        assert!(is_kustomization(Path::new("base/Kustomization")));
+        assert!(!is_kustomization(Path::new("base/kustomization.json")));
+        assert!(!is_kustomization(Path::new("base/deployment.yaml")));
     }
 
     #[test]

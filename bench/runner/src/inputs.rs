@@ -374,10 +374,10 @@ mod tests {
         let _ = std::fs::remove_dir_all(&dir);
         let files = generate(&dir, 25, FEW_CRDS).unwrap();
         assert_eq!(files, 3);
-        let (found, errors) = syncguard_cli::scan::walk::expand(std::slice::from_ref(&dir), Default::default());
-        assert!(errors.is_empty());
+        let found = syncguard_cli::scan::walk::expand(std::slice::from_ref(&dir), Default::default());
+        assert!(found.errors.is_empty());
         let mut documents = 0;
-        for (name, file) in &found {
+        for (name, file) in &found.files {
             let bytes = input::read(file).unwrap();
             let contents = input::objects_of(0, name, input::text_of(&bytes).unwrap());
             assert!(contents.errors.is_empty(), "{:?}", contents.errors);

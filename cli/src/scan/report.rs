@@ -251,6 +251,14 @@ pub fn text(report: &ScanReport, rows: &[Row], verbose: bool, color: bool) -> St
             let _ = writeln!(out, "{place}: {what}");
         }
     }
+    if verbose {
+        for skipped in &report.skipped {
+            let file = report.sources.get(skipped.source).map_or("?", |s| s.display.as_str());
+            let place = paint(&format!("{file}:{}", skipped.line), BOLD, color);
+            let what = paint(&format!("skipped: {}", skipped.reason), DIM, color);
+            let _ = writeln!(out, "{place}: {what}");
+        }
+    }
     let counts = report.counts();
     let mut summary = format!(
         "{} {}, {} {}, {} {}: {} rejected, {} mutated, {} warned, {} accepted",
@@ -274,6 +282,79 @@ pub fn text(report: &ScanReport, rows: &[Row], verbose: bool, color: bool) -> St
         );
     }
     let _ = writeln!(out, "{}", paint(&summary, BOLD, color));
+    for line in skipped_lines(report, verbose) {
+        let _ = writeln!(out, "{line}");
+    }
+    out
+}
+
+/// The lines after the summary that say what the scan left out: the files (and documents of
+/// other files) that are not Kubernetes objects, each Helm chart and kustomization with the
+/// command that renders it for a scan.
+fn skipped_lines(report: &ScanReport, verbose: bool) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut holds_more = vec![false; report.sources.len()];
+    for source in report
+        .documents
+        .iter()
+        .map(|d| Some(d.source))
+        .chain(report.errors.iter().map(|e| e.source))
+        .flatten()
+    {
+        if let Some(flag) = holds_more.get_mut(source) {
+            *flag = true;
+        }
+    }
+    // kustomize's files have their own line below.
+    let mut kustomizations: Vec<usize> = report
+        .skipped
+        .iter()
+        .filter(|s| s.kustomization)
+        .map(|s| s.source)
+        .collect();
+    kustomizations.dedup();
+    let others = || report.skipped.iter().filter(|s| !s.kustomization);
+    let mut files: Vec<usize> = others()
+        .map(|s| s.source)
+        .filter(|&source| !holds_more.get(source).copied().unwrap_or(true))
+        .collect();
+    files.dedup();
+    let documents = others()
+        .filter(|s| holds_more.get(s.source).copied().unwrap_or(true))
+        .count();
+    let what = match (files.len(), documents) {
+        (0, 0) => None,
+        (f, 0) => Some(format!(
+            "{f} {} skipped: not Kubernetes objects",
+            plural(f, "file", "files")
+        )),
+        (0, 1) => Some("1 document skipped: not a Kubernetes object".to_string()),
+        (0, d) => Some(format!("{d} documents skipped: not Kubernetes objects")),
+        (f, d) => Some(format!(
+            "{f} {} and {d} {} skipped: not Kubernetes objects",
+            plural(f, "file", "files"),
+            plural(d, "document", "documents")
+        )),
+    };
+    if let Some(what) = what {
+        out.push(if verbose {
+            what
+        } else {
+            format!("{what} (listed with --verbose)")
+        });
+    }
+    for chart in &report.unrendered.charts {
+        out.push(format!(
+            "Helm chart {chart} skipped: its templates are not YAML until rendered; scan it with `helm template <release> {chart} | syncguard scan -`"
+        ));
+    }
+    for source in kustomizations {
+        let file = report.sources.get(source).map_or("?", |s| s.display.as_str());
+        out.push(format!(
+            "kustomization {file} skipped: scan what it builds with `kustomize build {} | syncguard scan -`",
+            crate::scan::walk::folder_of(file)
+        ));
+    }
     out
 }
 
