@@ -480,7 +480,7 @@ pub fn scan_paths(
         errors.extend(file.errors);
     }
     if !base.is_empty() {
-        input::attach_old(&mut documents, base);
+        input::attach_old(&mut documents, &base::with_cluster_status(base, snapshot));
     }
     let plurals = Plurals::new(snapshot.iter().chain(&documents));
     let cluster = Arc::new(OfflineCluster::new(snapshot, &documents));
