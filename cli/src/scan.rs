@@ -490,7 +490,7 @@ pub fn scan_paths(
         skipped.extend(file.skipped);
     }
     if !base.is_empty() {
-        input::attach_old(&mut documents, base);
+        input::attach_old(&mut documents, &base::with_cluster_status(base, snapshot));
     }
     let plurals = Plurals::new(snapshot.iter().chain(&documents));
     plurals.mark(&mut documents);

@@ -173,23 +173,20 @@ fn findings_in_text_with_lines_of_each_document() {
     let run = scan_with(BASE, &["findings"]);
     assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
     let lines: Vec<&str> = run.stdout.lines().collect();
-    assert_eq!(lines.len(), 5, "{}", run.stdout);
+    assert_eq!(lines.len(), 4, "{}", run.stdout);
+    // One finding for the clash, at its first document, naming every place.
     assert!(lines[0].starts_with(
-        "findings/clash/beta.yaml:9: kind-group-clash: rejected: Shirt \"shirt\" in namespace \"default\" is defined in 2 API groups: beta.example.com/v1 at findings/clash/beta.yaml:9, stable.example.com/v1 at findings/clash/stable.yaml:2. Helm before 3.17.1"
+        "findings/clash/beta.yaml:9: kind-group-clash: rejected: Shirt \"shirt\" in namespace \"default\" is defined in 2 API groups in Helm release \"shop\" in namespace \"default\" (by their meta.helm.sh annotations): beta.example.com/v1 at findings/clash/beta.yaml:9, stable.example.com/v1 at findings/clash/stable.yaml:2. Helm before 3.17.1"
     ));
-    assert!(lines[1].starts_with("findings/clash/stable.yaml:2: kind-group-clash: rejected: Shirt \"shirt\""));
-    assert!(lines[1].contains(
-        "beta.example.com/v1 at findings/clash/beta.yaml:9, stable.example.com/v1 at findings/clash/stable.yaml:2"
-    ));
-    assert!(lines[2].starts_with(
+    assert!(lines[1].starts_with(
         "findings/rendered.yaml:19: hook-job-safety: warned: Job kyverno/kyverno-clean-reports: hook sets spec.ttlSecondsAfterFinished: 900;"
     ));
-    assert!(lines[3].starts_with(
+    assert!(lines[2].starts_with(
         "findings/rendered.yaml:47: ownership-markers: rejected: ClusterIssuer letsencrypt-prod: carries Helm release metadata but metadata.labels[app.kubernetes.io/managed-by] is missing or wrong"
     ));
     assert_eq!(
-        lines[4],
-        "3 files, 6 documents, 9 evaluations: 3 rejected, 0 mutated, 1 warned, 5 accepted"
+        lines[3],
+        "3 files, 6 documents, 8 evaluations: 2 rejected, 0 mutated, 1 warned, 5 accepted"
     );
     assert!(!run.stdout.contains('\x1b'), "no colors when stdout is not a terminal");
 }
@@ -264,13 +261,12 @@ fn json_report() {
     assert_eq!(report["policies"][3]["origin"], "built-in");
     assert_eq!(
         report["summary"],
-        serde_json::json!({"files": 3, "documents": 6, "evaluations": 9, "rejected": 3, "mutated": 0, "warned": 1, "accepted": 5, "errors": 0})
+        serde_json::json!({"files": 3, "documents": 6, "evaluations": 8, "rejected": 2, "mutated": 0, "warned": 1, "accepted": 5, "errors": 0})
     );
     assert_eq!(
         verdicts(&report),
         vec![
             v("findings/clash/beta.yaml", 9, "kind-group-clash", "rejected"),
-            v("findings/clash/stable.yaml", 2, "kind-group-clash", "rejected"),
             v("findings/rendered.yaml", 19, "hook-job-safety", "warned"),
             v("findings/rendered.yaml", 47, "ownership-markers", "rejected"),
         ]
@@ -290,10 +286,10 @@ fn json_report() {
     );
     assert_eq!(clash["apiVersion"], "beta.example.com/v1");
     assert_eq!(clash["document"], 1);
-    let warned = &report["results"][2];
+    let warned = &report["results"][1];
     assert_eq!(warned["message"], Value::Null);
     assert_eq!(warned["warnings"].as_array().unwrap().len(), 1);
-    let rejected = &report["results"][3];
+    let rejected = &report["results"][2];
     assert_eq!(rejected["namespace"], Value::Null);
     assert!(
         rejected["message"]
@@ -303,7 +299,7 @@ fn json_report() {
     );
     assert_eq!(report["errors"], serde_json::json!([]));
     let verbose = json_of(&scan_with(BASE, &["--format", "json", "--verbose", "findings"]));
-    assert_eq!(verbose["results"].as_array().unwrap().len(), 9);
+    assert_eq!(verbose["results"].as_array().unwrap().len(), 8);
 }
 
 #[test]
@@ -442,12 +438,6 @@ fn sarif_report() {
             "findings/clash/beta.yaml",
             9,
         ),
-        (
-            "kind-group-clash/sameKindAndName",
-            "error",
-            "findings/clash/stable.yaml",
-            2,
-        ),
         // A finding is at its path's key: the TTL's, the labels' (the missing label's parent).
         (
             "hook-job-safety/ttlSecondsAfterFinished",
@@ -469,7 +459,7 @@ fn sarif_report() {
     assert_eq!(results, expected);
     assert_eq!(
         run0["results"][0]["message"]["text"],
-        "Shirt \"shirt\" in namespace \"default\" is defined in 2 API groups (beta.example.com, stable.example.com); Helm before 3.17.1 mixes them up."
+        "Shirt \"shirt\" in namespace \"default\" is defined in 2 API groups (beta.example.com, stable.example.com) in one Helm release; Helm before 3.17.1 mixes them up."
     );
     let clash_rule = &run0["tool"]["driver"]["rules"][4];
     assert_eq!(
@@ -514,7 +504,13 @@ fn apply_fixes(text: &str, fixes: &[&Value]) -> String {
 
 #[test]
 fn sarif_results_per_finding_with_fixes_that_clear_them() {
-    let run = scan_with(&["sync-drift"], &["--format", "sarif", "drift"]);
+    // The fixture's drift is what `kubectl apply` shows: kubectl among the tools.
+    let config = kubectl_config();
+    let config = config.path().join("kubectl.yaml");
+    let run = scan_with(
+        &["sync-drift"],
+        &["--format", "sarif", "--config", config.to_str().unwrap(), "drift"],
+    );
     assert_eq!(run.code, 0, "sync-drift warns by default: {}", run.stderr);
     let sarif = json_of(&run);
     check_sarif(&sarif);
@@ -585,7 +581,15 @@ fn sarif_results_per_finding_with_fixes_that_clear_them() {
     let dir = policies(&["sync-drift"]);
     let again = scan_in(
         &data(),
-        &["--policies", dir.path().to_str().unwrap(), "--format", "json", "-"],
+        &[
+            "--policies",
+            dir.path().to_str().unwrap(),
+            "--config",
+            config.to_str().unwrap(),
+            "--format",
+            "json",
+            "-",
+        ],
         Some(&fixed),
     );
     let report = json_of(&again);
@@ -593,7 +597,10 @@ fn sarif_results_per_finding_with_fixes_that_clear_them() {
     assert_eq!(report["summary"]["accepted"], 1, "{}", again.stdout);
 
     // The JSON rows list the same findings with their lines.
-    let run = scan_with(&["sync-drift"], &["--format", "json", "drift"]);
+    let run = scan_with(
+        &["sync-drift"],
+        &["--format", "json", "--config", config.to_str().unwrap(), "drift"],
+    );
     let report = json_of(&run);
     let findings = report["results"][0]["findings"].as_array().unwrap();
     let rows: Vec<(&str, &str, u64)> = findings
@@ -624,10 +631,20 @@ fn every_finding_reaches_json_and_sarif_past_the_annotation_cap() {
         "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n  namespace: shop\nspec:\n  selector:\n    matchLabels: {{app: web}}\n  template:\n    metadata:\n      labels: {{app: web}}\n    spec:\n      containers:\n        - name: web\n          image: nginx:1.27\n          env:\n{env}"
     );
     let dir = policies(&["sync-drift"]);
+    let config = kubectl_config();
+    let config = config.path().join("kubectl.yaml");
     let scan = |format: &str| {
         scan_in(
             &data(),
-            &["--policies", dir.path().to_str().unwrap(), "--format", format, "-"],
+            &[
+                "--policies",
+                dir.path().to_str().unwrap(),
+                "--config",
+                config.to_str().unwrap(),
+                "--format",
+                format,
+                "-",
+            ],
             Some(&manifest),
         )
     };
@@ -668,6 +685,18 @@ fn every_finding_reaches_json_and_sarif_past_the_annotation_cap() {
             .starts_with("nullOrEmpty: "),
         "the rule's documented summary: {rule}"
     );
+}
+
+/// A folder holding `kubectl.yaml`, a scan config that adds kubectl to sync-drift's tools (its
+/// default is the GitOps tools alone, which show none of an `env[].value: ""`).
+fn kubectl_config() -> TempDir {
+    let dir = TempDir::new();
+    std::fs::write(
+        dir.path().join("kubectl.yaml"),
+        "policies:\n  sync-drift:\n    settings: {tools: [argocd, flux, fleet, kubectl]}\n",
+    )
+    .unwrap();
+    dir
 }
 
 /// `git args...` in `dir`, which must succeed.
@@ -909,7 +938,7 @@ fn config_errors_exit_2_naming_the_key_or_policy() {
         ),
         (
             "config/invalid-clash-settings.yaml",
-            "Error: policy kind-group-clash: invalid settings in config/invalid-clash-settings.yaml: `allowedKind`: unknown field `allowedKind`, expected `allowedKinds` or `allowedGroupSets`\n",
+            "Error: policy kind-group-clash: invalid settings in config/invalid-clash-settings.yaml: `allowedKind`: unknown field `allowedKind`, expected one of `helmVersion`, `allowedKinds`, `allowedGroupSets`\n",
         ),
         (
             "config/missing.yaml",
@@ -1393,5 +1422,138 @@ fn ignore_files_and_git_global_excludes() {
     assert_eq!(
         tree.scanned(".", &["--no-ignore"]),
         ["a.yaml", "b.yaml", "c.yaml", "sub/d.yaml"]
+    );
+}
+
+/// kind-group-clash judges only what one Helm release installs together: a `helm template`
+/// stream (its `# Source:` comments) is one release, the Istio samples' two versions of one
+/// Gateway are not, and `helmVersion` 3.17.1 or later reports nothing.
+#[test]
+fn kind_group_clash_only_within_one_helm_release() {
+    let dir = TempDir::new();
+    let pair = |comments: [&str; 2]| {
+        format!(
+            "---\n{}apiVersion: networking.istio.io/v1\nkind: Gateway\nmetadata:\n  name: bookinfo-gateway\n---\n{}apiVersion: stable.example.com/v1\nkind: Gateway\nmetadata:\n  name: bookinfo-gateway\n",
+            comments[0], comments[1]
+        )
+    };
+    std::fs::write(dir.path().join("samples.yaml"), pair(["", ""])).unwrap();
+    let stream = pair([
+        "# Source: shop/templates/istio.yaml\n",
+        "# Source: shop/templates/stable.yaml\n",
+    ]);
+    std::fs::write(dir.path().join("rendered.yaml"), &stream).unwrap();
+    std::fs::write(
+        dir.path().join("fixed.yaml"),
+        "policies:\n  kind-group-clash:\n    settings: {helmVersion: v3.17.1}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("bad.yaml"),
+        "policies:\n  kind-group-clash:\n    settings: {helmVersion: latest}\n",
+    )
+    .unwrap();
+    let mods = policies(&["hook-job-safety"]);
+    let mods = mods.path().to_str().unwrap();
+
+    let run = scan_in(dir.path(), &["--policies", mods, "samples.yaml"], None);
+    assert_eq!(run.code, 0, "no release, no clash: {}{}", run.stdout, run.stderr);
+    assert!(!run.stdout.contains("kind-group-clash"), "{}", run.stdout);
+
+    let run = scan_in(dir.path(), &["--policies", mods, "rendered.yaml"], None);
+    assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
+    let clashes: Vec<&str> = run.stdout.lines().filter(|l| l.contains("kind-group-clash")).collect();
+    assert_eq!(clashes.len(), 1, "one finding for the set: {}", run.stdout);
+    assert!(
+        clashes[0].starts_with("rendered.yaml:3: kind-group-clash: rejected: Gateway \"bookinfo-gateway\" is defined in 2 API groups in one Helm release (the helm template output of chart \"shop\" in rendered.yaml): networking.istio.io/v1 at rendered.yaml:3, stable.example.com/v1 at rendered.yaml:9."),
+        "{}",
+        clashes[0]
+    );
+    // The same stream on standard input.
+    let run = scan_in(dir.path(), &["--policies", mods, "-"], Some(&stream));
+    assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
+
+    let run = scan_in(
+        dir.path(),
+        &["--policies", mods, "--config", "fixed.yaml", "rendered.yaml"],
+        None,
+    );
+    assert_eq!(
+        run.code, 0,
+        "Helm 3.17.1 tells them apart: {}{}",
+        run.stdout, run.stderr
+    );
+    let run = scan_in(
+        dir.path(),
+        &["--policies", mods, "--config", "bad.yaml", "rendered.yaml"],
+        None,
+    );
+    assert_eq!(run.code, 2, "{}", run.stdout);
+    assert!(
+        run.stderr.contains("`helmVersion`: \"latest\" is not a Helm version"),
+        "{}",
+        run.stderr
+    );
+}
+
+/// A CRD version that `--base` shows removed is a warning when the files carry no status, and
+/// the cluster snapshot's `status.storedVersions` decides when one is given.
+#[test]
+fn base_removed_version_warns_and_the_snapshot_decides() {
+    let repo = TempDir::new();
+    let crd = |versions: &str| {
+        format!(
+            "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: things.example.org\nspec:\n  group: example.org\n  scope: Namespaced\n  names: {{kind: Thing, plural: things, singular: thing}}\n  versions:\n{versions}"
+        )
+    };
+    let version = |name: &str, storage: bool| {
+        format!(
+            "    - name: {name}\n      served: true\n      storage: {storage}\n      schema:\n        openAPIV3Schema: {{type: object, x-kubernetes-preserve-unknown-fields: true}}\n"
+        )
+    };
+    std::fs::create_dir_all(repo.path().join("crds")).unwrap();
+    std::fs::write(
+        repo.path().join("crds/things.yaml"),
+        crd(&format!("{}{}", version("v1alpha1", false), version("v1", true))),
+    )
+    .unwrap();
+    git(repo.path(), &["init", "-q"]);
+    git(repo.path(), &["add", "."]);
+    git(repo.path(), &["commit", "-q", "-m", "things with v1alpha1"]);
+    std::fs::write(repo.path().join("crds/things.yaml"), crd(&version("v1", true))).unwrap();
+    let snapshot = |stored: &str| {
+        format!(
+            "{}status:\n  storedVersions: {stored}\n",
+            crd(&format!("{}{}", version("v1alpha1", false), version("v1", true)))
+        )
+    };
+    std::fs::write(repo.path().join("stored-both.yaml"), snapshot("[v1alpha1, v1]")).unwrap();
+    std::fs::write(repo.path().join("stored-v1.yaml"), snapshot("[v1]")).unwrap();
+    let mods = policies(&["crd-safe-upgrade"]);
+    let mods = mods.path().to_str().unwrap();
+
+    let run = scan_in(repo.path(), &["--policies", mods, "--base", "HEAD", "crds"], None);
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    assert!(
+        run.stdout.contains("crd-safe-upgrade (UPDATE): warned") && run.stdout.contains("\"v1alpha1\" is removed from spec.versions; clusters that once stored objects at it refuse this update. Check: kubectl get crd things.example.org -o jsonpath='{.status.storedVersions}'"),
+        "{}",
+        run.stdout
+    );
+
+    let args = |file: &'static str| ["--policies", mods, "--base", "HEAD", "--cluster-snapshot", file, "crds"];
+    let run = scan_in(repo.path(), &args("stored-both.yaml"), None);
+    assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
+    assert!(
+        run.stdout
+            .contains("status.storedVersions[0] \"v1alpha1\" is not in the new spec.versions"),
+        "{}",
+        run.stdout
+    );
+    let run = scan_in(repo.path(), &args("stored-v1.yaml"), None);
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    assert!(
+        !run.stdout.contains("v1alpha1"),
+        "the cluster never stored it: {}",
+        run.stdout
     );
 }

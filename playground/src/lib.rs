@@ -610,9 +610,13 @@ mod tests {
 
     #[test]
     fn clashes_and_config() {
-        let shirts = "apiVersion: stable.example.com/v1\nkind: Shirt\nmetadata: {name: s}\n---\napiVersion: beta.example.com/v1\nkind: Shirt\nmetadata: {name: s}\n";
+        // Two Shirts of one Helm release (their meta.helm.sh annotations).
+        let release = "annotations: {meta.helm.sh/release-name: shop, meta.helm.sh/release-namespace: default}";
+        let shirts = format!(
+            "apiVersion: stable.example.com/v1\nkind: Shirt\nmetadata: {{name: s, {release}}}\n---\napiVersion: beta.example.com/v1\nkind: Shirt\nmetadata: {{name: s, {release}}}\n"
+        );
         let state = State {
-            manifests: shirts.to_string(),
+            manifests: shirts.clone(),
             ..State::default()
         };
         let clashes = |state: &State| -> Vec<(u64, String, String)> {
@@ -625,10 +629,16 @@ mod tests {
         };
         assert_eq!(
             clashes(&state),
-            [
-                (0, "kind-group-clash".to_string(), "rejected".to_string()),
-                (1, "kind-group-clash".to_string(), "rejected".to_string())
-            ]
+            [(0, "kind-group-clash".to_string(), "rejected".to_string())],
+            "one finding for the set"
+        );
+        let no_release = State {
+            manifests: shirts.replace(&format!(", {release}"), ""),
+            ..state.clone()
+        };
+        assert!(
+            clashes(&no_release).is_empty(),
+            "objects of no release are not compared"
         );
         let allowed = State {
             config: "policies:\n  kind-group-clash:\n    settings: {allowedKinds: [Shirt]}\n".to_string(),

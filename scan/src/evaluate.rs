@@ -264,7 +264,8 @@ pub fn evaluate_document<E: Evaluator + ?Sized>(
     }
 }
 
-/// The `kind-group-clash` findings among `documents` as rejections by policy `policy`.
+/// The `kind-group-clash` findings among `documents` by policy `policy`: one evaluation per
+/// clash, at its first document, rejected (or warned, for a deliberate pair of groups).
 pub fn clash_evaluations(
     documents: &[Document],
     sources: &[Source],
@@ -285,9 +286,9 @@ pub fn clash_evaluations(
                 listed: syncguard::render::Listed {
                     policy: clash::NAME.to_string(),
                     rule: clash::FINDINGS[0].id.to_string(),
-                    action: "reject".to_string(),
+                    action: if found.reject { "reject" } else { "warn" }.to_string(),
                     path: String::new(),
-                    brief: found.brief,
+                    brief: found.brief.clone(),
                     fix: None,
                 },
                 kind: info.kind.clone(),
@@ -295,9 +296,8 @@ pub fn clash_evaluations(
                 text: found.message.clone(),
                 note: None,
             };
-            Evaluation {
-                related: found.related,
-                ..Evaluation::new(
+            let evaluation = if found.reject {
+                Evaluation::new(
                     found.document,
                     policy,
                     false,
@@ -306,6 +306,12 @@ pub fn clash_evaluations(
                     Vec::new(),
                     None,
                 )
+            } else {
+                Evaluation::new(found.document, policy, true, None, None, vec![found.brief], None)
+            };
+            Evaluation {
+                related: found.related,
+                ..evaluation
             }
             .with_findings(vec![finding])
         })

@@ -751,6 +751,34 @@ pub fn objects_of(source: usize, name: &str, text: &str) -> FileContents {
     out
 }
 
+/// The template a `helm template` (or `helm get manifest`) document came from: Helm writes
+/// `# Source: <chart>/templates/<file>` (a subchart's `<chart>/charts/<sub>/templates/...`)
+/// between the `---` that starts each document and its first key. `text` is the whole file and
+/// `line` the document's first content line ([`Document::line`]); the answer is that path,
+/// whose first segment is the chart the release installs, or `None` when the comments between
+/// the document's `---` (or the start of the file) and `line` hold no such path.
+pub fn helm_source(text: &str, line: usize) -> Option<&str> {
+    let before: Vec<&str> = text.lines().take(line.saturating_sub(1)).collect();
+    for raw in before.iter().rev() {
+        let trimmed = raw.trim();
+        if is_marker(raw, "---") || is_marker(raw, "...") {
+            return None;
+        }
+        if trimmed.is_empty() {
+            continue;
+        }
+        let comment = trimmed.strip_prefix('#')?.trim();
+        if let Some(path) = comment.strip_prefix("Source:") {
+            let path = path.trim();
+            return path
+                .split_once('/')
+                .filter(|(chart, _)| !chart.is_empty())
+                .map(|_| path);
+        }
+    }
+    None
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -932,6 +960,20 @@ mod tests {
         assert_eq!(contents.documents[0].item, Some(0));
         assert_eq!(contents.errors.len(), 1);
         assert!(contents.errors[0].message.starts_with("items[1] of the List"));
+    }
+
+    #[test]
+    fn helm_source_comments() {
+        let text = "---\n# Source: istio/templates/gw.yaml\napiVersion: v1\nkind: A\n---\n# Source: istio/charts/sub/templates/b.yaml\n# another comment\n\napiVersion: v1\n---\napiVersion: v1\n---\n# Source: notapath\napiVersion: v1\n";
+        assert_eq!(helm_source(text, 3), Some("istio/templates/gw.yaml"));
+        assert_eq!(helm_source(text, 9), Some("istio/charts/sub/templates/b.yaml"));
+        assert_eq!(helm_source(text, 11), None, "no comment after its own ---");
+        assert_eq!(helm_source(text, 14), None, "a Source comment that is no chart path");
+        assert_eq!(
+            helm_source("# Source: c/templates/x.yaml\nkind: A\n", 2),
+            Some("c/templates/x.yaml")
+        );
+        assert_eq!(helm_source("kind: A\n", 1), None);
     }
 
     #[test]

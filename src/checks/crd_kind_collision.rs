@@ -345,6 +345,13 @@ struct OwnName<'a> {
     value: &'a str,
 }
 
+impl OwnName<'_> {
+    /// Whether it is the CRD's plural or singular, the names that come with its kind.
+    fn of_kind(&self) -> bool {
+        self.path.starts_with("spec.names.plural") || self.path.starts_with("spec.names.singular")
+    }
+}
+
 /// Another resource that already serves the CRD's kind, in one group.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 struct Server {
@@ -392,11 +399,21 @@ impl Findings {
         }
     }
 
-    /// Records which of `own` equal one of `others` (name, role) of resource `other` in `group`.
-    fn clash_names(&mut self, own: &[OwnName<'_>], others: &[(&str, &'static str)], other: &str, group: &str) {
+    /// Records each of `own` that equals one of `others` (a name and its role) of resource
+    /// `other` in `group`; with `fold`, not the CRD's plural or singular against the other's,
+    /// which the kind's finding covers.
+    fn clash_names(
+        &mut self,
+        own: &[OwnName<'_>],
+        others: &[(&str, &'static str)],
+        other: &str,
+        group: &str,
+        fold: bool,
+    ) {
         for (position, name) in own.iter().enumerate() {
             for (value, role) in others {
-                if !value.is_empty() && *value == name.value {
+                let of_kind = matches!(*role, "plural" | "singular") && name.of_kind();
+                if !value.is_empty() && *value == name.value && !(fold && of_kind) {
                     self.names.insert(NameClash {
                         position,
                         path: name.path.clone(),
@@ -599,12 +616,16 @@ fn builtin_findings(group: &str, kind: &str, own: &[OwnName<'_>], settings: &Set
         let kind_clash = same_kind && !kind_allowed;
         let well_known = kind_clash && settings.well_known_projects.exempts(group, resource.group, true);
         // Two resources of an allowed kind, or of a well-known coexistence, may share the names
-        // that come with it.
+        // that come with it. Otherwise the plural and singular two resources of one kind share
+        // are part of the kind's finding, never a second finding of the same pair, unless only
+        // they reject (`nameCollisions: reject` beside a kind clash that warns).
         let names_exempt = same_kind && (kind_allowed || well_known);
+        let fold = same_kind && names_come_with_kind(settings, settings.builtin_collisions);
         let name_clash = !names_exempt
-            && own
-                .iter()
-                .any(|name| name.value == resource.plural || is_lowercase_of(name.value, resource.kind));
+            && own.iter().any(|name| {
+                !(fold && name.of_kind())
+                    && (name.value == resource.plural || is_lowercase_of(name.value, resource.kind))
+            });
         // Most built-in resources share nothing with the CRD: skip them before building labels.
         if !kind_clash && !name_clash {
             continue;
@@ -636,9 +657,18 @@ fn builtin_findings(group: &str, kind: &str, own: &[OwnName<'_>], settings: &Set
                 &[(resource.plural, "plural"), (singular.as_str(), "singular")],
                 &label,
                 resource.group,
+                fold,
             );
         }
     }
+}
+
+/// Whether the plural and singular two resources of one kind share are said by the kind's
+/// finding rather than by a finding of their own: always, unless the kind clash warns
+/// (`kind_action`) while `nameCollisions` rejects, the one case where a name finding says more
+/// than the kind's.
+fn names_come_with_kind(settings: &Settings, kind_action: RejectOrWarn) -> bool {
+    kind_action == RejectOrWarn::Reject || settings.name_collisions != Action::Reject
 }
 
 /// Whether `name` is `kind` in lowercase (a built-in resource's singular name), compared
@@ -694,6 +724,8 @@ fn crd_findings(
     if own.is_empty() || (same_kind && (kind_allowed || well_known)) {
         return;
     }
+    // The plural and singular of one kind come with it (see `builtin_findings`).
+    let fold = same_kind && names_come_with_kind(settings, settings.crd_collisions);
     let lowercase_kind = other_names.kind.to_ascii_lowercase();
     let singular = if other_names.singular.is_empty() {
         lowercase_kind.as_str()
@@ -702,7 +734,7 @@ fn crd_findings(
     };
     let mut others = vec![(&*other_names.plural, "plural"), (singular, "singular")];
     others.extend(other_names.short_names.iter().map(|s| (&**s, "short name")));
-    findings.clash_names(own, &others, &label, other_group);
+    findings.clash_names(own, &others, &label, other_group, fold);
 }
 
 /// The fields of the cluster's CRDs the check reads ([`crd_findings`]), asked for as Kubewarden
@@ -1221,9 +1253,11 @@ mod tests {
         assert!(!verdict.accepted);
         assert_eq!(verdict.code, None);
         assert!(verdict.message.unwrap().contains("apps (built-in deployments.apps)"));
-        assert_eq!(verdict.warnings.len(), 2, "names and lookup: {:?}", verdict.warnings);
+        // The plural and singular deployments.apps shares come with the refused kind: the one
+        // warning is the lookup's.
+        assert_eq!(verdict.warnings.len(), 1, "the lookup only: {:?}", verdict.warnings);
         assert!(
-            verdict.warnings[1].contains("listing them failed: forbidden. Accepted (onLookupFailure: accept)"),
+            verdict.warnings[0].contains("listing them failed: forbidden. Accepted (onLookupFailure: accept)"),
             "{:?}",
             verdict.warnings
         );

@@ -639,6 +639,9 @@ fn update(
     };
     let mut findings = Vec::new();
     findings.extend(stored_versions(name, &stored, assumed, old, new).and_then(|f| settings.apply(f)));
+    if assumed && settings.action("storedVersionRemoval") != Action::Ignore {
+        findings.extend(removed_versions(name, &stored, old, new));
+    }
     let switch = settings.channel_switch(old, new);
     for change in schema::compare(old, new, &stored, settings.options()) {
         let (action, note) = settings.schema_action(&change, switch);
@@ -945,6 +948,69 @@ fn schema_reason(change: &Change, profile: Profile) -> (&'static str, &'static s
     (why, fix)
 }
 
+/// Check 1 without status: the versions the old CRD listed and the new one drops, other than
+/// the storage version taken as stored (`stored`). The old CRD is a manifest, so nothing says
+/// whether a cluster ever stored objects at them: a cluster that installed a release whose
+/// storage version one of them was still lists it in `status.storedVersions` (the Gateway API
+/// failure of problem 5), and refuses the update. A warning, with the command that tells;
+/// `syncguard scan --cluster-snapshot` gives the old CRD the cluster's status, and then check 1
+/// decides.
+fn removed_versions(name: &str, stored: &[String], old: &Crd<'_>, new: &Crd<'_>) -> Option<Finding> {
+    let removed: Vec<String> = old
+        .spec
+        .versions
+        .iter()
+        .map(|v| v.name.clone())
+        .filter(|v| new.version(v).is_none() && !stored.contains(v))
+        .collect();
+    if removed.is_empty() {
+        return None;
+    }
+    let storage = new.storage().map(|(_, v)| v).unwrap_or(NO_STORAGE);
+    let (verb, pronoun, them) = if removed.len() == 1 {
+        ("is", "it", "that version")
+    } else {
+        ("are", "them", "these versions")
+    };
+    let quoted: Vec<String> = removed.iter().map(|v| quote(v)).collect();
+    let errors: Vec<String> = removed
+        .iter()
+        .map(|v| {
+            format!(
+                "status.storedVersions[N]: Invalid value: {}: must appear in spec.versions",
+                quote(v)
+            )
+        })
+        .collect();
+    let check = format!("kubectl get crd {name} -o jsonpath='{{.status.storedVersions}}'");
+    Some(Finding::warn(
+        "storedVersionRemoval",
+        "spec.versions",
+        format!(
+            "{} {verb} removed from spec.versions (which lists {}). The old CRD has no status.storedVersions (a manifest, not the live object), so whether a cluster ever stored objects at {them} is unknown: a cluster that installed a release whose storage version was {} still lists {pronoun} in status.storedVersions, and the API server refuses this update there with `{}`. Check each cluster with `{check}`; where it lists {pronoun}, migrate the stored objects to {storage} first ({}), then apply this update. Scanned with `--cluster-snapshot` (`kubectl get crd -o yaml` of the cluster), the CRD's real status.storedVersions decides.",
+            join_and(&quoted),
+            version_names(new),
+            join_or(&quoted),
+            errors.join(", "),
+            migration_commands(name, storage),
+        ),
+        format!(
+            "{} {verb} removed from spec.versions; clusters that once stored objects at {pronoun} refuse this update. Check: {}",
+            elide(&join_and(&quoted), VALUE_CHARS * 2),
+            elide(&check, 140),
+        ),
+    ))
+}
+
+/// `a`, `a or b`, `a, b or c`.
+fn join_or(items: &[String]) -> String {
+    match items {
+        [] => String::new(),
+        [one] => one.clone(),
+        [head @ .., last] => format!("{} or {last}", head.join(", ")),
+    }
+}
+
 /// Check 1: every stored version must stay in `spec.versions`. `stored` is the old CRD's
 /// `status.storedVersions`, or (`assumed`) its storage version when it has none.
 fn stored_versions(name: &str, stored: &[String], assumed: bool, old: &Crd<'_>, new: &Crd<'_>) -> Option<Finding> {
@@ -1018,6 +1084,9 @@ fn downgrade(key: &str, old: Option<&str>, new: Option<&str>) -> Option<Finding>
     let (old, new) = (old?, new?);
     let path = format!("metadata.annotations[{key}]");
     match (bundle_version(old), bundle_version(new)) {
+        // A development build (`v0.0.0-dev`, what Gateway API's `main` carries) has no place
+        // in the release order: never a downgrade, from it or to it.
+        (Some(before), Some(after)) if is_development(&before) || is_development(&after) => None,
         (Some(before), Some(after)) => (after < before).then(|| {
             Finding::reject(
                 "downgrade",
@@ -1251,6 +1320,12 @@ fn bundle_version(text: &str) -> Option<semver::Version> {
     Some(version)
 }
 
+/// Whether a bundle version is a development build: a pre-release of 0.0.0 (`0.0.0-dev`,
+/// `v0.0.0-main`), which projects put on their unreleased branch.
+fn is_development(version: &semver::Version) -> bool {
+    (version.major, version.minor, version.patch) == (0, 0, 0) && !version.pre.is_empty()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1296,6 +1371,26 @@ mod tests {
                 .cmp(&bundle_version("1.2.3+x").unwrap()),
             std::cmp::Ordering::Equal
         );
+    }
+
+    #[test]
+    fn development_versions_are_never_downgrades() {
+        for (old, new) in [
+            ("v1.2.0", "v0.0.0-dev"),
+            ("v0.0.0-dev", "v1.2.0"),
+            ("1.5.0", "0.0.0-main.20250101"),
+            ("v0.0.0-dev", "v0.0.0-alpha"),
+        ] {
+            assert!(
+                downgrade(GATEWAY_BUNDLE_VERSION, Some(old), Some(new)).is_none(),
+                "{old} -> {new}"
+            );
+        }
+        // A real 0.x release still counts, and so does 0.0.0 itself.
+        for (old, new) in [("v0.2.0", "v0.1.0"), ("v0.0.1", "v0.0.0"), ("v1.0.0", "v0.0.1-rc.1")] {
+            let finding = downgrade(GATEWAY_BUNDLE_VERSION, Some(old), Some(new));
+            assert!(finding.is_some_and(|f| f.rule == "downgrade"), "{old} -> {new}");
+        }
     }
 
     #[test]

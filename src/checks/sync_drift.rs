@@ -175,8 +175,9 @@ const DETAIL_CHARS: usize = 60;
 pub struct Settings {
     /// Each cause (rule) to `reject`, `warn` or `ignore`; a cause not named is `warn`.
     pub causes: RuleActions,
-    /// The GitOps tools in use: only drift one of them reports (or fails on) is a finding.
-    /// Default: all four, `argocd`, `flux`, `fleet`, `kubectl`.
+    /// The tools in use: only drift one of them reports (or fails on) is a finding. Default:
+    /// the GitOps tools, `argocd`, `flux`, `fleet`; `kubectl` adds what only `kubectl apply`
+    /// shows.
     pub tools: Vec<Tool>,
     /// Paths never reported, per kind.
     pub ignore_paths: Vec<IgnorePaths>,
@@ -191,7 +192,7 @@ impl Default for Settings {
     fn default() -> Self {
         Settings {
             causes: RuleActions::default(),
-            tools: Tool::ALL.to_vec(),
+            tools: Tool::GITOPS.to_vec(),
             ignore_paths: Vec::new(),
             max_findings: 20,
             kubernetes_version: format!("1.{NEWEST_MINOR}"),
@@ -327,6 +328,9 @@ pub(crate) fn judge<'a>(
     let metadata = object.get("metadata").filter(|m| m.as_object().is_some());
     let meta = |key: &str| metadata.and_then(|m| m.get(key)).and_then(Node::as_str).unwrap_or("");
     let subject = Subject::new(request, meta("name"), meta("generateName"), meta("namespace"));
+    // `kubectl apply` refuses an object without a name: one with only `generateName` is always
+    // created (`kubectl create`), never applied, so nothing `kubectl apply` shows concerns it.
+    let create_only = meta("name").is_empty() && !meta("generateName").is_empty();
     let identity = Identity::of(object, request);
 
     // The manifest to judge, and the live object when there is one.
@@ -394,7 +398,7 @@ pub(crate) fn judge<'a>(
         }
         (_, None) => Vec::new(),
     };
-    let mut report = report(subject, &identity, drifts, settings);
+    let mut report = report(subject, &identity, drifts, settings, create_only);
     report.findings.extend(extra);
     Ok(report)
 }
@@ -817,7 +821,15 @@ fn read_crd(request: &Request<'_>, identity: &Identity, cluster: &dyn Cluster) -
 
 /// The findings of the drifting paths: one per path (the first cause the walk found), in path
 /// order, those of ignored causes and paths left out, and only those a tool in use reports.
-fn report(subject: Subject, identity: &Identity, mut drifts: Vec<Drift>, settings: &Settings) -> Report {
+/// The findings of `drifts` for the tools in use (without `kubectl` for a `create_only` object,
+/// which `kubectl apply` never sees).
+fn report(
+    subject: Subject,
+    identity: &Identity,
+    mut drifts: Vec<Drift>,
+    settings: &Settings,
+    create_only: bool,
+) -> Report {
     drifts.sort_by(|a, b| natural_cmp(&a.path.api(), &b.path.api()));
     drifts.dedup_by(|b, a| a.path == b.path);
     let unnormalised = identity.class() == Class::Typed && drifts.iter().any(|d| d.cause == Cause::UnknownField);
@@ -829,6 +841,8 @@ fn report(subject: Subject, identity: &Identity, mut drifts: Vec<Drift>, setting
         .collect();
     let mut findings = Vec::new();
     let mut silence: BTreeMap<Tool, Vec<String>> = BTreeMap::new();
+    // What each tool does with at least one of the findings, which the header sums up.
+    let mut seen: Vec<(Tool, Effect)> = Vec::new();
     for drift in &drifts {
         let action = match settings.action(drift.cause) {
             Action::Ignore => continue,
@@ -847,10 +861,16 @@ fn report(subject: Subject, identity: &Identity, mut drifts: Vec<Drift>, setting
         let effects: Vec<(Tool, Effect)> = settings
             .tools
             .iter()
+            .filter(|&&tool| !(create_only && tool == Tool::Kubectl))
             .filter_map(|&tool| cause::effect(tool, drift.cause, facts).map(|e| (tool, e)))
             .collect();
         if effects.is_empty() {
             continue;
+        }
+        for effect in &effects {
+            if !seen.contains(effect) {
+                seen.push(*effect);
+            }
         }
         for (tool, effect) in &effects {
             if *effect == Effect::OutOfSync {
@@ -863,21 +883,38 @@ fn report(subject: Subject, identity: &Identity, mut drifts: Vec<Drift>, setting
     let mut report = Report::new(subject, findings);
     if total > 0 {
         let paths = if total == 1 { "path" } else { "paths" };
+        let consequence = consequence(&seen);
         report.list = Some(List {
             rules: LISTED,
             limit: settings.max_findings as usize,
-            intro: format!(
-                "{total} {paths} the cluster does not keep as applied, so GitOps tools never see the object in sync; fix the manifest:"
-            ),
-            intro_brief: format!(
-                "{total} {paths} the cluster does not keep as applied; GitOps tools never see it in sync."
-            ),
+            intro: format!("{total} {paths} the cluster does not keep as applied, so {consequence}; fix the manifest:"),
+            intro_brief: format!("{total} {paths} the cluster does not keep as applied; {consequence}."),
             more: "drifting paths".into(),
             more_hint: "`syncguard scan` lists them all".into(),
         });
         report.notes = ignore_notes(identity, &report.subject, &silence);
     }
     report
+}
+
+/// What the tools do with the object, for the header of its findings: the GitOps tools that
+/// never see it in sync, else what `kubectl apply` does (the only tool that shows them). It
+/// names only tools that show at least one finding, so it never says more than they do.
+fn consequence(seen: &[(Tool, Effect)]) -> String {
+    let gitops: Vec<String> = Tool::GITOPS
+        .iter()
+        .filter(|tool| seen.iter().any(|(t, _)| t == *tool))
+        .map(|tool| tool.name().to_string())
+        .collect();
+    if !gitops.is_empty() {
+        let verb = if gitops.len() == 1 { "sees" } else { "see" };
+        return format!("{} never {verb} the object in sync", join_and(&gitops));
+    }
+    if seen.contains(&(Tool::Kubectl, Effect::Fails)) {
+        "`kubectl apply` refuses it (strict field validation)".to_string()
+    } else {
+        "`kubectl apply` says `configured` on every run (no GitOps tool in use shows it)".to_string()
+    }
 }
 
 /// One drifting path as a finding.

@@ -8,7 +8,10 @@
 //! lists the YAML and JSON files at the ref under the scanned paths, and one `git cat-file
 //! --batch` reads them all. Objects are matched by name, not by file, so a CRD moved to another
 //! file under the scanned paths is still compared with its old version. Standard input has no
-//! base. The git plumbing is driven by hand because the commands are stable and few, and a git
+//! base. A file in git carries no `status`, so a CRD of the base has no `status.storedVersions`;
+//! with `--cluster-snapshot`, [`with_cluster_status`] gives it the one the cluster holds, and
+//! crd-safe-upgrade then judges the versions an update removes by what the cluster really stored,
+//! as at admission. The git plumbing is driven by hand because the commands are stable and few, and a git
 //! library would add far more to the binary than the two calls need.
 
 use anyhow::{Context, Result, anyhow, bail};
@@ -125,6 +128,49 @@ pub fn read(reference: &str, paths: &[PathBuf]) -> Result<Base> {
         files: names.len(),
         documents,
     })
+}
+
+/// The base's objects, each CustomResourceDefinition without `status.storedVersions` given the
+/// one of the CRD of the same name in `snapshot` (a cluster's `kubectl get crd -o yaml`), so
+/// that the update from it is judged against what that cluster stored, as admission judges it
+/// against the live CRD. Other objects, and CRDs the snapshot lacks, are kept as they are.
+pub fn with_cluster_status(base: &[Document], snapshot: &[Document]) -> Vec<Document> {
+    let crd = |doc: &Document| doc.crd_names.is_some().then(|| doc.key()).flatten();
+    let stored: std::collections::HashMap<input::ObjectKey, serde_json::Value> = snapshot
+        .iter()
+        .filter_map(|doc| {
+            let object: serde_json::Value = serde_json::from_str(&doc.object).ok()?;
+            let versions = object.pointer("/status/storedVersions")?.as_array()?;
+            (!versions.is_empty()).then(|| (crd(doc), serde_json::Value::Array(versions.clone())))
+        })
+        .filter_map(|(key, versions)| Some((key?, versions)))
+        .collect();
+    base.iter()
+        .map(|doc| {
+            let Some(versions) = crd(doc).and_then(|key| stored.get(&key)) else {
+                return doc.clone();
+            };
+            let Ok(mut object) = serde_json::from_str::<serde_json::Value>(&doc.object) else {
+                return doc.clone();
+            };
+            let has_status = object
+                .pointer("/status/storedVersions")
+                .and_then(serde_json::Value::as_array)
+                .is_some_and(|v| !v.is_empty());
+            let Some(map) = object.as_object_mut().filter(|_| !has_status) else {
+                return doc.clone();
+            };
+            let status = map.entry("status").or_insert_with(|| serde_json::json!({}));
+            if !status.is_object() {
+                *status = serde_json::json!({});
+            }
+            status["storedVersions"] = versions.clone();
+            Document {
+                object: object.to_string().into(),
+                ..doc.clone()
+            }
+        })
+        .collect()
 }
 
 /// The contents of `names` at `commit`, in order, through one `git cat-file --batch` (`None`

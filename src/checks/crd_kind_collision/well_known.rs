@@ -8,6 +8,12 @@
 //!   is. A well-known group is well-known for any kind it serves, not only the kinds one catalog
 //!   happened to list. Groups that only share a parent (`stable.example.com` and
 //!   `beta.example.com`) get nothing from each other.
+//! - A group of the Kubernetes project itself is well-known by rule, listed or not: `k8s.io`
+//!   and every group under it (`gateway.networking.k8s.io`, `*.sigs.k8s.io`), and every group
+//!   under `x-k8s.io` (`kwok.x-k8s.io`, `cluster.x-k8s.io`), the domain the project's SIG
+//!   subprojects name their experimental APIs under. The project owns both domains (the API
+//!   server refuses a CRD of a `*.k8s.io` group without an `api-approved.kubernetes.io`
+//!   annotation), so no catalog needs to have met a group there for it to be the project's.
 //! - A group under a name reserved for examples, tests or private use (`example.com`,
 //!   `example.net`, `example.org`, `.example`, `.test`, `.invalid`, `.localhost`, `.local`,
 //!   `.internal`, `.home.arpa`) is never well-known and has no owner, whatever the table says.
@@ -81,10 +87,23 @@ pub fn is_reserved(group: &str) -> bool {
     RESERVED.iter().any(|reserved| within(group, reserved))
 }
 
-/// Whether `group` is well-known: listed, or under a listed domain, and not reserved.
+/// Domains only the Kubernetes project publishes API groups under: each, and every group under
+/// it, is well-known by rule.
+pub const KUBERNETES_DOMAINS: &[&str] = &["k8s.io", "x-k8s.io"];
+
+/// Whether `group` is the Kubernetes project's own: `k8s.io`, `x-k8s.io` or a group under one.
+pub fn is_kubernetes_project(group: &str) -> bool {
+    KUBERNETES_DOMAINS.iter().any(|domain| within(group, domain))
+}
+
+/// Whether `group` is well-known: the Kubernetes project's, listed, or under a listed domain,
+/// and not reserved.
 pub fn is_well_known(group: &str) -> bool {
     if group.is_empty() || is_reserved(group) {
         return false;
+    }
+    if is_kubernetes_project(group) {
+        return true;
     }
     // The group itself, then each parent domain of at least two labels.
     let mut domain = group;
@@ -267,6 +286,30 @@ mod tests {
         assert!(coexistence("crd.projectcalico.org", "networking.k8s.io", true));
         // A well-known group is well-known for a kind no catalog listed yet.
         assert!(is_well_known("cert-manager.io"));
+    }
+
+    #[test]
+    fn the_kubernetes_projects_groups_are_well_known_by_rule() {
+        for group in [
+            "kwok.x-k8s.io",
+            "x-k8s.io",
+            "k8s.io",
+            "some-new-sig.x-k8s.io",
+            "policy.sigs.k8s.io",
+            "new.sigs.k8s.io",
+            "anything.k8s.io",
+        ] {
+            assert!(is_kubernetes_project(group), "{group}");
+            assert!(is_well_known(group), "{group}");
+        }
+        // Knative's metrics beside kwok's (issue 45).
+        assert!(coexistence("autoscaling.internal.knative.dev", "kwok.x-k8s.io", false));
+        // Look-alikes are not the project's.
+        for group in ["k8s.io.evil.com", "notk8s.io", "x-k8s.io.example.org", "fake-k8s.io"] {
+            assert!(!is_kubernetes_project(group), "{group}");
+        }
+        assert!(!is_well_known("notk8s.io"));
+        assert!(!is_well_known("fake-k8s.io"));
     }
 
     #[test]

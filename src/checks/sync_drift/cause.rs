@@ -125,8 +125,12 @@ string_enum!(Tool {
 });
 
 impl Tool {
-    /// Every tool, the default of the `tools` setting.
+    /// Every tool.
     pub const ALL: [Tool; 4] = [Tool::ArgoCd, Tool::Flux, Tool::Fleet, Tool::Kubectl];
+
+    /// The GitOps tools, the default of the `tools` setting: what `kubectl apply` alone would
+    /// show is reported only to those who say they apply with it.
+    pub const GITOPS: [Tool; 3] = [Tool::ArgoCd, Tool::Flux, Tool::Fleet];
 
     /// The tool's name in a sentence.
     pub fn name(self) -> &'static str {
