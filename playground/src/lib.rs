@@ -650,8 +650,16 @@ mod tests {
                 "hook-job-safety",
                 "ownership-markers",
                 "sync-drift",
-                "kind-group-clash"
+                "kind-group-clash",
+                "duplicate-object"
             ]
+        );
+        assert!(
+            report["policies"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .all(|p| p["origin"] == "built-in")
         );
         for policy in report["policies"].as_array().unwrap() {
             assert!(policy["description"].as_str().is_some_and(|d| d.len() > 20), "{policy}");
