@@ -14,11 +14,15 @@
 use crate::input::Document;
 use std::collections::HashMap;
 
+/// What makes two documents identical copies: group, kind, namespace, name, content and old
+/// version.
+type Identity<'d> = (&'d str, &'d str, Option<&'d str>, &'d str, &'d str, Option<&'d str>);
+
 /// For each document, the earlier document it is an identical copy of (same group, kind,
 /// namespace, name, content and old version), `None` for the first of its copies and for every
 /// object without a name.
 pub fn identical(documents: &[Document]) -> Vec<Option<usize>> {
-    let mut first: HashMap<(&str, &str, Option<&str>, &str, &str, Option<&str>), usize> = HashMap::new();
+    let mut first: HashMap<Identity<'_>, usize> = HashMap::new();
     documents
         .iter()
         .enumerate()
