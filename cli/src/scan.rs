@@ -39,7 +39,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 use syncguard_scan::Operation;
-use syncguard_scan::evaluate::{Evaluator, clash_evaluations, evaluate_document};
+use syncguard_scan::evaluate::{Evaluator, clash_evaluations, duplicate_evaluations, evaluate_document};
 
 /// Exit code for usage and input errors.
 pub const EXIT_ERROR: u8 = 2;
@@ -52,12 +52,46 @@ const PROGRESS_THRESHOLD: usize = 500;
 /// Output formats.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Format {
-    /// `file:line: policy: verdict: message` lines and a summary.
+    /// `file:line:column: policy/rule: verdict: message` lines, one per finding, and a summary.
     Text,
     /// One JSON document (schema in the README, `schemaVersion` 1).
     Json,
     /// SARIF 2.1.0, as GitHub code scanning takes it.
     Sarif,
+}
+
+/// The lowest level of finding that fails the scan (exit 1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum FailOn {
+    /// A finding that rejects (an evaluation admission would refuse).
+    Reject,
+    /// Any finding that is not suppressed: a rejection, a warning or a mutation.
+    Warn,
+}
+
+/// A GitOps tool sync-drift knows (its `tools` setting).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ToolName {
+    /// Argo CD.
+    Argocd,
+    /// Flux.
+    Flux,
+    /// Rancher Fleet.
+    Fleet,
+    /// kubectl apply (client- or server-side).
+    Kubectl,
+}
+
+impl ToolName {
+    /// Its name in sync-drift's settings.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ToolName::Argocd => "argocd",
+            ToolName::Flux => "flux",
+            ToolName::Fleet => "fleet",
+            ToolName::Kubectl => "kubectl",
+        }
+    }
 }
 
 /// When to color text output.
@@ -112,6 +146,14 @@ pub struct ScanArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     format: Format,
+    /// The lowest level of finding that fails the scan with exit 1: `reject` (default) or `warn`
+    /// (any finding not suppressed). Input errors exit 2 either way.
+    #[arg(long, value_enum, default_value_t = FailOn::Reject, value_name = "LEVEL")]
+    fail_on: FailOn,
+    /// The GitOps tools in use, comma-separated (argocd, flux, fleet, kubectl): sync-drift
+    /// reports only drift one of them shows. Overrides sync-drift's `tools` setting in --config.
+    #[arg(long, value_enum, value_delimiter = ',', value_name = "TOOL,...")]
+    tools: Vec<ToolName>,
     /// Also list accepted evaluations and documents no policy applies to.
     #[arg(short, long)]
     verbose: bool,
@@ -155,10 +197,16 @@ fn run(args: ScanArgs) -> Result<ExitCode> {
         Some(dir) => policies::from_dir(dir)?,
         None => require_embedded(policies::embedded()?)?,
     };
-    let config = match &args.config {
+    let mut config = match &args.config {
         Some(path) => config::Config::load(path)?,
         None => config::Config::default(),
     };
+    if !args.tools.is_empty() {
+        let mut tools: Vec<&str> = args.tools.iter().map(|t| t.as_str()).collect();
+        tools.sort_unstable();
+        tools.dedup();
+        config.set_setting(SYNC_DRIFT, "tools", serde_json::json!(tools));
+    }
     let config_name = args
         .config
         .as_ref()
@@ -200,14 +248,18 @@ fn run(args: ScanArgs) -> Result<ExitCode> {
     }
     // The rows are built once; each printer writes them in its own form.
     let rows = report::rows(&result);
+    let code = report::exit_code(&result, &rows, args.fail_on);
     let output = match args.format {
         Format::Text => report::text(&result, &rows, args.verbose, color),
         Format::Json => report::json(&result, rows, args.verbose),
         Format::Sarif => report::sarif(&result, &rows),
     };
     crate::print_out(&output);
-    Ok(ExitCode::from(result.exit_code()))
+    Ok(ExitCode::from(code))
 }
+
+/// The policy whose `tools` setting `--tools` sets.
+const SYNC_DRIFT: &str = "sync-drift";
 
 /// The embedded modules, or the error saying how to get some.
 fn require_embedded(modules: Vec<policies::PolicyModule>) -> Result<Vec<policies::PolicyModule>> {
@@ -277,7 +329,10 @@ pub struct PolicySet {
     pub policies: Vec<ActivePolicy>,
     /// Settings of `kind-group-clash`, `None` when disabled.
     pub clash: Option<clash::Settings>,
-    /// Reporting facts: the module policies in order, then `kind-group-clash` if enabled.
+    /// Whether `duplicate-object` runs.
+    pub duplicates: bool,
+    /// Reporting facts: the module policies in order, then `kind-group-clash` and
+    /// `duplicate-object` if enabled.
     pub infos: Vec<PolicyInfo>,
 }
 
@@ -343,10 +398,21 @@ impl PolicySet {
                 url: Some("https://github.com/syncguard/syncguard/blob/main/docs/scan.md#kind-group-clash".to_string()),
             });
         }
+        let duplicates = config.duplicates_enabled(config_name)?;
+        if duplicates {
+            infos.push(PolicyInfo {
+                name: syncguard_scan::duplicates::NAME.to_string(),
+                origin: "built-in".to_string(),
+                version: Some(env!("CARGO_PKG_VERSION").to_string()),
+                description: Some(syncguard_scan::duplicates::DESCRIPTION.to_string()),
+                url: Some(syncguard_scan::duplicates::DOCS.to_string()),
+            });
+        }
         Ok(PolicySet {
             _engine: engine,
             policies,
             clash,
+            duplicates,
             infos,
         })
     }
@@ -425,6 +491,9 @@ pub struct ScanReport {
     pub unrendered: walk::Unrendered,
     /// The policies that ran, in report order.
     pub policies: Vec<PolicyInfo>,
+    /// For each document, the earlier identical copy it was judged with
+    /// ([`syncguard_scan::copies::identical`]); empty when the report was built otherwise.
+    pub copy_of: Vec<Option<usize>>,
 }
 
 impl ScanReport {
@@ -492,10 +561,23 @@ pub fn scan_paths(
     if !base.is_empty() {
         input::attach_old(&mut documents, &base::with_cluster_status(base, snapshot));
     }
+    // A suppression without a reason, or naming no policy or rule, is an input error.
+    let names: Vec<&str> = set.infos.iter().map(|p| p.name.as_str()).collect();
+    for (i, message) in syncguard_scan::rows::suppression_problems(&documents, &names) {
+        let doc = &documents[i];
+        errors.push(InputError {
+            source: Some(doc.source),
+            path: sources.get(doc.source).map(|s| s.display.clone()).unwrap_or_default(),
+            line: Some(doc.line),
+            message,
+        });
+    }
     let plurals = Plurals::new(snapshot.iter().chain(&documents));
     plurals.mark(&mut documents);
     let cluster = Arc::new(OfflineCluster::new(snapshot, &documents));
-    let mut evaluations = evaluate_all(&documents, &sources, set, &plurals, &cluster, options, &pool);
+    // Identical copies of an object are judged once, with the first (the rows name them all).
+    let copy_of = syncguard_scan::copies::identical(&documents);
+    let mut evaluations = evaluate_all(&documents, &copy_of, &sources, set, &plurals, &cluster, options, &pool);
     if let Some(settings) = &set.clash {
         evaluations.extend(clash_evaluations(
             &documents,
@@ -504,6 +586,10 @@ pub fn scan_paths(
             &plurals,
             set.policies.len(),
         ));
+    }
+    if set.duplicates {
+        let policy = set.policies.len() + usize::from(set.clash.is_some());
+        evaluations.extend(duplicate_evaluations(&documents, &sources, policy));
     }
     evaluations.sort_by_key(|e| (e.document, e.policy));
     ScanReport {
@@ -514,6 +600,7 @@ pub fn scan_paths(
         skipped,
         unrendered,
         policies: set.infos.clone(),
+        copy_of,
     }
 }
 
@@ -565,8 +652,10 @@ const CHUNK: usize = 16;
 
 /// Evaluates every document on the pool's threads, each thread with its own instances
 /// ([`INSTANCES`]); the result is in document order.
+#[allow(clippy::too_many_arguments)]
 fn evaluate_all(
     documents: &[Document],
+    copy_of: &[Option<usize>],
     sources: &[Source],
     set: &PolicySet,
     plurals: &Plurals,
@@ -590,7 +679,10 @@ fn evaluate_all(
                 };
                 let mut out = Vec::new();
                 for (offset, doc) in docs.iter().enumerate() {
-                    evaluate_document(&mut worker, chunk * CHUNK + offset, doc, sources, plurals, &mut out);
+                    let index = chunk * CHUNK + offset;
+                    if copy_of.get(index).is_none_or(Option::is_none) {
+                        evaluate_document(&mut worker, index, doc, sources, plurals, &mut out);
+                    }
                     if let Some(bar) = &progress {
                         bar.inc(1);
                     }

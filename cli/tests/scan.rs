@@ -151,19 +151,19 @@ fn clean_tree_exits_0() {
 fn verbose_lists_accepted_and_unmatched_documents() {
     let run = scan_with(BASE, &["--verbose", "clean/app.yaml", "list"]);
     assert_eq!(run.code, 0);
-    let expected = "clean/app.yaml:3: ownership-markers: accepted\n\
-                    clean/app.yaml:33: ownership-markers: accepted\n\
-                    clean/app.yaml:53: hook-job-safety: accepted\n\
-                    clean/app.yaml:53: ownership-markers: accepted\n\
-                    list/configmaps.json:1 items[0]: ownership-markers: accepted\n\
-                    list/configmaps.json:1 items[1]: ownership-markers: accepted\n\
+    let expected = "clean/app.yaml:3:1: ownership-markers: accepted\n\
+                    clean/app.yaml:33:1: ownership-markers: accepted\n\
+                    clean/app.yaml:53:1: hook-job-safety: accepted\n\
+                    clean/app.yaml:53:1: ownership-markers: accepted\n\
+                    list/configmaps.json:1:1 items[0]: ownership-markers: accepted\n\
+                    list/configmaps.json:1:1 items[1]: ownership-markers: accepted\n\
                     2 files, 5 documents, 6 evaluations: 0 rejected, 0 mutated, 0 warned, 6 accepted\n";
     assert_eq!(run.stdout, expected);
     let run = scan_with(&["hook-job-safety"], &["-v", "list"]);
     assert_eq!(
         run.stdout,
-        "list/configmaps.json:1 items[0]: no policy applies to v1 ConfigMap\n\
-         list/configmaps.json:1 items[1]: no policy applies to v1 ConfigMap\n\
+        "list/configmaps.json:1:1 items[0]: no policy applies to v1 ConfigMap\n\
+         list/configmaps.json:1:1 items[1]: no policy applies to v1 ConfigMap\n\
          1 file, 2 documents, 0 evaluations: 0 rejected, 0 mutated, 0 warned, 0 accepted\n"
     );
 }
@@ -173,20 +173,32 @@ fn findings_in_text_with_lines_of_each_document() {
     let run = scan_with(BASE, &["findings"]);
     assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
     let lines: Vec<&str> = run.stdout.lines().collect();
-    assert_eq!(lines.len(), 4, "{}", run.stdout);
-    // One finding for the clash, at its first document, naming every place.
+    assert_eq!(lines.len(), 9, "{}", run.stdout);
     assert!(lines[0].starts_with(
-        "findings/clash/beta.yaml:9: kind-group-clash: rejected: Shirt \"shirt\" in namespace \"default\" is defined in 2 API groups in Helm release \"shop\" in namespace \"default\" (by their meta.helm.sh annotations): beta.example.com/v1 at findings/clash/beta.yaml:9, stable.example.com/v1 at findings/clash/stable.yaml:2. Helm before 3.17.1"
+        "findings/clash/beta.yaml:9:1: kind-group-clash/sameKindAndName: rejected: Shirt \"shirt\" in namespace \"default\" is defined in 2 API groups: beta.example.com/v1 at findings/clash/beta.yaml:9, stable.example.com/v1 at findings/clash/stable.yaml:2. Helm before 3.17.1"
     ));
-    assert!(lines[1].starts_with(
-        "findings/rendered.yaml:19: hook-job-safety: warned: Job kyverno/kyverno-clean-reports: hook sets spec.ttlSecondsAfterFinished: 900;"
+    assert!(
+        lines[1]
+            .starts_with("findings/clash/stable.yaml:2:1: kind-group-clash/sameKindAndName: rejected: Shirt \"shirt\"")
+    );
+    assert!(lines[1].contains(
+        "beta.example.com/v1 at findings/clash/beta.yaml:9, stable.example.com/v1 at findings/clash/stable.yaml:2"
     ));
     assert!(lines[2].starts_with(
-        "findings/rendered.yaml:47: ownership-markers: rejected: ClusterIssuer letsencrypt-prod: carries Helm release metadata but metadata.labels[app.kubernetes.io/managed-by] is missing or wrong"
+        "findings/rendered.yaml:36:3: hook-job-safety/ttlSecondsAfterFinished: warned: Job kyverno/kyverno-clean-reports: hook (helm.sh/hook: post-upgrade, which ArgoCD runs as a PostSync hook) sets spec.ttlSecondsAfterFinished: 900."
+    ));
+    assert!(lines[3].starts_with(
+        "findings/rendered.yaml:49:1: ownership-markers/helmCompleteness: rejected: ClusterIssuer letsencrypt-prod: carries Helm release metadata but metadata.labels[app.kubernetes.io/managed-by] is missing or wrong"
     ));
     assert_eq!(
-        lines[3],
-        "3 files, 6 documents, 8 evaluations: 2 rejected, 0 mutated, 1 warned, 5 accepted"
+        lines[4..],
+        [
+            "3 files, 6 documents, 9 evaluations: 3 rejected, 0 mutated, 1 warned, 5 accepted",
+            "4 findings: 3 rejecting, 1 warning",
+            "  hook-job-safety/ttlSecondsAfterFinished: 1 warning",
+            "  kind-group-clash/sameKindAndName: 2 rejecting",
+            "  ownership-markers/helmCompleteness: 1 rejecting",
+        ]
     );
     assert!(!run.stdout.contains('\x1b'), "no colors when stdout is not a terminal");
 }
@@ -196,7 +208,7 @@ fn colors_on_request() {
     let run = scan_with(BASE, &["--color", "always", "findings/rendered.yaml"]);
     assert!(
         run.stdout
-            .contains("\x1b[1mfindings/rendered.yaml:47\x1b[0m: ownership-markers: \x1b[1m\x1b[31mrejected\x1b[0m: "),
+            .contains("\x1b[1mfindings/rendered.yaml:49:1\x1b[0m: ownership-markers/helmCompleteness: \x1b[1m\x1b[31mrejected\x1b[0m: "),
         "{}",
         run.stdout
     );
@@ -255,13 +267,18 @@ fn json_report() {
             "crd-safe-upgrade",
             "hook-job-safety",
             "ownership-markers",
-            "kind-group-clash"
+            "kind-group-clash",
+            "duplicate-object"
         ]
     );
     assert_eq!(report["policies"][3]["origin"], "built-in");
     assert_eq!(
         report["summary"],
-        serde_json::json!({"files": 3, "documents": 6, "evaluations": 8, "rejected": 2, "mutated": 0, "warned": 1, "accepted": 5, "errors": 0})
+        serde_json::json!({"files": 3, "documents": 6, "evaluations": 9, "rejected": 3, "mutated": 0, "warned": 1, "accepted": 5, "errors": 0,
+                           "findings": {"reject": 3, "warn": 1, "suppressed": 0, "rules": {
+                               "hook-job-safety/ttlSecondsAfterFinished": {"reject": 0, "warn": 1},
+                               "kind-group-clash/sameKindAndName": {"reject": 2, "warn": 0},
+                               "ownership-markers/helmCompleteness": {"reject": 1, "warn": 0}}}})
     );
     assert_eq!(
         verdicts(&report),
@@ -412,6 +429,7 @@ fn sarif_report() {
             "hook-job-safety",
             "ownership-markers",
             "kind-group-clash",
+            "duplicate-object",
             "kind-group-clash/sameKindAndName",
             "hook-job-safety/ttlSecondsAfterFinished",
             "ownership-markers/helmCompleteness"
@@ -457,11 +475,15 @@ fn sarif_report() {
         .map(|(a, b, c, d)| (a.to_string(), b.to_string(), c.to_string(), *d))
         .collect();
     assert_eq!(results, expected);
-    assert_eq!(
-        run0["results"][0]["message"]["text"],
-        "Shirt \"shirt\" in namespace \"default\" is defined in 2 API groups (beta.example.com, stable.example.com) in one Helm release; Helm before 3.17.1 mixes them up."
+    // The whole text, as the text output prints it: never the brief cut to a warning's size.
+    let message = run0["results"][0]["message"]["text"].as_str().unwrap();
+    assert!(
+        message.starts_with(
+            "Shirt \"shirt\" in namespace \"default\" is defined in 2 API groups: beta.example.com/v1 at findings/clash/beta.yaml:9, stable.example.com/v1 at findings/clash/stable.yaml:2. Helm before 3.17.1"
+        ) && message.contains("Fix: "),
+        "{message}"
     );
-    let clash_rule = &run0["tool"]["driver"]["rules"][4];
+    let clash_rule = &run0["tool"]["driver"]["rules"][5];
     assert_eq!(
         clash_rule["helpUri"],
         "https://github.com/syncguard/syncguard/blob/main/docs/scan.md#kind-group-clash"
@@ -527,6 +549,7 @@ fn sarif_results_per_finding_with_fixes_that_clear_them() {
         [
             "sync-drift",
             "kind-group-clash",
+            "duplicate-object",
             "sync-drift/nullOrEmpty",
             "sync-drift/quantity"
         ]
@@ -735,13 +758,7 @@ fn base_ref_judges_changed_objects_as_updates() {
 
     let run = scan_in(repo.path(), &["--policies", policies, "--base", "HEAD", "crds"], None);
     assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
-    assert!(
-        run.stdout.starts_with(
-            "crds/moved/widgets.yaml:2: crd-safe-upgrade (UPDATE): rejected: CustomResourceDefinition widgets.example.com: 2 problems."
-        ),
-        "{}",
-        run.stdout
-    );
+    assert!(run.stdout.starts_with("crds/moved/widgets.yaml:"), "{}", run.stdout);
     let sarif = scan_in(
         repo.path(),
         &["--policies", policies, "--base", "main", "--format", "sarif", "crds"],
@@ -839,11 +856,15 @@ fn stdin_and_multi_document_lines() {
     let run = scan_in(&data(), &["--policies", dir.path().to_str().unwrap(), "-"], Some(&text));
     assert_eq!(run.code, 1);
     assert!(
-        run.stdout.contains("<stdin>:19: hook-job-safety: warned: "),
+        run.stdout
+            .contains("<stdin>:36:3: hook-job-safety/ttlSecondsAfterFinished: warned: "),
         "{}",
         run.stdout
     );
-    assert!(run.stdout.contains("<stdin>:47: ownership-markers: rejected: "));
+    assert!(
+        run.stdout
+            .contains("<stdin>:49:1: ownership-markers/helmCompleteness: rejected: ")
+    );
     let run = scan_in(
         &data(),
         &["--policies", dir.path().to_str().unwrap(), "--format", "sarif", "-"],
@@ -864,7 +885,7 @@ fn stdin_and_multi_document_lines() {
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert_eq!(
         run.stdout,
-        "<stdin>:1: ownership-markers: accepted\n<stdin>:4: ownership-markers: accepted\n1 file, 2 documents, 2 evaluations: 0 rejected, 0 mutated, 0 warned, 2 accepted\n"
+        "<stdin>:1:1: ownership-markers: accepted\n<stdin>:4:1: ownership-markers: accepted\n1 file, 2 documents, 2 evaluations: 0 rejected, 0 mutated, 0 warned, 2 accepted\n"
     );
 }
 
@@ -874,7 +895,7 @@ fn config_settings_and_disabling() {
     assert_eq!(run.code, 1);
     assert!(
         run.stdout
-            .contains("findings/rendered.yaml:19: hook-job-safety: rejected: Job kyverno/kyverno-clean-reports: hook (helm.sh/hook: post-upgrade"),
+            .contains("findings/rendered.yaml:36:3: hook-job-safety/ttlSecondsAfterFinished: rejected: Job kyverno/kyverno-clean-reports: hook (helm.sh/hook: post-upgrade"),
         "{}",
         run.stdout
     );
@@ -905,10 +926,18 @@ fn config_settings_and_disabling() {
         .iter()
         .map(|p| p["name"].as_str().unwrap())
         .collect();
-    assert_eq!(names, vec!["crd-safe-upgrade", "hook-job-safety", "kind-group-clash"]);
+    assert_eq!(
+        names,
+        vec![
+            "crd-safe-upgrade",
+            "hook-job-safety",
+            "kind-group-clash",
+            "duplicate-object"
+        ]
+    );
     let text = scan_with(BASE, &["--config", "config/ttl-remove.yaml", "findings/rendered.yaml"]);
     assert!(text.stdout.starts_with(
-        "findings/rendered.yaml:19: hook-job-safety: mutated: admission would change the object: remove /spec/ttlSecondsAfterFinished\nfindings/rendered.yaml:19: hook-job-safety: warned: Job kyverno/kyverno-clean-reports: removed spec.ttlSecondsAfterFinished: 900"
+        "findings/rendered.yaml:36:3: hook-job-safety/ttlSecondsAfterFinished: warned: Job kyverno/kyverno-clean-reports: removed spec.ttlSecondsAfterFinished: 900"
     ), "{}", text.stdout);
 
     for config in ["config/allow-shirts.yaml", "config/clash-off.yaml"] {
@@ -930,7 +959,7 @@ fn config_errors_exit_2_naming_the_key_or_policy() {
         ),
         (
             "config/unknown-policy.yaml",
-            "Error: config file config/unknown-policy.yaml: `policies.hook-jobs-safety`: there is no policy named hook-jobs-safety (known: crd-safe-upgrade, hook-job-safety, ownership-markers, kind-group-clash)\n",
+            "Error: config file config/unknown-policy.yaml: `policies.hook-jobs-safety`: there is no policy named hook-jobs-safety (known: crd-safe-upgrade, hook-job-safety, ownership-markers, kind-group-clash, duplicate-object)\n",
         ),
         (
             "config/invalid-settings.yaml",
@@ -1141,7 +1170,11 @@ fn copy_tree(from: &Path, to: &Path) {
 fn rejection_and_input_error_together_exit_2() {
     let run = scan_with(BASE, &["findings", "bad/not-objects.yaml"]);
     assert_eq!(run.code, 2);
-    assert!(run.stdout.contains("ownership-markers: rejected"));
+    assert!(
+        run.stdout.contains("ownership-markers/helmCompleteness: rejected"),
+        "{}",
+        run.stdout
+    );
 }
 
 #[test]
@@ -1247,7 +1280,7 @@ fn cluster_snapshot() {
     );
     assert_eq!(against.code, 1, "{}{}", against.stdout, against.stderr);
     assert!(
-        against.stdout.starts_with("snapshot/stable-crd.yaml:2: crd-kind-collision: rejected: CustomResourceDefinition shirts.stable.example.com: serves kind Shirt (spec.names.kind) in group stable.example.com, but another API group already serves that kind: beta.example.com (CustomResourceDefinition shirts.beta.example.com): stable.example.com is under a reserved domain."),
+        against.stdout.starts_with("snapshot/stable-crd.yaml:9:5: crd-kind-collision/kindCollision: rejected: CustomResourceDefinition shirts.stable.example.com: serves kind Shirt (spec.names.kind) in group stable.example.com, but another API group already serves that kind: beta.example.com (CustomResourceDefinition shirts.beta.example.com): stable.example.com is under a reserved domain."),
         "{}",
         against.stdout
     );
@@ -1315,14 +1348,20 @@ impl Tree {
         self
     }
 
+    /// A ConfigMap named after the file, so that no two files hold the same object (identical
+    /// copies would be judged once).
     fn manifest(&self, name: &str) -> &Tree {
+        let object = name.replace(['/', '.', '_'], "-").to_lowercase();
         if name.ends_with(".json") {
             self.write(
                 name,
-                r#"{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a"}}"#,
+                &format!(r#"{{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {{"name": "{object}"}}}}"#),
             )
         } else {
-            self.write(name, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n")
+            self.write(
+                name,
+                &format!("apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: {object}}}\n"),
+            )
         }
     }
 
@@ -1555,5 +1594,306 @@ fn base_removed_version_warns_and_the_snapshot_decides() {
         !run.stdout.contains("v1alpha1"),
         "the cluster never stored it: {}",
         run.stdout
+
+#[test]
+fn each_finding_is_one_line_at_its_field_with_counts_by_rule() {
+    let run = scan_with(BASE, &["findings/rendered.yaml"]);
+    assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
+    let lines: Vec<&str> = run.stdout.lines().collect();
+    // The hook's TTL at its own key (line 36, column 3), the ClusterIssuer's missing label at
+    // the deepest part of its path the file holds (`metadata`, line 49, column 1).
+    assert!(
+        lines[0].starts_with("findings/rendered.yaml:36:3: hook-job-safety/ttlSecondsAfterFinished: warned: Job kyverno/kyverno-clean-reports: "),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        lines[1].starts_with("findings/rendered.yaml:49:1: ownership-markers/"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        lines[1].contains(": rejected: ClusterIssuer letsencrypt-prod: "),
+        "{}",
+        run.stdout
+    );
+    // Every line carries the whole path of its field.
+    assert!(lines[0].contains("spec.ttlSecondsAfterFinished"), "{}", lines[0]);
+    assert!(
+        lines[1].contains("metadata.labels[app.kubernetes.io/managed-by]"),
+        "{}",
+        lines[1]
+    );
+    assert_eq!(
+        lines[2],
+        "1 file, 3 documents, 4 evaluations: 1 rejected, 0 mutated, 1 warned, 2 accepted"
+    );
+    assert_eq!(lines[3], "2 findings: 1 rejecting, 1 warning");
+    assert_eq!(lines[4], "  hook-job-safety/ttlSecondsAfterFinished: 1 warning");
+    assert!(
+        lines[5].starts_with("  ownership-markers/") && lines[5].ends_with(": 1 rejecting"),
+        "{}",
+        lines[5]
+    );
+    assert_eq!(lines.len(), 6, "{}", run.stdout);
+    // JSON counts the same, and gives each finding's column.
+    let report = json_of(&scan_with(BASE, &["--format", "json", "findings/rendered.yaml"]));
+    assert_eq!(report["summary"]["findings"]["reject"], 1);
+    assert_eq!(report["summary"]["findings"]["warn"], 1);
+    assert_eq!(
+        report["summary"]["findings"]["rules"]["hook-job-safety/ttlSecondsAfterFinished"],
+        serde_json::json!({"reject": 0, "warn": 1})
+    );
+    let ttl = &report["results"][0]["findings"][0];
+    assert_eq!(
+        (ttl["line"].as_u64(), ttl["column"].as_u64()),
+        (Some(36), Some(3)),
+        "{ttl}"
+    );
+}
+
+#[test]
+fn no_admission_limit_cuts_the_scan_output() {
+    // sync-drift's findings on one object: each is a line, whole, however many the warning
+    // limits of admission would leave out.
+    let run = scan_with(&["sync-drift"], &["drift"]);
+    let findings = run
+        .stdout
+        .lines()
+        .filter(|l| l.starts_with("drift/deployment.yaml:"))
+        .count();
+    let report = json_of(&scan_with(&["sync-drift"], &["--format", "json", "drift"]));
+    let listed: usize = report["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["findings"].as_array().unwrap().len())
+        .sum();
+    assert_eq!(findings, listed, "{}", run.stdout);
+    assert!(!run.stdout.contains('…'), "nothing is shortened: {}", run.stdout);
+    assert!(!run.stdout.contains(" more"), "{}", run.stdout);
+}
+
+#[test]
+fn a_custom_resource_names_the_crd_copy_it_was_judged_against() {
+    let run = scan_with(&["sync-drift"], &["copies/differ"]);
+    let widget: Vec<&str> = run
+        .stdout
+        .lines()
+        .filter(|l| l.starts_with("copies/differ/widget.yaml:"))
+        .collect();
+    assert_eq!(widget.len(), 1, "{}", run.stdout);
+    assert!(
+        widget[0].starts_with("copies/differ/widget.yaml:8:3: sync-drift/prunedField: "),
+        "{}",
+        widget[0]
+    );
+    assert!(
+        widget[0].ends_with(
+            " (judged against the CRD at copies/differ/b-crd.yaml:2; other copies at copies/differ/a-crd.yaml:2: they differ, so the answer depends on which one is installed)"
+        ),
+        "{}",
+        widget[0]
+    );
+    let report = json_of(&scan_with(&["sync-drift"], &["--format", "json", "copies/differ"]));
+    let row = report["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["kind"] == "Widget")
+        .unwrap();
+    assert_eq!(row["crd"]["used"]["file"], "copies/differ/b-crd.yaml");
+    assert_eq!(row["crd"]["differ"], true);
+    // Identical copies: named, and the same answer whichever is installed.
+    let run = scan_with(&["sync-drift"], &["copies/same"]);
+    assert!(
+        run.stdout.contains(
+            "(judged against the CRD at copies/same/b-crd.yaml:2; other copies at copies/same/a-crd.yaml:2: they are identical)"
+        ),
+        "{}",
+        run.stdout
+    );
+}
+
+#[test]
+fn identical_copies_are_judged_once_and_named() {
+    let dir = policies(&["sync-drift", "crd-schema-fields"]);
+    let json = scan_in(
+        &data(),
+        &[
+            "--policies",
+            dir.path().to_str().unwrap(),
+            "--format",
+            "json",
+            "--verbose",
+            "copies/same",
+        ],
+        None,
+    );
+    let report = json_of(&json);
+    let crd_rows: Vec<&Value> = report["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["kind"] == "CustomResourceDefinition" && r["policy"] != "duplicate-object")
+        .collect();
+    assert!(!crd_rows.is_empty());
+    for row in &crd_rows {
+        assert_eq!(
+            row["file"], "copies/same/a-crd.yaml",
+            "judged once, as the first copy: {row}"
+        );
+        assert_eq!(row["copies"][0]["file"], "copies/same/b-crd.yaml", "{row}");
+    }
+    // The duplicate itself is one warning naming both places.
+    let duplicates: Vec<&Value> = report["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["policy"] == "duplicate-object")
+        .collect();
+    assert_eq!(duplicates.len(), 1, "{report}");
+    assert_eq!(duplicates[0]["verdict"], "warned");
+    assert!(
+        duplicates[0]["findings"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("is defined 2 times (identical definitions): copies/same/a-crd.yaml:2, copies/same/b-crd.yaml:2")
+    );
+}
+
+#[test]
+fn the_same_object_twice_is_reported_once_with_every_place() {
+    let run = scan_with(BASE, &["dup"]);
+    assert_eq!(run.code, 0, "a duplicate warns: {}{}", run.stdout, run.stderr);
+    let lines: Vec<&str> = run.stdout.lines().filter(|l| l.contains("duplicate-object")).collect();
+    assert_eq!(lines.len(), 2, "one finding, then its count: {}", run.stdout);
+    assert!(
+        lines[0].starts_with(
+            "dup/again.yaml:2:1: duplicate-object/repeatedResource: warned: ConfigMap shop/settings is defined 2 times (definitions that differ): dup/again.yaml:2, dup/configmaps.yaml:1. Argo CD applies only the last one"
+        ),
+        "{}",
+        lines[0]
+    );
+    assert_eq!(lines[1], "  duplicate-object/repeatedResource: 1 warning");
+    let failed = scan_with(BASE, &["--fail-on", "warn", "dup"]);
+    assert_eq!(failed.code, 1, "{}", failed.stdout);
+    // Turned off in the config.
+    let dir = TempDir::new();
+    let config = dir.path().join("off.yaml");
+    std::fs::write(&config, "policies:\n  duplicate-object: {enabled: false}\n").unwrap();
+    let off = scan_with(BASE, &["--config", config.to_str().unwrap(), "dup"]);
+    assert!(!off.stdout.contains("duplicate-object"), "{}", off.stdout);
+    std::fs::write(&config, "policies:\n  duplicate-object: {settings: {x: 1}}\n").unwrap();
+    let bad = scan_with(BASE, &["--config", config.to_str().unwrap(), "dup"]);
+    assert_eq!(bad.code, 2);
+    assert!(
+        bad.stderr.contains("policy duplicate-object: invalid settings in"),
+        "{}",
+        bad.stderr
+    );
+}
+
+#[test]
+fn findings_are_suppressed_on_the_object_with_a_reason() {
+    let run = scan_with(BASE, &["suppress/rendered.yaml"]);
+    assert_eq!(
+        run.code, 0,
+        "both findings are suppressed: {}{}",
+        run.stdout, run.stderr
+    );
+    assert_eq!(
+        run.stdout,
+        "1 file, 3 documents, 4 evaluations: 1 rejected, 0 mutated, 1 warned, 2 accepted\n\
+         0 findings: 0 rejecting, 0 warning; 2 suppressed by the objects' ignore-check.syncguard.io/<policy> annotations (--verbose lists them)\n"
+    );
+    let verbose = scan_with(BASE, &["--verbose", "suppress/rendered.yaml"]);
+    assert!(
+        verbose.stdout.contains(
+            "suppress/rendered.yaml:37:3: hook-job-safety/ttlSecondsAfterFinished: suppressed: Job kyverno/kyverno-clean-reports: "
+        ),
+        "{}",
+        verbose.stdout
+    );
+    assert!(
+        verbose
+            .stdout
+            .contains("(reason: Kyverno's cleanup controller deletes it, Argo CD never runs this chart)"),
+        "{}",
+        verbose.stdout
+    );
+    let report = json_of(&scan_with(BASE, &["--format", "json", "suppress/rendered.yaml"]));
+    assert_eq!(report["summary"]["findings"]["suppressed"], 2);
+    let sarif = json_of(&scan_with(BASE, &["--format", "sarif", "suppress/rendered.yaml"]));
+    let results = sarif["runs"][0]["results"].as_array().unwrap();
+    assert_eq!(results.len(), 2);
+    for result in results {
+        assert_eq!(result["suppressions"][0]["kind"], "inSource", "{result}");
+    }
+    // An annotation without a reason, or naming no policy or rule, suppresses nothing and is an
+    // input error.
+    let bad = scan_with(BASE, &["suppress/bad-annotations.yaml"]);
+    assert_eq!(bad.code, 2, "{}{}", bad.stdout, bad.stderr);
+    let errors: Vec<&str> = bad.stderr.lines().collect();
+    assert_eq!(errors.len(), 3, "{}", bad.stderr);
+    assert!(errors.iter().any(|e| e.starts_with(
+        "suppress/bad-annotations.yaml:1: error: annotation ignore-check.syncguard.io/ownership-markers suppresses nothing without a reason"
+    )), "{}", bad.stderr);
+    assert!(
+        errors.iter().any(|e| e.contains("there is no policy named sync-drif")),
+        "{}",
+        bad.stderr
+    );
+    assert!(
+        errors
+            .iter()
+            .any(|e| e.contains("policy sync-drift has no rule quantiy")),
+        "{}",
+        bad.stderr
+    );
+}
+
+#[test]
+fn fail_on_and_tools_flags() {
+    // hook-job-safety warns: exit 0 at the default threshold, 1 with --fail-on warn.
+    assert_eq!(scan_with(&["hook-job-safety"], &["findings/rendered.yaml"]).code, 0);
+    assert_eq!(
+        scan_with(&["hook-job-safety"], &["--fail-on", "warn", "findings/rendered.yaml"]).code,
+        1
+    );
+    let bad = scan_with(
+        &["hook-job-safety"],
+        &["--fail-on", "warning", "findings/rendered.yaml"],
+    );
+    assert_eq!(bad.code, 2);
+    assert!(
+        bad.stderr.contains("invalid value 'warning' for '--fail-on <LEVEL>'"),
+        "{}",
+        bad.stderr
+    );
+    // --tools sets sync-drift's tools: `globalDefault: false` dropped is drift only kubectl shows.
+    let with = |args: &[&str]| {
+        let mut all = vec!["--format", "json"];
+        all.extend_from_slice(args);
+        all.push("tools");
+        json_of(&scan_with(&["sync-drift"], &all))["summary"]["findings"]["warn"]
+            .as_u64()
+            .unwrap()
+    };
+    assert_eq!(with(&["--tools", "kubectl"]), 1);
+    assert_eq!(with(&["--tools", "argocd,flux"]), 0);
+    // Over the config's tools, keeping its other settings.
+    let dir = TempDir::new();
+    let config = dir.path().join("tools.yaml");
+    std::fs::write(&config, "policies:\n  sync-drift:\n    settings: {tools: [argocd]}\n").unwrap();
+    let config = config.to_str().unwrap();
+    assert_eq!(with(&["--config", config]), 0);
+    assert_eq!(with(&["--config", config, "--tools", "argocd,kubectl"]), 1);
+    let unknown = scan_with(&["sync-drift"], &["--tools", "argo,flux", "tools"]);
+    assert_eq!(unknown.code, 2);
+    assert!(
+        unknown.stderr.contains("invalid value 'argo' for '--tools <TOOL,...>'") && unknown.stderr.contains("argocd"),
+        "{}",
+        unknown.stderr
     );
 }

@@ -13,7 +13,7 @@
 //! The page calls [`evaluate`] and renders the JSON it returns (see [`report`]).
 
 use serde::Serialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 use syncguard::cluster::Cluster;
 use syncguard::registry::{CHECKS, Entry};
 use syncguard::render::ReportAnswer;
@@ -21,12 +21,14 @@ use syncguard_scan::cluster::{OfflineCluster, Plurals};
 use syncguard_scan::config::Config;
 use syncguard_scan::evaluate::{self, Evaluation, Evaluator};
 use syncguard_scan::locate::Locator;
-use syncguard_scan::rows::{FindingRow, ResultRow};
-use syncguard_scan::{Operation, clash, input};
+use syncguard_scan::rows::{self, CrdRow, ErrorRow, FindingRow, PolicyRow, ResultRow};
+use syncguard_scan::{Operation, clash, copies, duplicates, input};
 use wasm_bindgen::prelude::wasm_bindgen;
 
 /// Where the policies' documentation lives (each policy's README is `policies/<name>/README.md`).
 const REPOSITORY: &str = "https://github.com/syncguard/syncguard";
+/// The origin of every policy on the page: compiled into it.
+const BUILT_IN: &str = "built-in";
 
 /// Name the pasted manifests have in messages (`syncguard scan` names the file).
 pub const MANIFESTS: &str = "manifests";
@@ -188,15 +190,69 @@ pub struct State {
 ///   [`syncguard_scan::rows::ResultRow`], the row `syncguard scan --format json` writes (with
 ///   its findings' rows), placed by `document` (index in `documents`) and `line` where the
 ///   command names the file; `related` lists the indexes of the other documents of a
-///   `kind-group-clash` finding;
+///   `kind-group-clash` finding, `copies` those of the document's identical copies (judged once,
+///   with it), and `crd` the CRD copies a custom resource was judged against when there are
+///   several (`used`, `others`, `differ`);
 /// - `errors`: input problems, each with `input` (`manifests`, `snapshot`, `old` or
 ///   `config`), `line` (or `null`) and `message`. A configuration, snapshot or old-objects
 ///   problem stops the evaluation, as the first two stop the command (an unreadable old
 ///   object would silently turn an update into a create).
 pub fn report(state: &State) -> Value {
-    let fail = |source: &str, line: Option<usize>, message: String| {
-        json!({"policies": [], "documents": [], "results": [],
-               "errors": [{"input": source, "line": line, "message": message}]})
+    serde_json::to_value(page_report(state)).unwrap_or_default()
+}
+
+/// The page's whole answer, as [`report`] describes it.
+#[derive(Debug, Default, Serialize)]
+pub struct PageReport {
+    /// Every policy that runs, in report order.
+    pub policies: Vec<PolicyRow>,
+    /// Every object found.
+    pub documents: Vec<PageDocument>,
+    /// Every evaluation: the rows `syncguard scan --format json` writes, placed on the page.
+    pub results: Vec<ResultRow<PagePlace, usize>>,
+    /// Input problems.
+    pub errors: Vec<ErrorRow<PageInput>>,
+}
+
+/// An object found in the manifests.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PageDocument {
+    /// The line its content starts on.
+    pub line: usize,
+    /// Its `apiVersion`.
+    pub api_version: String,
+    /// Its `kind`.
+    pub kind: String,
+    /// Its `metadata.name`.
+    pub name: Option<String>,
+    /// Its `metadata.namespace`.
+    pub namespace: Option<String>,
+    /// Whether the old objects hold its previous version.
+    pub old: bool,
+}
+
+/// Which of the page's inputs a problem is in: `manifests`, `snapshot`, `old` or `config`.
+#[derive(Debug, Serialize)]
+pub struct PageInput {
+    /// The input's name.
+    pub input: &'static str,
+}
+
+/// An error of `input` at `line`.
+fn page_error(input: &'static str, line: Option<usize>, message: String) -> ErrorRow<PageInput> {
+    ErrorRow {
+        place: PageInput { input },
+        line,
+        message,
+    }
+}
+
+/// [`report`]'s answer, typed.
+pub fn page_report(state: &State) -> PageReport {
+    let fail = |source: &'static str, line: Option<usize>, message: String| PageReport {
+        errors: vec![page_error(source, line, message)],
+        ..PageReport::default()
     };
     let config = match Config::parse(&state.config) {
         Ok(config) => config,
@@ -231,24 +287,32 @@ pub fn report(state: &State) -> Value {
         Ok(settings) => settings,
         Err(e) => return fail("config", None, e.to_string()),
     };
+    let duplicates_enabled = match config.duplicates_enabled("configuration") {
+        Ok(enabled) => enabled,
+        Err(e) => return fail("config", None, e.to_string()),
+    };
     let snapshot = match syncguard_scan::cluster::snapshot_of("snapshot", &state.snapshot) {
         Ok(documents) => documents,
         Err(errors) => {
-            let errors: Vec<Value> = errors
-                .into_iter()
-                .map(|e| json!({"input": "snapshot", "line": e.line, "message": e.message}))
-                .collect();
-            return json!({"policies": [], "documents": [], "results": [], "errors": errors});
+            return PageReport {
+                errors: errors
+                    .into_iter()
+                    .map(|e| page_error("snapshot", e.line, e.message))
+                    .collect(),
+                ..PageReport::default()
+            };
         }
     };
     let old = input::objects_of(usize::MAX, OLD, &state.old);
     if !old.errors.is_empty() {
-        let errors: Vec<Value> = old
-            .errors
-            .into_iter()
-            .map(|e| json!({"input": OLD, "line": e.line, "message": format!("old objects: {}", e.message)}))
-            .collect();
-        return json!({"policies": [], "documents": [], "results": [], "errors": errors});
+        return PageReport {
+            errors: old
+                .errors
+                .into_iter()
+                .map(|e| page_error(OLD, e.line, format!("old objects: {}", e.message)))
+                .collect(),
+            ..PageReport::default()
+        };
     }
     let contents = input::objects_of(0, MANIFESTS, &state.manifests);
     let mut documents = contents.documents;
@@ -265,35 +329,45 @@ pub fn report(state: &State) -> Value {
         cluster: OfflineCluster::new(&snapshot, &documents),
     };
     let mut evaluations = Vec::new();
+    // Identical copies of an object are judged once, with the first, as the command does.
+    let copy_of = copies::identical(&documents);
     for (index, doc) in documents.iter().enumerate() {
-        evaluate::evaluate_document(&mut evaluator, index, doc, &sources, &plurals, &mut evaluations);
+        if copy_of[index].is_none() {
+            evaluate::evaluate_document(&mut evaluator, index, doc, &sources, &plurals, &mut evaluations);
+        }
     }
-    let mut infos: Vec<Value> = evaluator
+    let copies = copies::copies_of(&copy_of);
+    let crds = copies::CrdIndex::new(&documents);
+    let mut infos: Vec<PolicyRow> = evaluator
         .active
         .iter()
-        .map(|a| {
-            json!({
-                "name": a.policy.name,
-                "description": a.policy.annotation("io.kubewarden.policy.description"),
-                "version": a.policy.annotation("io.kubewarden.policy.version"),
-                "readme": format!("{REPOSITORY}/tree/main/policies/{}#readme", a.policy.name),
-            })
+        .map(|a| PolicyRow {
+            name: a.policy.name.to_string(),
+            origin: BUILT_IN.to_string(),
+            description: a.policy.annotation("io.kubewarden.policy.description"),
+            version: a.policy.annotation("io.kubewarden.policy.version"),
+            readme: Some(format!("{REPOSITORY}/tree/main/policies/{}#readme", a.policy.name)),
         })
         .collect();
     if let Some(settings) = &clash_settings {
-        evaluations.extend(evaluate::clash_evaluations(
-            &documents,
-            &sources,
-            settings,
-            &plurals,
-            infos.len(),
-        ));
-        infos.push(json!({
-            "name": clash::NAME,
-            "description": clash::DESCRIPTION,
-            "version": env!("CARGO_PKG_VERSION"),
-            "readme": format!("{REPOSITORY}/blob/main/docs/scan.md#kind-group-clash"),
-        }));
+        evaluations.extend(evaluate::clash_evaluations(&documents, &sources, settings, &plurals, infos.len()));
+        infos.push(PolicyRow {
+            name: clash::NAME.to_string(),
+            origin: BUILT_IN.to_string(),
+            description: Some(clash::DESCRIPTION.to_string()),
+            version: Some(env!("CARGO_PKG_VERSION").to_string()),
+            readme: Some(rows::CLASH_DOCS.to_string()),
+        });
+    }
+    if duplicates_enabled {
+        evaluations.extend(evaluate::duplicate_evaluations(&documents, &sources, infos.len()));
+        infos.push(PolicyRow {
+            name: duplicates::NAME.to_string(),
+            origin: BUILT_IN.to_string(),
+            description: Some(duplicates::DESCRIPTION.to_string()),
+            version: Some(env!("CARGO_PKG_VERSION").to_string()),
+            readme: Some(duplicates::DOCS.to_string()),
+        });
     }
     evaluations.sort_by_key(|e| (e.document, e.policy));
     // Read only when a finding needs a line (as the command reads only files with findings).
@@ -302,21 +376,16 @@ pub fn report(state: &State) -> Value {
         .iter()
         .map(|e| {
             let doc = &documents[e.document];
-            let policy = infos[e.policy]["name"].as_str().unwrap_or_default().to_string();
+            let policy = infos.get(e.policy).map(|p| p.name.clone()).unwrap_or_default();
             let findings = e
                 .findings
                 .iter()
                 .map(|reported| {
                     let path = &reported.listed.path;
-                    let line = if path.is_empty() {
-                        doc.line
-                    } else {
-                        locator
-                            .get_or_insert_with(|| Locator::new(&state.manifests))
-                            .line(doc.index, doc.item, path)
-                            .unwrap_or(doc.line)
-                    };
-                    FindingRow::new(&policy, reported, line)
+                    let read =
+                        (!path.is_empty()).then(|| &*locator.get_or_insert_with(|| Locator::new(&state.manifests)));
+                    let position = rows::position(doc, path, read);
+                    FindingRow::new(&policy, reported, position)
                 })
                 .collect();
             let place = PagePlace {
@@ -324,27 +393,39 @@ pub fn report(state: &State) -> Value {
                 line: doc.line,
             };
             ResultRow::new(e, &policy, place, e.related.clone(), findings)
+                .suppress(&rows::suppressions(&doc.object))
+                .with_copies(copies.get(&e.document).cloned().unwrap_or_default())
+                .with_crd(crds.copies(doc, &documents).map(|c| CrdRow::new(&c, |i| i)))
         })
         .collect();
-    let described: Vec<Value> = documents
+    let described = documents
         .iter()
-        .map(|d| {
-            json!({
-                "line": d.line,
-                "apiVersion": d.info.api_version,
-                "kind": d.info.kind,
-                "name": d.info.name,
-                "namespace": d.info.namespace.as_ref().filter(|_| !d.cluster_scoped),
-                "old": d.old.is_some(),
-            })
+        .map(|d| PageDocument {
+            line: d.line,
+            api_version: d.info.api_version.clone(),
+            kind: d.info.kind.clone(),
+            name: d.info.name.clone(),
+            namespace: d.info.namespace.clone().filter(|_| !d.cluster_scoped),
+            old: d.old.is_some(),
         })
         .collect();
-    let errors: Vec<Value> = contents
+    let names: Vec<&str> = infos.iter().map(|p| p.name.as_str()).collect();
+    let suppression_errors: Vec<_> = rows::suppression_problems(&documents, &names)
+        .into_iter()
+        .map(|(i, message)| page_error(MANIFESTS, Some(documents[i].line), message))
+        .collect();
+    let errors = contents
         .errors
-        .iter()
-        .map(|e| json!({"input": "manifests", "line": e.line, "message": e.message}))
+        .into_iter()
+        .map(|e| page_error(MANIFESTS, e.line, e.message))
+        .chain(suppression_errors)
         .collect();
-    json!({"policies": infos, "documents": described, "results": results, "errors": errors})
+    PageReport {
+        policies: infos,
+        documents: described,
+        results,
+        errors,
+    }
 }
 
 /// Where a judged document is on the page: its index in the report's `documents`, and its line.
@@ -533,6 +614,7 @@ pub fn examples_json() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     fn verdicts(state: &State) -> Vec<(u64, String, String)> {
         let report = report(state);
@@ -569,8 +651,16 @@ mod tests {
                 "hook-job-safety",
                 "ownership-markers",
                 "sync-drift",
-                "kind-group-clash"
+                "kind-group-clash",
+                "duplicate-object"
             ]
+        );
+        assert!(
+            report["policies"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .all(|p| p["origin"] == "built-in")
         );
         for policy in report["policies"].as_array().unwrap() {
             assert!(policy["description"].as_str().is_some_and(|d| d.len() > 20), "{policy}");

@@ -185,6 +185,7 @@ function findingItem(f) {
     ),
     element("p", { className: "brief", textContent: f.brief }),
     fix ? element("p", { className: "fix" }, ...fix) : null,
+    f.suppressed ? element("p", { className: "suppressed", textContent: `Suppressed on the object: ${f.suppressed}` }) : null,
   );
 }
 
@@ -219,6 +220,29 @@ function details(r, report) {
         { className: "related" },
         "Also: ",
         ...r.related.map((i) => jumpButton(report.documents[i].line, `line ${report.documents[i].line}`)),
+      ),
+    );
+  }
+  if (r.copies.length) {
+    cell.append(
+      element(
+        "p",
+        { className: "copies" },
+        "Identical copies, judged once with it: ",
+        ...r.copies.map((i) => jumpButton(report.documents[i].line, `line ${report.documents[i].line}`)),
+      ),
+    );
+  }
+  if (r.crd) {
+    const line = (i) => jumpButton(report.documents[i].line, `line ${report.documents[i].line}`);
+    cell.append(
+      element(
+        "p",
+        { className: "crd" },
+        "Judged against the CRD at ",
+        line(r.crd.used),
+        r.crd.differ ? "; other copies, which differ (the answer depends on which one is installed): " : "; identical copies: ",
+        ...r.crd.others.map(line),
       ),
     );
   }

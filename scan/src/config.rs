@@ -90,7 +90,11 @@ impl Config {
     /// Refuses entries for policies not in `known` (`kind-group-clash` is always known);
     /// `config_name` names the file in the message.
     pub fn check_names(&self, known: &[&str], config_name: &str) -> Result<()> {
-        let known: Vec<&str> = known.iter().copied().chain([crate::clash::NAME]).collect();
+        let known: Vec<&str> = known
+            .iter()
+            .copied()
+            .chain([crate::clash::NAME, crate::duplicates::NAME])
+            .collect();
         for name in self.policies.keys() {
             if !known.contains(&name.as_str()) {
                 return Err(anyhow!(
@@ -132,6 +136,41 @@ impl Config {
                     crate::clash::NAME
                 )
             })
+    }
+
+    /// Sets `key` of `policy`'s settings to `value` (a command-line flag over the file), keeping
+    /// its other settings and whether it is enabled.
+    pub fn set_setting(&mut self, policy: &str, key: &str, value: Value) {
+        let entry = self.policies.entry(policy.to_string()).or_insert(PolicyConfig {
+            enabled: true,
+            settings: None,
+        });
+        let settings = entry.settings.get_or_insert_with(|| Value::Object(Default::default()));
+        if !settings.is_object() {
+            *settings = Value::Object(Default::default());
+        }
+        if let Some(map) = settings.as_object_mut() {
+            map.insert(key.to_string(), value);
+        }
+    }
+
+    /// Whether the `duplicate-object` pseudo-policy runs (`enabled: false` turns it off); it
+    /// has no settings, so any but an empty mapping is refused.
+    pub fn duplicates_enabled(&self, config_name: &str) -> Result<bool> {
+        let Some(entry) = self.policies.get(crate::duplicates::NAME) else {
+            return Ok(true);
+        };
+        if entry
+            .settings
+            .as_ref()
+            .is_some_and(|s| s.as_object().is_some_and(|m| !m.is_empty()))
+        {
+            return Err(anyhow!(
+                "policy {}: invalid settings in {config_name}: it has no settings (only `enabled`)",
+                crate::duplicates::NAME
+            ));
+        }
+        Ok(entry.enabled)
     }
 }
 

@@ -6,6 +6,7 @@
 use crate::Operation;
 use crate::clash;
 use crate::cluster::Plurals;
+use crate::duplicates;
 use crate::input::{Document, Source};
 use serde_json::Value;
 use std::hash::Hasher;
@@ -312,6 +313,40 @@ pub fn clash_evaluations(
             Evaluation {
                 related: found.related,
                 ..evaluation
+            }
+            .with_findings(vec![finding])
+        })
+        .collect()
+}
+
+/// The `duplicate-object` findings among `documents` as warnings by policy `policy`: one per
+/// object defined more than once, at its first definition, the others related.
+pub fn duplicate_evaluations(documents: &[Document], sources: &[Source], policy: usize) -> Vec<Evaluation> {
+    duplicates::find(documents, sources)
+        .into_iter()
+        .map(|found| {
+            let info = &documents[found.document].info;
+            let label = match (&info.namespace, &info.name) {
+                (Some(namespace), Some(name)) if !namespace.is_empty() => format!("{namespace}/{name}"),
+                (_, name) => name.clone().unwrap_or_default(),
+            };
+            let finding = Reported {
+                listed: syncguard::render::Listed {
+                    policy: duplicates::NAME.to_string(),
+                    rule: duplicates::FINDINGS[0].id.to_string(),
+                    action: "warn".to_string(),
+                    path: String::new(),
+                    brief: found.brief.clone(),
+                    fix: None,
+                },
+                kind: info.kind.clone(),
+                label,
+                text: found.message,
+                note: None,
+            };
+            Evaluation {
+                related: found.related,
+                ..Evaluation::new(found.document, policy, true, None, None, vec![found.brief], None)
             }
             .with_findings(vec![finding])
         })

@@ -1,7 +1,8 @@
 //! The host side that `syncguard scan`, `syncguard run`, the playground and the tests share,
 //! with no WebAssembly host in it: reading manifests ([`input`]), the offline cluster that
 //! answers context-aware lookups ([`cluster`]) as Kubewarden's reflector would ([`reflector`]),
-//! kwctl's replay files ([`replay`]), the `kind-group-clash` pseudo-policy ([`clash`]), the
+//! kwctl's replay files ([`replay`]), the `kind-group-clash` and `duplicate-object`
+//! pseudo-policies ([`clash`], [`duplicates`]), the
 //! `--config` file ([`config`]), the request each object becomes and the verdicts it gets
 //! ([`evaluate`]), where a finding's path is in a file ([`locate`]), and the rows the
 //! command's JSON and the playground write of them ([`rows`]).
@@ -13,6 +14,8 @@
 pub mod clash;
 pub mod cluster;
 pub mod config;
+pub mod copies;
+pub mod duplicates;
 pub mod evaluate;
 pub mod input;
 pub mod locate;

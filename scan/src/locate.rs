@@ -121,6 +121,17 @@ impl Locator {
         self.deepest(document, item, path).map(|found| found.node.line)
     }
 
+    /// The line and column of `path` in document `document` (0-based), in item `item` of a List
+    /// document when given: where the key (or the item) of the deepest part of the path the
+    /// document holds starts, as [`Locator::line`] finds it. The column is 1-based and counted
+    /// in UTF-16 code units, as SARIF and editors count it; `None` when the document holds none
+    /// of the path.
+    pub fn position(&self, document: usize, item: Option<usize>, path: &str) -> Option<(usize, usize)> {
+        let node = self.deepest(document, item, path)?.node;
+        let before: String = self.text_of(node.line).chars().take(node.col).collect();
+        Some((node.line, utf16_len(&before) + 1))
+    }
+
     /// The edit of the file that applies `change` at `path`, when the document holds the whole
     /// path and the edit is certain to do exactly that (see the module's notes); `None` otherwise.
     pub fn edit(&self, document: usize, item: Option<usize>, path: &str, change: &Change) -> Option<Edit> {
@@ -443,6 +454,19 @@ items:
         );
         assert_eq!(line("status.storedVersions[0]"), None);
         assert_eq!(locator.line(1, Some(1), "metadata.name"), Some(28));
+    }
+
+    #[test]
+    fn positions_have_the_keys_columns() {
+        let locator = Locator::new(MANIFESTS);
+        let position = |path: &str| locator.position(0, None, path);
+        assert_eq!(position("metadata.labels[app.kubernetes.io/name]"), Some((6, 5)));
+        assert_eq!(position("spec.versions[0].name"), Some((9, 7)));
+        assert_eq!(locator.position(1, Some(1), "metadata.name"), Some((28, 7)));
+        assert_eq!(position("status.storedVersions[0]"), None);
+        // Columns count UTF-16 code units: a key after a non-BMP character in flow style.
+        let flow = Locator::new("metadata: {\u{1F600}: 1, name: x}\n");
+        assert_eq!(flow.position(0, None, "metadata.name"), Some((1, 19)));
     }
 
     #[test]

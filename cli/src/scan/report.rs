@@ -4,13 +4,12 @@
 use crate::scan::input::{Document, InputError, Source};
 use crate::scan::{ScanReport, Verdict};
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 use serde_sarif::sarif;
 use std::collections::HashMap;
 use std::fmt::Write as _;
 use syncguard::finding::Fix;
 use syncguard_scan::locate::{Change, Edit, Locator};
-use syncguard_scan::rows::{FindingRow, ResultRow};
+use syncguard_scan::rows::{CrdRow, ErrorRow, FindingCounts, FindingRow, PolicyRow, ResultRow, Said};
 
 use anstyle::{AnsiColor, Style};
 
@@ -39,12 +38,12 @@ fn verdict_style(verdict: Verdict) -> Style {
     }
 }
 
-/// `file:line` of a document, with `items[i]` for objects read from a List.
+/// `file:line:1` of a document, with ` items[i]` for objects read from a List.
 pub fn location(doc: &Document, sources: &[Source]) -> String {
     let file = sources.get(doc.source).map(|s| s.display.as_str()).unwrap_or("?");
     match doc.item {
-        Some(i) => format!("{file}:{} items[{i}]", doc.line),
-        None => format!("{file}:{}", doc.line),
+        Some(i) => format!("{file}:{}:1 items[{i}]", doc.line),
+        None => format!("{file}:{}:1", doc.line),
     }
 }
 
@@ -65,25 +64,6 @@ pub fn error_line(error: &InputError, sources: &[Source], color: bool) -> String
         paint("error", RED, color),
         error.message
     )
-}
-
-/// A JSON Patch as `op path` pairs.
-pub fn describe_patch(patch: &Value) -> String {
-    let ops: Vec<String> = patch
-        .as_array()
-        .map(|ops| {
-            ops.iter()
-                .map(|op| {
-                    format!(
-                        "{} {}",
-                        op.get("op").and_then(Value::as_str).unwrap_or("?"),
-                        op.get("path").and_then(Value::as_str).unwrap_or("?")
-                    )
-                })
-                .collect()
-        })
-        .unwrap_or_default();
-    format!("admission would change the object: {}", ops.join(", "))
 }
 
 /// The scanned files' [`Locator`]s, each read on first use (only files with findings need one).
@@ -109,13 +89,11 @@ impl<'a> Locators<'a> {
         })
     }
 
-    /// The line of a finding at `path` in `doc`'s file: its path's key, else the document's
-    /// first line.
-    fn line(&mut self, doc: &Document, path: &str) -> usize {
-        if path.is_empty() {
-            return doc.line;
-        }
-        self.of(doc).line(doc.index, doc.item, path).unwrap_or(doc.line)
+    /// The line and column of a finding at `path` in `doc`'s file
+    /// ([`syncguard_scan::rows::position`]).
+    fn position(&mut self, doc: &Document, path: &str) -> (usize, usize) {
+        let locator = (!path.is_empty()).then(|| self.of(doc));
+        syncguard_scan::rows::position(doc, path, locator)
     }
 
     /// The edit of `doc`'s file that applies `finding`'s fix, when it can be made safely.
@@ -126,26 +104,6 @@ impl<'a> Locators<'a> {
         };
         self.of(doc).edit(doc.index, doc.item, &finding.path, &change)
     }
-}
-
-/// The lines of a row without listed findings: `(verdict, message)` for its rejection, its
-/// mutation and each warning.
-fn answer_lines(row: &Row) -> Vec<(Verdict, String)> {
-    let row = &row.row;
-    let mut out = Vec::new();
-    match row.verdict {
-        Verdict::Rejected => out.push((
-            Verdict::Rejected,
-            row.message.clone().unwrap_or_else(|| "(no message)".into()),
-        )),
-        Verdict::Mutated => out.push((
-            Verdict::Mutated,
-            row.patch.as_ref().map(describe_patch).unwrap_or_default(),
-        )),
-        Verdict::Warned | Verdict::Accepted => {}
-    }
-    out.extend(row.warnings.iter().map(|w| (Verdict::Warned, w.clone())));
-    out
 }
 
 /// One evaluation's row as the JSON output writes it, with the indexes of its document, through
@@ -160,9 +118,9 @@ pub struct Row {
 }
 
 impl Row {
-    /// Whether the row says nothing: accepted as it is, which the outputs list only on request.
+    /// Whether the row says nothing ([`ResultRow::quiet`]).
     fn quiet(&self) -> bool {
-        self.row.verdict == Verdict::Accepted && self.row.warnings.is_empty()
+        self.row.quiet()
     }
 }
 
@@ -171,6 +129,9 @@ impl Row {
 /// write, each in its own form. Each finding's line is found here, once.
 pub fn rows(report: &ScanReport) -> Vec<Row> {
     let mut locators = Locators::new(&report.sources);
+    let copies = syncguard_scan::copies::copies_of(&report.copy_of);
+    let crds = syncguard_scan::copies::CrdIndex::new(&report.documents);
+    let file_at = |i: usize| file_place(&report.documents[i], &report.sources);
     report
         .evaluations
         .iter()
@@ -180,7 +141,7 @@ pub fn rows(report: &ScanReport) -> Vec<Row> {
             let findings = e
                 .findings
                 .iter()
-                .map(|f| FindingRow::new(policy, f, locators.line(doc, &f.listed.path)))
+                .map(|f| FindingRow::new(policy, f, locators.position(doc, &f.listed.path)))
                 .collect();
             let place = DocumentPlace {
                 file: report
@@ -204,40 +165,89 @@ pub fn rows(report: &ScanReport) -> Vec<Row> {
             Row {
                 document: e.document,
                 policy: e.policy,
-                row: ResultRow::new(e, policy, place, related, findings),
+                row: ResultRow::new(e, policy, place, related, findings)
+                    .suppress(&syncguard_scan::rows::suppressions(&doc.object))
+                    .with_copies(
+                        copies
+                            .get(&e.document)
+                            .map_or_else(Vec::new, |c| c.iter().map(|&i| file_at(i)).collect()),
+                    )
+                    .with_crd(crds.copies(doc, &report.documents).map(|c| CrdRow::new(&c, file_at))),
             }
         })
         .collect()
 }
 
-/// Text output: one `file:line: policy: verdict: message` line per rejection, mutation and
-/// warning (accepted evaluations and documents no policy applies to with `verbose`), then a
-/// summary line.
+/// Text output, as compilers and linters print: one line per finding at its own field,
+/// `file:line:column: policy/rule: verdict: text`, with the finding's whole text (what, where,
+/// why and the fix) and its whole path; an answer without listed findings (a refusal of a
+/// malformed document, a mutation, another project's module) one line per rejection, mutation
+/// and warning at the document's line, `file:line:1: policy: verdict: message`. Objects read from
+/// a List add ` items[N]` to the place of their answer's lines. Accepted evaluations and
+/// documents no policy applies to only with `verbose`. Then the summary: the evaluations by
+/// verdict, and the findings by level and by rule.
 pub fn text(report: &ScanReport, rows: &[Row], verbose: bool, color: bool) -> String {
     let mut out = String::new();
+    let mut findings = FindingCounts::default();
     let mut rows = rows.iter().peekable();
     for (index, doc) in report.documents.iter().enumerate() {
-        let place = paint(&location(doc, &report.sources), BOLD, color);
+        let file = report
+            .sources
+            .get(doc.source)
+            .map(|s| s.display.as_str())
+            .unwrap_or("?");
         let mut any = false;
         while let Some(row) = rows.next_if(|r| r.document == index) {
             any = true;
             let policy = row.row.policy.as_str();
             if row.quiet() {
                 if verbose {
+                    let place = paint(&location(doc, &report.sources), BOLD, color);
                     let _ = writeln!(out, "{place}: {policy}: {}", paint("accepted", GREEN, color));
                 }
                 continue;
             }
+            findings.add(&row.row);
             // An update from the `--base` version says so.
             let operation = if row.row.operation == syncguard_scan::Operation::Update {
                 " (UPDATE)"
             } else {
                 ""
             };
-            for (verdict, message) in answer_lines(row) {
+            let note = row.row.places_note(|p| format!("{}:{}", p.file, p.line));
+            if verbose {
+                for finding in row.row.suppressed() {
+                    let _ = writeln!(
+                        out,
+                        "{}: {policy}/{}{operation}: {}: {} (reason: {})",
+                        paint(&format!("{file}:{}:{}", finding.line, finding.column), BOLD, color),
+                        finding.rule,
+                        paint("suppressed", DIM, color),
+                        finding_text(finding),
+                        finding.suppressed.as_deref().unwrap_or_default()
+                    );
+                }
+            }
+            for said in row.row.said() {
+                let (place, rule, verdict, message) = match said {
+                    Said::Finding(finding) => (
+                        format!("{file}:{}:{}", finding.line, finding.column),
+                        format!("{policy}/{}", finding.rule),
+                        if finding.action == "reject" {
+                            Verdict::Rejected
+                        } else {
+                            Verdict::Warned
+                        },
+                        finding_text(finding),
+                    ),
+                    Said::Answer { verdict, message } => {
+                        (location(doc, &report.sources), policy.to_string(), verdict, message)
+                    }
+                };
                 let _ = writeln!(
                     out,
-                    "{place}: {policy}{operation}: {}: {message}",
+                    "{}: {rule}{operation}: {}: {message}{note}",
+                    paint(&place, BOLD, color),
                     paint(verdict.as_str(), verdict_style(verdict), color)
                 );
             }
@@ -248,6 +258,7 @@ pub fn text(report: &ScanReport, rows: &[Row], verbose: bool, color: bool) -> St
                 DIM,
                 color,
             );
+            let place = paint(&location(doc, &report.sources), BOLD, color);
             let _ = writeln!(out, "{place}: {what}");
         }
     }
@@ -282,6 +293,35 @@ pub fn text(report: &ScanReport, rows: &[Row], verbose: bool, color: bool) -> St
         );
     }
     let _ = writeln!(out, "{}", paint(&summary, BOLD, color));
+    let total = findings.reject + findings.warn;
+    if total > 0 || findings.suppressed > 0 {
+        let mut line = format!(
+            "{total} {}: {} rejecting, {} warning",
+            plural(total, "finding", "findings"),
+            findings.reject,
+            findings.warn
+        );
+        if findings.suppressed > 0 {
+            let _ = write!(
+                line,
+                "; {} suppressed by the objects' {}<policy> annotations{}",
+                findings.suppressed,
+                syncguard_scan::rows::IGNORE_PREFIX,
+                if verbose { "" } else { " (--verbose lists them)" }
+            );
+        }
+        let _ = writeln!(out, "{}", paint(&line, BOLD, color));
+        for (rule, n) in &findings.rules {
+            let mut parts = Vec::new();
+            if n.reject > 0 {
+                parts.push(format!("{} rejecting", n.reject));
+            }
+            if n.warn > 0 {
+                parts.push(format!("{} warning", n.warn));
+            }
+            let _ = writeln!(out, "  {rule}: {}", parts.join(", "));
+        }
+    }
     for line in skipped_lines(report, verbose) {
         let _ = writeln!(out, "{line}");
     }
@@ -358,6 +398,20 @@ fn skipped_lines(report: &ScanReport, verbose: bool) -> Vec<String> {
     out
 }
 
+/// What the text output says of a finding: its whole text (its brief for a module without a
+/// `report` operation), and its whole path when the text does not hold it.
+fn finding_text(finding: &FindingRow) -> String {
+    let mut text = if finding.text.is_empty() {
+        finding.brief.clone()
+    } else {
+        finding.text.clone()
+    };
+    if !finding.path.is_empty() && !text.contains(finding.path.as_str()) {
+        let _ = write!(text, " (at {})", finding.path);
+    }
+    text
+}
+
 fn plural<'a>(n: usize, one: &'a str, many: &'a str) -> &'a str {
     if n == 1 { one } else { many }
 }
@@ -379,7 +433,7 @@ pub struct Output {
     /// One row per document and policy (accepted ones only with `--verbose`).
     pub results: Vec<ResultRow<DocumentPlace, FilePlace>>,
     /// Input problems: files or documents that could not be read.
-    pub errors: Vec<ErrorRow>,
+    pub errors: Vec<ErrorRow<FileName>>,
 }
 
 /// The command that wrote an [`Output`].
@@ -390,18 +444,6 @@ pub struct Tool {
     pub name: String,
     /// Its version.
     pub version: String,
-}
-
-/// A policy of the scan.
-#[derive(Debug, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct PolicyRow {
-    /// Its name (its folder's, or `kind-group-clash`).
-    pub name: String,
-    /// `embedded`, the module's path, or `built-in`.
-    pub origin: String,
-    /// Its `io.kubewarden.policy.version`, when it has one.
-    pub version: Option<String>,
 }
 
 /// The counts of a scan.
@@ -424,6 +466,9 @@ pub struct Summary {
     pub accepted: usize,
     /// Input errors.
     pub errors: usize,
+    /// The findings of the results, each line of the text output once (a finding, or a line of
+    /// an answer without listed findings), by level and by rule; accepted evaluations have none.
+    pub findings: FindingCounts,
 }
 
 /// Where a judged document is.
@@ -462,16 +507,11 @@ pub struct FilePlace {
     pub kind: String,
 }
 
-/// An input problem.
+/// The file of an input problem (or the path as given, when it could not be read at all).
 #[derive(Debug, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct ErrorRow {
-    /// The file (or the path as given, when it could not be read at all).
+pub struct FileName {
+    /// The file, as given on the command line or found under a folder given.
     pub file: String,
-    /// The line, when the problem has one.
-    pub line: Option<usize>,
-    /// What is wrong.
-    pub message: String,
 }
 
 fn file_place(doc: &Document, sources: &[Source]) -> FilePlace {
@@ -487,19 +527,25 @@ fn file_place(doc: &Document, sources: &[Source]) -> FilePlace {
 /// evaluations are listed only with `verbose`; the summary always counts them.
 pub fn json(report: &ScanReport, rows: Vec<Row>, verbose: bool) -> String {
     let counts = report.counts();
-    let results = rows
+    let mut findings = FindingCounts::default();
+    let results: Vec<_> = rows
         .into_iter()
         .filter(|row| verbose || !row.quiet())
         .map(|row| row.row)
         .collect();
+    for row in &results {
+        findings.add(row);
+    }
     let errors = report
         .errors
         .iter()
         .map(|e| ErrorRow {
-            file: e
-                .source
-                .and_then(|i| report.sources.get(i))
-                .map_or_else(|| e.path.clone(), |s| s.display.clone()),
+            place: FileName {
+                file: e
+                    .source
+                    .and_then(|i| report.sources.get(i))
+                    .map_or_else(|| e.path.clone(), |s| s.display.clone()),
+            },
             line: e.line,
             message: e.message.clone(),
         })
@@ -517,6 +563,8 @@ pub fn json(report: &ScanReport, rows: Vec<Row>, verbose: bool) -> String {
                 name: p.name.clone(),
                 origin: p.origin.clone(),
                 version: p.version.clone(),
+                description: p.description.clone(),
+                readme: p.url.clone(),
             })
             .collect(),
         summary: Summary {
@@ -528,6 +576,7 @@ pub fn json(report: &ScanReport, rows: Vec<Row>, verbose: bool) -> String {
             warned: counts.warned,
             accepted: counts.accepted,
             errors: report.errors.len(),
+            findings,
         },
         results,
         errors,
@@ -556,6 +605,15 @@ fn location_in(uri: &str, line: Option<usize>) -> sarif::Location {
         None => sarif::PhysicalLocation::builder().artifact_location(artifact).build(),
     };
     sarif::Location::builder().physical_location(physical).build()
+}
+
+/// A SARIF location in `uri` at `line` and `column` (UTF-16 code units, the run's `columnKind`).
+fn location_at(uri: &str, line: usize, column: usize) -> sarif::Location {
+    let mut place = location_in(uri, Some(line));
+    if let Some(region) = place.physical_location.as_mut().and_then(|p| p.region.as_mut()) {
+        region.start_column = Some(column.max(1) as i64);
+    }
+    place
 }
 
 fn text_message(text: impl Into<String>) -> sarif::Message {
@@ -692,19 +750,40 @@ pub fn sarif(report: &ScanReport, rows: &[Row]) -> String {
             _ => doc.info.kind.clone(),
         };
         // The other documents of a kind-group-clash, on every result of the evaluation.
-        let related: Vec<sarif::Location> = row
+        // Then the identical copies of the document, and the copies of the CRD it was judged
+        // against.
+        let mut others: Vec<(&FilePlace, String)> = row
             .row
             .related
             .iter()
+            .map(|other| (other, format!("{} {}", other.api_version, other.kind)))
+            .collect();
+        others.extend(
+            row.row
+                .copies
+                .iter()
+                .map(|copy| (copy, "an identical copy of the object".to_string())),
+        );
+        if let Some(crd) = &row.row.crd {
+            others.push((&crd.used, "the CRD copy it was judged against".to_string()));
+            others.extend(
+                crd.others
+                    .iter()
+                    .map(|copy| (copy, "another copy of the CRD".to_string())),
+            );
+        }
+        let related: Vec<sarif::Location> = others
+            .into_iter()
             .enumerate()
-            .filter_map(|(i, other)| {
+            .filter_map(|(i, (other, message))| {
                 let uri = uris.get(other.file.as_str())?;
                 let mut place = location_in(uri, Some(other.line));
                 place.id = Some((i + 1) as i64);
-                place.message = Some(text_message(format!("{} {}", other.api_version, other.kind)));
+                place.message = Some(text_message(message));
                 Some(place)
             })
             .collect();
+        let note = row.row.places_note(|p| format!("{}:{}", p.file, p.line));
         let with_related = |result: sarif::Result| {
             if related.is_empty() {
                 result
@@ -715,14 +794,37 @@ pub fn sarif(report: &ScanReport, rows: &[Row]) -> String {
                 }
             }
         };
-        let findings = &row.row.findings;
-        for finding in findings {
-            let level = if finding.action == "reject" {
+        // What the row says, then the findings the object suppresses, as suppressed results
+        // (`suppressions`, kind `inSource`, with the annotation's reason).
+        let mut said: Vec<(Said<'_>, Option<&str>)> = row.row.said().into_iter().map(|s| (s, None)).collect();
+        said.extend(
+            row.row
+                .suppressed()
+                .map(|f| (Said::Finding(f), f.suppressed.as_deref())),
+        );
+        for (said, suppressed) in said {
+            let level = if said.rejects() {
                 sarif::ResultLevel::Error
             } else {
                 sarif::ResultLevel::Warning
             };
-            let mut place = location_in(&source.uri, Some(finding.line));
+            let finding = match said {
+                Said::Finding(finding) => finding,
+                Said::Answer { verdict, message } => {
+                    let result = sarif::Result::builder()
+                        .rule_id(policy)
+                        .rule_index(index as i64)
+                        .level(level)
+                        .message(text_message(format!(
+                            "{object} ({}): {message}{note}",
+                            verdict.as_str()
+                        )))
+                        .locations(vec![location_in(&source.uri, Some(doc.line))]);
+                    results.push(with_related(result.build()));
+                    continue;
+                }
+            };
+            let mut place = location_at(&source.uri, finding.line, finding.column);
             if !finding.path.is_empty() {
                 place.logical_locations = Some(vec![
                     sarif::LogicalLocation::builder()
@@ -735,41 +837,21 @@ pub fn sarif(report: &ScanReport, rows: &[Row]) -> String {
                 .rule_id(format!("{policy}/{}", finding.rule))
                 .rule_index(finding_rules[&(index, finding.rule.clone())] as i64)
                 .level(level)
-                .message(text_message(finding.brief.clone()))
+                .message(text_message(finding_text(finding) + &note))
                 .locations(vec![place]);
-            results.push(with_related(match locators.edit(doc, finding) {
+            let mut result = match locators.edit(doc, finding) {
                 Some(edit) => result.fixes(vec![sarif_fix(&source.uri, finding, &edit)]).build(),
                 None => result.build(),
-            }));
-        }
-        let unlisted = row.row.unlisted_findings;
-        let messages = if findings.is_empty() {
-            answer_lines(row)
-        } else if unlisted > 0 {
-            vec![(
-                Verdict::Warned,
-                format!(
-                    "{unlisted} more {} than the answer lists (it lists the first {})",
-                    plural(unlisted, "finding", "findings"),
-                    findings.len()
-                ),
-            )]
-        } else {
-            Vec::new()
-        };
-        for (verdict, message) in messages {
-            let level = if verdict == Verdict::Rejected {
-                sarif::ResultLevel::Error
-            } else {
-                sarif::ResultLevel::Warning
             };
-            let result = sarif::Result::builder()
-                .rule_id(policy)
-                .rule_index(index as i64)
-                .level(level)
-                .message(text_message(format!("{object} ({}): {message}", verdict.as_str())))
-                .locations(vec![location_in(&source.uri, Some(doc.line))]);
-            results.push(with_related(result.build()));
+            if let Some(reason) = suppressed {
+                result.suppressions = Some(vec![
+                    sarif::Suppression::builder()
+                        .kind(serde_json::json!("inSource"))
+                        .justification(reason)
+                        .build(),
+                ]);
+            }
+            results.push(with_related(result));
         }
     }
     let notifications: Vec<sarif::Notification> = report
@@ -810,6 +892,22 @@ pub fn sarif(report: &ScanReport, rows: &[Row]) -> String {
     let mut text = serde_json::to_string_pretty(&log).unwrap_or_default();
     text.push('\n');
     text
+}
+
+/// The exit code of a scan: 2 on input errors, else 1 when something is said at `fail_on`'s
+/// level or above (a rejecting finding; with `warn`, any finding or mutation), suppressed
+/// findings aside, else 0.
+pub fn exit_code(report: &ScanReport, rows: &[Row], fail_on: crate::scan::FailOn) -> u8 {
+    if !report.errors.is_empty() {
+        return crate::scan::EXIT_ERROR;
+    }
+    let fails = rows.iter().any(|row| {
+        row.row
+            .said()
+            .iter()
+            .any(|said| fail_on == crate::scan::FailOn::Warn || said.rejects())
+    });
+    if fails { crate::scan::EXIT_REJECTED } else { 0 }
 }
 
 /// The progress bar of a large scan, on stderr (indicatif draws it at most 20 times a second
