@@ -155,6 +155,10 @@ fn compare(what: &str, manifests: &Path, snapshot: Option<&Path>, config: Option
     matches!(got, Outcome::Ran { ref verdicts, .. } if !verdicts.is_empty())
 }
 
+/// How many comparisons of the scan fixtures must give verdicts on both sides: every input under
+/// each valid config (none, and the four valid files of `config/`), with and without the snapshot.
+const DECIDED: usize = 5 * 8 * 2;
+
 #[test]
 fn scan_fixtures_get_the_same_verdicts() {
     let data = root().join("cli/tests/data/scan");
@@ -177,8 +181,7 @@ fn scan_fixtures_get_the_same_verdicts() {
     ];
     let scratch = std::env::temp_dir().join(format!("syncguard-playground-{}", std::process::id()));
     std::fs::create_dir_all(&scratch).unwrap();
-    let mut failures = 0;
-    let mut compared = 0;
+    let (mut compared, mut decided, mut failures) = (0, 0, 0);
     for (input, second) in inputs {
         // Two files scanned together are one text in the playground.
         let manifests = match second {
@@ -196,7 +199,10 @@ fn scan_fixtures_get_the_same_verdicts() {
                 match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                     compare(&what, &manifests, snapshot.as_deref(), config.as_deref())
                 })) {
-                    Ok(_) => compared += 1,
+                    Ok(ran) => {
+                        compared += 1;
+                        decided += usize::from(ran);
+                    }
                     Err(_) => failures += 1,
                 }
             }
@@ -204,7 +210,12 @@ fn scan_fixtures_get_the_same_verdicts() {
     }
     let _ = std::fs::remove_dir_all(&scratch);
     assert_eq!(failures, 0, "{failures} of {compared} scan fixtures differ (see above)");
-    assert!(compared >= 8 * 9 * 2, "{compared} comparisons");
+    // Both sides refusing a config (4 of the 9 are invalid) agree without deciding anything: the
+    // comparisons must include verdicts, DECIDED of them at least.
+    assert!(
+        compared >= 8 * 9 * 2 && decided >= DECIDED,
+        "{compared} compared, {decided} with verdicts"
+    );
 }
 
 /// The objects a kwctl replay file's answers hold, as one List (a cluster snapshot).
