@@ -173,30 +173,24 @@ fn findings_in_text_with_lines_of_each_document() {
     let run = scan_with(BASE, &["findings"]);
     assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
     let lines: Vec<&str> = run.stdout.lines().collect();
-    assert_eq!(lines.len(), 9, "{}", run.stdout);
+    assert_eq!(lines.len(), 8, "{}", run.stdout);
+    // One finding for the clash of one release, at its first document, naming every place.
     assert!(lines[0].starts_with(
-        "findings/clash/beta.yaml:9:1: kind-group-clash/sameKindAndName: rejected: Shirt \"shirt\" in namespace \"default\" is defined in 2 API groups: beta.example.com/v1 at findings/clash/beta.yaml:9, stable.example.com/v1 at findings/clash/stable.yaml:2. Helm before 3.17.1"
+        "findings/clash/beta.yaml:9:1: kind-group-clash/sameKindAndName: rejected: Shirt \"shirt\" in namespace \"default\" is defined in 2 API groups in Helm release \"shop\" in namespace \"default\" (by their meta.helm.sh annotations): beta.example.com/v1 at findings/clash/beta.yaml:9, stable.example.com/v1 at findings/clash/stable.yaml:2. Helm before 3.17.1"
     ));
-    assert!(
-        lines[1]
-            .starts_with("findings/clash/stable.yaml:2:1: kind-group-clash/sameKindAndName: rejected: Shirt \"shirt\"")
-    );
-    assert!(lines[1].contains(
-        "beta.example.com/v1 at findings/clash/beta.yaml:9, stable.example.com/v1 at findings/clash/stable.yaml:2"
-    ));
-    assert!(lines[2].starts_with(
+    assert!(lines[1].starts_with(
         "findings/rendered.yaml:36:3: hook-job-safety/ttlSecondsAfterFinished: warned: Job kyverno/kyverno-clean-reports: hook (helm.sh/hook: post-upgrade, which ArgoCD runs as a PostSync hook) sets spec.ttlSecondsAfterFinished: 900."
     ));
-    assert!(lines[3].starts_with(
+    assert!(lines[2].starts_with(
         "findings/rendered.yaml:49:1: ownership-markers/helmCompleteness: rejected: ClusterIssuer letsencrypt-prod: carries Helm release metadata but metadata.labels[app.kubernetes.io/managed-by] is missing or wrong"
     ));
     assert_eq!(
-        lines[4..],
+        lines[3..],
         [
-            "3 files, 6 documents, 9 evaluations: 3 rejected, 0 mutated, 1 warned, 5 accepted",
-            "4 findings: 3 rejecting, 1 warning",
+            "3 files, 6 documents, 8 evaluations: 2 rejected, 0 mutated, 1 warned, 5 accepted",
+            "3 findings: 2 rejecting, 1 warning",
             "  hook-job-safety/ttlSecondsAfterFinished: 1 warning",
-            "  kind-group-clash/sameKindAndName: 2 rejecting",
+            "  kind-group-clash/sameKindAndName: 1 rejecting",
             "  ownership-markers/helmCompleteness: 1 rejecting",
         ]
     );
@@ -274,10 +268,10 @@ fn json_report() {
     assert_eq!(report["policies"][3]["origin"], "built-in");
     assert_eq!(
         report["summary"],
-        serde_json::json!({"files": 3, "documents": 6, "evaluations": 9, "rejected": 3, "mutated": 0, "warned": 1, "accepted": 5, "errors": 0,
-                           "findings": {"reject": 3, "warn": 1, "suppressed": 0, "rules": {
+        serde_json::json!({"files": 3, "documents": 6, "evaluations": 8, "rejected": 2, "mutated": 0, "warned": 1, "accepted": 5, "errors": 0,
+                           "findings": {"reject": 2, "warn": 1, "suppressed": 0, "rules": {
                                "hook-job-safety/ttlSecondsAfterFinished": {"reject": 0, "warn": 1},
-                               "kind-group-clash/sameKindAndName": {"reject": 2, "warn": 0},
+                               "kind-group-clash/sameKindAndName": {"reject": 1, "warn": 0},
                                "ownership-markers/helmCompleteness": {"reject": 1, "warn": 0}}}})
     );
     assert_eq!(
@@ -479,7 +473,7 @@ fn sarif_report() {
     let message = run0["results"][0]["message"]["text"].as_str().unwrap();
     assert!(
         message.starts_with(
-            "Shirt \"shirt\" in namespace \"default\" is defined in 2 API groups: beta.example.com/v1 at findings/clash/beta.yaml:9, stable.example.com/v1 at findings/clash/stable.yaml:2. Helm before 3.17.1"
+            "Shirt \"shirt\" in namespace \"default\" is defined in 2 API groups in Helm release \"shop\" in namespace \"default\" (by their meta.helm.sh annotations): beta.example.com/v1 at findings/clash/beta.yaml:9, stable.example.com/v1 at findings/clash/stable.yaml:2. Helm before 3.17.1"
         ) && message.contains("Fix: "),
         "{message}"
     );
@@ -1075,12 +1069,12 @@ fn a_repository_root_is_scanned_for_its_manifests_only() {
     assert_eq!(
         lines[..lines.len() - 2],
         [
-            "charts/app/crds/widgets.example.com.yaml:2: crd-safe-upgrade: accepted",
-            "charts/app/crds/widgets.example.com.yaml:2: ownership-markers: accepted",
-            "deploy/app.yaml:3: ownership-markers: accepted",
-            "deploy/app.yaml:33: ownership-markers: accepted",
-            "deploy/app.yaml:53: hook-job-safety: accepted",
-            "deploy/app.yaml:53: ownership-markers: accepted",
+            "charts/app/crds/widgets.example.com.yaml:2:1: crd-safe-upgrade: accepted",
+            "charts/app/crds/widgets.example.com.yaml:2:1: ownership-markers: accepted",
+            "deploy/app.yaml:3:1: ownership-markers: accepted",
+            "deploy/app.yaml:33:1: ownership-markers: accepted",
+            "deploy/app.yaml:53:1: hook-job-safety: accepted",
+            "deploy/app.yaml:53:1: ownership-markers: accepted",
             "azure-pipelines.yml:2: skipped: the document has no apiVersion and no kind",
             "ci/pipeline.yml:2: skipped: the document has no apiVersion and no kind",
             "docker-compose.yaml:1: skipped: the document has no apiVersion and no kind",
@@ -1501,10 +1495,10 @@ fn kind_group_clash_only_within_one_helm_release() {
 
     let run = scan_in(dir.path(), &["--policies", mods, "rendered.yaml"], None);
     assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
-    let clashes: Vec<&str> = run.stdout.lines().filter(|l| l.contains("kind-group-clash")).collect();
+    let clashes: Vec<&str> = run.stdout.lines().filter(|l| l.contains(": kind-group-clash/")).collect();
     assert_eq!(clashes.len(), 1, "one finding for the set: {}", run.stdout);
     assert!(
-        clashes[0].starts_with("rendered.yaml:3: kind-group-clash: rejected: Gateway \"bookinfo-gateway\" is defined in 2 API groups in one Helm release (the helm template output of chart \"shop\" in rendered.yaml): networking.istio.io/v1 at rendered.yaml:3, stable.example.com/v1 at rendered.yaml:9."),
+        clashes[0].starts_with("rendered.yaml:3:1: kind-group-clash/sameKindAndName: rejected: Gateway \"bookinfo-gateway\" is defined in 2 API groups in one Helm release (the helm template output of chart \"shop\" in rendered.yaml): networking.istio.io/v1 at rendered.yaml:3, stable.example.com/v1 at rendered.yaml:9."),
         "{}",
         clashes[0]
     );
@@ -1574,7 +1568,9 @@ fn base_removed_version_warns_and_the_snapshot_decides() {
     let run = scan_in(repo.path(), &["--policies", mods, "--base", "HEAD", "crds"], None);
     assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
     assert!(
-        run.stdout.contains("crd-safe-upgrade (UPDATE): warned") && run.stdout.contains("\"v1alpha1\" is removed from spec.versions; clusters that once stored objects at it refuse this update. Check: kubectl get crd things.example.org -o jsonpath='{.status.storedVersions}'"),
+        run.stdout.contains("crds/things.yaml:9:3: crd-safe-upgrade/storedVersionRemoval (UPDATE): warned")
+            && run.stdout.contains("\"v1alpha1\" is removed from spec.versions")
+            && run.stdout.contains("Check each cluster with `kubectl get crd things.example.org -o jsonpath='{.status.storedVersions}'`"),
         "{}",
         run.stdout
     );
@@ -1594,6 +1590,8 @@ fn base_removed_version_warns_and_the_snapshot_decides() {
         !run.stdout.contains("v1alpha1"),
         "the cluster never stored it: {}",
         run.stdout
+    );
+}
 
 #[test]
 fn each_finding_is_one_line_at_its_field_with_counts_by_rule() {
