@@ -197,7 +197,9 @@ fn the_hook_passes_clean_commits_and_stops_rejected_manifests() {
     assert!(output.contains("- hook id: syncguard-scan"), "{output}");
     assert!(output.contains("- exit code: 1"), "{output}");
     assert!(
-        output.contains("deploy/issuer.yaml:4:1: ownership-markers/helmCompleteness: rejected: ClusterIssuer letsencrypt-prod"),
+        output.contains(
+            "deploy/issuer.yaml:4:1: ownership-markers/helmCompleteness: rejected: ClusterIssuer letsencrypt-prod"
+        ),
         "{output}"
     );
     assert_eq!(world.git(&project, &["rev-list", "--count", "HEAD"]), "1");

@@ -1495,7 +1495,11 @@ fn kind_group_clash_only_within_one_helm_release() {
 
     let run = scan_in(dir.path(), &["--policies", mods, "rendered.yaml"], None);
     assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
-    let clashes: Vec<&str> = run.stdout.lines().filter(|l| l.contains(": kind-group-clash/")).collect();
+    let clashes: Vec<&str> = run
+        .stdout
+        .lines()
+        .filter(|l| l.contains(": kind-group-clash/"))
+        .collect();
     assert_eq!(clashes.len(), 1, "one finding for the set: {}", run.stdout);
     assert!(
         clashes[0].starts_with("rendered.yaml:3:1: kind-group-clash/sameKindAndName: rejected: Gateway \"bookinfo-gateway\" is defined in 2 API groups in one Helm release (the helm template output of chart \"shop\" in rendered.yaml): networking.istio.io/v1 at rendered.yaml:3, stable.example.com/v1 at rendered.yaml:9."),
@@ -1568,9 +1572,12 @@ fn base_removed_version_warns_and_the_snapshot_decides() {
     let run = scan_in(repo.path(), &["--policies", mods, "--base", "HEAD", "crds"], None);
     assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
     assert!(
-        run.stdout.contains("crds/things.yaml:9:3: crd-safe-upgrade/storedVersionRemoval (UPDATE): warned")
+        run.stdout
+            .contains("crds/things.yaml:9:3: crd-safe-upgrade/storedVersionRemoval (UPDATE): warned")
             && run.stdout.contains("\"v1alpha1\" is removed from spec.versions")
-            && run.stdout.contains("Check each cluster with `kubectl get crd things.example.org -o jsonpath='{.status.storedVersions}'`"),
+            && run.stdout.contains(
+                "Check each cluster with `kubectl get crd things.example.org -o jsonpath='{.status.storedVersions}'`"
+            ),
         "{}",
         run.stdout
     );

@@ -350,7 +350,13 @@ pub fn page_report(state: &State) -> PageReport {
         })
         .collect();
     if let Some(settings) = &clash_settings {
-        evaluations.extend(evaluate::clash_evaluations(&documents, &sources, settings, &plurals, infos.len()));
+        evaluations.extend(evaluate::clash_evaluations(
+            &documents,
+            &sources,
+            settings,
+            &plurals,
+            infos.len(),
+        ));
         infos.push(PolicyRow {
             name: clash::NAME.to_string(),
             origin: BUILT_IN.to_string(),

@@ -268,15 +268,20 @@ pub fn find(documents: &[Document], sources: &[Source], settings: &Settings, plu
                 .iter()
                 .enumerate()
                 .all(|(i, a)| groups[i + 1..].iter().all(|b| deliberate(a, b)));
+            // A cluster-scoped object is named without the namespace its manifest gives.
+            let cluster_scoped = members.iter().all(|&i| {
+                let info = &documents[i].info;
+                plurals.cluster_scoped(&info.group, &info.version, &info.kind)
+            });
+            let shown = if cluster_scoped { "" } else { namespace };
             clashes.push(clash(
-                (kind, namespace, name),
+                (kind, shown, name),
                 &release,
                 &groups,
                 &members,
                 reject,
                 documents,
                 sources,
-                plurals,
             ));
         }
     }
@@ -300,7 +305,6 @@ fn clash(
     reject: bool,
     documents: &[Document],
     sources: &[Source],
-    plurals: &Plurals,
 ) -> Clash {
     let places: Vec<String> = members
         .iter()
@@ -310,11 +314,7 @@ fn clash(
             format!("{}{core} at {}", doc.info.api_version, location(doc, sources))
         })
         .collect();
-    let cluster_scoped = members.iter().all(|&i| {
-        let info = &documents[i].info;
-        plurals.cluster_scoped(&info.group, &info.version, &info.kind)
-    });
-    let scope = if namespace.is_empty() || cluster_scoped {
+    let scope = if namespace.is_empty() {
         String::new()
     } else {
         format!(" in namespace \"{namespace}\"")
@@ -414,12 +414,21 @@ mod tests {
         // The Istio samples: the Istio-API and Gateway-API versions of one demo, applied one or
         // the other, never by one Helm release.
         let (docs, sources) = scan(&shirts(["", ""]));
-        assert_eq!(find(&docs, &sources, &Settings::default(), &Plurals::new(&docs)), vec![]);
+        assert_eq!(
+            find(&docs, &sources, &Settings::default(), &Plurals::new(&docs)),
+            vec![]
+        );
         let other = "annotations: {meta.helm.sh/release-name: shop-2, meta.helm.sh/release-namespace: default}";
         let (docs, sources) = scan(&shirts([RELEASE, other]));
-        assert_eq!(find(&docs, &sources, &Settings::default(), &Plurals::new(&docs)), vec![]);
+        assert_eq!(
+            find(&docs, &sources, &Settings::default(), &Plurals::new(&docs)),
+            vec![]
+        );
         let (docs, sources) = scan(&shirts([RELEASE, ""]));
-        assert_eq!(find(&docs, &sources, &Settings::default(), &Plurals::new(&docs)), vec![]);
+        assert_eq!(
+            find(&docs, &sources, &Settings::default(), &Plurals::new(&docs)),
+            vec![]
+        );
     }
 
     const STREAM: &str = "---\n# Source: shop/templates/stable.yaml\napiVersion: stable.example.com/v1\nkind: Shirt\nmetadata: {name: shirt}\n---\n# Source: shop/charts/beta/templates/beta.yaml\napiVersion: beta.example.com/v1\nkind: Shirt\nmetadata: {name: shirt}\n";
@@ -438,10 +447,16 @@ mod tests {
         );
         // Two charts' outputs in one file are two releases.
         let (docs, sources) = scan(&STREAM.replace("shop/charts/beta", "other"));
-        assert_eq!(find(&docs, &sources, &Settings::default(), &Plurals::new(&docs)), vec![]);
+        assert_eq!(
+            find(&docs, &sources, &Settings::default(), &Plurals::new(&docs)),
+            vec![]
+        );
         // Without the comments, nothing says Helm installs them together.
         let (docs, sources) = scan(&STREAM.replace("# Source", "# Origin"));
-        assert_eq!(find(&docs, &sources, &Settings::default(), &Plurals::new(&docs)), vec![]);
+        assert_eq!(
+            find(&docs, &sources, &Settings::default(), &Plurals::new(&docs)),
+            vec![]
+        );
     }
 
     #[test]
@@ -466,7 +481,11 @@ mod tests {
             ["beta.yaml", "stable.yaml"],
         ] {
             let (docs, sources) = scan_files(&[(names[0], beta), (names[1], stable)]);
-            assert_eq!(find(&docs, &sources, &Settings::default(), &Plurals::new(&docs)), vec![], "{names:?}");
+            assert_eq!(
+                find(&docs, &sources, &Settings::default(), &Plurals::new(&docs)),
+                vec![],
+                "{names:?}"
+            );
         }
     }
 
