@@ -600,11 +600,14 @@ pub fn examples() -> Vec<Example> {
         Example {
             id: "keda-drift",
             policy: "sync-drift",
-            title: "KEDA's Deployments, stored other than applied",
+            title: "KEDA's Deployments, stored other than applied (kubectl apply)",
             verdict: "warned",
             source: "policies/sync-drift/test_data/real/keda-deployments.yaml",
             state: State {
                 manifests: include_str!("../../policies/sync-drift/test_data/real/keda-deployments.yaml").to_string(),
+                // Their drift is what `kubectl apply` shows (`configured` on every run); the
+                // default tools, the GitOps ones, show none of it.
+                config: "policies:\n  sync-drift:\n    settings: {tools: [argocd, flux, fleet, kubectl]}\n".to_string(),
                 ..State::default()
             },
         },
