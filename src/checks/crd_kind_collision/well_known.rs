@@ -18,11 +18,12 @@
 //!   `example.net`, `example.org`, `.example`, `.test`, `.invalid`, `.localhost`, `.local`,
 //!   `.internal`, `.home.arpa`) is never well-known and has no owner, whatever the table says.
 //! - Two groups have *one owner* when they share their registrable domain, as the Public Suffix
-//!   List decides it (the [publicsuffix](https://crates.io/crates/publicsuffix) crate over the
-//!   list in `public_suffix_list.txt`): `config.openshift.io` and `operator.openshift.io`
-//!   (`openshift.io`), `serving.knative.dev` and `networking.internal.knative.dev`
-//!   (`knative.dev`), but not `a.github.io` and `b.github.io` (`github.io` is a public suffix).
-//!   The list is read the first time two groups are compared, once per module instance.
+//!   List decides it (the list in `public_suffix_list.txt`, compiled by
+//!   `build/public_suffix.rs` into a sorted table of the nodes of its tree of rules, read by
+//!   the [psl-types](https://crates.io/crates/psl-types) crate's algorithm): `config.openshift.io`
+//!   and `operator.openshift.io` (`openshift.io`), `serving.knative.dev` and
+//!   `networking.internal.knative.dev` (`knative.dev`), but not `a.github.io` and `b.github.io`
+//!   (`github.io` is a public suffix). Nothing is parsed at run time.
 //!
 //! The table is `well_known_groups.tsv`: API groups read from the datree CRDs catalog, OpenShift's
 //! payload, the CRDs Rancher, RKE2 and k3s install, GKE's, EKS's and AKS's add-ons and CNCF
@@ -32,8 +33,10 @@
 
 include!("well_known_key.rs");
 include!(concat!(env!("OUT_DIR"), "/well_known_groups.rs"));
+include!("public_suffix_key.rs");
+include!(concat!(env!("OUT_DIR"), "/public_suffix.rs"));
 
-use publicsuffix::Psl as _;
+use psl_types::List as _;
 
 /// Domains reserved for documentation, tests and private use (RFC 2606, RFC 6761, RFC 6762,
 /// RFC 8375, ICANN's `.internal`): a group under one is never well-known and has no owner.
@@ -135,49 +138,73 @@ pub fn registrable_domain(group: &str) -> Option<String> {
     if is_reserved(group) || !group.contains('.') {
         return None;
     }
-    let tld = group.rsplit('.').next().unwrap_or(group).to_ascii_lowercase();
-    thread_local! {
-        /// The list's rules of each top-level domain asked about, read the first time.
-        static LISTS: std::cell::RefCell<std::collections::HashMap<String, Option<publicsuffix::List>>> =
-            std::cell::RefCell::new(std::collections::HashMap::new());
-    }
-    LISTS.with_borrow_mut(|lists| {
-        let list = lists
-            .entry(tld)
-            .or_insert_with_key(|tld| rules_for(tld).parse().ok())
-            .as_ref()?;
-        let domain = list.domain(group.as_bytes())?;
-        std::str::from_utf8(domain.as_bytes()).ok().map(str::to_string)
-    })
+    let domain = PublicSuffixList.domain(group.as_bytes())?;
+    std::str::from_utf8(domain.as_bytes()).ok().map(str::to_string)
 }
 
-/// The Public Suffix List's rules whose last label is `tld`, with its section markers, as a list
-/// the crate reads. A rule of another top-level domain can never match a name in `tld`, so the
-/// crate decides exactly as with the whole list, while a module (a fresh instance per request
-/// in policy-server) parses a few hundred rules instead of ten thousand: parsing the whole list
-/// took about 5 ms per request that met a clash.
-fn rules_for(tld: &str) -> String {
-    // The crate refuses a list without rules, and a name in a top-level domain the list does not
-    // know still has a registrable domain (its last two labels, the list's implicit `*` rule).
-    // `invalid`, a reserved top-level domain that no group is judged under (`is_reserved`),
-    // keeps such a list a list without changing any answer.
-    let mut out = String::new();
-    for line in include_str!("public_suffix_list.txt").lines() {
-        let rule = line.trim();
-        let keep = match rule.strip_prefix("//") {
-            Some(comment) => comment.contains("==="),
-            None => rule
-                .rsplit('.')
-                .next()
-                .is_some_and(|last| last.trim_start_matches('!').eq_ignore_ascii_case(tld)),
-        };
-        if keep {
-            out.push_str(line);
-            out.push('\n');
-        }
+/// The Public Suffix List compiled at build time (`SUFFIX_NODES`), as a list the psl-types
+/// crate's `suffix` and `domain` read. psl-types takes any list that finds a name's suffix;
+/// no crate finds it in a table built at build time, so [`find`](Self::find) is written here:
+/// the walk of the `publicsuffix` crate's tree of rules (down by each label, or by a `*` rule
+/// where no rule names the label, stopping at an exception), over the table's keys. A key is 62
+/// bits of a hash: the build refuses two nodes of one key, and a name that no rule names meets a
+/// node's key with a chance of about one in 2^49 per label.
+struct PublicSuffixList;
+
+impl PublicSuffixList {
+    /// The leaf kind of the node `key` of the tree (see `SUFFIX_LEAF`), if the tree has it.
+    fn node(key: u64) -> Option<u64> {
+        SUFFIX_NODES
+            .binary_search_by(|entry| (entry >> 2).cmp(&(key >> 2)))
+            .ok()
+            .map(|index| SUFFIX_NODES[index] & 3)
     }
-    out.push_str("invalid\n");
-    out
+}
+
+impl psl_types::List for PublicSuffixList {
+    fn find<'a, T>(&self, mut labels: T) -> psl_types::Info
+    where
+        T: Iterator<Item = &'a [u8]>,
+    {
+        let Some(first) = labels.next() else {
+            return psl_types::Info { len: 0, typ: None };
+        };
+        // The top-level domain is the suffix whether a rule names it or not (the list's implicit
+        // `*` rule). The table does not keep the list's sections (a registrable domain does not
+        // depend on them), so no suffix has a type.
+        let mut info = psl_types::Info {
+            len: first.len(),
+            typ: None,
+        };
+        let mut node = suffix_node_key(SUFFIX_ROOT, first);
+        if Self::node(node).is_none() {
+            return info;
+        }
+        let mut so_far = info.len;
+        for label in labels {
+            let named = suffix_node_key(node, label);
+            let (key, leaf) = match Self::node(named) {
+                Some(leaf) => (named, leaf),
+                None => {
+                    let wildcard = suffix_node_key(node, b"*");
+                    match Self::node(wildcard) {
+                        Some(leaf) => (wildcard, leaf),
+                        None => break,
+                    }
+                }
+            };
+            node = key;
+            if leaf == SUFFIX_LEAF[2] {
+                info.len = so_far;
+                break;
+            }
+            if leaf == SUFFIX_LEAF[1] {
+                info.len = so_far + label.len() + 1;
+            }
+            so_far += label.len() + 1;
+        }
+        info
+    }
 }
 
 /// Whether `a` and `b` have one owner: the same registrable domain, neither reserved.
@@ -588,34 +615,102 @@ mod tests {
         );
     }
 
-    #[test]
-    fn the_rules_of_one_top_level_domain_decide_as_the_whole_list() {
-        let whole: publicsuffix::List = include_str!("public_suffix_list.txt").parse().unwrap();
-        let mut groups = table();
-        groups.extend(
+    /// The names the compiled table is held to: every rule of the list as a name, under one and
+    /// two more labels and without its first label; every group of the well-known table; and
+    /// names that exercise the algorithm's corners.
+    fn names_to_compare() -> Vec<String> {
+        let mut names = table();
+        for line in include_str!("public_suffix_list.txt").lines() {
+            if line.starts_with("//") || line.trim().is_empty() {
+                continue;
+            }
+            let rule = line.split_whitespace().next().unwrap();
+            let bare = rule.trim_start_matches('!').replace('*', "x");
+            names.push(bare.clone());
+            names.push(format!("a.{bare}"));
+            names.push(format!("b.a.{bare}"));
+            if let Some((_, parent)) = bare.split_once('.') {
+                names.push(format!("a.{parent}"));
+            }
+        }
+        names.extend(
             [
+                // Wildcards and their exceptions.
+                "ck",
+                "x.ck",
+                "a.x.ck",
+                "www.ck",
+                "a.www.ck",
+                "b.a.www.ck",
+                "x.kawasaki.jp",
+                "a.x.kawasaki.jp",
+                "city.kawasaki.jp",
+                "a.city.kawasaki.jp",
+                "x.city.kobe.jp",
+                "city.kobe.jp",
+                "a.b.c.kobe.jp",
+                // Unknown top-level domains and case.
+                "a.b.unknowntld",
+                "unknowntld",
+                "x.NO",
+                "a.b.CO.UK",
+                "Co.uk",
+                // The private section.
+                "ops.foo.github.io",
+                "github.io",
+                "a.github.io",
+                "k8s.compute.amazonaws.com",
+                "x.s3.amazonaws.com",
+                "a.blogspot.com",
+                // Odd shapes.
+                "",
+                ".",
+                "a.",
+                "a.com.",
+                ".com",
+                "a..com",
+                "..",
+                "a.b.co.uk.",
                 "config.openshift.io",
                 "a.b.example.co.uk",
-                "x.city.kobe.jp",
-                "x.kawasaki.jp",
-                "k8s.compute.amazonaws.com",
-                "ops.foo.github.io",
                 "pki.corp.com",
                 "cert-manger.io",
-                "x.NO",
                 "single",
             ]
             .map(String::from),
         );
-        for group in &groups {
-            let expected = whole
-                .domain(group.as_bytes())
-                .and_then(|d| std::str::from_utf8(d.as_bytes()).ok().map(str::to_string));
-            let expected = expected.filter(|_| !is_reserved(group) && group.contains('.'));
-            assert_eq!(registrable_domain(group), expected, "{group}");
+        names
+    }
+
+    /// The compiled table answers exactly as the publicsuffix crate over the whole list, the
+    /// suffix and the registrable domain of every name.
+    #[test]
+    fn the_compiled_table_answers_as_the_publicsuffix_crate() {
+        use publicsuffix::Psl as _;
+        let whole: publicsuffix::List = include_str!("public_suffix_list.txt").parse().unwrap();
+        let names = names_to_compare();
+        assert!(names.len() > 40_000, "{}", names.len());
+        let text = |bytes: Option<&[u8]>| bytes.map(<[u8]>::to_vec);
+        for name in &names {
+            let bytes = name.as_bytes();
+            assert_eq!(
+                text(PublicSuffixList.suffix(bytes).map(|s| s.as_bytes())),
+                text(whole.suffix(bytes).map(|s| s.as_bytes())),
+                "suffix of {name:?}"
+            );
+            assert_eq!(
+                text(PublicSuffixList.domain(bytes).map(|d| d.as_bytes())),
+                text(whole.domain(bytes).map(|d| d.as_bytes())),
+                "domain of {name:?}"
+            );
         }
-        // Only the top-level domain's rules are read.
-        assert!(rules_for("io").lines().filter(|l| !l.starts_with("//")).count() < 1000);
-        assert!(rules_for("jp").contains("!city.kobe.jp"));
+        assert_eq!(registrable_domain("a.www.ck").as_deref(), Some("www.ck"));
+        assert_eq!(registrable_domain("a.x.ck").as_deref(), Some("a.x.ck"));
+        assert_eq!(registrable_domain("x.ck"), None);
+        assert_eq!(registrable_domain("a.b.unknowntld").as_deref(), Some("b.unknowntld"));
+        assert_eq!(
+            registrable_domain("ops.foo.github.io").as_deref(),
+            Some("foo.github.io")
+        );
     }
 }
