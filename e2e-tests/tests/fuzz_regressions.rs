@@ -21,7 +21,7 @@ fn fuzz_regressions_replay_through_the_built_modules() {
             annotated_module(target.name)
         };
         for (name, bytes) in fuzz::regressions(target) {
-            let mut evaluate = |operation: fuzz::Operation, payload: &[u8]| {
+            let mut evaluate = |operation: fuzz::WapcOperation, payload: &[u8]| {
                 written += 1;
                 let path = scratch.write(&format!("payload-{written}"), payload);
                 call_module(&module, operation.name(), &[path])

@@ -8,7 +8,10 @@
 //!
 //! Nothing here names a check: the modules are the registry's checks and the all-in-one, each
 //! judged on a request of the first kind it judges (`Check::KINDS`), and what depends on the
-//! check is data in its folder, `test_data/hostile.yml` ([`Outcomes`]).
+//! check is data in its folder, `test_data/hostile.yml` ([`Outcomes`]). That data stays test
+//! data (a module never carries what its tests expect); the registry is held to it instead
+//! ([`the_expectations_agree_with_the_registry`]: the kinds, the admission rules and the checks'
+//! names the expectations rely on are the registry's).
 
 use e2e_tests::{Scratch, all_in_one_module, annotated_module, call_module, policies};
 use serde::Deserialize;
@@ -283,6 +286,105 @@ fn check(expect: &Expect, answer: &Result<Value, String>, base: &Value) -> Resul
     }
 }
 
+/// The fields of the object the suite sets to values of the wrong type (`objectFields`).
+const OBJECT_FIELDS: [&str; 5] = ["apiVersion", "kind", "metadata", "spec", "status"];
+
+/// The texts an outcome requires of the answer's message.
+fn texts(expect: &Expect) -> Option<&str> {
+    match expect {
+        Expect::RejectedSaying(_, text) | Expect::RejectedWith(text) | Expect::MessageHolds(text) => Some(text),
+        Expect::Base | Expect::Rejected(_) | Expect::Allowed => None,
+    }
+}
+
+/// The hostile expectations held to the registry, without running a module: every check and the
+/// all-in-one has its `hostile.yml`; a check of every kind (empty `KINDS`) names the request it
+/// is judged on, and a check of some kinds names none or one of its `KINDS`; the request is one
+/// its admission rules (metadata.yml's, as the registry holds them) send it, so the suite never
+/// judges a module on a request its webhook would not deliver; every field named under
+/// `objectFields` is one the suite sets; and every check an expected message names (`<check>: `,
+/// the all-in-one's prefix of each check's text) is a check of the registry. A check added to,
+/// renamed in or narrowed in the registry thus fails here before any module is built.
+#[test]
+fn the_expectations_agree_with_the_registry() {
+    for policy in policies().into_iter().chain([ALL_IN_ONE.to_string()]) {
+        let outcomes = Outcomes::of(&policy);
+        let entry = syncguard::registry::Entry::named(&policy);
+        let rules: &[syncguard::rules::Rule] = match entry {
+            Some(entry) => entry.rules,
+            None => syncguard::rules::SYNCGUARD,
+        };
+        if let Some(entry) = entry {
+            match (&outcomes.request, entry.kinds) {
+                (None, []) => panic!("{policy} judges every kind: its hostile.yml must name a `request`"),
+                (Some(kind), kinds) if !kinds.is_empty() => assert!(
+                    kinds
+                        .iter()
+                        .any(|(group, name)| *group == kind.group && *name == kind.kind),
+                    "{policy}: hostile.yml names {}/{}, which is not one of its KINDS {kinds:?}",
+                    kind.group,
+                    kind.kind
+                ),
+                _ => {}
+            }
+        }
+        let request = base_request(&policy, &outcomes);
+        let text = |v: &Value| v.as_str().unwrap_or("").to_string();
+        let (group, version, resource) = (
+            text(&request["resource"]["group"]),
+            text(&request["resource"]["version"]),
+            text(&request["resource"]["resource"]),
+        );
+        let target = syncguard::rules::Attributes {
+            group: &group,
+            version: &version,
+            resource: &resource,
+            subresource: "",
+            operation: Some(Operation::Create),
+        };
+        assert!(
+            rules.iter().any(|rule| rule.applies_to(&target)),
+            "{policy}: its admission rules never send it the request hostile.yml judges it on ({group}/{version} {resource})"
+        );
+        for field in outcomes.object_fields.keys() {
+            assert!(
+                OBJECT_FIELDS.contains(&field.as_str()),
+                "{policy}: objectFields names {field}, which the suite never sets (it sets {OBJECT_FIELDS:?})"
+            );
+        }
+        let mut expects = vec![
+            &outcomes.not_an_object,
+            &outcomes.unknown_fields_only,
+            &outcomes.empty_object,
+            &outcomes.deeply_nested,
+            &outcomes.deep_schema,
+            &outcomes.kind_names_nothing,
+            &outcomes.resource_names_nothing,
+        ];
+        for field in outcomes.object_fields.values() {
+            expects.extend(
+                [
+                    &field.wrong_type,
+                    &field.number,
+                    &field.string,
+                    &field.array,
+                    &field.null,
+                ]
+                .into_iter()
+                .flatten(),
+            );
+        }
+        for text in expects.into_iter().filter_map(texts) {
+            if let Some(check) = text.strip_suffix(": ") {
+                assert!(
+                    syncguard::registry::Entry::named(check).is_some(),
+                    "{policy}: hostile.yml expects a message of {check}, which is not a check of the registry"
+                );
+            }
+        }
+    }
+}
+
 /// The README's outcome for a request field of the given JSON type: code 400 when the field
 /// is read and the type is wrong; `uid` and `dryRun` are never read.
 fn request_field(field: &str, wrong: &Value) -> Expect {
@@ -374,7 +476,7 @@ fn hostile_requests_never_trap() {
                 ));
             }
         }
-        for field in ["apiVersion", "kind", "metadata", "spec", "status"] {
+        for field in OBJECT_FIELDS {
             for wrong in [json!(42), json!("x"), json!(["x"]), json!(null)] {
                 let mut request = base.clone();
                 request["object"][field] = wrong.clone();

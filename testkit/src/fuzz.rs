@@ -12,7 +12,7 @@
 //!   objects (a JSON array), each JSON or empty. A part that is not JSON is left out.
 
 use serde_json::{Value, json};
-use syncguard::admission::{SettingsValidationResponse, ValidationResponse};
+use syncguard::admission::{Operation, SettingsValidationResponse, ValidationResponse};
 use syncguard::all_in_one::AllInOne;
 use syncguard::check;
 use syncguard::cluster::Cluster;
@@ -28,12 +28,13 @@ pub const RAW_SETTINGS: u8 = 1;
 pub const STRUCTURED: u8 = 2;
 /// Separates the parts of a structured input.
 pub const SEPARATOR: u8 = 0xFF;
-/// The operations a structured input can carry, picked by its second byte.
-pub const OPERATIONS: [&str; 4] = ["CREATE", "UPDATE", "DELETE", "CONNECT"];
+/// The admission operations a structured input can carry, picked by its second byte (in this
+/// order, which the corpora's inputs rely on).
+pub const OPERATIONS: [Operation; 4] = Operation::ALL;
 
 /// The waPC operations a fuzz input is sent to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Operation {
+pub enum WapcOperation {
     /// `validate`.
     Validate,
     /// `validate_settings`.
@@ -42,13 +43,13 @@ pub enum Operation {
     Report,
 }
 
-impl Operation {
+impl WapcOperation {
     /// The waPC operation name.
     pub fn name(self) -> &'static str {
         match self {
-            Operation::Validate => "validate",
-            Operation::ValidateSettings => "validate_settings",
-            Operation::Report => check::REPORT,
+            WapcOperation::Validate => "validate",
+            WapcOperation::ValidateSettings => "validate_settings",
+            WapcOperation::Report => check::REPORT,
         }
     }
 }
@@ -56,8 +57,8 @@ impl Operation {
 /// One waPC call derived from a fuzz input.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Call {
-    /// The operation.
-    pub operation: Operation,
+    /// The waPC operation.
+    pub operation: WapcOperation,
     /// The payload bytes.
     pub payload: Vec<u8>,
     /// Objects the cluster holds (structured inputs only; the built modules replayed without
@@ -69,19 +70,19 @@ pub struct Call {
 pub fn decode(rules: &[Rule], data: &[u8]) -> Call {
     let Some((&mode, rest)) = data.split_first() else {
         return Call {
-            operation: Operation::Validate,
+            operation: WapcOperation::Validate,
             payload: Vec::new(),
             cluster: Vec::new(),
         };
     };
     match mode % 3 {
         RAW_VALIDATE => Call {
-            operation: Operation::Validate,
+            operation: WapcOperation::Validate,
             payload: rest.to_vec(),
             cluster: Vec::new(),
         },
         RAW_SETTINGS => Call {
-            operation: Operation::ValidateSettings,
+            operation: WapcOperation::ValidateSettings,
             payload: rest.to_vec(),
             cluster: Vec::new(),
         },
@@ -128,7 +129,7 @@ fn structured(rules: &[Rule], data: &[u8]) -> Call {
         _ => Vec::new(),
     };
     Call {
-        operation: Operation::Validate,
+        operation: WapcOperation::Validate,
         payload: json!({"request": request, "settings": settings.unwrap_or_else(|| json!({}))})
             .to_string()
             .into_bytes(),
@@ -166,16 +167,16 @@ pub fn check_native(target: &Target, call: &Call) -> Result<(), String> {
     let cluster = OfflineCluster::of_objects(&call.cluster);
     check_call(call, &mut |operation, payload| {
         Ok(match operation {
-            Operation::Validate => (target.validate)(payload, &cluster),
-            Operation::ValidateSettings => (target.validate_settings)(payload),
-            Operation::Report => (target.report)(payload, &cluster),
+            WapcOperation::Validate => (target.validate)(payload, &cluster),
+            WapcOperation::ValidateSettings => (target.validate_settings)(payload),
+            WapcOperation::Report => (target.report)(payload, &cluster),
         })
     })
 }
 
 /// The evaluator [`check_call`] drives: answers one operation on one payload in a fresh
 /// instance, or says why the guest gave no answer (a trap, a guest error).
-pub type Evaluate<'a> = dyn FnMut(Operation, &[u8]) -> Result<Vec<u8>, String> + 'a;
+pub type Evaluate<'a> = dyn FnMut(WapcOperation, &[u8]) -> Result<Vec<u8>, String> + 'a;
 
 /// Checks the invariants every answer keeps, whatever the input:
 /// - the guest answers (no trap, no panic) with a well-formed response;
@@ -199,8 +200,8 @@ pub fn check_call(call: &Call, evaluate: &mut Evaluate<'_>) -> Result<(), String
         ));
     }
     match call.operation {
-        Operation::ValidateSettings => check_settings_answer(&call.payload, &first, evaluate),
-        Operation::Validate => {
+        WapcOperation::ValidateSettings => check_settings_answer(&call.payload, &first, evaluate),
+        WapcOperation::Validate => {
             let response = validation_response(&first)?;
             check_report(&call.payload, &first, &response, evaluate)?;
             match response.mutated_object {
@@ -208,7 +209,7 @@ pub fn check_call(call: &Call, evaluate: &mut Evaluate<'_>) -> Result<(), String
                 None => Ok(()),
             }
         }
-        Operation::Report => Ok(()),
+        WapcOperation::Report => Ok(()),
     }
 }
 
@@ -220,7 +221,7 @@ fn check_report(
     response: &ValidationResponse,
     evaluate: &mut Evaluate<'_>,
 ) -> Result<(), String> {
-    let report = evaluate(Operation::Report, payload)?;
+    let report = evaluate(WapcOperation::Report, payload)?;
     let head = [b"{\"response\":".as_slice(), answer, b",\"findings\":"].concat();
     if !report.starts_with(&head) {
         return Err(format!(
@@ -298,7 +299,7 @@ fn check_settings_answer(payload: &[u8], answer: &[u8], evaluate: &mut Evaluate<
     // Settings that validate must be usable: `validate` reads them the same way.
     let settings = std::str::from_utf8(payload).map_err(|e| format!("accepted settings that are not UTF-8: {e}"))?;
     let request = format!("{{\"request\":{{\"uid\":\"fuzz\",\"operation\":\"CONNECT\"}},\"settings\":{settings}}}");
-    let response = validation_response(&evaluate(Operation::Validate, request.as_bytes())?)?;
+    let response = validation_response(&evaluate(WapcOperation::Validate, request.as_bytes())?)?;
     match response.message {
         Some(message) if !response.accepted && message.contains(check::INVALID_SETTINGS) => Err(format!(
             "validate_settings accepted settings that validate refuses: {message}"
@@ -311,7 +312,7 @@ fn check_mutation_settles(payload: &[u8], mutated: &Value, evaluate: &mut Evalua
     let mut again: Value =
         serde_json::from_slice(payload).map_err(|e| format!("a mutation of a request that is not JSON: {e}"))?;
     again["request"]["object"] = mutated.clone();
-    let response = validation_response(&evaluate(Operation::Validate, again.to_string().as_bytes())?)?;
+    let response = validation_response(&evaluate(WapcOperation::Validate, again.to_string().as_bytes())?)?;
     if !response.accepted {
         return Err(format!(
             "the mutated object is rejected: {}",
@@ -393,7 +394,7 @@ pub fn check_target(name: &str, data: &[u8]) -> Result<(), String> {
 }
 
 /// Encodes a structured input (the inverse of [`decode`] for mode [`STRUCTURED`]).
-pub fn structured_input(operation: &str, parts: [Option<&Value>; 4]) -> Vec<u8> {
+pub fn structured_input(operation: Operation, parts: [Option<&Value>; 4]) -> Vec<u8> {
     let op = OPERATIONS.iter().position(|o| *o == operation).unwrap_or(0);
     let mut bytes = vec![STRUCTURED, op as u8];
     for (i, part) in parts.iter().enumerate() {
@@ -442,7 +443,7 @@ pub fn seeds(target: &Target, max_len: usize) -> Vec<Vec<u8>> {
             raw.extend_from_slice(json!({"request": request, "settings": settings}).to_string().as_bytes());
             seeds.push(raw);
             seeds.push(structured_input(
-                request["operation"].as_str().unwrap_or("CREATE"),
+                serde_json::from_value(request["operation"].clone()).unwrap_or(Operation::Create),
                 [
                     request.get("object"),
                     request.get("oldObject"),
@@ -483,9 +484,9 @@ mod tests {
     fn structured_inputs_round_trip_through_decode() {
         let object = json!({"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "j", "namespace": "n"}});
         let settings = json!({"a": 1});
-        let bytes = structured_input("UPDATE", [Some(&object), None, Some(&settings), None]);
+        let bytes = structured_input(Operation::Update, [Some(&object), None, Some(&settings), None]);
         let call = decode(syncguard::all_in_one::RULES, &bytes);
-        assert_eq!(call.operation, Operation::Validate);
+        assert_eq!(call.operation, WapcOperation::Validate);
         let payload: Value = serde_json::from_slice(&call.payload).unwrap();
         assert_eq!(payload["settings"], settings);
         assert_eq!(payload["request"]["object"], object);
@@ -507,7 +508,7 @@ mod tests {
     fn raw_modes_pass_bytes_through() {
         assert_eq!(decode(&[], b"\x00abc").payload, b"abc");
         let settings = decode(&[], b"\x04{}");
-        assert_eq!(settings.operation, Operation::ValidateSettings);
+        assert_eq!(settings.operation, WapcOperation::ValidateSettings);
         assert_eq!(settings.payload, b"{}");
     }
 
@@ -515,20 +516,21 @@ mod tests {
     fn the_invariants_catch_a_misbehaving_guest() {
         let call = decode(&[], b"\x00{}");
         let mut flaky = 0;
-        let mut nondeterministic = |_: Operation, _: &[u8]| {
+        let mut nondeterministic = |_: WapcOperation, _: &[u8]| {
             flaky += 1;
             Ok(format!("{{\"accepted\":true,\"n\":{flaky}}}").into_bytes())
         };
         assert!(check_call(&call, &mut nondeterministic).unwrap_err().contains("differ"));
-        let mut internal = |_: Operation, _: &[u8]| Ok(b"{\"accepted\":false,\"message\":\"x\",\"code\":500}".to_vec());
+        let mut internal =
+            |_: WapcOperation, _: &[u8]| Ok(b"{\"accepted\":false,\"message\":\"x\",\"code\":500}".to_vec());
         assert!(check_call(&call, &mut internal).unwrap_err().contains("internal error"));
-        let mut silent = |_: Operation, _: &[u8]| Ok(b"{\"accepted\":false}".to_vec());
+        let mut silent = |_: WapcOperation, _: &[u8]| Ok(b"{\"accepted\":false}".to_vec());
         assert!(
             check_call(&call, &mut silent)
                 .unwrap_err()
                 .contains("without a message")
         );
-        let mut trap = |_: Operation, _: &[u8]| Err("wasm trap: unreachable".to_string());
+        let mut trap = |_: WapcOperation, _: &[u8]| Err("wasm trap: unreachable".to_string());
         assert!(check_call(&call, &mut trap).unwrap_err().contains("trap"));
     }
 

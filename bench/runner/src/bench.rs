@@ -260,9 +260,10 @@ struct Goal {
 }
 
 #[derive(Clone)]
-struct Fixture {
+pub(crate) struct Fixture {
     label: String,
-    payload: String,
+    /// The `validate` payload: `{"request": ..., "settings": ...}`.
+    pub(crate) payload: String,
     /// The case's settings (`{}` when it has none).
     settings: Value,
     replay: Option<String>,
@@ -614,8 +615,9 @@ fn old_modules(engine: &Engine, args: &BenchArgs, policies: &[Policy]) -> Old {
 
 /// The UPDATE of the Prometheus CRD (crd-safe-upgrade, default settings) and its CREATE
 /// (crd-schema-fields, default settings).
-struct Upgrade {
-    update: Fixture,
+pub(crate) struct Upgrade {
+    /// The UPDATE.
+    pub(crate) update: Fixture,
     create: Fixture,
     /// The change, in words.
     change: String,
@@ -626,7 +628,7 @@ struct Upgrade {
 /// The Prometheus operator's `prometheuses` CRD as a CREATE, and an UPDATE from it to a copy
 /// with one change deep in the schema ([`deep_change`]); both installed objects carry
 /// `status.storedVersions` (the storage version), as the API server sends an update of a CRD.
-fn upgrade_fixtures(policies_dir: &Path) -> Result<Upgrade> {
+pub(crate) fn upgrade_fixtures(policies_dir: &Path) -> Result<Upgrade> {
     let path = policies_dir.join(PROMETHEUS_CRD);
     let text = std::fs::read_to_string(&path).with_context(|| format!("cannot read {}", path.display()))?;
     let create = evaluate::read_request(&text)?;

@@ -9,8 +9,10 @@
 //! - `syncguard-bench scan` (`make bench-scan`): a generated tree of manifests, scanned once;
 //!   prints one JSON line of counts and throughput (see [`scan`]).
 //! - `syncguard-bench policy-server` (`make bench-policy-server`): the modules in a real
-//!   policy-server, `POLICY_SERVER`, against the no-op module (see [`policy_server`]).
+//!   policy-server, `POLICY_SERVER`, against the floors, their lookups answered by a stand-in
+//!   API server (see [`policy_server`] and [`api_server`]).
 
+mod api_server;
 mod baseline;
 mod bench;
 mod inputs;
@@ -35,9 +37,9 @@ enum Command {
     /// Generates a tree of manifests and scans it once with every policy module at its default
     /// settings; prints one JSON line of counts and throughput.
     Scan(scan::ScanBenchArgs),
-    /// The no-op module, sync-drift, crd-schema-fields and the all-in-one in a real
-    /// policy-server (the binary named by `POLICY_SERVER`; skipped when unset): p50 and p90 per
-    /// request from 4 concurrent clients, against the no-op module on the same payload.
+    /// Every policy module and the three floors in a real policy-server (the binary named by
+    /// `POLICY_SERVER`; skipped when unset): p50 and p90 per request from 4 concurrent clients,
+    /// against the no-op module on the same payload, and the instructions per request.
     PolicyServer(policy_server::PolicyServerArgs),
 }
 
