@@ -187,11 +187,13 @@ bench-scan: build
 	$(CARGO) build --locked --profile host -p syncguard-bench
 	$(BENCH) scan
 
-## bench-policy-server: the no-op module, sync-drift, crd-schema-fields and the all-in-one in a
-## real policy-server (the binary in POLICY_SERVER; skipped, not failed, when unset): p50 and p90
-## per request from 4 concurrent clients on a Deployment, Kube-OVN's CRD and the Prometheus
-## operator's CRD, each against the no-op module on the same payload; then the instructions the
-## server executes per request, counted under Debian's valgrind (installed when missing)
+## bench-policy-server: every policy module and the no-op, read and SDK floors in a real
+## policy-server (the binary in POLICY_SERVER; skipped, not failed, when unset), each on the
+## payloads its rules match (a Deployment, Kube-OVN's and the Prometheus operator's CRDs, that
+## CRD's UPDATE, a Helm hook Job, a ConfigMap with owner markers), lookups answered by a stand-in
+## API server on 127.0.0.1: p50 and p90 per request from 4 concurrent clients against the no-op
+## module, then the instructions the server executes per request, counted under Debian's
+## valgrind (installed when missing)
 bench-policy-server: build
 	@command -v valgrind >/dev/null 2>&1 || DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -q valgrind || \
 	  { $(SUDO) apt-get update -q && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -q valgrind; }
