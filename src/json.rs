@@ -7,6 +7,10 @@
 //! would: [`Members`] sees an object's members as `Value`'s map does, and [`Canonical`] prints
 //! a node as `Value` prints.
 //!
+//! It is the core's one model of a JSON document: every check of a request judges the same tree
+//! of its object (`crate::check::Objects`), and the serde views of Kubernetes objects read a tree
+//! as they read text (`&Node` is a serde [`Deserializer`]).
+//!
 //! Written by hand because no crate reads part of a document lazily by a grammar while
 //! borrowing the rest: serde_json's `Value` copies everything, and its `RawValue` alone leaves
 //! everything unread. crd-schema-fields reads every part ([`Everything`]), crd-safe-upgrade only

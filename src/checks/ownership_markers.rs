@@ -35,7 +35,9 @@
 //!   `meta.helm.sh/release-`. Without them the request is accepted unparsed. Any `\u` or `\/`
 //!   escape in that text also counts as a hit, because an escaped key could spell a marker
 //!   without containing it literally; the API server sends canonical JSON where these keys are
-//!   never escaped, so this only costs a parse. The old object is not scanned: every finding
+//!   never escaped, so this only costs a parse. When a check before read the object whole (the
+//!   all-in-one, for sync-drift), its metadata is read from that tree instead and the decoded
+//!   annotation and label keys are searched. The old object is not scanned: every finding
 //!   needs a marker in the new object (an ownership change needs a non-empty new value).
 //! - **Only metadata is read**, with `apiVersion` and `kind`: Kubewarden sorts an object's keys,
 //!   so they come first, and reading stops after `metadata`; the rest of the object, however
