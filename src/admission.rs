@@ -95,6 +95,54 @@ macro_rules! object_only {
 }
 pub(crate) use object_only;
 
+/// A member a view leaves unread: its JSON text, borrowed from the request, when the view reads
+/// text; when it reads the request's tree ([`crate::json::Node`], already read by the checks that
+/// read the whole object), the member was read there already and its text is not at hand
+/// (`InTree`), so a check that needs the text (crd-safe-upgrade comparing two CRDs' schemas)
+/// reads the view from the text.
+#[derive(Debug, Clone, Copy)]
+pub enum Unread<'a> {
+    /// The member's JSON text.
+    Text(&'a RawValue),
+    /// Read as part of the request's tree; its text is not at hand.
+    InTree,
+}
+
+impl<'a> Unread<'a> {
+    /// The name serde sees it by: the tree's reader answers it with `InTree`.
+    pub const NAME: &'static str = "syncguard::admission::Unread";
+
+    /// The member's JSON text, when the view was read from text.
+    pub fn text(self) -> Option<&'a RawValue> {
+        match self {
+            Unread::Text(raw) => Some(raw),
+            Unread::InTree => None,
+        }
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for Unread<'a> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Visit;
+        impl<'de> Visitor<'de> for Visit {
+            type Value = Unread<'de>;
+
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("any JSON value")
+            }
+
+            fn visit_newtype_struct<D: Deserializer<'de>>(self, deserializer: D) -> Result<Unread<'de>, D::Error> {
+                <&RawValue>::deserialize(deserializer).map(Unread::Text)
+            }
+
+            fn visit_unit<E>(self) -> Result<Unread<'de>, E> {
+                Ok(Unread::InTree)
+            }
+        }
+        deserializer.deserialize_newtype_struct(Unread::NAME, Visit)
+    }
+}
+
 /// Group, version and kind of the object in a request.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
 #[serde(remote = "Self", default)]
@@ -145,6 +193,8 @@ impl<'a> ObjectJson<'a> {
     /// Reads the object as `T` (a view, a [`Value`], ...); the error carries serde_json's
     /// `line L column C` in the object's text when the object is the request's own.
     pub fn read<T: Deserialize<'a>>(&self) -> Result<T, serde_json::Error> {
+        #[cfg(test)]
+        reads::note();
         match self {
             ObjectJson::Raw(raw) => serde_json::from_str(raw.get()),
             ObjectJson::Parsed(value) => T::deserialize(*value),
@@ -182,6 +232,8 @@ impl<'a> ObjectJson<'a> {
     /// read as [`ObjectJson::read_with_path`] reads it. When the view does not fit the value, the
     /// error is [`ObjectJson::read_with_path`]'s on the text, so it names the path.
     pub fn read_for_edit<T: serde::de::DeserializeOwned>(&self) -> (Option<Value>, Result<T, (String, String)>) {
+        #[cfg(test)]
+        reads::note();
         let whole = match self {
             ObjectJson::Raw(raw) => serde_json::from_str::<Value>(raw.get()).ok(),
             ObjectJson::Parsed(_) => None,
@@ -212,6 +264,8 @@ impl<'a> ObjectJson<'a> {
         let ObjectJson::Raw(raw) = self else {
             return None;
         };
+        #[cfg(test)]
+        reads::note();
         let mut found = [None; N];
         let mut reader = serde_json::Deserializer::from_str(raw.get());
         let read = reader.deserialize_map(Members {
@@ -231,6 +285,27 @@ impl<'a> ObjectJson<'a> {
             ObjectJson::Raw(raw) => Some(raw.get()),
             ObjectJson::Parsed(_) => None,
         }
+    }
+}
+
+/// How many times the objects of requests were read (whole or in part, as text or into a tree),
+/// on this thread; compiled only for tests: the all-in-one reads an object once for every check.
+#[cfg(test)]
+pub mod reads {
+    use std::cell::Cell;
+
+    thread_local! {
+        static READS: Cell<usize> = const { Cell::new(0) };
+    }
+
+    /// Notes one reading of an object.
+    pub fn note() {
+        READS.with(|n| n.set(n.get() + 1));
+    }
+
+    /// The readings noted since the last call.
+    pub fn take() -> usize {
+        READS.with(|n| n.replace(0))
     }
 }
 

@@ -15,7 +15,7 @@
 //! the object as the checks between them changed it, crd-schema-fields' part keeping its place.
 
 use crate::admission::{ObjectJson, Request};
-use crate::check::{self, Check, Module};
+use crate::check::{self, Check, Module, Objects};
 use crate::checks::crd_schema_fields::{self, CrdSchemaFields};
 use crate::checks::sync_drift::{self, SyncDrift};
 use crate::cluster::Cluster;
@@ -37,6 +37,9 @@ pub const RULES: &[Rule] = crate::rules::SYNCGUARD;
 /// One request going through the checks: what each step reads and adds to.
 struct Run<'r, 'a> {
     request: &'r Request<'a>,
+    /// The request's own objects, each read at most once for every check that judges them
+    /// (`None`: the request has none).
+    objects: Option<&'r Objects<'a>>,
     cluster: &'r dyn Cluster,
     settings: &'r Settings,
     /// The object as the checks so far changed it.
@@ -79,7 +82,9 @@ impl Visit for Run<'_, '_> {
 }
 
 impl Run<'_, '_> {
-    /// Runs check `C` with `settings` on the object as the checks so far changed it.
+    /// Runs check `C` with `settings` on the object as the checks so far changed it: the
+    /// request's own objects, read once for every check, or, once a check has changed the
+    /// object, the changed one (read for each check after it; only a mutation costs that).
     fn run<C: Check>(&mut self, settings: &C::Settings) {
         let part = match self.mutated.as_ref() {
             Some(object) => {
@@ -87,7 +92,7 @@ impl Run<'_, '_> {
                 current.object = Some(ObjectJson::Parsed(object));
                 check::evaluate::<C>(&current, settings, self.cluster)
             }
-            None => check::evaluate::<C>(self.request, settings, self.cluster),
+            None => check::evaluate_on::<C>(self.request, self.objects, settings, self.cluster),
         };
         if let Some(part) = part {
             self.add(part);
@@ -118,15 +123,17 @@ impl Run<'_, '_> {
         let defaults = (crd_schema_fields::Settings::default(), sync_drift::Settings::default());
         let schema_fields = self.settings.crd_schema_fields.settings.as_ref().unwrap_or(&defaults.0);
         let drift = self.settings.sync_drift.settings.as_ref().unwrap_or(&defaults.1);
-        let Some(object) = self.request.object.filter(|_| self.mutated.is_none()) else {
+        let Some(objects) = self.objects.filter(|_| self.mutated.is_none()) else {
             // A check between them changed the object: crd-schema-fields judges the request's
             // own, as at its turn, and sync-drift the object as changed.
-            if let Some(part) = check::evaluate::<CrdSchemaFields>(self.request, schema_fields, self.cluster) {
+            if let Some(part) =
+                check::evaluate_on::<CrdSchemaFields>(self.request, self.objects, schema_fields, self.cluster)
+            {
                 self.parts.insert(at, part);
             }
             return self.run::<SyncDrift>(drift);
         };
-        let (schema_fields, drift) = with_sync_drift(self.request, object, schema_fields, drift, self.cluster);
+        let (schema_fields, drift) = with_sync_drift(self.request, objects, schema_fields, drift, self.cluster);
         self.parts.insert(at, check::part::<CrdSchemaFields>(schema_fields));
         self.add(check::part::<SyncDrift>(drift));
     }
@@ -152,25 +159,21 @@ impl Run<'_, '_> {
 /// nested deeper than that is read and walked by each check on its own, as it would be alone.
 pub(crate) fn with_sync_drift(
     request: &Request<'_>,
-    object: ObjectJson<'_>,
+    objects: &Objects<'_>,
     settings: &crd_schema_fields::Settings,
     drift: &sync_drift::Settings,
     cluster: &dyn Cluster,
 ) -> (Result<Report, Malformed>, Result<Report, Malformed>) {
     let alone = || {
         (
-            CrdSchemaFields::check(request, object, settings, cluster),
-            SyncDrift::check(request, object, drift, cluster),
+            CrdSchemaFields::check(request, objects, settings, cluster),
+            SyncDrift::check(request, objects, drift, cluster),
         )
     };
     if request.kind.version != "v1" {
         return alone();
     }
-    let read = match object {
-        ObjectJson::Raw(raw) => json::read_noting_depth(raw.get(), json::Everything, usize::MAX),
-        ObjectJson::Parsed(value) => json::read_value_noting_depth(value, usize::MAX),
-    };
-    let tree = match read {
+    let tree = match objects.tree() {
         Ok((tree @ Node::Object(_), deepest)) if deepest <= crd_schema_fields::MAX_DEPTH => tree,
         _ => return alone(),
     };
@@ -191,7 +194,7 @@ pub(crate) fn with_sync_drift(
     let manifest = if settings.check_last_applied {
         // Deeper than crd-schema-fields reads: it reads its own, cut off.
         crd_schema_fields::last_applied(
-            &tree,
+            tree,
             manifest_read
                 .as_ref()
                 .filter(|_| manifest_depth <= crd_schema_fields::MAX_DEPTH),
@@ -199,11 +202,24 @@ pub(crate) fn with_sync_drift(
     } else {
         Ok(None)
     };
-    let mut shared = crd_schema_fields::Shared::new(settings, &tree, manifest.as_ref().ok().and_then(Option::as_deref));
-    let drift_report = sync_drift::judge(request, &tree, manifest_read.as_ref(), drift, cluster, &mut shared);
+    let mut shared = crd_schema_fields::Shared::new(settings, tree, manifest.as_ref().ok().and_then(Option::as_deref));
+    let drift_report = sync_drift::judge(request, tree, manifest_read.as_ref(), drift, cluster, &mut shared);
     let walked = shared.walked;
-    let schema_fields_report = crd_schema_fields::judge(request, &tree, manifest, settings, walked);
+    let schema_fields_report = crd_schema_fields::judge(request, tree, manifest, settings, walked);
     (Ok(schema_fields_report), drift_report)
+}
+
+/// Finds whether an enabled check that applies to the request reads the whole object
+/// ([`Check::READS_WHOLE`]).
+struct ReadsWhole<'r, 'a> {
+    request: &'r Request<'a>,
+    any: bool,
+}
+
+impl Visit for ReadsWhole<'_, '_> {
+    fn visit<C: Check>(&mut self, section: &Section<C>) {
+        self.any |= section.enabled && C::READS_WHOLE && check::applies::<C>(self.request);
+    }
 }
 
 impl Module for AllInOne {
@@ -217,8 +233,19 @@ impl Module for AllInOne {
     }
 
     fn decide(request: &Request<'_>, settings: &Settings, cluster: &dyn Cluster) -> Answer {
+        let objects = request.object.map(|object| Objects::new(object, request.old_object));
+        // When a check that applies reads the whole object, it is read first, once, and the
+        // checks that read only its start look at that tree rather than read the text again.
+        if let Some(objects) = &objects {
+            let mut whole = ReadsWhole { request, any: false };
+            registry::visit_sections(settings, &mut whole);
+            if whole.any {
+                let _ = objects.tree();
+            }
+        }
         let mut run = Run {
             request,
+            objects: objects.as_ref(),
             cluster,
             settings,
             mutated: None,
@@ -304,6 +331,40 @@ mod tests {
                 (nodes, false),
                 "{alone} disabled"
             );
+        }
+    }
+
+    /// How many times deciding `request` with `P` read its object (whole or in part).
+    fn reads<P: Module>(request: &Value) -> usize {
+        let payload = syncguard_testkit::payload(request, &serde_json::json!({}));
+        crate::admission::reads::take();
+        check::decide::<P>(payload.as_bytes(), &crate::cluster::NoCluster);
+        crate::admission::reads::take()
+    }
+
+    #[test]
+    fn every_check_judges_the_one_tree_of_the_request() {
+        use crate::checks::ownership_markers::OwnershipMarkers;
+        // Kube-OVN's CRD, with its last-applied manifest: five checks judge it, one reading.
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/policies/crd-schema-fields/test_data/kube-ovn-fixed.json"
+        );
+        let crd: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+        let deployment = serde_json::json!({
+            "uid": "1", "operation": "CREATE", "name": "web", "namespace": "shop",
+            "kind": {"group": "apps", "version": "v1", "kind": "Deployment"},
+            "resource": {"group": "apps", "version": "v1", "resource": "deployments"},
+            "object": {"apiVersion": "apps/v1", "kind": "Deployment",
+                "metadata": {"name": "web", "namespace": "shop", "labels": {"app": "web"}},
+                "spec": {"selector": {"matchLabels": {"app": "web"}}, "template": {
+                    "metadata": {"labels": {"app": "web"}},
+                    "spec": {"containers": [{"name": "web", "image": "nginx"}]}}}}});
+        for request in [&crd, &deployment] {
+            assert_eq!(reads::<AllInOne>(request), 1);
+            assert_eq!(reads::<SyncDrift>(request), 1);
+            // Alone, a check that reads only the start of the object reads only that.
+            assert_eq!(reads::<OwnershipMarkers>(request), 1);
         }
     }
 

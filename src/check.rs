@@ -13,10 +13,12 @@ pub mod shared_walk;
 use crate::admission::{self, ObjectJson, Request, Response, ValidationRequest, ValidationResponse};
 use crate::cluster::Cluster;
 use crate::finding::{Malformed, Report, RuleDoc};
+use crate::json::{self, Node};
 use crate::render::{self, Answer, Part};
 use crate::rules::{self, Rule};
 use crate::settings;
 use serde::de::DeserializeOwned;
+use std::cell::OnceCell;
 
 /// Largest `validate` payload a policy reads (request plus settings). Kubernetes caps a request
 /// body at 3 MiB and an object in etcd at 1.5 MiB; anything larger is refused unread.
@@ -28,6 +30,80 @@ pub type GroupKind = (&'static str, &'static str);
 /// A resource a check looks up in the cluster: its `apiVersion` and kind, as metadata.yml's
 /// `contextAwareResources` lists it.
 pub type Lookup = (&'static str, &'static str);
+
+/// The objects of one request as every check that judges it reads them: the request's object
+/// and old object as their text (a check that reads only their first members, which Kubewarden's
+/// sorted keys put first, reads that far and stops), and each read whole at most once, into the
+/// one tree ([`Node`], read by [`json::Everything`]) every check that reads it judges. The
+/// all-in-one hands the same `Objects` to every check of a request, so a CRD or a Deployment is
+/// read once whatever the number of checks; a check run alone reads it as it did on its own.
+pub struct Objects<'a> {
+    /// The new object, unread.
+    pub object: ObjectJson<'a>,
+    /// The old object (UPDATE, DELETE), unread.
+    pub old_object: Option<ObjectJson<'a>>,
+    /// The object read whole, and the deepest level a container was read at.
+    tree: OnceCell<Read<'a>>,
+    /// The old object read whole, likewise.
+    old_tree: OnceCell<Read<'a>>,
+}
+
+/// An object read whole: its tree and the deepest level read ([`json::read_noting_depth`]), or
+/// serde_json's error (its reader stops at 128 levels).
+type Read<'a> = Result<(Node<'a>, usize), serde_json::Error>;
+
+impl<'a> Objects<'a> {
+    /// The objects of `request`, with `object` as its object (the request's own, or one a check
+    /// before changed); unread.
+    pub fn new(object: ObjectJson<'a>, old_object: Option<ObjectJson<'a>>) -> Objects<'a> {
+        Objects {
+            object,
+            old_object,
+            tree: OnceCell::new(),
+            old_tree: OnceCell::new(),
+        }
+    }
+
+    /// The object read whole, every part, nested as deep as serde_json reads (128 levels), and
+    /// the deepest level a container was read at: read on the first call, borrowed after.
+    pub fn tree(&self) -> Result<(&Node<'a>, usize), &serde_json::Error> {
+        read_whole(&self.tree, self.object)
+    }
+
+    /// The old object read whole, as [`Objects::tree`]; `None` when the request has none.
+    pub fn old_tree(&self) -> Option<Result<(&Node<'a>, usize), &serde_json::Error>> {
+        self.old_object.map(|old| read_whole(&self.old_tree, old))
+    }
+
+    /// The object's tree if a check has read it already (the all-in-one reads it first when a
+    /// check that applies reads the whole object): a check that reads only the start of the
+    /// object looks there before it reads the text.
+    pub fn read_tree(&self) -> Option<&Node<'a>> {
+        match self.tree.get() {
+            Some(Ok((node, _))) => Some(node),
+            _ => None,
+        }
+    }
+}
+
+/// Reads `object` whole into `cell`, once.
+fn read_whole<'c, 'a>(
+    cell: &'c OnceCell<Read<'a>>,
+    object: ObjectJson<'a>,
+) -> Result<(&'c Node<'a>, usize), &'c serde_json::Error> {
+    let read = cell.get_or_init(|| {
+        #[cfg(test)]
+        admission::reads::note();
+        match object {
+            ObjectJson::Raw(raw) => json::read_noting_depth(raw.get(), json::Everything, usize::MAX),
+            ObjectJson::Parsed(value) => json::read_value_noting_depth(value, usize::MAX),
+        }
+    });
+    match read {
+        Ok((node, deepest)) => Ok((node, *deepest)),
+        Err(e) => Err(e),
+    }
+}
 
 /// One syncguard check: its name, what it applies to, its settings and its findings.
 pub trait Check {
@@ -60,6 +136,11 @@ pub trait Check {
     /// The rules of the check's findings, with the README section of each.
     const FINDINGS: &'static [RuleDoc];
 
+    /// Whether the check reads the whole object ([`Objects::tree`]) of the requests it judges:
+    /// the all-in-one then reads it first, once, and the checks that read only its start
+    /// ([`Objects::read_tree`]) use that tree rather than read the text again.
+    const READS_WHOLE: bool = false;
+
     /// The resources the check looks up in the cluster (its metadata.yml's
     /// `contextAwareResources`; the all-in-one's lists them all). Empty: it asks nothing.
     const LOOKUPS: &'static [Lookup] = &[];
@@ -69,12 +150,14 @@ pub trait Check {
         Ok(())
     }
 
-    /// Judges `object`, the object of a request that [`Check::RULES`] and [`Check::KINDS`]
-    /// match; what they cannot say (the operations a check judges within its rules, ...) is
-    /// the check's to test. An object of the wrong shape is [`Malformed`].
+    /// Judges `objects`, the objects of a request that [`Check::RULES`] and [`Check::KINDS`]
+    /// match, read as far as the check needs (their text, or the one tree of each, read once
+    /// for every check of the request); what the rules cannot say (the operations a check
+    /// judges within its rules, ...) is the check's to test. An object of the wrong shape is
+    /// [`Malformed`].
     fn check(
         request: &Request<'_>,
-        object: ObjectJson<'_>,
+        objects: &Objects<'_>,
         settings: &Self::Settings,
         cluster: &dyn Cluster,
     ) -> Result<Report, Malformed>;
@@ -105,16 +188,28 @@ pub fn applies<C: Check>(request: &Request<'_>) -> bool {
 /// `oldObject` for a check that needs it, is refused with code 400 ([`NO_OBJECT`],
 /// [`NO_OLD_OBJECT`]).
 pub fn evaluate<C: Check>(request: &Request<'_>, settings: &C::Settings, cluster: &dyn Cluster) -> Option<Part> {
+    let objects = request.object.map(|object| Objects::new(object, request.old_object));
+    evaluate_on::<C>(request, objects.as_ref(), settings, cluster)
+}
+
+/// [`evaluate`] on the request's objects as read so far (`None`: the request has no object), so
+/// that every check of the all-in-one judges the same trees.
+pub fn evaluate_on<C: Check>(
+    request: &Request<'_>,
+    objects: Option<&Objects<'_>>,
+    settings: &C::Settings,
+    cluster: &dyn Cluster,
+) -> Option<Part> {
     if !applies::<C>(request) {
         return None;
     }
-    let Some(object) = request.object else {
+    let Some(objects) = objects else {
         return Some(Part::refusal(C::NAME, NO_OBJECT.to_string(), 400));
     };
-    if C::NEEDS_OLD_OBJECT && request.is_update() && request.old_object.is_none() {
+    if C::NEEDS_OLD_OBJECT && request.is_update() && objects.old_object.is_none() {
         return Some(Part::refusal(C::NAME, NO_OLD_OBJECT.to_string(), 400));
     }
-    Some(part::<C>(C::check(request, object, settings, cluster)))
+    Some(part::<C>(C::check(request, objects, settings, cluster)))
 }
 
 /// Check `C`'s part of the answer, from what it made of a request it judges: its report, or a

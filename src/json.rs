@@ -7,6 +7,10 @@
 //! would: [`Members`] sees an object's members as `Value`'s map does, and [`Canonical`] prints
 //! a node as `Value` prints.
 //!
+//! It is the core's one model of a JSON document: every check of a request judges the same tree
+//! of its object (`crate::check::Objects`), and the serde views of Kubernetes objects read a tree
+//! as they read text (`&Node` is a serde [`Deserializer`]).
+//!
 //! Written by hand because no crate reads part of a document lazily by a grammar while
 //! borrowing the rest: serde_json's `Value` copies everything, and its `RawValue` alone leaves
 //! everything unread. crd-schema-fields reads every part ([`Everything`]), crd-safe-upgrade only
@@ -307,6 +311,127 @@ impl fmt::Display for Canonical<'_, '_> {
     /// The compact JSON text.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&serde_json::to_string(self).map_err(|_| fmt::Error)?)
+    }
+}
+
+/// A tree read as a serde [`Deserializer`], so that the checks' serde views (a Job, a CRD's
+/// versions, an object's metadata) read the request's one tree instead of its text again. A
+/// value left unread ([`Node::Raw`]) is read from its text by serde_json, so a view's borrowed
+/// [`RawValue`] fields borrow from the request where the grammar left them unread. A skipped
+/// value reads as `null`; one nested too deep is an error, as serde_json's reader gives.
+impl<'de> Deserializer<'de> for &Node<'de> {
+    type Error = serde_json::Error;
+
+    fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Self::Error> {
+        match self {
+            Node::Raw(raw) => serde_json::Deserializer::from_str(raw.get()).deserialize_any(visitor),
+            Node::Skipped | Node::Null => visitor.visit_unit(),
+            Node::Bool(b) => visitor.visit_bool(*b),
+            Node::U64(_) | Node::I64(_) | Node::F64(_) => match self.number() {
+                Some(Number::U64(n)) => visitor.visit_u64(n),
+                Some(Number::I64(n)) => visitor.visit_i64(n),
+                Some(Number::F64(x)) => visitor.visit_f64(x),
+                None => visitor.visit_unit(),
+            },
+            Node::Str(Cow::Borrowed(text)) => visitor.visit_borrowed_str(text),
+            Node::Str(Cow::Owned(text)) => visitor.visit_str(text),
+            Node::Array(items) => {
+                let mut seq = serde::de::value::SeqDeserializer::new(items.iter());
+                let value = visitor.visit_seq(&mut seq)?;
+                seq.end()?;
+                Ok(value)
+            }
+            Node::Object(entries) => visitor.visit_map(EntriesAccess {
+                entries: entries.iter(),
+                value: None,
+            }),
+            Node::TooDeep => Err(serde::de::Error::custom("recursion limit exceeded")),
+        }
+    }
+
+    fn deserialize_option<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Self::Error> {
+        match self {
+            Node::Raw(raw) => serde_json::Deserializer::from_str(raw.get()).deserialize_option(visitor),
+            Node::Skipped | Node::Null => visitor.visit_none(),
+            _ => visitor.visit_some(self),
+        }
+    }
+
+    fn deserialize_newtype_struct<V: Visitor<'de>>(
+        self,
+        name: &'static str,
+        visitor: V,
+    ) -> Result<V::Value, Self::Error> {
+        match self {
+            // serde_json's `RawValue` is a newtype only its own reader gives.
+            Node::Raw(raw) => serde_json::Deserializer::from_str(raw.get()).deserialize_newtype_struct(name, visitor),
+            // A member a view leaves unread was read into the tree: there is no text to give.
+            _ if name == crate::admission::Unread::NAME => visitor.visit_unit(),
+            _ => visitor.visit_newtype_struct(self),
+        }
+    }
+
+    fn deserialize_enum<V: Visitor<'de>>(
+        self,
+        name: &'static str,
+        variants: &'static [&'static str],
+        visitor: V,
+    ) -> Result<V::Value, Self::Error> {
+        match self {
+            Node::Raw(raw) => serde_json::Deserializer::from_str(raw.get()).deserialize_enum(name, variants, visitor),
+            Node::Str(text) => visitor.visit_enum(serde::de::value::StrDeserializer::<serde_json::Error>::new(text)),
+            _ => self.deserialize_any(visitor),
+        }
+    }
+
+    serde::forward_to_deserialize_any! {
+        bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string
+        bytes byte_buf unit unit_struct seq tuple tuple_struct map struct identifier ignored_any
+    }
+}
+
+impl<'de> serde::de::IntoDeserializer<'de, serde_json::Error> for &Node<'de> {
+    type Deserializer = Self;
+
+    fn into_deserializer(self) -> Self {
+        self
+    }
+}
+
+/// An object's entries as a serde map, keys borrowed from the text where the tree does.
+struct EntriesAccess<'n, 'de> {
+    entries: std::slice::Iter<'n, (Cow<'de, str>, Node<'de>)>,
+    value: Option<&'n Node<'de>>,
+}
+
+impl<'n, 'de> MapAccess<'de> for EntriesAccess<'n, 'de> {
+    type Error = serde_json::Error;
+
+    fn next_key_seed<K: DeserializeSeed<'de>>(&mut self, seed: K) -> Result<Option<K::Value>, Self::Error> {
+        let Some((key, value)) = self.entries.next() else {
+            return Ok(None);
+        };
+        self.value = Some(value);
+        match key {
+            Cow::Borrowed(key) => seed
+                .deserialize(serde::de::value::BorrowedStrDeserializer::<serde_json::Error>::new(key))
+                .map(Some),
+            Cow::Owned(key) => seed
+                .deserialize(serde::de::value::StrDeserializer::<serde_json::Error>::new(key))
+                .map(Some),
+        }
+    }
+
+    fn next_value_seed<V: DeserializeSeed<'de>>(&mut self, seed: V) -> Result<V::Value, Self::Error> {
+        let value = self
+            .value
+            .take()
+            .ok_or_else(|| <serde_json::Error as serde::de::Error>::custom("a value before its key"))?;
+        seed.deserialize(value)
+    }
+
+    fn size_hint(&self) -> Option<usize> {
+        Some(self.entries.len())
     }
 }
 
@@ -621,6 +746,57 @@ mod tests {
             numbers.iter().map(Number::to_string).collect::<Vec<_>>(),
             ["1", "1.0", "-1", "0.5"]
         );
+    }
+
+    /// A view reads the same from a tree as from the text; a member the view leaves unread is
+    /// the text's where the tree left it unread, and `InTree` where the tree read it.
+    #[test]
+    fn views_read_a_tree_as_they_read_text() {
+        use crate::admission::Unread;
+        use crate::k8s::{Crd, Job};
+        let crd = r#"{"metadata":{"name":"a.b","annotations":{"x":"q\"uote","y":null}},
+            "spec":{"group":"b","names":{"kind":"A","shortNames":["aa"]},"versions":[{"name":"v1","served":true,
+            "storage":true,"schema":{"openAPIV3Schema":{"type":"object"}}},null]},"status":{"storedVersions":["v1"]}}"#;
+        let tree = read(crd, Everything, usize::MAX).unwrap();
+        let (from_tree, from_text) = (
+            Crd::deserialize(&tree).unwrap(),
+            serde_json::from_str::<Crd>(crd).unwrap(),
+        );
+        assert!(matches!(
+            from_tree.spec.versions[0].schema.open_api_v3_schema,
+            Some(Unread::InTree)
+        ));
+        assert_eq!(
+            from_text.spec.versions[0]
+                .schema
+                .open_api_v3_schema
+                .and_then(Unread::text)
+                .map(RawValue::get),
+            Some(r#"{"type":"object"}"#)
+        );
+        let shown = |crd: &Crd| format!("{:?} {:?} {:?}", crd.metadata, crd.spec.names, crd.status);
+        assert_eq!(shown(&from_tree), shown(&from_text));
+        assert_eq!(from_tree.spec.versions.len(), 2);
+        // Left unread by its grammar, the schema is the text's.
+        let unread = read(crd, Props::Schema, usize::MAX).unwrap();
+        let Some(Node::Raw(spec)) = unread.get("spec") else {
+            panic!("{unread:?}")
+        };
+        let from_raw = Crd::deserialize(&Node::Object(vec![(Cow::Borrowed("spec"), Node::Raw(spec))])).unwrap();
+        assert!(matches!(
+            from_raw.spec.versions[0].schema.open_api_v3_schema,
+            Some(Unread::Text(_))
+        ));
+        let job = r#"{"metadata":{"name":"j","deletionTimestamp":"2024-01-01T00:00:00Z"},"spec":{"ttlSecondsAfterFinished":5,"backoffLimit":-1}}"#;
+        let tree = read(job, Everything, usize::MAX).unwrap();
+        assert_eq!(
+            format!("{:?}", Job::deserialize(&tree).unwrap()),
+            format!("{:?}", serde_json::from_str::<Job>(job).unwrap())
+        );
+        // Of the wrong shape, from a tree as from text: an error.
+        let wrong = read(r#"{"spec":{"ttlSecondsAfterFinished":"5"}}"#, Everything, 10).unwrap();
+        assert!(Job::deserialize(&wrong).is_err());
+        assert!(Crd::deserialize(&read("[1]", Everything, 10).unwrap()).is_err());
     }
 
     #[test]

@@ -222,9 +222,10 @@ pub struct CrdVersion<'a> {
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(remote = "Self", default)]
 pub struct CrdValidation<'a> {
-    /// The version's structural schema, unread.
+    /// The version's structural schema, unread (its text; none when the view was read from
+    /// the request's tree, which holds it read).
     #[serde(borrow, rename = "openAPIV3Schema")]
-    pub open_api_v3_schema: Option<&'a serde_json::value::RawValue>,
+    pub open_api_v3_schema: Option<crate::admission::Unread<'a>>,
 }
 
 /// `status` of a CRD.

@@ -58,7 +58,7 @@
 //! - a listed item that is not a readable CRD makes the whole lookup count as failed.
 
 use crate::admission::{ObjectJson, Request};
-use crate::check::{Check, GroupKind, Lookup};
+use crate::check::{Check, GroupKind, Lookup, Objects};
 use crate::cluster::{Cluster, ItemsError, LastList};
 use crate::finding::{Finding, Malformed, Report, RuleDoc, Subject};
 use crate::generated::builtin_resources;
@@ -284,27 +284,19 @@ impl Check for CrdKindCollision {
 
     fn check(
         request: &Request<'_>,
-        object: ObjectJson<'_>,
+        objects: &Objects<'_>,
         settings: &Settings,
         cluster: &dyn Cluster,
     ) -> Result<Report, Malformed> {
-        // Read up to `spec.names` only, when the text allows; else whole, for the error's path.
-        let crd = match object.members(CrdIdentity::MEMBERS).and_then(CrdIdentity::from_members) {
+        // From the request's tree when a check before read it whole (the all-in-one); else read
+        // up to `spec.names` only, when the text allows; else whole, for the error's path.
+        let crd = match objects.read_tree().and_then(|tree| CrdIdentity::deserialize(tree).ok()) {
             Some(crd) => crd,
-            None => object
-                .read_described::<CrdIdentity>()
-                .map_err(|e| Malformed(format!("cannot read the request's object: {e}")))?,
+            None => identity(objects.object, "object")?,
         };
         // On UPDATE, what the live CRD already had: its clashes are not this update's doing.
-        let old = match request.old_object.filter(|_| request.is_update()) {
-            Some(old) => Some(
-                match old.members(CrdIdentity::MEMBERS).and_then(CrdIdentity::from_members) {
-                    Some(crd) => crd,
-                    None => old
-                        .read_described::<CrdIdentity>()
-                        .map_err(|e| Malformed(format!("cannot read the request's oldObject: {e}")))?,
-                },
-            ),
+        let old = match objects.old_object.filter(|_| request.is_update()) {
+            Some(old) => Some(identity(old, "oldObject")?),
             None => None,
         };
         let subject = Subject::new(request, &crd.metadata.name, "", "");
@@ -318,6 +310,17 @@ impl Check for CrdKindCollision {
                 cluster,
             ),
         ))
+    }
+}
+
+/// The identity of the request's `what` (`object`, `oldObject`), read up to `spec.names` only
+/// when the text allows, else whole, for the error's path.
+fn identity(object: ObjectJson<'_>, what: &str) -> Result<CrdIdentity, Malformed> {
+    match object.members(CrdIdentity::MEMBERS).and_then(CrdIdentity::from_members) {
+        Some(crd) => Ok(crd),
+        None => object
+            .read_described::<CrdIdentity>()
+            .map_err(|e| Malformed(format!("cannot read the request's {what}: {e}"))),
     }
 }
 

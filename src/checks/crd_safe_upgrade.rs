@@ -50,7 +50,7 @@
 //! as empty (raw manifests carry `storedVersions: null`).
 
 use crate::admission::{ObjectJson, Operation, Request};
-use crate::check::{Check, GroupKind};
+use crate::check::{Check, GroupKind, Objects};
 use crate::cluster::Cluster;
 use crate::finding::{Finding, Malformed, Report, RuleDoc, Subject};
 use crate::k8s::Crd;
@@ -462,15 +462,28 @@ impl Check for CrdSafeUpgrade {
 
     fn check(
         request: &Request<'_>,
-        object: ObjectJson<'_>,
+        objects: &Objects<'_>,
         settings: &Settings,
         _cluster: &dyn Cluster,
     ) -> Result<Report, Malformed> {
-        let new_text = text_of(object)?;
-        let new = read(&new_text, "object")?;
+        // An UPDATE compares the two CRDs' schemas as text; any other operation reads no schema,
+        // and takes the CRD from the request's tree when a check before read it whole (the
+        // all-in-one), else from the text (and an error names its path from there).
+        let from_tree = objects
+            .read_tree()
+            .filter(|_| !request.is_update())
+            .and_then(|tree| Crd::deserialize(tree).ok());
+        let new_text;
+        let new = match from_tree {
+            Some(crd) => crd,
+            None => {
+                new_text = text_of(objects.object)?;
+                read(&new_text, "object")?
+            }
+        };
         let subject = Subject::new(request, &new.metadata.name, &new.metadata.generate_name, "");
         let mut notes = Vec::new();
-        let findings = match (request.operation, request.old_object) {
+        let findings = match (request.operation, objects.old_object) {
             (Some(Operation::Update), Some(old)) => {
                 let old_text = text_of(old)?;
                 update(

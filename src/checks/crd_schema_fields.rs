@@ -60,7 +60,7 @@
 
 use crate::admission::{ObjectJson, Request};
 use crate::check::shared_walk::{Beside, Keys, Place, Step};
-use crate::check::{Check, GroupKind};
+use crate::check::{Check, GroupKind, Objects};
 use crate::cluster::Cluster;
 use crate::finding::{Finding, Fix, List, Malformed, Report, RuleDoc, Subject};
 use crate::generated::{ApiField, ApiType, Form, Leaf, api_type};
@@ -141,6 +141,7 @@ impl Check for CrdSchemaFields {
     const SETTINGS_KEY: &'static str = "crdSchemaFields";
     const RULES: &'static [Rule] = rules::CRD_SCHEMA_FIELDS;
     const KINDS: &'static [GroupKind] = &[("apiextensions.k8s.io", "CustomResourceDefinition")];
+    const READS_WHOLE: bool = true;
     const FINDINGS: &'static [RuleDoc] = FINDINGS;
 
     fn validate_settings(settings: &Settings) -> Result<(), String> {
@@ -158,25 +159,35 @@ impl Check for CrdSchemaFields {
 
     fn check(
         request: &Request<'_>,
-        object: ObjectJson<'_>,
+        objects: &Objects<'_>,
         settings: &Settings,
         _cluster: &dyn Cluster,
     ) -> Result<Report, Malformed> {
         if request.kind.version != "v1" {
             return Ok(Report::nothing());
         }
-        // The request's object is read once, into the tree the walk needs.
-        let object = match read_node(object) {
-            Ok(node @ Node::Object(_)) => node,
-            Ok(_) => return Err(not_an_object()),
-            Err(e) => return Err(Malformed(format!("cannot read the request's object: {e}"))),
+        // The request's one tree of its object; an object nested deeper than this check reads
+        // (hostile input only) is read again, cut off at [`MAX_DEPTH`].
+        let cut;
+        let object = match objects.tree() {
+            Ok((node, deepest)) if deepest <= MAX_DEPTH => node,
+            _ => {
+                cut = read_node(objects.object);
+                match &cut {
+                    Ok(node) => node,
+                    Err(e) => return Err(Malformed(format!("cannot read the request's object: {e}"))),
+                }
+            }
         };
+        if !matches!(object, Node::Object(_)) {
+            return Err(not_an_object());
+        }
         let manifest = if settings.check_last_applied {
-            last_applied(&object, None)
+            last_applied(object, None)
         } else {
             Ok(None)
         };
-        Ok(judge(request, &object, manifest, settings, Walked::default()))
+        Ok(judge(request, object, manifest, settings, Walked::default()))
     }
 }
 
@@ -1483,18 +1494,20 @@ mod tests {
     fn one_traversal(payload: &str, schema_fields: Value, drift: Value, one_tree: bool) {
         let read = crate::check::read_request(payload.as_bytes()).unwrap();
         let request = &read.request;
-        let object = request.object.unwrap();
+        // Each run reads the request's objects afresh, as a module instance does.
+        let objects = || crate::check::Objects::new(request.object.unwrap(), request.old_object);
         let schema_fields: Settings = serde_json::from_value(schema_fields).unwrap();
         let drift: sync_drift::Settings = serde_json::from_value(drift).unwrap();
         let mut shared = None;
         let (once, twice) = visited(|| {
-            shared = Some(with_sync_drift(request, object, &schema_fields, &drift, &NoCluster));
+            shared = Some(with_sync_drift(request, &objects(), &schema_fields, &drift, &NoCluster));
         });
         let mut alone = None;
         let (schema_alone, _) =
-            visited(|| alone = Some(CrdSchemaFields::check(request, object, &schema_fields, &NoCluster)));
+            visited(|| alone = Some(CrdSchemaFields::check(request, &objects(), &schema_fields, &NoCluster)));
         let mut drift_alone = None;
-        let (drift_count, _) = visited(|| drift_alone = Some(SyncDrift::check(request, object, &drift, &NoCluster)));
+        let (drift_count, _) =
+            visited(|| drift_alone = Some(SyncDrift::check(request, &objects(), &drift, &NoCluster)));
         let (shared, alone) = (shared.unwrap(), (alone.unwrap(), drift_alone.unwrap()));
         let paths = |report: &Result<Report, Malformed>| match report {
             Ok(report) => report.findings.iter().map(|f| f.path.clone()).collect::<Vec<_>>(),

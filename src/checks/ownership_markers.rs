@@ -35,7 +35,9 @@
 //!   `meta.helm.sh/release-`. Without them the request is accepted unparsed. Any `\u` or `\/`
 //!   escape in that text also counts as a hit, because an escaped key could spell a marker
 //!   without containing it literally; the API server sends canonical JSON where these keys are
-//!   never escaped, so this only costs a parse. The old object is not scanned: every finding
+//!   never escaped, so this only costs a parse. When a check before read the object whole (the
+//!   all-in-one, for sync-drift), its metadata is read from that tree instead and the decoded
+//!   annotation and label keys are searched. The old object is not scanned: every finding
 //!   needs a marker in the new object (an ownership change needs a non-empty new value).
 //! - **Only metadata is read**, with `apiVersion` and `kind`: Kubewarden sorts an object's keys,
 //!   so they come first, and reading stops after `metadata`; the rest of the object, however
@@ -54,8 +56,8 @@
 //! - Objects in `exemptNamespaces` (by the request's namespace), subresource requests and
 //!   operations other than CREATE and UPDATE are accepted untouched.
 
-use crate::admission::{ObjectJson, Request};
-use crate::check::{Check, GroupKind};
+use crate::admission::Request;
+use crate::check::{Check, GroupKind, Objects};
 use crate::cluster::Cluster;
 use crate::finding::{Finding, Malformed, Report, RuleDoc, Subject};
 use crate::k8s::Object;
@@ -198,11 +200,11 @@ impl Check for OwnershipMarkers {
 
     fn check(
         request: &Request<'_>,
-        object: ObjectJson<'_>,
+        objects: &Objects<'_>,
         settings: &Settings,
         _cluster: &dyn Cluster,
     ) -> Result<Report, Malformed> {
-        evaluate(request, object, settings)
+        evaluate(request, objects, settings)
     }
 }
 
@@ -227,6 +229,16 @@ pub fn may_hold_markers(text: &str, settings: &Settings) -> bool {
         || settings.ownership_change != Action::Ignore
         || !settings.fleet_releases.is_empty();
     contains(text, FLEET_MARKER) || (helm_matters && contains(text, HELM_MARKER)) || has_escape(text, b"u/")
+}
+
+/// Whether an annotation or label key holds a marker the settings make relevant: the test of
+/// [`may_hold_markers`] on metadata already read (the keys decoded, so no escape can hide one).
+fn keys_hold_markers(metadata: &crate::k8s::ObjectMeta, settings: &Settings) -> bool {
+    let helm_matters = settings.helm_completeness != Action::Ignore
+        || settings.ownership_change != Action::Ignore
+        || !settings.fleet_releases.is_empty();
+    let keys = || metadata.annotations.keys().chain(metadata.labels.keys());
+    keys().any(|key| contains(key, FLEET_MARKER)) || (helm_matters && keys().any(|key| contains(key, HELM_MARKER)))
 }
 
 /// The metadata of one object as the checks use it.
@@ -353,9 +365,19 @@ impl ObjectRef {
 }
 
 /// Decides a request the rules matched: a CREATE or UPDATE of any resource, not a subresource.
-fn evaluate(request: &Request<'_>, object: ObjectJson<'_>, settings: &Settings) -> Result<Report, Malformed> {
+fn evaluate(request: &Request<'_>, objects: &Objects<'_>, settings: &Settings) -> Result<Report, Malformed> {
+    let object = objects.object;
     if let Some(namespace) = request.namespace.as_deref()
         && settings.exempt_namespaces.iter().any(|n| n == namespace)
+    {
+        return Ok(Report::nothing());
+    }
+    // When a check before read the object whole (the all-in-one), its metadata is read from
+    // that tree, and keys without a marker end here as the text search below would: no
+    // finding. Metadata the view cannot read from the tree (of another shape, a key given
+    // twice) goes on to the text, whose error names the path.
+    if let Some(meta) = objects.read_tree().and_then(|tree| Object::deserialize(tree).ok())
+        && !keys_hold_markers(&meta.metadata, settings)
     {
         return Ok(Report::nothing());
     }
@@ -377,7 +399,7 @@ fn evaluate(request: &Request<'_>, object: ObjectJson<'_>, settings: &Settings) 
         _ => (None, Object::read(object, members)),
     };
     let new = meta_of(view, "object")?;
-    let old = match request.old_object.filter(|_| request.is_update()) {
+    let old = match objects.old_object.filter(|_| request.is_update()) {
         Some(old) => Some(meta_of(Object::read(old, old.members(Object::MEMBERS)), "oldObject")?),
         None => None,
     };

@@ -33,9 +33,9 @@
 //! strings borrow from the request's text (the manifest's from the annotation's), and the walk
 //! reads each object's members as serde_json's `Value` would hold them.
 
-use crate::admission::{ObjectJson, Request};
+use crate::admission::Request;
 use crate::check::shared_walk::{Alone, Beside, Keys};
-use crate::check::{Check, GroupKind, Lookup};
+use crate::check::{Check, GroupKind, Lookup, Objects};
 use crate::cluster::{Cluster, LookupError};
 use crate::finding::{Finding, Fix, List, Malformed, Report, RuleDoc, Subject};
 use crate::generated::api_type_of;
@@ -251,6 +251,7 @@ impl Check for SyncDrift {
     const SETTINGS_KEY: &'static str = "syncDrift";
     const RULES: &'static [Rule] = rules::SYNC_DRIFT;
     const KINDS: &'static [GroupKind] = &[];
+    const READS_WHOLE: bool = true;
     const FINDINGS: &'static [RuleDoc] = FINDINGS;
     const LOOKUPS: &'static [Lookup] = &[("apiextensions.k8s.io/v1", "CustomResourceDefinition")];
 
@@ -284,18 +285,20 @@ impl Check for SyncDrift {
 
     fn check(
         request: &Request<'_>,
-        object: ObjectJson<'_>,
+        objects: &Objects<'_>,
         settings: &Settings,
         cluster: &dyn Cluster,
     ) -> Result<Report, Malformed> {
-        let object = match read_object(object) {
-            Ok(object) => object,
+        // The request's one tree of its object, read whole (an object a check before built,
+        // from its value). Only serde_json's reader's own limit of 128 levels bounds the text.
+        let object = match objects.tree() {
+            Ok((object, _)) => object,
             // serde_json's reader stops at 128 levels of nesting; no manifest comes near, and the
             // walk never goes deeper than what was read.
-            Err(e) if is_too_deep(&e) => return Ok(too_deep(request)),
+            Err(e) if is_too_deep(e) => return Ok(too_deep(request)),
             Err(e) => return Err(Malformed(format!("cannot read the request's object: {e}"))),
         };
-        judge(request, &object, None, settings, cluster, &mut Alone)
+        judge(request, object, None, settings, cluster, &mut Alone)
     }
 }
 
@@ -401,16 +404,6 @@ pub(crate) fn judge<'a>(
     let mut report = report(subject, &identity, drifts, settings, create_only);
     report.findings.extend(extra);
     Ok(report)
-}
-
-/// Reads the request's object whole ([`json::read`]; an object a check before built, from its
-/// value). Only serde_json's reader's own limit of 128 levels bounds the text, as it bounded the
-/// `Value` this check read before; a built value was read within it.
-fn read_object(object: ObjectJson<'_>) -> Result<Node<'_>, serde_json::Error> {
-    match object {
-        ObjectJson::Raw(raw) => json::read(raw.get(), json::Everything, usize::MAX),
-        ObjectJson::Parsed(value) => json::read_value(value, usize::MAX),
-    }
 }
 
 /// The object's apiVersion and kind, and what they make of it.

@@ -82,6 +82,7 @@
 //! they are walked together, properties matched by name after sorting (nothing is quadratic in
 //! the number of properties).
 
+use crate::admission::Unread;
 use crate::json;
 use crate::k8s::{Crd, CrdVersion};
 use crate::settings::{RuleActions, string_enum};
@@ -286,8 +287,8 @@ pub fn compare(old: &Crd<'_>, new: &Crd<'_>, stored: &[String], options: Options
         };
         let start = changes.len();
         compare.schemas(
-            before.schema.open_api_v3_schema,
-            version.schema.open_api_v3_schema,
+            before.schema.open_api_v3_schema.and_then(Unread::text),
+            version.schema.open_api_v3_schema.and_then(Unread::text),
             &Scope::Version(version.name.clone()),
             index,
             &mut changes,
@@ -377,8 +378,8 @@ impl Comparison {
             for (index, later) in &served[i + 1..] {
                 let scope = Scope::Served(earlier.name.clone(), later.name.clone());
                 self.schemas(
-                    earlier.schema.open_api_v3_schema,
-                    later.schema.open_api_v3_schema,
+                    earlier.schema.open_api_v3_schema.and_then(Unread::text),
+                    later.schema.open_api_v3_schema.and_then(Unread::text),
                     &scope,
                     *index,
                     &mut out,
