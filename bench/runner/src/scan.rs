@@ -29,7 +29,7 @@ pub struct ScanBenchArgs {
     /// cert-manager's Certificates beside their CRD (see `inputs::generate_certificates`).
     #[arg(long)]
     custom_resources: bool,
-    /// The CRD of `--custom-resources`.
+    /// The Certificate CRD of `--custom-resources` (cert-manager's).
     #[arg(long, value_name = "FILE", default_value = inputs::CERTIFICATE_CRD)]
     crd: PathBuf,
     /// Folder of the policies, each with its annotated-policy.wasm (`make build`); every one
