@@ -10,7 +10,7 @@ Kubernetes project, Apache-2.0), one per group-version and minor release, under
 pkg/openapiclient/builtins/1.MINOR/{api/v1.json,apis/GROUP/VERSION.json}. Python 3 standard
 library and the git command line only.
 
-What the table keeps of them, for every minor the repository carries:
+What the table keeps of them, for every minor kept (below):
 - every kind of a document's own group-version (its `x-kubernetes-group-version-kind`) whose
   schema has an ObjectMeta `metadata`: the objects the API server stores (lists, options and
   events left out);
@@ -19,13 +19,21 @@ What the table keeps of them, for every minor the repository carries:
   keyword that is in neither KEEP nor DROP stops the script, so nothing is lost unseen.
 - kubectl-validate's own corrections, as it applies them (see PATCHES below).
 
-Each distinct definition is stored once with the range of minors it holds for: most are the
-same in every release.
+The minors are those the repository carries from OLDEST (1.24; --oldest) on. 1.23's documents
+(OpenAPI v3 was alpha then) write every reference with its siblings beside a bare `$ref`, where
+1.24 on write `allOf: [{$ref}]`: keeping them would add a quarter to the table for a release out
+of support since 2023; a minor older than the oldest kept reads the oldest kept.
+
+A definition is stored once for each run of consecutive minors that have it, as one tree merged
+over those minors (see `merge`): a member equal in every minor once, a member that differs as
+`{"@minors": [[FIRST, LAST, VALUE], ...]}`, VALUE from minor FIRST to LAST (and no member at a
+minor no run holds). Reading a row for a minor selects each such member's VALUE (`select`); the
+script checks that this gives back every minor's definition exactly.
 
 Output (UTF-8; `#` lines, then a blank line, then the rows sorted by key bytes, then FROM):
     KEY <TAB> FROM <TAB> TO <TAB> VALUE
   KEY is a definition's name (io.k8s.api.core.v1.PodSpec: the name `#/components/schemas/NAME`
-  references use) with VALUE its schema as compact JSON (keys sorted), or a kind as
+  references use) with VALUE its merged schema as compact JSON (keys sorted), or a kind as
   APIVERSION/KIND (apps/v1/Deployment, v1/Pod) with VALUE the name of its definition; FROM and TO
   are the first and last minor (inclusive) the row holds for. The header names the source
   commit, paths and license, and the minors (`# minors: FIRST LAST`).
@@ -42,6 +50,8 @@ import subprocess
 import sys
 
 REPOSITORY = "kubernetes-sigs/kubectl-validate"
+# The oldest minor kept (--oldest): see the docstring.
+OLDEST = 24
 BUILTINS = "pkg/openapiclient/builtins"
 HAND_PATCHES = "pkg/openapiclient/patches"
 SCHEMA_PREFIX = "#/components/schemas/"
@@ -98,6 +108,10 @@ NULLABLE = {
     "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.JSONSchemaPropsOrStringArray",
     "io.k8s.apimachinery.pkg.api.resource.Quantity",
 }
+# The member that marks a merged node (see merge): no published schema has a member of this name.
+MINORS = "@minors"
+# What `select` gives for a member absent at a minor.
+ABSENT = object()
 INT_OR_STRING = "io.k8s.apimachinery.pkg.util.intstr.IntOrString"
 INVALID_DEFAULT = NULLABLE | {INT_OR_STRING}
 
@@ -180,9 +194,13 @@ def strip(schema, where):
     for key, value in schema.items():
         if key in DROP:
             continue
+        if key == MINORS:
+            sys.exit(f"derive-builtin-schemas: a member named {MINORS} at {where}")
         if key not in KEEP:
             sys.exit(f"derive-builtin-schemas: unknown keyword {key!r} at {where}")
         if key in MAPS:
+            if MINORS in value:
+                sys.exit(f"derive-builtin-schemas: a member named {MINORS} at {where}.{key}")
             value = {k: strip(v, f"{where}.{key}.{k}") for k, v in value.items()}
         elif key in LISTS:
             value = [strip(v, f"{where}.{key}[{i}]") for i, v in enumerate(value)]
@@ -221,6 +239,71 @@ def majority(minor, name, texts):
     return text
 
 
+def canonical(value):
+    """Compact JSON, keys sorted: what the table stores, and how values are compared (Python's
+    `==` holds 1 and true equal)."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def presence(minors, by_minor):
+    """The runs of consecutive minors `by_minor` has, each a list of (minor, value)."""
+    out = []
+    for minor in minors:
+        if minor not in by_minor:
+            continue
+        if out and out[-1][-1][0] == minor - 1:
+            out[-1].append((minor, by_minor[minor]))
+        else:
+            out.append([(minor, by_minor[minor])])
+    return out
+
+
+def runs(present):
+    """[[FIRST, LAST, VALUE]] of the consecutive minors of `present` with equal values."""
+    out = []
+    for minor, value in present:
+        if out and out[-1][1] == minor - 1 and canonical(out[-1][2]) == canonical(value):
+            out[-1][1] = minor
+        else:
+            out.append([minor, minor, value])
+    return out
+
+
+def merge(present):
+    """One tree for the values a node has in consecutive minors (`present`: (minor, value), each
+    minor present): the value where they are all equal; where they are all objects, an object
+    whose members are merged in turn; else (and for a member some of the minors lack)
+    `{"@minors": [[FIRST, LAST, VALUE], ...]}`: VALUE (whole) from minor FIRST to LAST, and for a
+    member, no member at a minor no run holds."""
+    first = canonical(present[0][1])
+    if all(canonical(value) == first for _, value in present):
+        return present[0][1]
+    if all(isinstance(value, dict) for _, value in present):
+        out = {}
+        for key in sorted({key for _, value in present for key in value}):
+            values = [(minor, value[key]) for minor, value in present if key in value]
+            out[key] = merge(values) if len(values) == len(present) else {MINORS: runs(values)}
+        return out
+    return {MINORS: runs(present)}
+
+
+def select(tree, minor):
+    """The value a merged tree has at `minor` (ABSENT: none); what the Rust reader does."""
+    if isinstance(tree, dict):
+        if list(tree) == [MINORS]:
+            for first, last, value in tree[MINORS]:
+                if first <= minor <= last:
+                    return value
+            return ABSENT
+        out = {}
+        for key, value in tree.items():
+            value = select(value, minor)
+            if value is not ABSENT:
+                out[key] = value
+        return out
+    return tree
+
+
 def documents(repo, rev, minor):
     """(apiVersion, path) of every document of a minor."""
     root = f"{BUILTINS}/1.{minor}/"
@@ -236,12 +319,14 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("repo")
     parser.add_argument("--rev", default="HEAD")
+    parser.add_argument("--oldest", type=int, default=OLDEST)
     args = parser.parse_args()
     commit = git(args.repo, "rev-parse", args.rev + "^{commit}").decode().strip()
     date = git(args.repo, "show", "-s", "--format=%cs", commit).decode().strip()
     listing = git(args.repo, "ls-tree", "--name-only", commit, BUILTINS + "/").decode().split()
     minors = sorted(int(path.rsplit("/", 1)[-1][len("1."):]) for path in listing)
-    if minors != list(range(minors[0], minors[-1] + 1)):
+    minors = [minor for minor in minors if minor >= args.oldest]
+    if not minors or minors != list(range(minors[0], minors[-1] + 1)):
         sys.exit(f"derive-builtin-schemas: the minors {minors} are not consecutive")
     hand = json.loads(git(args.repo, "show", f"{commit}:{HAND_PATCHES}/1.23/api/v1.json"))
     hand = hand["components"]["schemas"]
@@ -283,22 +368,17 @@ def main():
             kinds.setdefault(key, {})[minor] = name
 
     rows = []
-    def ranges(key, by_minor):
-        run = None
-        for minor in minors:
-            value = by_minor.get(minor)
-            if run and value == run[2] and minor == run[1] + 1:
-                run[1] = minor
-                continue
-            if run:
-                rows.append((key, *run))
-            run = [minor, minor, value] if value is not None else None
-        if run:
-            rows.append((key, *run))
-    for name, by_minor in definitions.items():
-        ranges(name, by_minor)
     for (api_version, kind), by_minor in kinds.items():
-        ranges(f"{api_version}/{kind}", by_minor)
+        for first, last, name in runs(sorted(by_minor.items())):
+            rows.append((f"{api_version}/{kind}", first, last, name))
+    for name, by_minor in definitions.items():
+        for present in presence(minors, by_minor):
+            present = [(minor, json.loads(text)) for minor, text in present]
+            tree = merge(present)
+            for minor, value in present:
+                if canonical(select(tree, minor)) != canonical(value):
+                    sys.exit(f"derive-builtin-schemas: 1.{minor}: {name} does not round-trip")
+            rows.append((name, present[0][0], present[-1][0], canonical(tree)))
     rows.sort(key=lambda row: (row[0].encode(), row[1]))
 
     out = sys.stdout
@@ -308,10 +388,12 @@ def main():
     out.write(f"# at {BUILTINS}/1.MINOR/{{api/v1.json,apis/GROUP/VERSION.json}}, with its corrections\n")
     out.write("# (pkg/validator/schema_patcher.go; pkg/openapiclient/patches/1.23/api/v1.json at every minor).\n")
     out.write("# Written by tools/derive-builtin-schemas.py (make builtin-schemas), which describes it.\n")
-    out.write("# Rows: KEY FROM TO VALUE (tab separated), sorted by KEY bytes then FROM.\n")
+    out.write("# Rows: KEY FROM TO VALUE (tab separated), sorted by KEY bytes then FROM; a member that\n")
+    out.write("# differs between the minors of a row is {\"@minors\":[[FIRST,LAST,VALUE],...]}.\n")
     out.write(f"# minors: {minors[0]} {minors[-1]}\n")
     out.write("\n")
     for key, first, last, value in rows:
+        assert "\t" not in value and "\n" not in value
         out.write(f"{key}\t{first}\t{last}\t{value}\n")
 
 

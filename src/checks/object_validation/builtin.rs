@@ -7,8 +7,11 @@
 //! The table is a text of sorted rows, `KEY\tFROM\tTO\tVALUE`, embedded whole; a lookup finds its
 //! rows by a binary search over the text's bytes and reads (with [`crate::json::read`]) only the
 //! definitions the kind reaches, never the others: a Deployment reads its ~60 definitions, not
-//! the table's ~1,600 rows. Written by hand because the search is over lines of one embedded
-//! text (no index is built or parsed per instance), which no crate does.
+//! the table's ~1,000 rows. A definition's row holds it for a run of minors, merged: a member
+//! that differs between them is `{"@minors": [[FIRST, LAST, VALUE], ...]}`, of which the lookup
+//! keeps the VALUE of its minor (or drops the member). Written by hand because the search is over
+//! lines of one embedded text (no index is built or parsed per instance) and the merge is the
+//! table's own, which no crate does.
 
 use crate::json::{self, Everything, Node};
 use std::collections::BTreeMap;
@@ -104,7 +107,8 @@ pub fn schema(api_version: &str, kind: &str, minor: u32) -> Option<BuiltinSchema
             continue;
         }
         let (name, text) = row(wanted, minor)?;
-        let node = json::read(text, Everything, MAX_DEPTH).ok()?;
+        let mut node = json::read(text, Everything, MAX_DEPTH).ok()?;
+        select(&mut node, minor);
         let mut missing = false;
         references(&node, &mut |reference| {
             let target = reference.strip_prefix(REF_PREFIX).unwrap_or(reference);
@@ -209,6 +213,53 @@ fn row(key: &str, minor: u32) -> Option<(&'static str, &'static str)> {
         .map_while(|line| parse_row(line).filter(|(k, ..)| *k == key))
         .find(|(_, from, to, _)| (*from..=*to).contains(&minor))
         .map(|(key, _, _, value)| (key, value))
+}
+
+/// The member of a node merged over minors.
+const MINORS: &str = "@minors";
+
+/// Replaces every member of a merged object that differs between minors
+/// (`{"@minors": [[FIRST, LAST, VALUE], ...]}`) by its VALUE at `minor`, or drops it when no run
+/// holds `minor`; the runs' values are whole, and arrays are never merged.
+fn select(node: &mut Node<'static>, minor: u32) {
+    let Node::Object(entries) = node else {
+        return;
+    };
+    entries.retain_mut(|(_, value)| {
+        let runs = match value {
+            Node::Object(members) => match members.as_mut_slice() {
+                [(key, Node::Array(runs))] if key == MINORS => runs,
+                _ => {
+                    select(value, minor);
+                    return true;
+                }
+            },
+            _ => return true,
+        };
+        let chosen = runs.iter_mut().find_map(|run| match run {
+            Node::Array(run) => match run.as_mut_slice() {
+                [first, last, value] if holds(first, last, minor) => Some(std::mem::replace(value, Node::Null)),
+                _ => None,
+            },
+            _ => None,
+        });
+        match chosen {
+            Some(chosen) => {
+                *value = chosen;
+                true
+            }
+            None => false,
+        }
+    });
+}
+
+/// Whether the run from minor `first` to minor `last` holds `minor`.
+fn holds(first: &Node<'_>, last: &Node<'_>, minor: u32) -> bool {
+    let bound = |node: &Node<'_>| match node.number() {
+        Some(json::Number::U64(n)) => n,
+        _ => u64::MAX,
+    };
+    (bound(first)..=bound(last)).contains(&u64::from(minor))
 }
 
 /// Calls `found` with every `$ref` of a schema and its subschemas (`properties`, `items`,
