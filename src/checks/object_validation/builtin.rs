@@ -6,7 +6,7 @@
 //!
 //! The table is a text of sorted rows, `KEY\tFROM\tTO\tVALUE`, embedded whole; a lookup finds its
 //! rows by a binary search over the text's bytes and reads (with [`crate::json::read`]) only the
-//! definitions the kind reaches, never the others: a Deployment reads its ~60 definitions, not
+//! definitions the kind reaches, never the others: a Deployment reads its 120 definitions, not
 //! the table's ~1,000 rows. A definition's row holds it for a run of minors, merged: a member
 //! that differs between them is `{"@minors": [[FIRST, LAST, VALUE], ...]}`, of which the lookup
 //! keeps the VALUE of its minor (or drops the member). Written by hand because the search is over
@@ -14,7 +14,7 @@
 //! table's own, which no crate does.
 
 use crate::json::{self, Everything, Node};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::ops::RangeInclusive;
 
 /// The table: `#` header lines, a blank line, then the rows sorted by key bytes, then `FROM`.
@@ -99,22 +99,24 @@ impl BuiltinSchema {
 /// definitions the kind reaches.
 pub fn schema(api_version: &str, kind: &str, minor: u32) -> Option<BuiltinSchema> {
     let minor = clamp(minor);
-    let (_, name) = row(&format!("{api_version}/{kind}"), minor)?;
+    let (_, root) = row(&format!("{api_version}/{kind}"), minor)?;
+    let (name, text) = row(root, minor)?;
+    // Each definition's row is searched once, when it is first referenced.
+    let mut queued = BTreeSet::from([name]);
+    let mut todo = vec![(name, text)];
     let mut components = BTreeMap::new();
-    let mut todo = vec![name];
-    while let Some(wanted) = todo.pop() {
-        if components.contains_key(wanted) {
-            continue;
-        }
-        let (name, text) = row(wanted, minor)?;
+    while let Some((wanted, text)) = todo.pop() {
         let mut node = json::read(text, Everything, MAX_DEPTH).ok()?;
         select(&mut node, minor);
         let mut missing = false;
         references(&node, &mut |reference| {
             let target = reference.strip_prefix(REF_PREFIX).unwrap_or(reference);
-            if !components.contains_key(target) {
+            if !queued.contains(target) {
                 match row(target, minor) {
-                    Some((key, _)) => todo.push(key),
+                    Some((key, text)) => {
+                        queued.insert(key);
+                        todo.push((key, text));
+                    }
                     None => missing = true,
                 }
             }
@@ -122,7 +124,7 @@ pub fn schema(api_version: &str, kind: &str, minor: u32) -> Option<BuiltinSchema
         if missing {
             return None;
         }
-        components.insert(name, node);
+        components.insert(wanted, node);
     }
     Some(BuiltinSchema {
         name,
