@@ -24,6 +24,7 @@
 //! instance and CRD version, found again by a digest of the host's answer, so a scan of many
 //! custom resources compiles each CRD once.
 
+pub mod builtin;
 pub mod cel;
 pub mod field_error;
 pub mod metadata;
