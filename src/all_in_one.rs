@@ -217,9 +217,11 @@ impl Module for AllInOne {
     }
 
     fn decide(request: &Request<'_>, settings: &Settings, cluster: &dyn Cluster) -> Answer {
+        // Checks that look up the same object share one lookup.
+        let remembered = crate::cluster::Remembered::new(cluster);
         let mut run = Run {
             request,
-            cluster,
+            cluster: &remembered,
             settings,
             mutated: None,
             parts: Vec::new(),

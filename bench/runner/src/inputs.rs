@@ -192,7 +192,11 @@ pub fn generate_certificates(dir: &Path, count: usize, crd: &Path) -> Result<usi
 fn certificate(team: usize, app: usize, slot: usize) -> String {
     let name = format!("app-{app:05}");
     let ns = format!("team-{team:03}");
-    let (algorithm, size) = if slot.is_multiple_of(2) { ("ECDSA", 256) } else { ("RSA", 2048) };
+    let (algorithm, size) = if slot.is_multiple_of(2) {
+        ("ECDSA", 256)
+    } else {
+        ("RSA", 2048)
+    };
     format!(
         "---\n# Source: {name}/templates/certificate-{slot}.yaml\napiVersion: cert-manager.io/v1\nkind: Certificate\nmetadata:\n  name: {name}-tls-{slot}\n  namespace: {ns}\n  labels:\n    app.kubernetes.io/name: {name}\n    app.kubernetes.io/instance: {name}\n    app.kubernetes.io/managed-by: Helm\n    helm.sh/chart: {name}-1.0.0\n  annotations:\n    meta.helm.sh/release-name: {name}\n    meta.helm.sh/release-namespace: {ns}\nspec:\n  secretName: {name}-tls-{slot}\n  duration: 2160h\n  renewBefore: 360h\n  commonName: {name}-{slot}.{ns}.example.com\n  dnsNames:\n    - {name}-{slot}.{ns}.example.com\n    - {name}-{slot}.{ns}.svc.cluster.local\n  usages:\n    - server auth\n    - digital signature\n    - key encipherment\n  privateKey:\n    algorithm: {algorithm}\n    size: {size}\n    rotationPolicy: Always\n  issuerRef:\n    name: letsencrypt-{}\n    kind: ClusterIssuer\n    group: cert-manager.io\n",
         if slot.is_multiple_of(3) { "staging" } else { "prod" }
