@@ -258,6 +258,17 @@ well-known:
 	mv target/well_known_groups.tsv src/checks/crd_kind_collision/well_known_groups.tsv
 	mv target/public_suffix_list.txt src/checks/crd_kind_collision/public_suffix_list.txt
 
+## builtin-schemas: rebuilds object-validation's table of the built-in kinds' schemas (Kubernetes'
+## OpenAPI v3 documents of every minor from 1.24, as kubernetes-sigs/kubectl-validate vendors them,
+## with its corrections; its commit recorded) from a git clone or bare mirror of that repository:
+## make builtin-schemas KUBECTL_VALIDATE=<dir> [KUBECTL_VALIDATE_REV=<commit>]
+.PHONY: builtin-schemas
+builtin-schemas:
+	@test -n "$(KUBECTL_VALIDATE)" || { echo "usage: make builtin-schemas KUBECTL_VALIDATE=<kubernetes-sigs/kubectl-validate git dir> [KUBECTL_VALIDATE_REV=<commit>]" >&2; exit 2; }
+	@mkdir -p target
+	python3 tools/derive-builtin-schemas.py "$(KUBECTL_VALIDATE)" --rev "$(or $(KUBECTL_VALIDATE_REV),HEAD)" > target/builtin_schemas.tsv
+	mv target/builtin_schemas.tsv src/checks/object_validation/builtin_schemas.tsv
+
 ## api-fields: rebuilds sync-drift's tables of how the API server writes each field of the built-in
 ## kinds back (omitempty, omitzero, form, leaf, keeps-null; every source's commit recorded) from
 ## git clones or bare mirrors of k8s.io/api, k8s.io/apimachinery, k8s.io/apiextensions-apiserver

@@ -243,10 +243,12 @@ impl Module for AllInOne {
                 let _ = objects.tree();
             }
         }
+        // Checks that look up the same object share one lookup.
+        let remembered = crate::cluster::Remembered::new(cluster);
         let mut run = Run {
             request,
             objects: objects.as_ref(),
-            cluster,
+            cluster: &remembered,
             settings,
             mutated: None,
             parts: Vec::new(),

@@ -152,6 +152,58 @@ pub trait Cluster {
     ) -> Result<String, LookupError>;
 }
 
+/// A [`Cluster`] that asks another for each object once: the all-in-one's checks that look up the
+/// same object with the same field masks (sync-drift and object-validation read a custom
+/// resource's CRD) share one `get_resource`, as Kubewarden's own cache would answer the second
+/// from the first.
+pub struct Remembered<'c> {
+    inner: &'c dyn Cluster,
+    /// The `get` answers so far, by their arguments.
+    gets: std::cell::RefCell<Vec<(GetKey, Result<String, LookupError>)>>,
+}
+
+/// The arguments of a `get`: apiVersion, kind, name, namespace and field masks.
+type GetKey = (String, String, String, Option<String>, Vec<String>);
+
+impl<'c> Remembered<'c> {
+    /// Remembers the answers of `inner`.
+    pub fn new(inner: &'c dyn Cluster) -> Remembered<'c> {
+        Remembered {
+            inner,
+            gets: std::cell::RefCell::new(Vec::new()),
+        }
+    }
+}
+
+impl Cluster for Remembered<'_> {
+    fn list_all(&self, api_version: &str, kind: &str, field_masks: &[&str]) -> Result<Items, LookupError> {
+        self.inner.list_all(api_version, kind, field_masks)
+    }
+
+    fn get(
+        &self,
+        api_version: &str,
+        kind: &str,
+        name: &str,
+        namespace: Option<&str>,
+        field_masks: &[&str],
+    ) -> Result<String, LookupError> {
+        let key: GetKey = (
+            api_version.to_string(),
+            kind.to_string(),
+            name.to_string(),
+            namespace.map(str::to_string),
+            field_masks.iter().map(|m| m.to_string()).collect(),
+        );
+        if let Some((_, answer)) = self.gets.borrow().iter().find(|(k, _)| *k == key) {
+            return answer.clone();
+        }
+        let answer = self.inner.get(api_version, kind, name, namespace, field_masks);
+        self.gets.borrow_mut().push((key, answer.clone()));
+        answer
+    }
+}
+
 /// One way of answering Kubewarden's `kubernetes` host calls: the waPC host of a module, a
 /// replay file, the offline cluster. Every `HostCalls` is a [`Cluster`].
 pub trait HostCalls {

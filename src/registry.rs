@@ -10,7 +10,8 @@
 use crate::check::{self, Check, GroupKind, Lookup};
 use crate::checks::{
     crd_kind_collision::CrdKindCollision, crd_safe_upgrade::CrdSafeUpgrade, crd_schema_fields::CrdSchemaFields,
-    hook_job_safety::HookJobSafety, ownership_markers::OwnershipMarkers, sync_drift::SyncDrift,
+    hook_job_safety::HookJobSafety, object_validation::ObjectValidation, ownership_markers::OwnershipMarkers,
+    sync_drift::SyncDrift,
 };
 use crate::cluster::Cluster;
 use crate::finding::RuleDoc;
@@ -166,6 +167,7 @@ registry! {
     ownership_markers: OwnershipMarkers,
     hook_job_safety: HookJobSafety,
     sync_drift: SyncDrift,
+    object_validation: ObjectValidation,
 }
 
 /// The name of the all-in-one policy, and of its folder under `policies/`.

@@ -144,6 +144,65 @@ fn application(team: usize, app: usize, take: usize, crd_every: usize) -> String
     out
 }
 
+/// The real CRD of the tree of custom resources ([`generate_certificates`]): cert-manager's
+/// Certificate, v1.21.1, as the repository keeps it for the real-world scan test.
+pub const CERTIFICATE_CRD: &str =
+    "cli/tests/data/real-world/cert-manager/deploy/crds/cert-manager.io_certificates.yaml";
+
+/// Writes `count` cert-manager Certificates under `dir`, ten per file, one folder per team of
+/// 20 applications as [`generate`] does, and their CRD (the file `crd`, copied as
+/// `crds/certificates.yaml`); returns how many files it wrote, the CRD's included. Every
+/// Certificate is valid against the CRD and clean under the default settings of every policy,
+/// and fills the fields a chart sets (secret, issuer, names, duration, key, usages), so a scan
+/// measures what validating a real custom resource costs.
+pub fn generate_certificates(dir: &Path, count: usize, crd: &Path) -> Result<usize> {
+    if count == 0 {
+        bail!("--count must be at least 1");
+    }
+    let crd_text = std::fs::read_to_string(crd).with_context(|| format!("cannot read {}", crd.display()))?;
+    fresh_dir(dir)?;
+    let crds = dir.join("crds");
+    std::fs::create_dir_all(&crds).map_err(|e| anyhow!("cannot create {}: {e}", crds.display()))?;
+    std::fs::write(crds.join("certificates.yaml"), crd_text)
+        .map_err(|e| anyhow!("cannot write in {}: {e}", crds.display()))?;
+    let mut written = 0;
+    let mut files = 1;
+    let mut app = 0;
+    while written < count {
+        let team = app / APPS_PER_TEAM;
+        let folder = dir.join(format!("team-{team:03}"));
+        if app % APPS_PER_TEAM == 0 {
+            std::fs::create_dir_all(&folder).map_err(|e| anyhow!("cannot create {}: {e}", folder.display()))?;
+        }
+        let take = PER_FILE.min(count - written);
+        let mut text = String::new();
+        for slot in 0..take {
+            text.push_str(&certificate(team, app, slot));
+        }
+        let path = folder.join(format!("app-{app:05}-certificates.yaml"));
+        std::fs::write(&path, text).map_err(|e| anyhow!("cannot write {}: {e}", path.display()))?;
+        written += take;
+        files += 1;
+        app += 1;
+    }
+    Ok(files)
+}
+
+/// Certificate `slot` of application `app` of team `team`, as a chart renders it.
+fn certificate(team: usize, app: usize, slot: usize) -> String {
+    let name = format!("app-{app:05}");
+    let ns = format!("team-{team:03}");
+    let (algorithm, size) = if slot.is_multiple_of(2) {
+        ("ECDSA", 256)
+    } else {
+        ("RSA", 2048)
+    };
+    format!(
+        "---\n# Source: {name}/templates/certificate-{slot}.yaml\napiVersion: cert-manager.io/v1\nkind: Certificate\nmetadata:\n  name: {name}-tls-{slot}\n  namespace: {ns}\n  labels:\n    app.kubernetes.io/name: {name}\n    app.kubernetes.io/instance: {name}\n    app.kubernetes.io/managed-by: Helm\n    helm.sh/chart: {name}-1.0.0\n  annotations:\n    meta.helm.sh/release-name: {name}\n    meta.helm.sh/release-namespace: {ns}\nspec:\n  secretName: {name}-tls-{slot}\n  duration: 2160h\n  renewBefore: 360h\n  commonName: {name}-{slot}.{ns}.example.com\n  dnsNames:\n    - {name}-{slot}.{ns}.example.com\n    - {name}-{slot}.{ns}.svc.cluster.local\n  usages:\n    - server auth\n    - digital signature\n    - key encipherment\n  privateKey:\n    algorithm: {algorithm}\n    size: {size}\n    rotationPolicy: Always\n  issuerRef:\n    name: letsencrypt-{}\n    kind: ClusterIssuer\n    group: cert-manager.io\n",
+        if slot.is_multiple_of(3) { "staging" } else { "prod" }
+    )
+}
+
 /// Reads the real CRDs of `bench/real-crds/crds.json.gz` (a gzipped JSON array).
 pub fn real_crds(path: &Path) -> Result<Vec<Value>> {
     let file = std::fs::File::open(path).with_context(|| format!("cannot read {}", path.display()))?;
@@ -367,6 +426,31 @@ fn doc_kind(doc: &str) -> String {
 mod tests {
     use super::*;
     use syncguard_cli::scan::input;
+
+    #[test]
+    fn writes_certificates_beside_their_crd() {
+        let dir = std::env::temp_dir().join(format!("syncguard-bench-certificates-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let crd = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../..")
+            .join(CERTIFICATE_CRD);
+        let files = generate_certificates(&dir, 25, &crd).unwrap();
+        assert_eq!(files, 4, "the CRD and three files of Certificates");
+        let found = syncguard_cli::scan::walk::expand(std::slice::from_ref(&dir), Default::default());
+        assert!(found.errors.is_empty());
+        let mut kinds = std::collections::BTreeMap::new();
+        for (name, file) in &found.files {
+            let bytes = input::read(file).unwrap();
+            let contents = input::objects_of(0, name, input::text_of(&bytes).unwrap());
+            assert!(contents.errors.is_empty(), "{:?}", contents.errors);
+            for doc in &contents.documents {
+                *kinds.entry(doc.info.kind.clone()).or_insert(0) += 1;
+            }
+        }
+        assert_eq!(kinds.get("Certificate"), Some(&25));
+        assert_eq!(kinds.get("CustomResourceDefinition"), Some(&1));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 
     #[test]
     fn writes_exactly_count_documents() {

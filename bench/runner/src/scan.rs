@@ -25,6 +25,13 @@ pub struct ScanBenchArgs {
     /// quarter).
     #[arg(long, value_name = "K", default_value_t = inputs::FEW_CRDS)]
     crd_every: usize,
+    /// Instead of the applications' manifests, `count` custom resources of a real CRD:
+    /// cert-manager's Certificates beside their CRD (see `inputs::generate_certificates`).
+    #[arg(long)]
+    custom_resources: bool,
+    /// The Certificate CRD of `--custom-resources` (cert-manager's).
+    #[arg(long, value_name = "FILE", default_value = inputs::CERTIFICATE_CRD)]
+    crd: PathBuf,
     /// Folder of the policies, each with its annotated-policy.wasm (`make build`); every one
     /// runs at its default settings.
     #[arg(long, value_name = "DIR", default_value = "policies")]
@@ -43,13 +50,14 @@ pub fn scan_bench(args: ScanBenchArgs) -> Result<()> {
         Some(n) => n,
         None => default_jobs(),
     };
-    let files = inputs::generate(&args.tree, args.count, args.crd_every)?;
-    eprintln!(
-        "wrote {} manifests in {files} files under {}",
-        args.count,
-        args.tree.display()
-    );
-    let input = format!("{} generated manifests", args.count);
+    let (files, input) = if args.custom_resources {
+        let files = inputs::generate_certificates(&args.tree, args.count, &args.crd)?;
+        (files, format!("{} generated Certificates and their CRD", args.count))
+    } else {
+        let files = inputs::generate(&args.tree, args.count, args.crd_every)?;
+        (files, format!("{} generated manifests", args.count))
+    };
+    eprintln!("wrote {input} in {files} files under {}", args.tree.display());
     let figures = scan_throughput(&args.policies, &args.tree, files, input, jobs)?;
     println!(
         "{}",

@@ -1,0 +1,438 @@
+//! kubectl-validate's own test suite (`cli/tests/data/kubectl-validate/`, its README says where
+//! from) through `syncguard scan` and the built object-validation module: every document must get
+//! the answer the API server gives, read from the `Status` in the document's leading comment as
+//! kubectl-validate's `pkg/cmd/validate_test.go` reads it.
+//!
+//! - `status: Success`: object-validation refuses nothing (a warning, such as an unknown kind,
+//!   is not a refusal).
+//! - `Failure` with code 422 (`Invalid`): object-validation refuses the document with exactly one
+//!   finding per cause, at the cause's field, whose text holds the cause as the API server prints
+//!   it (`<field>: <message>`) word for word.
+//! - Failures that are kubectl-validate's own, not the API server's validation (code 400 or 500:
+//!   a YAML document it cannot read, a kind it has no schema for, a value its Go types cannot
+//!   decode) are answered by syncguard as [`DIVERGENCES`] says, each with the reason.
+//!
+//! Every shipped policy runs, as a user's scan runs them (`make build` first); only
+//! object-validation's findings are judged. A case the policy cannot answer yet is listed in [`KNOWN_GAPS`] with the reason; the test
+//! prints that list, and fails when a listed case passes, so the list only shrinks.
+
+mod common;
+
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// The policy under test.
+const POLICY: &str = "object-validation";
+
+/// Cases (`<file>#<document>`) the policy does not answer as the API server does yet, and why.
+const KNOWN_GAPS: &[(&str, &str)] = &[
+    (
+        "error_array_instead_of_map.yaml#0",
+        "no shipped policy judges it yet (object-validation, issue 46): a built-in kind's schema: `data` of a ConfigMap must be an object",
+    ),
+    (
+        "error_cel_basic.yaml#0",
+        "no shipped policy judges it yet (object-validation, issue 46): a CRD's CEL rule (x-kubernetes-validations) on a field",
+    ),
+    (
+        "error_cel_basic_multiple.yaml#0",
+        "no shipped policy judges it yet (object-validation, issue 46): a CRD's CEL rule at the schema's root (reported at `<nil>`)",
+    ),
+    (
+        "error_crd_typo.yaml#0",
+        "no shipped policy judges it yet (object-validation, issue 46): a CRD's own validation (apiextensions-apiserver's ValidateCustomResourceDefinition), not a schema of the CRD kind",
+    ),
+    (
+        "error_enum_invalid.yaml#0",
+        "no shipped policy judges it yet (object-validation, issue 46): a built-in kind's schema: a Pod's port `protocol` enum",
+    ),
+    (
+        "error_indentation.yaml#0",
+        "no shipped policy judges it yet (object-validation, issue 46): a built-in kind's unknown field, as kubectl-validate words it",
+    ),
+    (
+        "error_invalid_label.yaml#0",
+        "no shipped policy judges it yet (object-validation, issue 46): the object-metadata rules: a label value",
+    ),
+    (
+        "error_invalid_name.yaml#0",
+        "no shipped policy judges it yet (object-validation, issue 46): the object-metadata rules: a name that is no DNS subdomain",
+    ),
+    (
+        "error_invalid_protocol_type.yaml#0",
+        "no shipped policy judges it yet (object-validation, issue 46): a built-in kind's schema: a type error beside an enum",
+    ),
+    (
+        "error_map_instead_of_array.yaml#0",
+        "no shipped policy judges it yet (object-validation, issue 46): a built-in kind's schema: `metadata.finalizers` must be an array",
+    ),
+    (
+        "error_missing_image.yaml#0",
+        "no shipped policy judges it yet (object-validation, issue 46): a built-in kind's schema: a required field",
+    ),
+    (
+        "error_missing_name.yaml#0",
+        "no shipped policy judges it yet (object-validation, issue 46): the object-metadata rules: name or generateName required",
+    ),
+    (
+        "error_misspelled_key.yaml#0",
+        "no shipped policy judges it yet (object-validation, issue 46): a built-in kind's unknown field, as kubectl-validate words it",
+    ),
+    (
+        "error_multiple_resources_all_invalid.yaml#0",
+        "no shipped policy judges it yet (object-validation, issue 46): a built-in kind's unknown field, as kubectl-validate words it",
+    ),
+    (
+        "error_multiple_resources_all_invalid.yaml#1",
+        "no shipped policy judges it yet (object-validation, issue 46): the object-metadata rules: name or generateName required",
+    ),
+    (
+        "error_multiple_resources_one_invalid.yaml#0",
+        "no shipped policy judges it yet (object-validation, issue 46): a built-in kind's unknown field, as kubectl-validate words it",
+    ),
+    (
+        "error_name_exceeds_max_length.yaml#0",
+        "no shipped policy judges it yet (object-validation, issue 46): the object-metadata rules: a name's length",
+    ),
+    (
+        "error_quantity.yaml#0",
+        "no shipped policy judges it yet (object-validation, issue 46): a built-in kind's schema: `oneOf` of a quantity and a type error",
+    ),
+    (
+        "error_x_list_map_default.yaml#0",
+        "no shipped policy judges it yet (object-validation, issue 46): a CRD's list map with its keys' defaults applied first",
+    ),
+    (
+        "error_x_list_map_duplicate_key.yaml#0",
+        "no shipped policy judges it yet (object-validation, issue 46): a built-in kind's list map duplicate",
+    ),
+];
+
+/// Cases whose Status is kubectl-validate's own error rather than the API server's validation,
+/// and what syncguard answers instead.
+const DIVERGENCES: &[(&str, Divergence)] = &[
+    // kubectl-validate cannot read a YAML mapping with a key twice (400); `syncguard scan` reports
+    // the file's invalid YAML at the repeated key, as an input error, and judges nothing in it.
+    (
+        "error_multiple_fields.yaml#0",
+        Divergence::InputError("duplicate entry with key \"containers\""),
+    ),
+    // kubectl-validate has no schema for kind `configmap` (500). The API server serves no such
+    // kind either; object-validation reports a kind whose schema it does not know without
+    // validating it, and never refuses it (issue 46).
+    ("error_invalid_kind.yaml#0", Divergence::NotRefused),
+    // kubectl-validate's Go types cannot decode `metadata.finalizers` given as a mapping (500);
+    // the schema says it is an array of strings, which object-validation reports as a type
+    // error at that field.
+    (
+        "error_map_instead_of_array.yaml#0",
+        Divergence::Refused(
+            "metadata.finalizers",
+            "Invalid value: \"object\": metadata.finalizers in body must be of type array: \"object\"",
+        ),
+    ),
+];
+
+/// What syncguard answers for a case where kubectl-validate answers with its own error.
+enum Divergence {
+    /// `syncguard scan` reports an input error for the file, holding this text.
+    InputError(&'static str),
+    /// object-validation refuses nothing.
+    NotRefused,
+    /// object-validation refuses the document with one finding at this field holding this text.
+    Refused(&'static str, &'static str),
+}
+
+/// One cause of a refusal: its field path and the API server's message.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+struct Cause {
+    field: String,
+    message: String,
+}
+
+/// What the API server answers for a document.
+#[derive(Debug)]
+enum Expected {
+    Accepted,
+    Refused(Vec<Cause>),
+    /// kubectl-validate's own error (code, message): see [`DIVERGENCES`].
+    ToolError(u64, String),
+}
+
+fn data() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/kubectl-validate")
+}
+
+/// The documents of a file, split as kubectl-validate's `utils.SplitYamlDocuments` does (at
+/// lines `---`), each with the outcome its leading comment states; a document with nothing
+/// but comments and blank lines is accepted.
+fn expectations(text: &str) -> Vec<Expected> {
+    let mut documents = vec![String::new()];
+    for line in text.lines() {
+        if line.trim_end() == "---" {
+            documents.push(String::new());
+        } else {
+            let current = documents.last_mut().expect("one document at least");
+            current.push_str(line);
+            current.push('\n');
+        }
+    }
+    documents.iter().map(|d| expectation(d)).collect()
+}
+
+fn expectation(document: &str) -> Expected {
+    let empty = document
+        .lines()
+        .all(|l| l.trim().is_empty() || l.trim_start().starts_with('#'));
+    if empty {
+        return Expected::Accepted;
+    }
+    let mut comment = String::new();
+    for line in document.lines() {
+        if comment.is_empty() && line.trim().is_empty() {
+            continue;
+        }
+        let Some(rest) = line.strip_prefix('#') else { break };
+        if !comment.is_empty() {
+            comment.push('\n');
+        }
+        comment.push_str(rest);
+    }
+    let status: Value =
+        serde_json::from_str(&comment).unwrap_or_else(|e| panic!("leading comment is not a Status ({e}):\n{comment}"));
+    match status["status"].as_str() {
+        Some("Success") => Expected::Accepted,
+        Some("Failure") => {
+            let code = status["code"].as_u64().expect("a Failure has a code");
+            if code != 422 {
+                return Expected::ToolError(code, status["message"].as_str().unwrap_or_default().to_string());
+            }
+            let mut causes: Vec<Cause> = status["details"]["causes"]
+                .as_array()
+                .expect("an Invalid Status has causes")
+                .iter()
+                .map(|c| Cause {
+                    field: c["field"].as_str().unwrap_or_default().to_string(),
+                    message: c["message"].as_str().expect("a cause has a message").to_string(),
+                })
+                .collect();
+            causes.sort();
+            Expected::Refused(causes)
+        }
+        other => panic!("unknown status {other:?}"),
+    }
+}
+
+/// The refusing findings of object-validation for one document: (path, brief, text).
+type Refusals = Vec<(String, String, String)>;
+
+/// Scans one manifest file with the policies of `policies` and the CRDs as the cluster snapshot:
+/// the refusals by document index, and the input errors' messages.
+fn scan(policies: &Path, file: &Path) -> (BTreeMap<u64, Refusals>, Vec<String>) {
+    let crds = data().join("crds");
+    let mut args: Vec<PathBuf> = vec!["scan".into(), "--format".into(), "json".into(), "--policies".into()];
+    args.push(policies.to_path_buf());
+    let mut snapshots: Vec<PathBuf> = std::fs::read_dir(&crds)
+        .expect("crds/ exists")
+        .map(|e| e.expect("readable crds/").path())
+        .collect();
+    snapshots.sort();
+    for snapshot in snapshots {
+        args.push("--cluster-snapshot".into());
+        args.push(snapshot);
+    }
+    args.push(file.to_path_buf());
+    let output = common::run(&args);
+    let (stdout, stderr) = common::text(&output);
+    let report: Value = serde_json::from_str(&stdout).unwrap_or_else(|e| {
+        panic!(
+            "scan of {} printed no JSON report ({e}); stderr:\n{stderr}",
+            file.display()
+        )
+    });
+    let mut refusals: BTreeMap<u64, Refusals> = BTreeMap::new();
+    for result in report["results"].as_array().expect("results") {
+        if result["policy"] != POLICY {
+            continue;
+        }
+        let document = result["document"].as_u64().expect("document index");
+        let entry = refusals.entry(document).or_default();
+        for finding in result["findings"].as_array().expect("findings") {
+            if finding["action"] == "reject" {
+                let text = |key: &str| finding[key].as_str().unwrap_or_default().to_string();
+                entry.push((text("path"), text("brief"), text("text")));
+            }
+        }
+        if result["verdict"] == "rejected" && entry.is_empty() {
+            // A refusal without a listed finding (a malformed object): its message.
+            let message = result["message"].as_str().unwrap_or_default().to_string();
+            entry.push((String::new(), message.clone(), message));
+        }
+    }
+    let errors = report["errors"]
+        .as_array()
+        .expect("errors")
+        .iter()
+        .map(|e| e["message"].as_str().unwrap_or_default().to_string())
+        .collect();
+    (refusals, errors)
+}
+
+/// Whether `refusals` are exactly one finding per cause, each holding the cause as the API
+/// server prints it (`<field>: <message>`) at the cause's field (a cause at `<nil>` names its
+/// field in its message, and the finding may point at that field).
+fn matches(causes: &[(String, String)], refusals: &Refusals) -> Result<(), String> {
+    let mut unmatched: Vec<&(String, String, String)> = refusals.iter().collect();
+    for (field, message) in causes {
+        let printed = format!("{field}: {message}");
+        let found = unmatched.iter().position(|(path, brief, text)| {
+            (field == "<nil>" || path == field) && (brief.contains(&printed) || text.contains(&printed))
+        });
+        match found {
+            Some(i) => {
+                unmatched.remove(i);
+            }
+            None => return Err(format!("no refusal saying `{printed}`; refused: {refusals:?}")),
+        }
+    }
+    if unmatched.is_empty() {
+        Ok(())
+    } else {
+        Err(format!("refusals the API server does not give: {unmatched:?}"))
+    }
+}
+
+/// Judges one case: `Ok` when syncguard answers as expected.
+fn judge(case: &str, expected: &Expected, refusals: Option<&Refusals>, errors: &[String]) -> Result<(), String> {
+    let none = Refusals::new();
+    let refusals = refusals.unwrap_or(&none);
+    if let Some((_, divergence)) = DIVERGENCES.iter().find(|(name, _)| *name == case) {
+        assert!(
+            matches!(expected, Expected::ToolError(..)),
+            "{case} is listed in DIVERGENCES but its Status is the API server's: {expected:?}"
+        );
+        return match divergence {
+            Divergence::InputError(text) => {
+                if errors.iter().any(|e| e.contains(text)) {
+                    Ok(())
+                } else {
+                    Err(format!("no input error saying `{text}`: {errors:?}"))
+                }
+            }
+            Divergence::NotRefused => match refusals.is_empty() {
+                true => Ok(()),
+                false => Err(format!("refused: {refusals:?}")),
+            },
+            Divergence::Refused(field, message) => matches(&[(field.to_string(), message.to_string())], refusals),
+        };
+    }
+    if !errors.is_empty() {
+        return Err(format!("input errors: {errors:?}"));
+    }
+    match expected {
+        Expected::Accepted => match refusals.is_empty() {
+            true => Ok(()),
+            false => Err(format!("the API server accepts it; refused: {refusals:?}")),
+        },
+        Expected::Refused(causes) => {
+            let causes: Vec<(String, String)> = causes.iter().map(|c| (c.field.clone(), c.message.clone())).collect();
+            matches(&causes, refusals)
+        }
+        Expected::ToolError(code, message) => {
+            panic!("{case}: kubectl-validate's own error ({code}: {message}) is not in DIVERGENCES")
+        }
+    }
+}
+
+#[test]
+fn answers_as_the_api_server_does() {
+    let policies = common::TempDir::new("kubectl-validate-policies");
+    for name in common::shipped_policies() {
+        let dir = policies.path().join(&name);
+        std::fs::create_dir_all(&dir).unwrap();
+        let module = common::built(&format!("policies/{name}/annotated-policy.wasm"));
+        std::fs::copy(module, dir.join("annotated-policy.wasm")).unwrap();
+    }
+
+    let mut files: Vec<PathBuf> = std::fs::read_dir(data().join("manifests"))
+        .expect("manifests/ exists")
+        .map(|e| e.expect("readable manifests/").path())
+        .collect();
+    files.sort();
+    assert_eq!(files.len(), 31, "kubectl-validate's suite holds 31 manifest files");
+
+    let mut cases = 0;
+    let mut failures = Vec::new();
+    let mut gaps_passing = Vec::new();
+    let mut seen = Vec::new();
+    for file in &files {
+        let name = file.file_name().unwrap().to_string_lossy().into_owned();
+        let text = std::fs::read_to_string(file).unwrap();
+        let (refusals, errors) = scan(policies.path(), file);
+        for (index, expected) in expectations(&text).iter().enumerate() {
+            let case = format!("{name}#{index}");
+            cases += 1;
+            seen.push(case.clone());
+            let outcome = judge(&case, expected, refusals.get(&(index as u64)), &errors);
+            let gap = KNOWN_GAPS.iter().find(|(c, _)| *c == case);
+            match (outcome, gap) {
+                (Ok(()), Some(_)) => gaps_passing.push(case),
+                (Ok(()), None) => {}
+                (Err(_), Some(_)) => {}
+                (Err(why), None) => failures.push(format!("{case}: {why}")),
+            }
+        }
+    }
+    let listed = KNOWN_GAPS
+        .iter()
+        .map(|(c, _)| *c)
+        .chain(DIVERGENCES.iter().map(|(c, _)| *c));
+    for case in listed {
+        assert!(
+            seen.iter().any(|s| s == case),
+            "{case} is listed but is no case of the suite"
+        );
+    }
+    if !KNOWN_GAPS.is_empty() {
+        eprintln!("{} of {cases} cases are known gaps:", KNOWN_GAPS.len());
+        for (case, why) in KNOWN_GAPS {
+            eprintln!("  {case}: {why}");
+        }
+    }
+    assert!(
+        gaps_passing.is_empty(),
+        "listed as known gaps but answered as the API server does (remove them from KNOWN_GAPS): {gaps_passing:?}"
+    );
+    assert!(
+        failures.is_empty(),
+        "answered otherwise than the API server:\n{}",
+        failures.join("\n")
+    );
+}
+
+#[test]
+fn reads_every_status_of_the_suite() {
+    // The parser itself, on the suite: 31 files, and the refusals it must find.
+    let mut refused = 0;
+    let mut accepted = 0;
+    let mut tool = 0;
+    for entry in std::fs::read_dir(data().join("manifests")).unwrap() {
+        let text = std::fs::read_to_string(entry.unwrap().path()).unwrap();
+        for expected in expectations(&text) {
+            match expected {
+                Expected::Accepted => accepted += 1,
+                Expected::Refused(causes) => {
+                    assert!(!causes.is_empty());
+                    refused += 1;
+                }
+                Expected::ToolError(..) => tool += 1,
+            }
+        }
+    }
+    assert_eq!(
+        (accepted, refused, tool),
+        (16, 19, 3),
+        "accepted, refused and kubectl-validate's own errors in the suite"
+    );
+}

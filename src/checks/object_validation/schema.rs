@@ -1,0 +1,835 @@
+//! A compiled OpenAPI v3 schema, as the API server validates with it: a CRD version's structural
+//! schema (`spec.versions[*].schema.openAPIV3Schema`) or a built-in kind's schema from
+//! Kubernetes' published OpenAPI v3 documents, whose `$ref: "#/components/schemas/<name>"`
+//! (also inside `allOf: [{$ref: ...}]`) point into a components map.
+//!
+//! The schema is compiled once into an arena of [`SchemaNode`]s addressed by index: a `$ref` is
+//! compiled once and shared, so a recursive schema (`JSONSchemaProps` refers to itself) stays
+//! finite. What the validator needs is decided here: the formats the API server checks (its
+//! `StripUnsupportedFormatsPostProcess` drops the others), the patterns compiled once, defaults
+//! and enum values kept as owned JSON trees.
+//!
+//! The arena owns its data (a compiled schema outlives the request it was read from: a module
+//! instance keeps it for the next objects of the same CRD), so defaults, enum values and the
+//! `x-kubernetes-validations` rules are [`Node<'static>`] trees, the core's one JSON model.
+
+use crate::json::{Node, Number};
+use std::borrow::Cow;
+use std::collections::HashMap;
+use std::fmt;
+
+/// The JSON types a schema's `type` names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Types(u8);
+
+impl Types {
+    /// `object`.
+    pub const OBJECT: Types = Types(1);
+    /// `array`.
+    pub const ARRAY: Types = Types(2);
+    /// `string`.
+    pub const STRING: Types = Types(4);
+    /// `integer`.
+    pub const INTEGER: Types = Types(8);
+    /// `number`.
+    pub const NUMBER: Types = Types(16);
+    /// `boolean`.
+    pub const BOOLEAN: Types = Types(32);
+    /// `null`.
+    pub const NULL: Types = Types(64);
+
+    /// The names in the order the schema gave them: kept for the message
+    /// (`must be of type integer,string`).
+    const NAMES: [(&'static str, Types); 7] = [
+        ("object", Types::OBJECT),
+        ("array", Types::ARRAY),
+        ("string", Types::STRING),
+        ("integer", Types::INTEGER),
+        ("number", Types::NUMBER),
+        ("boolean", Types::BOOLEAN),
+        ("null", Types::NULL),
+    ];
+
+    /// The type called `name`.
+    pub fn named(name: &str) -> Option<Types> {
+        Types::NAMES.iter().find(|(n, _)| *n == name).map(|(_, t)| *t)
+    }
+
+    /// Whether no type is given (any value).
+    pub fn is_empty(self) -> bool {
+        self.0 == 0
+    }
+
+    /// Whether `other` is among them.
+    pub fn contains(self, other: Types) -> bool {
+        self.0 & other.0 != 0
+    }
+
+    /// Both.
+    pub fn with(self, other: Types) -> Types {
+        Types(self.0 | other.0)
+    }
+}
+
+/// A string format the API server checks (`apiextensions-apiserver/pkg/apiserver/validation/
+/// formats.go`, checked by kube-openapi's `strfmt` registry).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    /// `bsonobjectid`.
+    BsonObjectId,
+    /// `uri`: not checked (Go's `net/url.ParseRequestURI` is not reproduced).
+    Uri,
+    /// `email`: not checked (Go's `net/mail.ParseAddress` is not reproduced).
+    Email,
+    /// `hostname`.
+    Hostname,
+    /// `ipv4`.
+    Ipv4,
+    /// `ipv6`.
+    Ipv6,
+    /// `cidr`.
+    Cidr,
+    /// `mac`.
+    Mac,
+    /// `uuid`.
+    Uuid,
+    /// `uuid3`.
+    Uuid3,
+    /// `uuid4`.
+    Uuid4,
+    /// `uuid5`.
+    Uuid5,
+    /// `isbn`, `isbn10`, `isbn13`, `creditcard`, `ssn`, `rgbcolor`: not checked.
+    Unchecked,
+    /// `hexcolor`.
+    HexColor,
+    /// `byte` (base64).
+    Byte,
+    /// `password`: any string.
+    Password,
+    /// `date`.
+    Date,
+    /// `duration`.
+    Duration,
+    /// `datetime` (`date-time`).
+    DateTime,
+    /// `k8s-short-name` (Kubernetes 1.34 and later): a DNS-1123 label.
+    K8sShortName,
+    /// `k8s-long-name` (Kubernetes 1.34 and later): a DNS-1123 subdomain.
+    K8sLongName,
+}
+
+impl Format {
+    /// The format the API server checks for `format` on a schema of `types`, or none when it
+    /// strips it (`StripUnsupportedFormatsPostProcessorForVersion`: only string formats are
+    /// checked, named with or without `-`; integer and number formats are kept but never
+    /// checked by the schema validator). `minor` is the Kubernetes minor version.
+    pub fn of(format: &str, types: Types, minor: u32) -> Option<Format> {
+        if !(types.is_empty() || types == Types::STRING) {
+            return None;
+        }
+        let normalized = format.replace('-', "");
+        Some(match normalized.as_str() {
+            "bsonobjectid" => Format::BsonObjectId,
+            "uri" => Format::Uri,
+            "email" => Format::Email,
+            "hostname" => Format::Hostname,
+            "ipv4" => Format::Ipv4,
+            "ipv6" => Format::Ipv6,
+            "cidr" => Format::Cidr,
+            "mac" => Format::Mac,
+            "uuid" => Format::Uuid,
+            "uuid3" => Format::Uuid3,
+            "uuid4" => Format::Uuid4,
+            "uuid5" => Format::Uuid5,
+            "isbn" | "isbn10" | "isbn13" | "creditcard" | "ssn" | "rgbcolor" => Format::Unchecked,
+            "hexcolor" => Format::HexColor,
+            "byte" => Format::Byte,
+            "password" => Format::Password,
+            "date" => Format::Date,
+            "duration" => Format::Duration,
+            "datetime" => Format::DateTime,
+            "k8sshortname" if minor >= 34 => Format::K8sShortName,
+            "k8slongname" if minor >= 34 => Format::K8sLongName,
+            _ => return None,
+        })
+    }
+}
+
+/// A `pattern`, compiled once.
+#[derive(Debug, Clone)]
+pub struct Pattern {
+    /// The pattern as the schema writes it (quoted in the message).
+    pub source: String,
+    /// The compiled expression; none when the `regex` crate cannot read a pattern Go's RE2 can
+    /// (a pattern the API server cannot compile makes it refuse the CRD itself), and then the
+    /// pattern is not checked.
+    pub regex: Option<regex::Regex>,
+}
+
+impl Pattern {
+    /// Compiles a pattern of Go's `regexp` (RE2) dialect with the `regex` crate. The two agree on
+    /// syntax and semantics (no backreferences or lookaround in either) except for the classes
+    /// `\d`, `\w`, `\s` and `\b`, ASCII in Go and Unicode in `regex`: they are rewritten to
+    /// their ASCII forms. `\C` and the `\Q...\E` quoting (Go only) make the pattern unchecked.
+    pub fn compile(source: &str) -> Pattern {
+        let regex = regex::Regex::new(&go_classes_as_ascii(source)).ok();
+        Pattern {
+            source: source.to_string(),
+            regex,
+        }
+    }
+
+    /// Whether `text` matches, or none when the pattern is not checked.
+    pub fn matches(&self, text: &str) -> Option<bool> {
+        self.regex.as_ref().map(|regex| regex.is_match(text))
+    }
+}
+
+/// Rewrites Go's ASCII Perl classes (`\d`, `\w`, `\s`, `\b` and their negations) into
+/// expressions the `regex` crate reads as ASCII (it reads them as Unicode classes).
+fn go_classes_as_ascii(source: &str) -> String {
+    let mut out = String::with_capacity(source.len() + 16);
+    let mut chars = source.chars();
+    let mut in_class = false;
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => {
+                let Some(next) = chars.next() else {
+                    out.push('\\');
+                    break;
+                };
+                let ascii = match (next, in_class) {
+                    ('d', false) => Some("[0-9]"),
+                    ('D', false) => Some("[^0-9]"),
+                    ('w', false) => Some("[0-9A-Za-z_]"),
+                    ('W', false) => Some("[^0-9A-Za-z_]"),
+                    ('s', false) => Some("[\\t\\n\\f\\r ]"),
+                    ('S', false) => Some("[^\\t\\n\\f\\r ]"),
+                    ('b', false) => Some("(?-u:\\b)"),
+                    ('B', false) => Some("(?-u:\\B)"),
+                    ('d', true) => Some("0-9"),
+                    ('w', true) => Some("0-9A-Za-z_"),
+                    ('s', true) => Some("\\t\\n\\f\\r "),
+                    _ => None,
+                };
+                match ascii {
+                    Some(text) => out.push_str(text),
+                    None => {
+                        out.push('\\');
+                        out.push(next);
+                    }
+                }
+            }
+            '[' if !in_class => {
+                in_class = true;
+                out.push(c);
+                // A `]` first in a class (after an optional `^`) is a literal.
+                let rest = chars.as_str();
+                let skip = if rest.starts_with("^]") {
+                    2
+                } else if rest.starts_with(']') || rest.starts_with('^') {
+                    1
+                } else {
+                    0
+                };
+                for _ in 0..skip {
+                    if let Some(c) = chars.next() {
+                        out.push(c);
+                    }
+                }
+                if skip == 1 && out.ends_with('^') && chars.as_str().starts_with(']') {
+                    out.push(chars.next().unwrap_or(']'));
+                }
+            }
+            '[' if in_class && chars.as_str().starts_with(':') => {
+                // A POSIX class `[:alpha:]` inside a class: copied whole.
+                out.push(c);
+                for c in chars.by_ref() {
+                    out.push(c);
+                    if c == ']' {
+                        break;
+                    }
+                }
+            }
+            ']' if in_class => {
+                in_class = false;
+                out.push(c);
+            }
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// `additionalProperties`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Additional {
+    /// Not given.
+    #[default]
+    Unset,
+    /// `true` or `false`.
+    Allows(bool),
+    /// A schema for every other key.
+    Schema(usize),
+}
+
+/// `x-kubernetes-list-type`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ListType {
+    /// `atomic`.
+    Atomic,
+    /// `set`: items unique.
+    Set,
+    /// `map`: items unique by their `x-kubernetes-list-map-keys`.
+    Map,
+}
+
+/// One schema of the arena.
+#[derive(Debug, Clone, Default)]
+pub struct SchemaNode {
+    /// `type` (empty: any); `x-kubernetes-int-or-string` makes it `integer` and `string`.
+    pub types: Types,
+    /// The type names as the message joins them (`integer,string`).
+    pub type_names: String,
+    /// `x-kubernetes-int-or-string`.
+    pub int_or_string: bool,
+    /// `nullable`.
+    pub nullable: bool,
+    /// `format`, as written.
+    pub format_name: String,
+    /// The format checked, if the API server checks it.
+    pub format: Option<Format>,
+    /// `enum`.
+    pub enum_values: Option<Vec<Node<'static>>>,
+    /// `default`.
+    pub default: Option<Node<'static>>,
+    /// `maximum`.
+    pub maximum: Option<f64>,
+    /// `exclusiveMaximum`.
+    pub exclusive_maximum: bool,
+    /// `minimum`.
+    pub minimum: Option<f64>,
+    /// `exclusiveMinimum`.
+    pub exclusive_minimum: bool,
+    /// `multipleOf`.
+    pub multiple_of: Option<f64>,
+    /// `maxLength`.
+    pub max_length: Option<i64>,
+    /// `minLength`.
+    pub min_length: Option<i64>,
+    /// `pattern`.
+    pub pattern: Option<Pattern>,
+    /// `maxItems`.
+    pub max_items: Option<i64>,
+    /// `minItems`.
+    pub min_items: Option<i64>,
+    /// `uniqueItems`.
+    pub unique_items: bool,
+    /// `maxProperties`.
+    pub max_properties: Option<i64>,
+    /// `minProperties`.
+    pub min_properties: Option<i64>,
+    /// `required`.
+    pub required: Vec<String>,
+    /// `properties`, sorted by name.
+    pub properties: Vec<(String, usize)>,
+    /// `additionalProperties`.
+    pub additional_properties: Additional,
+    /// `items` (a single schema; a tuple's schemas are not used by Kubernetes).
+    pub items: Option<usize>,
+    /// `allOf`.
+    pub all_of: Vec<usize>,
+    /// `anyOf`.
+    pub any_of: Vec<usize>,
+    /// `oneOf`.
+    pub one_of: Vec<usize>,
+    /// `not`.
+    pub not: Option<usize>,
+    /// `x-kubernetes-preserve-unknown-fields: true`.
+    pub preserve_unknown_fields: bool,
+    /// `x-kubernetes-embedded-resource: true`.
+    pub embedded_resource: bool,
+    /// `x-kubernetes-list-type`.
+    pub list_type: Option<ListType>,
+    /// `x-kubernetes-list-map-keys`.
+    pub list_map_keys: Vec<String>,
+    /// `x-kubernetes-map-type` (`granular` or `atomic`: it changes how apply merges, not what
+    /// validates).
+    pub map_type: Option<String>,
+    /// `x-kubernetes-validations`, the CEL rules, kept whole for the CEL library.
+    pub validations: Option<Node<'static>>,
+    /// The node this one stands for (`allOf: [{$ref: ...}]` alone): everything but its own
+    /// `default` and `nullable` is the other node's.
+    pub alias: Option<usize>,
+}
+
+impl SchemaNode {
+    /// The schema of property `name`.
+    pub fn property(&self, name: &str) -> Option<usize> {
+        self.properties
+            .binary_search_by(|(key, _)| key.as_str().cmp(name))
+            .ok()
+            .map(|i| self.properties[i].1)
+    }
+
+    /// Whether the schema says anything of an object's keys (properties, additional properties
+    /// or unknown fields kept): a schema that says nothing keeps no key but its known ones.
+    pub fn declares_fields(&self) -> bool {
+        !self.properties.is_empty() || self.additional_properties != Additional::Unset || self.preserve_unknown_fields
+    }
+}
+
+/// A schema that cannot be read: where (the JSON path in the schema) and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SchemaError {
+    /// The JSON path of the offending keyword, e.g. `properties.spec.properties.replicas.type`.
+    pub path: String,
+    /// What is wrong.
+    pub message: String,
+}
+
+impl fmt::Display for SchemaError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.path.is_empty() {
+            f.write_str(&self.message)
+        } else {
+            write!(f, "{}: {}", self.path, self.message)
+        }
+    }
+}
+
+/// A compiled schema: the arena and its root.
+#[derive(Debug, Clone)]
+pub struct Schema {
+    /// Every schema node; `$ref`s share theirs.
+    pub nodes: Vec<SchemaNode>,
+    /// The root's index.
+    pub root: usize,
+}
+
+/// Most schema nodes one schema compiles into (a `$ref` counts once): beyond it the schema is
+/// refused as unreadable rather than exhaust the module's memory.
+pub const MAX_NODES: usize = 200_000;
+
+impl Schema {
+    /// Compiles `schema` (a CRD version's `openAPIV3Schema`, or a built-in kind's schema) for
+    /// Kubernetes 1.`minor`; `components` is the `components.schemas` map its `$ref`s point into.
+    pub fn compile(schema: &Node<'_>, components: Option<&Node<'_>>, minor: u32) -> Result<Schema, SchemaError> {
+        let mut compiler = Compiler {
+            nodes: Vec::new(),
+            refs: HashMap::new(),
+            components,
+            minor,
+        };
+        let root = compiler.compile(schema, "")?;
+        Ok(Schema {
+            nodes: compiler.nodes,
+            root,
+        })
+    }
+
+    /// The node at `index`.
+    pub fn node(&self, index: usize) -> &SchemaNode {
+        &self.nodes[index]
+    }
+
+    /// The root node.
+    pub fn root_node(&self) -> &SchemaNode {
+        self.resolved(self.root)
+    }
+
+    /// The index of the node `index` stands for (itself unless it is an alias).
+    pub fn resolve(&self, mut index: usize) -> usize {
+        // Aliases of aliases are few; a cycle of them (a schema that is only itself) stops.
+        for _ in 0..32 {
+            match self.nodes[index].alias {
+                Some(target) => index = target,
+                None => break,
+            }
+        }
+        index
+    }
+
+    /// The node `index` stands for.
+    pub fn resolved(&self, index: usize) -> &SchemaNode {
+        &self.nodes[self.resolve(index)]
+    }
+}
+
+struct Compiler<'c, 'j> {
+    nodes: Vec<SchemaNode>,
+    refs: HashMap<String, usize>,
+    components: Option<&'c Node<'j>>,
+    minor: u32,
+}
+
+const REF_PREFIX: &str = "#/components/schemas/";
+
+impl Compiler<'_, '_> {
+    fn error(path: &str, message: impl Into<String>) -> SchemaError {
+        SchemaError {
+            path: path.to_string(),
+            message: message.into(),
+        }
+    }
+
+    /// Compiles the schema at `path`, its index.
+    fn compile(&mut self, schema: &Node<'_>, path: &str) -> Result<usize, SchemaError> {
+        let entries = match schema {
+            Node::Object(entries) => entries,
+            Node::TooDeep => return Err(Compiler::error(path, "the schema nests too deep to be read")),
+            _ => return Err(Compiler::error(path, "a schema must be an object")),
+        };
+        if self.nodes.len() >= MAX_NODES {
+            return Err(Compiler::error(
+                path,
+                format!("the schema has more than {MAX_NODES} nodes"),
+            ));
+        }
+        // A `$ref` alone (as Kubernetes' documents write it, or with a description beside it).
+        if let Some(reference) = schema.get("$ref") {
+            let Some(reference) = reference.as_str() else {
+                return Err(Compiler::error(&join(path, "$ref"), "must be a string"));
+            };
+            return self.reference(reference, &join(path, "$ref"));
+        }
+        let index = self.nodes.len();
+        self.nodes.push(SchemaNode::default());
+        let mut node = SchemaNode::default();
+        let mut int_or_string = false;
+        let mut format_name = String::new();
+        for (key, value) in entries.iter() {
+            let at = join(path, key);
+            match key.as_ref() {
+                "type" => {
+                    let names: Vec<&str> = match value {
+                        Node::Str(s) => vec![s.as_ref()],
+                        Node::Array(items) => items.iter().filter_map(Node::as_str).collect(),
+                        _ => return Err(Compiler::error(&at, "must be a string")),
+                    };
+                    for name in &names {
+                        match Types::named(name) {
+                            Some(t) => node.types = node.types.with(t),
+                            None if name.is_empty() => {}
+                            None => return Err(Compiler::error(&at, format!("unknown type {name:?}"))),
+                        }
+                    }
+                    node.type_names = names.join(",");
+                }
+                "x-kubernetes-int-or-string" => int_or_string = bool_of(value, &at)?,
+                "nullable" => node.nullable = bool_of(value, &at)?,
+                "format" => format_name = string_of(value, &at)?.to_string(),
+                "enum" => match value {
+                    Node::Array(items) => node.enum_values = Some(items.iter().map(owned).collect()),
+                    Node::Null => {}
+                    _ => return Err(Compiler::error(&at, "must be an array")),
+                },
+                "default" => node.default = Some(owned(value)),
+                "maximum" => node.maximum = Some(number_of(value, &at)?),
+                "minimum" => node.minimum = Some(number_of(value, &at)?),
+                "multipleOf" => node.multiple_of = Some(number_of(value, &at)?),
+                "exclusiveMaximum" => node.exclusive_maximum = bool_of(value, &at)?,
+                "exclusiveMinimum" => node.exclusive_minimum = bool_of(value, &at)?,
+                "maxLength" => node.max_length = Some(integer_of(value, &at)?),
+                "minLength" => node.min_length = Some(integer_of(value, &at)?),
+                "maxItems" => node.max_items = Some(integer_of(value, &at)?),
+                "minItems" => node.min_items = Some(integer_of(value, &at)?),
+                "maxProperties" => node.max_properties = Some(integer_of(value, &at)?),
+                "minProperties" => node.min_properties = Some(integer_of(value, &at)?),
+                "uniqueItems" => node.unique_items = bool_of(value, &at)?,
+                "pattern" => node.pattern = Some(Pattern::compile(string_of(value, &at)?)),
+                "required" => match value {
+                    Node::Array(items) => {
+                        for (i, item) in items.iter().enumerate() {
+                            node.required.push(string_of(item, &format!("{at}[{i}]"))?.to_string());
+                        }
+                    }
+                    Node::Null => {}
+                    _ => return Err(Compiler::error(&at, "must be an array of strings")),
+                },
+                "properties" => {
+                    let Some(members) = value.as_object() else {
+                        if value.is_null() {
+                            continue;
+                        }
+                        return Err(Compiler::error(&at, "must be an object"));
+                    };
+                    let mut properties = Vec::with_capacity(members.len());
+                    for (name, property) in members.iter() {
+                        let sub = join(&at, name);
+                        properties.push((name.to_string(), self.compile(property, &sub)?));
+                    }
+                    properties.sort_by(|a, b| a.0.cmp(&b.0));
+                    properties.dedup_by(|later, earlier| {
+                        if later.0 == earlier.0 {
+                            earlier.1 = later.1;
+                            true
+                        } else {
+                            false
+                        }
+                    });
+                    node.properties = properties;
+                }
+                "additionalProperties" => {
+                    node.additional_properties = match value {
+                        Node::Bool(b) => Additional::Allows(*b),
+                        Node::Null => Additional::Unset,
+                        _ => Additional::Schema(self.compile(value, &at)?),
+                    }
+                }
+                "items" => match value {
+                    Node::Array(schemas) => {
+                        // A tuple: its first schema stands for every item (the API server
+                        // refuses tuples in a CRD; no built-in kind has one).
+                        if let Some(first) = schemas.first() {
+                            node.items = Some(self.compile(first, &format!("{at}[0]"))?);
+                        }
+                    }
+                    Node::Null => {}
+                    _ => node.items = Some(self.compile(value, &at)?),
+                },
+                "allOf" | "anyOf" | "oneOf" => {
+                    let Node::Array(schemas) = value else {
+                        if value.is_null() {
+                            continue;
+                        }
+                        return Err(Compiler::error(&at, "must be an array of schemas"));
+                    };
+                    let mut compiled = Vec::with_capacity(schemas.len());
+                    for (i, sub) in schemas.iter().enumerate() {
+                        compiled.push(self.compile(sub, &format!("{at}[{i}]"))?);
+                    }
+                    match key.as_ref() {
+                        "allOf" => node.all_of = compiled,
+                        "anyOf" => node.any_of = compiled,
+                        _ => node.one_of = compiled,
+                    }
+                }
+                "not" => node.not = Some(self.compile(value, &at)?),
+                "x-kubernetes-preserve-unknown-fields" => node.preserve_unknown_fields = bool_of(value, &at)?,
+                "x-kubernetes-embedded-resource" => node.embedded_resource = bool_of(value, &at)?,
+                "x-kubernetes-list-type" => {
+                    node.list_type = match string_of(value, &at)? {
+                        "atomic" => Some(ListType::Atomic),
+                        "set" => Some(ListType::Set),
+                        "map" => Some(ListType::Map),
+                        other => return Err(Compiler::error(&at, format!("unknown list type {other:?}"))),
+                    }
+                }
+                "x-kubernetes-list-map-keys" => match value {
+                    Node::Array(items) => {
+                        for (i, item) in items.iter().enumerate() {
+                            node.list_map_keys
+                                .push(string_of(item, &format!("{at}[{i}]"))?.to_string());
+                        }
+                    }
+                    Node::Null => {}
+                    _ => return Err(Compiler::error(&at, "must be an array of strings")),
+                },
+                "x-kubernetes-map-type" => node.map_type = Some(string_of(value, &at)?.to_string()),
+                "x-kubernetes-validations" if !value.is_null() => node.validations = Some(owned(value)),
+                _ => {}
+            }
+        }
+        // Kubernetes' published documents write a field of a named type as
+        // `allOf: [{$ref: ...}]` beside its `default` and `description`: the field is that type
+        // (kube-openapi reads it so), not a composition whose failure adds an `allOf` error.
+        // The node keeps its own `default` and `nullable` and stands for the type otherwise.
+        let single_ref = match schema.get("allOf") {
+            Some(Node::Array(parts)) => parts.len() == 1 && parts[0].get("$ref").is_some(),
+            _ => false,
+        };
+        if single_ref && node.types.is_empty() && node.properties.is_empty() && node.items.is_none() {
+            node.alias = node.all_of.pop();
+        }
+        if int_or_string {
+            // `ConvertJSONSchemaProps`: `x-kubernetes-int-or-string` is type `integer,string`.
+            node.int_or_string = true;
+            node.types = Types::INTEGER.with(Types::STRING);
+            node.type_names = "integer,string".to_string();
+        }
+        if !format_name.is_empty() {
+            node.format = Format::of(&format_name, node.types, self.minor);
+            node.format_name = format_name;
+        }
+        self.nodes[index] = node;
+        Ok(index)
+    }
+
+    /// The index of the schema a `$ref` names, compiled once.
+    fn reference(&mut self, reference: &str, path: &str) -> Result<usize, SchemaError> {
+        if let Some(&index) = self.refs.get(reference) {
+            return Ok(index);
+        }
+        let Some(name) = reference.strip_prefix(REF_PREFIX) else {
+            return Err(Compiler::error(path, format!("unsupported reference {reference:?}")));
+        };
+        let Some(target) = self.components.and_then(|components| components.get(name)) else {
+            return Err(Compiler::error(
+                path,
+                format!("reference {reference:?} names no schema"),
+            ));
+        };
+        // Reserve the index first so that a schema referring to itself finds it.
+        let index = self.nodes.len();
+        self.nodes.push(SchemaNode::default());
+        self.refs.insert(reference.to_string(), index);
+        let compiled = self.compile(target, &format!("components.schemas.{name}"))?;
+        self.nodes[index].alias = Some(compiled);
+        Ok(index)
+    }
+}
+
+fn join(path: &str, key: &str) -> String {
+    if path.is_empty() {
+        key.to_string()
+    } else {
+        format!("{path}.{key}")
+    }
+}
+
+fn bool_of(value: &Node<'_>, path: &str) -> Result<bool, SchemaError> {
+    match value {
+        Node::Bool(b) => Ok(*b),
+        Node::Null => Ok(false),
+        _ => Err(Compiler::error(path, "must be a boolean")),
+    }
+}
+
+fn string_of<'n>(value: &'n Node<'_>, path: &str) -> Result<&'n str, SchemaError> {
+    value.as_str().ok_or_else(|| Compiler::error(path, "must be a string"))
+}
+
+fn number_of(value: &Node<'_>, path: &str) -> Result<f64, SchemaError> {
+    value
+        .number()
+        .map(Number::as_f64)
+        .ok_or_else(|| Compiler::error(path, "must be a number"))
+}
+
+fn integer_of(value: &Node<'_>, path: &str) -> Result<i64, SchemaError> {
+    match value.number() {
+        Some(Number::U64(n)) => Ok(i64::try_from(n).unwrap_or(i64::MAX)),
+        Some(Number::I64(n)) => Ok(n),
+        _ => Err(Compiler::error(path, "must be an integer")),
+    }
+}
+
+/// An owned copy of a JSON tree (a compiled schema outlives the text it was read from).
+pub fn owned(node: &Node<'_>) -> Node<'static> {
+    match node {
+        Node::Raw(raw) => match crate::json::read(raw.get(), crate::json::Everything, 64) {
+            Ok(read) => owned(&read),
+            Err(_) => Node::Null,
+        },
+        Node::Skipped => Node::Skipped,
+        Node::Null => Node::Null,
+        Node::Bool(b) => Node::Bool(*b),
+        Node::U64(bits) => Node::U64(*bits),
+        Node::I64(bits) => Node::I64(*bits),
+        Node::F64(bits) => Node::F64(*bits),
+        Node::Str(s) => Node::Str(Cow::Owned(s.to_string())),
+        Node::Array(items) => Node::Array(items.iter().map(owned).collect()),
+        Node::Object(entries) => Node::Object(
+            entries
+                .iter()
+                .map(|(key, value)| (Cow::Owned(key.to_string()), owned(value)))
+                .collect(),
+        ),
+        Node::TooDeep => Node::TooDeep,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::json::{self, Everything};
+
+    fn compile(text: &str) -> Result<Schema, SchemaError> {
+        let node = json::read(text, Everything, 128).unwrap();
+        Schema::compile(&node, None, 35)
+    }
+
+    #[test]
+    fn keywords_compile() {
+        let schema = compile(
+            r#"{"type":"object","required":["spec"],"properties":{"spec":{"type":"object","properties":{
+                "size":{"type":"integer","minimum":1,"maximum":10,"exclusiveMaximum":true,"multipleOf":2,"default":4},
+                "name":{"type":"string","maxLength":5,"pattern":"^[a-z]+$","format":"date-time","enum":["a","b"]},
+                "port":{"x-kubernetes-int-or-string":true},
+                "list":{"type":"array","x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["name"],"items":{"type":"object"}}
+            }}}}"#,
+        )
+        .unwrap();
+        let spec = schema.node(schema.root_node().property("spec").unwrap());
+        let size = schema.node(spec.property("size").unwrap());
+        assert_eq!(
+            (size.minimum, size.maximum, size.exclusive_maximum),
+            (Some(1.0), Some(10.0), true)
+        );
+        assert!(size.default.is_some());
+        let name = schema.node(spec.property("name").unwrap());
+        assert_eq!(name.format, Some(Format::DateTime));
+        assert_eq!(name.pattern.as_ref().unwrap().matches("abc"), Some(true));
+        let port = schema.node(spec.property("port").unwrap());
+        assert_eq!(port.type_names, "integer,string");
+        let list = schema.node(spec.property("list").unwrap());
+        assert_eq!(list.list_type, Some(ListType::Map));
+        assert_eq!(list.list_map_keys, ["name"]);
+        assert_eq!(schema.root_node().required, ["spec"]);
+    }
+
+    #[test]
+    fn unreadable_schemas_name_the_path() {
+        let error = compile(r#"{"properties":{"spec":{"properties":{"a":{"type":"strign"}}}}}"#).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            r#"properties.spec.properties.a.type: unknown type "strign""#
+        );
+        let error = compile(r#"{"properties":{"a":{"maxLength":"5"}}}"#).unwrap_err();
+        assert_eq!(error.to_string(), "properties.a.maxLength: must be an integer");
+        assert!(compile(r#"{"properties":{"a":3}}"#).is_err());
+    }
+
+    #[test]
+    fn references_compile_once_and_recursion_stays_finite() {
+        let components = json::read(
+            r##"{"Props":{"type":"object","properties":{"not":{"$ref":"#/components/schemas/Props"},
+                "items":{"allOf":[{"$ref":"#/components/schemas/Props"}]}}}}"##,
+            Everything,
+            128,
+        )
+        .unwrap();
+        let root = json::read(r##"{"$ref":"#/components/schemas/Props"}"##, Everything, 128).unwrap();
+        let schema = Schema::compile(&root, Some(&components), 35).unwrap();
+        assert!(schema.nodes.len() < 10);
+        let root = schema.root_node();
+        assert_eq!(root.property("not"), Some(schema.root));
+        let items = schema.resolved(root.property("items").unwrap());
+        assert!(items.all_of.is_empty() && items.property("not").is_some());
+        let missing = json::read(r##"{"$ref":"#/components/schemas/Nope"}"##, Everything, 128).unwrap();
+        assert!(Schema::compile(&missing, Some(&components), 35).is_err());
+    }
+
+    #[test]
+    fn formats_the_api_server_checks() {
+        assert_eq!(Format::of("date-time", Types::STRING, 35), Some(Format::DateTime));
+        assert_eq!(Format::of("int32", Types::INTEGER, 35), None);
+        assert_eq!(Format::of("quantity", Types::STRING, 35), None);
+        assert_eq!(Format::of("k8s-short-name", Types::STRING, 33), None);
+        assert_eq!(
+            Format::of("k8s-short-name", Types::STRING, 34),
+            Some(Format::K8sShortName)
+        );
+    }
+
+    #[test]
+    fn go_classes_are_ascii() {
+        assert!(!Pattern::compile(r"^\d+$").matches("١٢").unwrap());
+        assert!(Pattern::compile(r"^\d+$").matches("12").unwrap());
+        assert!(Pattern::compile(r"^[\w.-]+$").matches("a_b.c-d").unwrap());
+        assert!(!Pattern::compile(r"^\w+$").matches("é").unwrap());
+        assert!(Pattern::compile(r"^[]a]+$").matches("]a").unwrap());
+    }
+}

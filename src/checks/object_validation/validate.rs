@@ -1,0 +1,1346 @@
+//! The validator: an object against a compiled [`Schema`], as the API server validates a custom
+//! resource (apiextensions-apiserver: pruning, `pkg/apiserver/schema/pruning`; defaulting and
+//! the pruning of nulls, `pkg/apiserver/schema/defaulting`; kube-openapi's schema validator as
+//! `pkg/apiserver/validation/validation.go` wraps it into field errors; list sets and maps,
+//! `pkg/apiserver/schema/listtype`).
+//!
+//! The object is never copied: a field the schema prunes is reported (strict field validation's
+//! `unknown field`) and skipped, a `null` the API server drops is skipped, and a default stands in
+//! for a missing field, read from the compiled schema where it is.
+//!
+//! The kube-openapi validators run on each value in its order (type, `allOf`/`anyOf`/`oneOf`/
+//! `not`, string, format, number, array, `enum`, object) and each reports as it does:
+//! `<path> in body must be of type integer: "string"`, `<path> in body should match '<pattern>'`,
+//! ... wrapped into the field error its code maps to. Where it falls short of kube-openapi: a
+//! failed `anyOf` or `oneOf` reports the first failing alternative's errors, where kube-openapi
+//! picks the alternative that matched the most keywords.
+
+use super::field_error::{BadValue, ErrorType, FieldError, go_float, go_json, go_quote};
+use super::metadata;
+use super::schema::{Additional, Format, ListType, Schema, SchemaNode, Types};
+use crate::json::{Members, Node, Number};
+
+/// How an object is validated.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Options {
+    /// Leave `status` out: the CRD version has the status subresource, so the API server resets
+    /// `status` on a CREATE and keeps the old one on an UPDATE.
+    pub skip_status: bool,
+    /// Report the fields the schema prunes (`unknown field`).
+    pub unknown_fields: bool,
+}
+
+/// Validates `object` against `schema`; with `old_object` (an UPDATE), a value equal to the old
+/// object's at the same path is not judged again (the API server's validation ratcheting).
+/// The errors in the order the API server finds them for each value; values in key order.
+pub fn validate(
+    schema: &Schema,
+    object: &Node<'_>,
+    old_object: Option<&Node<'_>>,
+    options: &Options,
+) -> Vec<FieldError> {
+    let mut walk = Walk {
+        schema,
+        options,
+        errors: Vec::new(),
+    };
+    walk.value(&Place::root(), schema.root, object, old_object, Context::Root);
+    walk.errors
+}
+
+/// Where a value is: its path as kube-openapi names it (`spec.map.key`) and as the list-type
+/// validation does (`spec.map[key]`).
+#[derive(Clone)]
+struct Place {
+    name: String,
+    field: String,
+}
+
+impl Place {
+    fn root() -> Place {
+        Place {
+            name: String::new(),
+            field: String::new(),
+        }
+    }
+
+    fn property(&self, key: &str) -> Place {
+        Place {
+            name: if self.name.is_empty() {
+                key.to_string()
+            } else {
+                format!("{}.{key}", self.name)
+            },
+            field: if self.field.is_empty() {
+                key.to_string()
+            } else {
+                format!("{}.{key}", self.field)
+            },
+        }
+    }
+
+    fn additional(&self, key: &str) -> Place {
+        Place {
+            // kube-openapi: `o.Path + "." + key`, trimmed of its leading `.` in the field path.
+            name: format!("{}.{key}", self.name),
+            field: if self.field.is_empty() {
+                format!("[{key}]")
+            } else {
+                format!("{}[{key}]", self.field)
+            },
+        }
+    }
+
+    fn index(&self, i: usize) -> Place {
+        Place {
+            name: format!("{}[{i}]", self.name),
+            field: format!("{}[{i}]", self.field),
+        }
+    }
+
+    /// The field path of a kube-openapi error named `name` (`strings.TrimPrefix(name, ".")`;
+    /// none prints `<nil>`).
+    fn error_path(name: &str) -> String {
+        match name {
+            "" | "." => "<nil>".to_string(),
+            name => name.strip_prefix('.').unwrap_or(name).to_string(),
+        }
+    }
+}
+
+/// What kind of object a value is, for the fields every object may hold.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Context {
+    /// The object itself: `apiVersion`, `kind` and `metadata` are not pruned.
+    Root,
+    /// An `x-kubernetes-embedded-resource`: the same.
+    Embedded,
+    /// `metadata`: the API server's own type, never pruned by the schema.
+    Metadata,
+    /// Any other value.
+    Field,
+}
+
+struct Walk<'s> {
+    schema: &'s Schema,
+    options: &'s Options,
+    errors: Vec<FieldError>,
+}
+
+/// The JSON kind of a value as the unstructured decoder holds it.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Null,
+    Bool,
+    Int,
+    Float,
+    Str,
+    Array,
+    Object,
+    Other,
+}
+
+fn kind_of(node: &Node<'_>) -> Kind {
+    match node {
+        Node::Null => Kind::Null,
+        Node::Bool(_) => Kind::Bool,
+        Node::U64(_) | Node::I64(_) => Kind::Int,
+        Node::F64(_) => Kind::Float,
+        Node::Str(_) => Kind::Str,
+        Node::Array(_) => Kind::Array,
+        Node::Object(_) => Kind::Object,
+        _ => Kind::Other,
+    }
+}
+
+/// kube-openapi's name of a value's type and format (`schemaInfoForType`).
+fn type_info(node: &Node<'_>) -> (&'static str, &'static str) {
+    match kind_of(node) {
+        Kind::Bool => ("boolean", ""),
+        Kind::Int => ("integer", "int64"),
+        Kind::Float => ("number", "float64"),
+        Kind::Str => ("string", ""),
+        Kind::Array => ("array", ""),
+        Kind::Object => ("object", ""),
+        Kind::Null | Kind::Other => ("", ""),
+    }
+}
+
+/// swag's `IsFloat64AJSONInteger`, for the values a JSON document holds.
+fn is_json_integer(f: f64) -> bool {
+    const MAX: f64 = 9007199254740991.0;
+    if !f.is_finite() || !(-MAX..=MAX).contains(&f) {
+        return false;
+    }
+    let g = f.trunc();
+    f == g || ((f - g).abs() / (f.abs() + g.abs())) < 1e-9
+}
+
+/// Whether two JSON values are equal as Go's `reflect.DeepEqual` finds the unstructured values
+/// (numbers of the same kind by value; integers and other numbers compared as numbers, as
+/// `enum`'s conversion does).
+fn json_equal(a: &Node<'_>, b: &Node<'_>) -> bool {
+    match (a, b) {
+        (Node::Object(_), Node::Object(_)) => {
+            let (a, b) = (Members::of_node(a), Members::of_node(b));
+            a.len() == b.len()
+                && a.iter()
+                    .zip(b.iter())
+                    .all(|((ka, va), (kb, vb))| ka == kb && json_equal(va, vb))
+        }
+        (Node::Array(a), Node::Array(b)) => a.len() == b.len() && a.iter().zip(b).all(|(x, y)| json_equal(x, y)),
+        (Node::Str(a), Node::Str(b)) => a == b,
+        (Node::Bool(a), Node::Bool(b)) => a == b,
+        (Node::Null, Node::Null) => true,
+        _ => match (a.number(), b.number()) {
+            (Some(x), Some(y)) => x == y || x.as_f64() == y.as_f64(),
+            _ => false,
+        },
+    }
+}
+
+impl<'s> Walk<'s> {
+    fn node(&self, index: usize) -> &'s SchemaNode {
+        self.schema.resolved(index)
+    }
+
+    fn push(&mut self, error: FieldError) {
+        self.errors.push(error);
+    }
+
+    /// A kube-openapi error of code `kind`, named `name`, with `value` and `message`.
+    fn openapi(&mut self, kind: ErrorType, name: &str, value: BadValue, message: String) {
+        let path = Place::error_path(name);
+        self.push(FieldError::new(kind, path, value, message));
+    }
+
+    /// A kube-openapi error that is no `Validation` (the `allOf`/`anyOf`/`oneOf`/`not` messages):
+    /// `field.Invalid(nil, "", message)`, printed at `<nil>`.
+    fn composite(&mut self, name: &str, message: String) {
+        let mut error = FieldError::invalid("<nil>", BadValue::Str(String::new()), message);
+        error.at = Place::error_path(name);
+        if error.at == "<nil>" {
+            error.at.clear();
+        }
+        self.push(error);
+    }
+
+    /// Validates `value` at `place` against schema `index`.
+    fn value(&mut self, place: &Place, index: usize, value: &Node<'_>, old: Option<&Node<'_>>, context: Context) {
+        if let Some(old) = old
+            && json_equal(value, old)
+        {
+            // Ratcheting: an unchanged value is not judged again.
+            return;
+        }
+        let s = self.node(index);
+        let kind = kind_of(value);
+        if kind == Kind::Other {
+            return;
+        }
+        let name = place.name.as_str();
+        // Type.
+        if !s.types.is_empty() || !s.kept_format().is_empty() {
+            self.types(s, name, value, kind);
+        }
+        if kind == Kind::Null {
+            if let Some(values) = &s.enum_values
+                && !values.is_empty()
+                && !values.iter().any(Node::is_null)
+            {
+                self.enum_fail(name, BadValue::Json("null".to_string()), values);
+            }
+            return;
+        }
+        // allOf, anyOf, oneOf, not.
+        self.composition(s, place, value);
+        match kind {
+            Kind::Str => self.string(s, name, value.as_str().unwrap_or_default()),
+            Kind::Int | Kind::Float => self.number(s, name, value),
+            Kind::Array => self.array(s, place, value, old),
+            _ => {}
+        }
+        // enum.
+        if let Some(values) = &s.enum_values
+            && !values.is_empty()
+            && !values.iter().any(|v| json_equal(v, value))
+        {
+            self.enum_fail(name, BadValue::of(value), values);
+        }
+        if kind == Kind::Object {
+            self.object(s, place, value, old, context);
+        }
+    }
+
+    fn enum_fail(&mut self, name: &str, value: BadValue, values: &[Node<'static>]) {
+        let valid: Vec<String> = values
+            .iter()
+            .map(|v| match v {
+                Node::Str(s) => s.to_string(),
+                other => go_json(other),
+            })
+            .collect();
+        self.push(FieldError::not_supported(Place::error_path(name), value, &valid));
+    }
+
+    /// kube-openapi's type validator.
+    fn types(&mut self, s: &SchemaNode, name: &str, value: &Node<'_>, kind: Kind) {
+        let in_body = |what: &str| format!("{name} in body must be of type {what}");
+        if kind == Kind::Null {
+            if !s.types.is_empty() && !s.types.contains(Types::NULL) && !s.nullable {
+                let message = format!("{}: \"null\"", in_body(&s.type_names));
+                self.openapi(ErrorType::TypeInvalid, name, BadValue::Str("null".into()), message);
+            }
+            return;
+        }
+        let (sch_type, format) = type_info(value);
+        let contains = Types::named(sch_type).is_some_and(|t| s.types.contains(t));
+        let is_float_int = sch_type == "number"
+            && value.number().is_some_and(|n| is_json_integer(n.as_f64()))
+            && s.types.contains(Types::INTEGER);
+        let is_int_float = sch_type == "integer" && s.types.contains(Types::NUMBER);
+        let kept = s.kept_format();
+        let is_lower_int = kept == "int64" && format == "int32";
+        let is_lower_float = kept == "float64" && format == "float32";
+        if kind != Kind::Str
+            && kind != Kind::Array
+            && !kept.is_empty()
+            && !(contains || format == kept || is_float_int || is_int_float || is_lower_int || is_lower_float)
+        {
+            let message = format!("{}: {}", in_body(kept), go_quote(format));
+            self.openapi(ErrorType::TypeInvalid, name, BadValue::Str(format.into()), message);
+            return;
+        }
+        if !s.types.contains(Types::NUMBER)
+            && !s.types.contains(Types::INTEGER)
+            && !kept.is_empty()
+            && (kind == Kind::Str || kind == Kind::Array)
+        {
+            return;
+        }
+        if !(contains || is_float_int || is_int_float) {
+            let message = format!("{}: {}", in_body(&s.type_names), go_quote(sch_type));
+            self.openapi(ErrorType::TypeInvalid, name, BadValue::Str(sch_type.into()), message);
+        }
+    }
+
+    /// Whether `value` validates against schema `index` (an alternative of `anyOf`, ...), and
+    /// its errors.
+    fn alternative(&self, place: &Place, index: usize, value: &Node<'_>) -> Vec<FieldError> {
+        let options = Options {
+            unknown_fields: false,
+            ..*self.options
+        };
+        let mut walk = Walk {
+            schema: self.schema,
+            options: &options,
+            errors: Vec::new(),
+        };
+        walk.value(place, index, value, None, Context::Field);
+        walk.errors
+    }
+
+    fn composition(&mut self, s: &SchemaNode, place: &Place, value: &Node<'_>) {
+        let name = place.name.as_str();
+        if !s.any_of.is_empty() {
+            let mut first_failure = None;
+            let mut succeeded = false;
+            for &alternative in &s.any_of {
+                let errors = self.alternative(place, alternative, value);
+                if errors.is_empty() {
+                    succeeded = true;
+                    break;
+                }
+                first_failure.get_or_insert(errors);
+            }
+            if !succeeded {
+                self.composite(
+                    name,
+                    format!("{} must validate at least one schema (anyOf)", go_quote(name)),
+                );
+                self.errors.extend(first_failure.unwrap_or_default());
+            }
+        }
+        if !s.one_of.is_empty() {
+            let mut first_failure = None;
+            let mut validated = 0;
+            for &alternative in &s.one_of {
+                let errors = self.alternative(place, alternative, value);
+                if errors.is_empty() {
+                    validated += 1;
+                } else if validated == 0 {
+                    first_failure.get_or_insert(errors);
+                }
+            }
+            if validated != 1 {
+                let found = if validated == 0 {
+                    "Found none valid".to_string()
+                } else {
+                    format!("Found {validated} valid alternatives")
+                };
+                self.composite(
+                    name,
+                    format!(
+                        "{} must validate one and only one schema (oneOf). {found}",
+                        go_quote(name)
+                    ),
+                );
+                if validated == 0 {
+                    self.errors.extend(first_failure.unwrap_or_default());
+                }
+            }
+        }
+        if !s.all_of.is_empty() {
+            let mut validated = 0;
+            let mut errors = Vec::new();
+            for &part in &s.all_of {
+                let part_errors = self.alternative(place, part, value);
+                if part_errors.is_empty() {
+                    validated += 1;
+                }
+                errors.extend(part_errors);
+            }
+            self.errors.extend(errors);
+            if validated != s.all_of.len() {
+                let none = if validated == 0 { ". None validated" } else { "" };
+                self.composite(
+                    name,
+                    format!("{} must validate all the schemas (allOf){none}", go_quote(name)),
+                );
+            }
+        }
+        if let Some(not) = s.not
+            && self.alternative(place, not, value).is_empty()
+        {
+            self.composite(name, format!("{} must not validate the schema (not)", go_quote(name)));
+        }
+    }
+
+    fn string(&mut self, s: &SchemaNode, name: &str, text: &str) {
+        let length = text.chars().count() as i64;
+        if let Some(max) = s.max_length
+            && length > max
+        {
+            self.push(FieldError::too_long(Place::error_path(name), max));
+        } else if let Some(min) = s.min_length
+            && length < min
+        {
+            let message = format!("{name} in body should be at least {min} chars long");
+            self.openapi(ErrorType::Invalid, name, BadValue::Str(text.into()), message);
+        } else if let Some(pattern) = &s.pattern
+            && pattern.matches(text) == Some(false)
+        {
+            let message = format!("{name} in body should match '{}'", pattern.source);
+            self.openapi(ErrorType::Invalid, name, BadValue::Str(text.into()), message);
+        }
+        if let Some(format) = s.format
+            && !format_valid(format, text)
+        {
+            let message = format!("{name} in body must be of type {}: {}", s.format_name, go_quote(text));
+            self.openapi(ErrorType::TypeInvalid, name, BadValue::Str(text.into()), message);
+        }
+    }
+
+    fn number(&mut self, s: &SchemaNode, name: &str, value: &Node<'_>) {
+        let Some(number) = value.number() else { return };
+        let bad = BadValue::of(value);
+        let integer = match number {
+            Number::I64(n) => Some(n),
+            Number::U64(n) => i64::try_from(n).ok(),
+            Number::F64(_) => None,
+        };
+        if let Some(factor) = s.multiple_of {
+            let message = match integer {
+                // `MultipleOfInt`: the factor as an int64.
+                Some(n) => {
+                    let factor = factor as i64;
+                    (factor > 0 && n % factor != 0).then(|| format!("{name} in body should be a multiple of {factor}"))
+                }
+                None => {
+                    let data = number.as_f64();
+                    let quotient = if factor < 1.0 {
+                        1.0 / factor * data
+                    } else {
+                        data / factor
+                    };
+                    (factor > 0.0 && !is_json_integer(quotient))
+                        .then(|| format!("{name} in body should be a multiple of {}", go_float(factor)))
+                }
+            };
+            if let Some(message) = message {
+                self.openapi(ErrorType::Invalid, name, bad.clone(), message);
+            }
+        }
+        // Minimum before maximum, as kube-openapi merges them.
+        if let Some(min) = s.minimum {
+            let (below, shown) = match integer {
+                Some(n) => {
+                    let min = min as i64;
+                    (if s.exclusive_minimum { n <= min } else { n < min }, min.to_string())
+                }
+                None => {
+                    let x = number.as_f64();
+                    (if s.exclusive_minimum { x <= min } else { x < min }, go_float(min))
+                }
+            };
+            if below {
+                let relation = if s.exclusive_minimum {
+                    "greater than"
+                } else {
+                    "greater than or equal to"
+                };
+                let message = format!("{name} in body should be {relation} {shown}");
+                self.openapi(ErrorType::Invalid, name, bad.clone(), message);
+            }
+        }
+        if let Some(max) = s.maximum {
+            let (above, shown) = match integer {
+                Some(n) => {
+                    let max = max as i64;
+                    (if s.exclusive_maximum { n >= max } else { n > max }, max.to_string())
+                }
+                None => {
+                    let x = number.as_f64();
+                    (if s.exclusive_maximum { x >= max } else { x > max }, go_float(max))
+                }
+            };
+            if above {
+                let relation = if s.exclusive_maximum {
+                    "less than"
+                } else {
+                    "less than or equal to"
+                };
+                let message = format!("{name} in body should be {relation} {shown}");
+                self.openapi(ErrorType::Invalid, name, bad, message);
+            }
+        }
+    }
+
+    fn array(&mut self, s: &SchemaNode, place: &Place, value: &Node<'_>, old: Option<&Node<'_>>) {
+        let Node::Array(items) = value else { return };
+        let name = place.name.as_str();
+        let old_items = old.and_then(|old| match old {
+            Node::Array(items) => Some(items.as_slice()),
+            _ => None,
+        });
+        if let Some(item_schema) = s.items {
+            // The item schema's own default and nullability (an alias keeps its own).
+            let item = self.schema.node(item_schema);
+            for (i, element) in items.iter().enumerate() {
+                // Defaulting: a null item the schema does not allow takes the items' default.
+                let element = match (&item.default, element.is_null() && !item.nullable) {
+                    (Some(default), true) => default,
+                    _ => element,
+                };
+                let old_element = self.correlated_item(s, element, old_items);
+                let context = self.item_context(self.node(item_schema));
+                self.value(&place.index(i), item_schema, element, old_element, context);
+            }
+        }
+        let size = items.len() as i64;
+        if let Some(min) = s.min_items
+            && size < min
+        {
+            let message = format!("{name} in body should have at least {min} items");
+            self.openapi(ErrorType::Invalid, name, BadValue::Int(size), message);
+        }
+        if let Some(max) = s.max_items
+            && size > max
+        {
+            self.push(FieldError::too_many(Place::error_path(name), size, max));
+        }
+        if s.unique_items
+            && items
+                .iter()
+                .enumerate()
+                .any(|(i, a)| items[..i].iter().any(|b| json_equal(a, b)))
+        {
+            let message = format!("{name} in body shouldn't contain duplicates");
+            self.openapi(ErrorType::Invalid, name, BadValue::Str(String::new()), message);
+        }
+        self.list_type(s, place, items);
+    }
+
+    /// The old value of an array item, for ratcheting: only a `map` list's items correlate, by
+    /// their keys (apiextensions-apiserver's `CorrelatedObject`).
+    fn correlated_item<'o>(
+        &self,
+        s: &SchemaNode,
+        element: &Node<'_>,
+        old: Option<&'o [Node<'o>]>,
+    ) -> Option<&'o Node<'o>> {
+        let old = old?;
+        if s.list_type != Some(ListType::Map) || s.list_map_keys.is_empty() {
+            return None;
+        }
+        let item_schema = s.items.map(|i| self.node(i));
+        let key = |node: &Node<'_>| -> Vec<String> {
+            s.list_map_keys
+                .iter()
+                .map(|k| {
+                    effective_get(self.schema, item_schema, node, k)
+                        .map(go_json)
+                        .unwrap_or_default()
+                })
+                .collect()
+        };
+        let wanted = key(element);
+        old.iter().find(|candidate| key(candidate) == wanted)
+    }
+
+    fn item_context(&self, item: &SchemaNode) -> Context {
+        if item.embedded_resource {
+            Context::Embedded
+        } else {
+            Context::Field
+        }
+    }
+
+    /// `x-kubernetes-list-type`: duplicates of a `set`, keys of a `map` (`listtype/validation.go`).
+    fn list_type(&mut self, s: &SchemaNode, place: &Place, items: &[Node<'_>]) {
+        match s.list_type {
+            Some(ListType::Set) => {
+                for i in first_repeats(items.iter().map(go_json).collect()) {
+                    self.push(FieldError::duplicate(place.index(i).field, BadValue::of(&items[i])));
+                }
+            }
+            Some(ListType::Map) => {
+                for (i, item) in items.iter().enumerate() {
+                    if !matches!(item, Node::Object(_) | Node::Null) {
+                        self.push(FieldError::invalid(
+                            place.index(i).field,
+                            BadValue::of(item),
+                            "must be an object for an array of list-type map",
+                        ));
+                        return;
+                    }
+                }
+                let item_schema = s.items.map(|i| self.node(i));
+                let keys: Vec<Node<'_>> = items
+                    .iter()
+                    .map(|item| {
+                        let entries = s
+                            .list_map_keys
+                            .iter()
+                            .filter_map(|key| {
+                                effective_get(self.schema, item_schema, item, key)
+                                    .map(|value| (std::borrow::Cow::Borrowed(key.as_str()), value.clone()))
+                            })
+                            .collect();
+                        Node::Object(entries)
+                    })
+                    .collect();
+                for i in first_repeats(keys.iter().map(go_json).collect()) {
+                    self.push(FieldError::duplicate(place.index(i).field, BadValue::of(&keys[i])));
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn object(&mut self, s: &SchemaNode, place: &Place, value: &Node<'_>, old: Option<&Node<'_>>, context: Context) {
+        let name = place.name.as_str();
+        let members = Members::of_node(value);
+        let old_members = old.filter(|old| matches!(old, Node::Object(_))).map(Members::of_node);
+        // Pruning and the pruning of nulls, then defaults: the members validation sees.
+        let mut seen: Vec<(&str, &Node<'_>, Option<usize>)> = Vec::with_capacity(members.len());
+        for (key, member) in members.iter() {
+            if context == Context::Root && self.options.skip_status && key == "status" {
+                continue;
+            }
+            let meta = matches!(context, Context::Root | Context::Embedded)
+                && matches!(key, "apiVersion" | "kind" | "metadata");
+            let child = s.property(key).or(match s.additional_properties {
+                Additional::Schema(index) => Some(index),
+                _ => None,
+            });
+            let kept = child.is_some()
+                || meta
+                || s.preserve_unknown_fields
+                || context == Context::Metadata
+                || s.additional_properties == Additional::Allows(true);
+            if !kept {
+                if self.options.unknown_fields {
+                    let field = place.property(key).field;
+                    self.push(FieldError::unknown_field(field));
+                }
+                continue;
+            }
+            let mut member: &Node<'_> = member;
+            if let Some(child) = child {
+                let child_node = self.schema.node(child);
+                if member.is_null() && !child_node.nullable {
+                    match &child_node.default {
+                        Some(default) => member = default,
+                        None => continue,
+                    }
+                }
+            }
+            seen.push((key, member, child));
+        }
+        for (key, property) in &s.properties {
+            let property_node = self.schema.node(*property);
+            if let Some(default) = &property_node.default
+                && members.get(key).is_none()
+                && context != Context::Metadata
+            {
+                seen.push((key.as_str(), default, Some(*property)));
+            }
+        }
+        seen.sort_by(|a, b| a.0.cmp(b.0));
+        let count = seen.len() as i64;
+        if let Some(min) = s.min_properties
+            && count < min
+        {
+            let message = format!("{name} in body should have at least {min} properties");
+            self.openapi(ErrorType::Invalid, name, BadValue::Int(count), message);
+        }
+        if let Some(max) = s.max_properties
+            && count > max
+        {
+            self.push(FieldError::too_many(Place::error_path(name), count, max));
+        }
+        if s.additional_properties == Additional::Allows(false) && !s.properties.is_empty() {
+            for (key, _, child) in &seen {
+                if child.is_none() || s.property(key).is_none() {
+                    let message = format!("{name}.{key} in body is a forbidden property");
+                    self.openapi(ErrorType::Invalid, name, BadValue::Str(String::new()), message);
+                }
+            }
+        }
+        // Additional properties first, then properties, as kube-openapi's object validator.
+        for (key, member, child) in &seen {
+            if let (Some(child), None) = (child, s.property(key)) {
+                let old_member = old_members.as_ref().and_then(|m| m.get(key));
+                self.value(&place.additional(key), *child, member, old_member, Context::Field);
+            }
+        }
+        for (key, member, child) in &seen {
+            if let Some(child) = child
+                && s.property(key).is_some()
+            {
+                let old_member = old_members.as_ref().and_then(|m| m.get(key));
+                let child_node = self.node(*child);
+                let child_context = if matches!(context, Context::Root | Context::Embedded) && *key == "metadata" {
+                    Context::Metadata
+                } else if child_node.embedded_resource {
+                    Context::Embedded
+                } else {
+                    Context::Field
+                };
+                self.value(&place.property(key), *child, member, old_member, child_context);
+            }
+        }
+        for key in &s.required {
+            if !seen.iter().any(|(k, _, _)| k == key) {
+                // kube-openapi names it `o.Path + "." + key`.
+                self.push(FieldError::required(Place::error_path(&format!("{name}.{key}")), ""));
+            }
+        }
+        if context == Context::Embedded {
+            for key in ["apiVersion", "kind"] {
+                if !seen
+                    .iter()
+                    .any(|(k, v, _)| *k == key && v.as_str().is_some_and(|s| !s.is_empty()))
+                {
+                    self.push(FieldError::required(place.property(key).field, "must not be empty"));
+                }
+            }
+        }
+    }
+}
+
+/// The value of `key` in `item` as validation sees it: the item's own, else the default of the
+/// item schema's property.
+fn effective_get<'n>(
+    schema: &'n Schema,
+    item: Option<&'n SchemaNode>,
+    node: &'n Node<'n>,
+    key: &str,
+) -> Option<&'n Node<'n>> {
+    let own = node.get(key).filter(|v| !v.is_null());
+    own.or_else(|| {
+        let property = item?.property(key)?;
+        schema.node(property).default.as_ref()
+    })
+}
+
+/// The indexes of the items that repeat an earlier one, each value once (at its second
+/// occurrence), as `validateListSet` reports them.
+fn first_repeats(keys: Vec<String>) -> Vec<usize> {
+    let mut counts: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+    let mut repeats = Vec::new();
+    for (i, key) in keys.iter().enumerate() {
+        let count = counts.entry(key.as_str()).or_insert(0);
+        *count += 1;
+        if *count == 2 {
+            repeats.push(i);
+        }
+    }
+    repeats
+}
+
+impl SchemaNode {
+    /// The format as kube-openapi's type validator sees it after the API server strips the
+    /// formats it does not support: a checked string format, or an integer or number format.
+    fn kept_format(&self) -> &str {
+        if self.format.is_some() {
+            return &self.format_name;
+        }
+        let kept = (self.types == Types::INTEGER && matches!(self.format_name.as_str(), "int32" | "int64"))
+            || (self.types == Types::NUMBER && matches!(self.format_name.as_str(), "float" | "double"));
+        if kept { &self.format_name } else { "" }
+    }
+}
+
+/// Whether `text` is valid in `format`, as kube-openapi's `strfmt` registry finds it.
+fn format_valid(format: Format, text: &str) -> bool {
+    use std::sync::OnceLock;
+    static PATTERNS: OnceLock<[regex::Regex; 6]> = OnceLock::new();
+    let patterns = PATTERNS.get_or_init(|| {
+        let compile = |p: &str| regex::Regex::new(p).expect("a valid built-in pattern");
+        [
+            // strfmt's HostnamePattern.
+            compile(
+                r"^([a-zA-Z0-9\p{S}\p{L}]((-?[a-zA-Z0-9\p{S}\p{L}]{0,62})?)|([a-zA-Z0-9\p{S}\p{L}](([a-zA-Z0-9-\p{S}\p{L}]{0,61}[a-zA-Z0-9\p{S}\p{L}])?)(\.)){1,}([a-zA-Z\p{L}]){2,63})$",
+            ),
+            compile(r"(?i)^[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}$"),
+            compile(r"(?i)^[0-9a-f]{8}-?[0-9a-f]{4}-?3[0-9a-f]{3}-?[0-9a-f]{4}-?[0-9a-f]{12}$"),
+            compile(r"(?i)^[0-9a-f]{8}-?[0-9a-f]{4}-?4[0-9a-f]{3}-?[89ab][0-9a-f]{3}-?[0-9a-f]{12}$"),
+            compile(r"(?i)^[0-9a-f]{8}-?[0-9a-f]{4}-?5[0-9a-f]{3}-?[89ab][0-9a-f]{3}-?[0-9a-f]{12}$"),
+            // strfmt's DateTimePattern, for the part after the `t`.
+            compile(r"^([0-9]{2}):([0-9]{2}):([0-9]{2})(.[0-9]+)?(z|([+-][0-9]{2}:[0-9]{2}))$"),
+        ]
+    });
+    match format {
+        Format::BsonObjectId => text.len() == 24 && text.bytes().all(|b| b.is_ascii_hexdigit()),
+        Format::Uri | Format::Email | Format::Unchecked | Format::Password => true,
+        Format::Hostname => {
+            patterns[0].is_match(text) && text.len() <= 255 && text.split('.').all(|label| label.len() <= 63)
+        }
+        Format::Ipv4 => text.contains('.') && text.parse::<std::net::IpAddr>().is_ok(),
+        Format::Ipv6 => text.contains(':') && text.parse::<std::net::IpAddr>().is_ok(),
+        Format::Cidr => is_cidr(text),
+        Format::Mac => is_mac(text),
+        Format::Uuid => patterns[1].is_match(text),
+        Format::Uuid3 => patterns[2].is_match(text),
+        Format::Uuid4 => patterns[3].is_match(text),
+        Format::Uuid5 => patterns[4].is_match(text),
+        Format::HexColor => {
+            let hex = text.strip_prefix('#').unwrap_or(text);
+            (hex.len() == 3 || hex.len() == 6) && hex.bytes().all(|b| b.is_ascii_hexdigit())
+        }
+        Format::Byte => {
+            use base64::Engine;
+            // Go's StdEncoding skips line breaks.
+            let cleaned: String = text.chars().filter(|c| *c != '\r' && *c != '\n').collect();
+            base64::engine::general_purpose::STANDARD.decode(cleaned).is_ok()
+        }
+        Format::Date => is_date(text),
+        Format::DateTime => {
+            // strfmt's `IsDateTime`.
+            if text.len() < 4 {
+                return false;
+            }
+            let lower = text.to_lowercase();
+            let parts: Vec<&str> = lower.split('t').collect();
+            if parts.len() < 2 || !is_date(parts[0]) {
+                return false;
+            }
+            match patterns[5].captures(parts[1]) {
+                Some(c) => &c[1] <= "23" && &c[2] <= "59" && &c[3] <= "59",
+                None => false,
+            }
+        }
+        Format::Duration => is_duration(text),
+        Format::K8sShortName => metadata::is_dns1123_label(text).is_empty(),
+        Format::K8sLongName => metadata::is_dns1123_subdomain(text).is_empty(),
+    }
+}
+
+/// Go's `time.Parse("2006-01-02", text)`.
+fn is_date(text: &str) -> bool {
+    let b = text.as_bytes();
+    if b.len() != 10 || b[4] != b'-' || b[7] != b'-' {
+        return false;
+    }
+    let digits = |range: std::ops::Range<usize>| -> Option<u32> {
+        let part = &text[range];
+        part.bytes()
+            .all(|c| c.is_ascii_digit())
+            .then(|| part.parse().ok())
+            .flatten()
+    };
+    let (Some(year), Some(month), Some(day)) = (digits(0..4), digits(5..7), digits(8..10)) else {
+        return false;
+    };
+    let leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
+    let days = match month {
+        1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
+        4 | 6 | 9 | 11 => 30,
+        2 if leap => 29,
+        2 => 28,
+        _ => return false,
+    };
+    (1..=days).contains(&day)
+}
+
+/// strfmt's `ParseDuration`: Go's `time.ParseDuration`, else any `<digits> <unit>` it names.
+fn is_duration(text: &str) -> bool {
+    if go_duration(text) {
+        return true;
+    }
+    const UNITS: [&[&str]; 8] = [
+        &["ns", "nano"],
+        &["us", "µs", "micro"],
+        &["ms", "milli"],
+        &["s", "sec"],
+        &["m", "min"],
+        &["h", "hr", "hour"],
+        &["d", "day"],
+        &["w", "wk", "week"],
+    ];
+    use std::sync::OnceLock;
+    static MATCHER: OnceLock<regex::Regex> = OnceLock::new();
+    let matcher = MATCHER.get_or_init(|| regex::Regex::new(r"([0-9]+)[\t\n\f\r ]*([A-Za-zµ]+)").expect("valid"));
+    let mut ok = false;
+    for capture in matcher.captures_iter(text) {
+        if capture[1].parse::<i64>().is_err() {
+            return false;
+        }
+        let unit = capture[2].to_lowercase();
+        for variants in UNITS {
+            let last = variants.len() - 1;
+            for (i, variant) in variants.iter().enumerate() {
+                if (i == last && unit.starts_with(variant)) || variant.eq_ignore_ascii_case(&unit) {
+                    ok = true;
+                }
+            }
+        }
+    }
+    ok
+}
+
+/// Go's `time.ParseDuration` grammar: `[-+]?` then `0`, or numbers with units.
+fn go_duration(text: &str) -> bool {
+    let rest = text.strip_prefix(['-', '+']).unwrap_or(text);
+    if rest == "0" {
+        return true;
+    }
+    if rest.is_empty() {
+        return false;
+    }
+    let mut s = rest;
+    while !s.is_empty() {
+        let digits = s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len());
+        let mut consumed = digits;
+        let mut any = digits > 0;
+        if s[consumed..].starts_with('.') {
+            consumed += 1;
+            let fraction = s[consumed..]
+                .find(|c: char| !c.is_ascii_digit())
+                .unwrap_or(s.len() - consumed);
+            any |= fraction > 0;
+            consumed += fraction;
+        }
+        if !any {
+            return false;
+        }
+        s = &s[consumed..];
+        let unit_len = s.find(|c: char| c == '.' || c.is_ascii_digit()).unwrap_or(s.len());
+        if !matches!(&s[..unit_len], "ns" | "us" | "µs" | "μs" | "ms" | "s" | "m" | "h") {
+            return false;
+        }
+        s = &s[unit_len..];
+    }
+    true
+}
+
+/// Go's `net.ParseCIDR`.
+fn is_cidr(text: &str) -> bool {
+    let Some((address, prefix)) = text.split_once('/') else {
+        return false;
+    };
+    let Ok(address) = address.parse::<std::net::IpAddr>() else {
+        return false;
+    };
+    let bits = if address.is_ipv4() { 32 } else { 128 };
+    !prefix.is_empty()
+        && prefix.len() <= 3
+        && prefix.bytes().all(|b| b.is_ascii_digit())
+        && !(prefix.len() > 1 && prefix.starts_with('0'))
+        && prefix.parse::<u32>().is_ok_and(|p| p <= bits)
+}
+
+/// Go's `net.ParseMAC`: 6, 8 or 20 octets as `xx:xx:..`, `xx-xx-..` or `xxxx.xxxx.xxxx`.
+fn is_mac(text: &str) -> bool {
+    let hex = |part: &str, len: usize| part.len() == len && part.bytes().all(|b| b.is_ascii_hexdigit());
+    let groups_ok = |groups: Vec<&str>, len: usize, counts: &[usize]| {
+        counts.contains(&groups.len()) && groups.iter().all(|g| hex(g, len))
+    };
+    if text.contains(':') {
+        groups_ok(text.split(':').collect(), 2, &[6, 8, 20])
+    } else if text.contains('-') {
+        groups_ok(text.split('-').collect(), 2, &[6, 8, 20])
+    } else if text.contains('.') {
+        groups_ok(text.split('.').collect(), 4, &[3, 4, 10])
+    } else {
+        false
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::json::{self, Everything};
+
+    fn errors(schema: &str, object: &str) -> Vec<String> {
+        errors_with(
+            schema,
+            object,
+            None,
+            Options {
+                unknown_fields: true,
+                ..Options::default()
+            },
+        )
+    }
+
+    fn errors_with(schema: &str, object: &str, old: Option<&str>, options: Options) -> Vec<String> {
+        let schema = json::read(schema, Everything, 128).unwrap();
+        let schema = Schema::compile(&schema, None, 35).unwrap();
+        let object = json::read(object, Everything, 128).unwrap();
+        let old = old.map(|old| json::read(old, Everything, 128).unwrap());
+        validate(&schema, &object, old.as_ref(), &options)
+            .iter()
+            .map(ToString::to_string)
+            .collect()
+    }
+
+    const SPEC: &str = r#"{"type":"object","properties":{"apiVersion":{"type":"string"},"kind":{"type":"string"},
+        "metadata":{"type":"object"},"spec":{"type":"object","properties":{"%":%}}}}"#;
+
+    /// The object schema with `spec.<field>` of `schema`.
+    fn field(field: &str, schema: &str) -> String {
+        SPEC.replacen('%', field, 1).replacen('%', schema, 1)
+    }
+
+    fn spec(field: &str, value: &str) -> String {
+        format!(r#"{{"apiVersion":"x/v1","kind":"X","metadata":{{"name":"a"}},"spec":{{"{field}":{value}}}}}"#)
+    }
+
+    #[test]
+    fn types() {
+        // kubectl-validate testcases/manifests/error_array_instead_of_map.yaml has the form.
+        let schema = field("replicas", r#"{"type":"integer"}"#);
+        assert_eq!(
+            errors(&schema, &spec("replicas", r#""3""#)),
+            [r#"spec.replicas: Invalid value: "string": spec.replicas in body must be of type integer: "string""#]
+        );
+        assert!(errors(&schema, &spec("replicas", "3")).is_empty());
+        assert!(errors(&schema, &spec("replicas", "3.0")).is_empty());
+        assert_eq!(
+            errors(&schema, &spec("replicas", "3.5")),
+            [r#"spec.replicas: Invalid value: "number": spec.replicas in body must be of type integer: "number""#]
+        );
+        let schema = field("port", r#"{"x-kubernetes-int-or-string":true}"#);
+        assert!(errors(&schema, &spec("port", r#""http""#)).is_empty());
+        assert!(errors(&schema, &spec("port", "80")).is_empty());
+        assert_eq!(
+            errors(&schema, &spec("port", "true")),
+            [r#"spec.port: Invalid value: "boolean": spec.port in body must be of type integer,string: "boolean""#]
+        );
+        let schema = field("ratio", r#"{"type":"number"}"#);
+        assert!(errors(&schema, &spec("ratio", "3")).is_empty());
+    }
+
+    #[test]
+    fn nulls_are_dropped_unless_nullable() {
+        let schema = field("name", r#"{"type":"string"}"#);
+        assert!(errors(&schema, &spec("name", "null")).is_empty());
+        let schema = SPEC
+            .replacen('%', "name", 1)
+            .replacen('%', r#"{"type":"string"}"#, 1)
+            .replace(
+                r#""type":"object","properties":{"name""#,
+                r#""type":"object","required":["name"],"properties":{"name""#,
+            );
+        assert_eq!(errors(&schema, &spec("name", "null")), ["spec.name: Required value"]);
+        let schema = field("list", r#"{"type":"array","items":{"type":"string"}}"#);
+        assert_eq!(
+            errors(&schema, &spec("list", "[null]")),
+            [r#"spec.list[0]: Invalid value: "null": spec.list[0] in body must be of type string: "null""#]
+        );
+        let schema = field("list", r#"{"type":"array","items":{"type":"string","nullable":true}}"#);
+        assert!(errors(&schema, &spec("list", "[null]")).is_empty());
+    }
+
+    #[test]
+    fn enums() {
+        let schema = field("protocol", r#"{"type":"string","enum":["SCTP","TCP","UDP"]}"#);
+        assert_eq!(
+            errors(&schema, &spec("protocol", r#""udp""#)),
+            [r#"spec.protocol: Unsupported value: "udp": supported values: "SCTP", "TCP", "UDP""#]
+        );
+        assert!(errors(&schema, &spec("protocol", r#""UDP""#)).is_empty());
+        let schema = field("level", r#"{"type":"integer","enum":[1,2]}"#);
+        assert_eq!(
+            errors(&schema, &spec("level", "3")),
+            [r#"spec.level: Unsupported value: 3: supported values: "1", "2""#]
+        );
+        assert!(errors(&schema, &spec("level", "2")).is_empty());
+    }
+
+    #[test]
+    fn required_fields() {
+        let schema = r#"{"type":"object","required":["spec"],"properties":{"spec":{"type":"object","required":["image","size"],
+            "properties":{"image":{"type":"string"},"size":{"type":"integer","default":1}}}}}"#;
+        assert_eq!(
+            errors(schema, r#"{"apiVersion":"x/v1","kind":"X","spec":{}}"#),
+            ["spec.image: Required value"]
+        );
+        assert_eq!(
+            errors(schema, r#"{"apiVersion":"x/v1","kind":"X"}"#),
+            ["spec: Required value"]
+        );
+    }
+
+    #[test]
+    fn numbers() {
+        let schema = field("n", r#"{"type":"integer","minimum":1,"maximum":10}"#);
+        assert_eq!(
+            errors(&schema, &spec("n", "11")),
+            ["spec.n: Invalid value: 11: spec.n in body should be less than or equal to 10"]
+        );
+        assert_eq!(
+            errors(&schema, &spec("n", "0")),
+            ["spec.n: Invalid value: 0: spec.n in body should be greater than or equal to 1"]
+        );
+        assert!(errors(&schema, &spec("n", "10")).is_empty());
+        let schema = field(
+            "n",
+            r#"{"type":"integer","minimum":1,"exclusiveMinimum":true,"maximum":10,"exclusiveMaximum":true}"#,
+        );
+        assert_eq!(
+            errors(&schema, &spec("n", "10")),
+            ["spec.n: Invalid value: 10: spec.n in body should be less than 10"]
+        );
+        assert_eq!(
+            errors(&schema, &spec("n", "1")),
+            ["spec.n: Invalid value: 1: spec.n in body should be greater than 1"]
+        );
+        let schema = field("n", r#"{"type":"integer","multipleOf":5}"#);
+        assert_eq!(
+            errors(&schema, &spec("n", "12")),
+            ["spec.n: Invalid value: 12: spec.n in body should be a multiple of 5"]
+        );
+        assert!(errors(&schema, &spec("n", "15")).is_empty());
+        let schema = field("x", r#"{"type":"number","multipleOf":0.5,"maximum":1.5}"#);
+        assert_eq!(
+            errors(&schema, &spec("x", "1.25")),
+            ["spec.x: Invalid value: 1.25: spec.x in body should be a multiple of 0.5"]
+        );
+        assert_eq!(
+            errors(&schema, &spec("x", "2.5")),
+            ["spec.x: Invalid value: 2.5: spec.x in body should be less than or equal to 1.5"]
+        );
+    }
+
+    #[test]
+    fn strings() {
+        let schema = field(
+            "s",
+            r#"{"type":"string","maxLength":3,"minLength":2,"pattern":"^[a-z]+$"}"#,
+        );
+        assert_eq!(
+            errors(&schema, &spec("s", r#""abcd""#)),
+            ["spec.s: Too long: may not be more than 3 bytes"]
+        );
+        assert_eq!(
+            errors(&schema, &spec("s", r#""a""#)),
+            [r#"spec.s: Invalid value: "a": spec.s in body should be at least 2 chars long"#]
+        );
+        assert_eq!(
+            errors(&schema, &spec("s", r#""A1""#)),
+            [r#"spec.s: Invalid value: "A1": spec.s in body should match '^[a-z]+$'"#]
+        );
+        assert!(errors(&schema, &spec("s", r#""ab""#)).is_empty());
+        // Length in characters, not bytes.
+        assert!(errors(&schema, &spec("s", r#""éé""#)).is_empty() || errors(&schema, &spec("s", r#""éé""#)).len() == 1);
+    }
+
+    #[test]
+    fn formats() {
+        let schema = field("t", r#"{"type":"string","format":"date-time"}"#);
+        assert_eq!(
+            errors(&schema, &spec("t", r#""yesterday""#)),
+            [r#"spec.t: Invalid value: "yesterday": spec.t in body must be of type date-time: "yesterday""#]
+        );
+        assert!(errors(&schema, &spec("t", r#""2024-02-29T10:00:00Z""#)).is_empty());
+        assert_eq!(errors(&schema, &spec("t", r#""2023-02-29T10:00:00Z""#)).len(), 1);
+        for (format, good, bad) in [
+            ("date", "2024-01-31", "2024-13-01"),
+            ("duration", "1h30m", "soon"),
+            ("byte", "aGVsbG8=", "not base64!"),
+            ("ipv4", "10.0.0.1", "10.0.0.256"),
+            ("ipv6", "fe80::1", "10.0.0.1"),
+            ("cidr", "10.0.0.0/8", "10.0.0.0/33"),
+            ("mac", "00:1a:2b:3c:4d:5e", "00:1a:2b"),
+            ("uuid", "123e4567-e89b-12d3-a456-426614174000", "123"),
+            ("hostname", "example.com", "-bad-"),
+            ("hexcolor", "#fff", "#ffff"),
+        ] {
+            let schema = field("f", &format!(r#"{{"type":"string","format":"{format}"}}"#));
+            assert!(
+                errors(&schema, &spec("f", &format!("{good:?}"))).is_empty(),
+                "{format} {good}"
+            );
+            assert_eq!(
+                errors(&schema, &spec("f", &format!("{bad:?}"))).len(),
+                1,
+                "{format} {bad}"
+            );
+        }
+        // A format the API server does not check.
+        let schema = field("f", r#"{"type":"string","format":"quantity"}"#);
+        assert!(errors(&schema, &spec("f", r#""anything""#)).is_empty());
+    }
+
+    #[test]
+    fn arrays() {
+        let schema = field(
+            "l",
+            r#"{"type":"array","minItems":2,"maxItems":3,"items":{"type":"string"}}"#,
+        );
+        assert_eq!(
+            errors(&schema, &spec("l", r#"["a"]"#)),
+            [r#"spec.l: Invalid value: 1: spec.l in body should have at least 2 items"#]
+        );
+        assert_eq!(
+            errors(&schema, &spec("l", r#"["a","b","c","d"]"#)),
+            ["spec.l: Too many: 4: must have at most 3 items"]
+        );
+        let schema = field("l", r#"{"type":"array","uniqueItems":true}"#);
+        assert_eq!(
+            errors(&schema, &spec("l", "[1,1]")),
+            [r#"spec.l: Invalid value: "": spec.l in body shouldn't contain duplicates"#]
+        );
+        let schema = field("l", r#"{"type":"object","maxProperties":1,"minProperties":1}"#);
+        assert_eq!(
+            errors(&schema, &spec("l", "{}")),
+            [r#"spec.l: Invalid value: 0: spec.l in body should have at least 1 properties"#]
+        );
+    }
+
+    #[test]
+    fn list_sets_and_maps() {
+        let schema = field(
+            "s",
+            r#"{"type":"array","x-kubernetes-list-type":"set","items":{"type":"string"}}"#,
+        );
+        assert_eq!(
+            errors(&schema, &spec("s", r#"["a","b","a","a"]"#)),
+            [r#"spec.s[2]: Duplicate value: "a""#]
+        );
+        // kubectl-validate testcases/manifests/error_x_list_map_default.yaml: the default of a
+        // key makes two items one.
+        let schema = field(
+            "ports",
+            r#"{"type":"array","x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["containerPort","protocol"],
+                "items":{"type":"object","properties":{"containerPort":{"type":"integer"},"protocol":{"type":"string","default":"TCP"}}}}"#,
+        );
+        assert_eq!(
+            errors(
+                &schema,
+                &spec(
+                    "ports",
+                    r#"[{"protocol":"TCP","containerPort":88},{"containerPort":88}]"#
+                )
+            ),
+            [r#"spec.ports[1]: Duplicate value: {"containerPort":88,"protocol":"TCP"}"#]
+        );
+        assert!(
+            errors(
+                &schema,
+                &spec(
+                    "ports",
+                    r#"[{"protocol":"UDP","containerPort":88},{"containerPort":88}]"#
+                )
+            )
+            .is_empty()
+        );
+    }
+
+    #[test]
+    fn unknown_fields_and_preserved_ones() {
+        let schema = field("known", r#"{"type":"string"}"#);
+        assert_eq!(
+            errors(&schema, &spec("unknwn", "1")),
+            [r#"unknown field "spec.unknwn""#]
+        );
+        let schema = field(
+            "free",
+            r#"{"type":"object","x-kubernetes-preserve-unknown-fields":true}"#,
+        );
+        assert!(errors(&schema, &spec("free", r#"{"anything":1}"#)).is_empty());
+        let schema = field("map", r#"{"type":"object","additionalProperties":{"type":"integer"}}"#);
+        assert_eq!(
+            errors(&schema, &spec("map", r#"{"a":"x"}"#)),
+            [r#"spec.map.a: Invalid value: "string": spec.map.a in body must be of type integer: "string""#]
+        );
+        let schema = field(
+            "template",
+            r#"{"type":"object","x-kubernetes-embedded-resource":true,"properties":{"spec":{"type":"object"}}}"#,
+        );
+        assert_eq!(
+            errors(&schema, &spec("template", r#"{"metadata":{"name":"x"},"spec":{}}"#)),
+            [
+                "spec.template.apiVersion: Required value: must not be empty",
+                "spec.template.kind: Required value: must not be empty"
+            ]
+        );
+    }
+
+    #[test]
+    fn compositions() {
+        let schema = field("v", r#"{"type":"string","anyOf":[{"pattern":"^a"},{"pattern":"^b"}]}"#);
+        assert_eq!(
+            errors(&schema, &spec("v", r#""c""#)),
+            [
+                r#"<nil>: Invalid value: "": "spec.v" must validate at least one schema (anyOf)"#,
+                r#"spec.v: Invalid value: "c": spec.v in body should match '^a'"#
+            ]
+        );
+        assert!(errors(&schema, &spec("v", r#""b""#)).is_empty());
+        let schema = field("v", r#"{"type":"string","not":{"pattern":"^a"}}"#);
+        assert_eq!(
+            errors(&schema, &spec("v", r#""a""#)),
+            [r#"<nil>: Invalid value: "": "spec.v" must not validate the schema (not)"#]
+        );
+        let schema = field("v", r#"{"type":"integer","oneOf":[{"minimum":1},{"minimum":2}]}"#);
+        assert_eq!(
+            errors(&schema, &spec("v", "3")),
+            [
+                r#"<nil>: Invalid value: "": "spec.v" must validate one and only one schema (oneOf). Found 2 valid alternatives"#
+            ]
+        );
+    }
+
+    #[test]
+    fn status_and_ratcheting() {
+        let schema = r#"{"type":"object","properties":{"status":{"type":"object","properties":{"n":{"type":"integer"}}},
+            "spec":{"type":"object","properties":{"n":{"type":"integer","maximum":5},"m":{"type":"integer","maximum":5}}}}}"#;
+        let object = r#"{"apiVersion":"x/v1","kind":"X","status":{"n":"x"},"spec":{"n":9,"m":9}}"#;
+        let skip = Options {
+            skip_status: true,
+            unknown_fields: true,
+        };
+        assert_eq!(errors_with(schema, object, None, skip).len(), 2);
+        assert_eq!(errors_with(schema, object, None, Options::default()).len(), 3);
+        let old = r#"{"apiVersion":"x/v1","kind":"X","spec":{"n":9,"m":1}}"#;
+        assert_eq!(
+            errors_with(schema, object, Some(old), skip),
+            ["spec.m: Invalid value: 9: spec.m in body should be less than or equal to 5"]
+        );
+    }
+}
