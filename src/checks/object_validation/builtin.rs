@@ -109,7 +109,10 @@ pub fn schema(api_version: &str, kind: &str, minor: u32) -> Option<BuiltinSchema
     let mut components = BTreeMap::new();
     while let Some((wanted, text)) = todo.pop() {
         let mut node = json::read(text, Everything, MAX_DEPTH).ok()?;
-        select(&mut node, minor);
+        // Most rows hold one definition for all their minors: nothing to select.
+        if text.contains(MINORS_MEMBER) {
+            select(&mut node, minor);
+        }
         let mut missing = false;
         references(&node, &mut |reference| {
             let target = reference.strip_prefix(REF_PREFIX).unwrap_or(reference);
@@ -199,6 +202,9 @@ fn row(key: &str, minor: u32) -> Option<(&'static str, &'static str)> {
 
 /// The member of a node merged over minors.
 const MINORS: &str = "@minors";
+
+/// [`MINORS`] as a row's JSON text writes it.
+const MINORS_MEMBER: &str = "\"@minors\"";
 
 /// Replaces every member of a merged object that differs between minors
 /// (`{"@minors": [[FIRST, LAST, VALUE], ...]}`) by its VALUE at `minor`, or drops it when no run
