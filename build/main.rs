@@ -5,9 +5,12 @@
 //! - [`public_suffix`]: crd-kind-collision's Public Suffix List, compiled into a table;
 //! - [`api_fields`]: how the API server writes each field of the built-in kinds back, from
 //!   sync-drift's tables (written by `tools/derive-api-fields.py`);
+//! - [`builtin_schemas`]: the index of object-validation's table of the built-in kinds' schemas
+//!   (written by `tools/derive-builtin-schemas.py`);
 //! - [`policy_rules`]: every policy's admission rules and metadata.yml, from `policies/`.
 
 mod api_fields;
+mod builtin_schemas;
 mod k8s_tables;
 #[path = "../src/generated/name_hash.rs"]
 mod name_hash;
@@ -25,5 +28,6 @@ fn main() {
     well_known::well_known_groups(&out);
     public_suffix::public_suffix(&out);
     api_fields::api_fields(&out);
+    builtin_schemas::builtin_schemas(&out);
     std::fs::write(out.join("policy_rules.rs"), policy_rules::policy_rules()).expect("write policy_rules.rs");
 }

@@ -30,7 +30,7 @@ over those minors (see `merge`): a member equal in every minor once, a member th
 minor no run holds). Reading a row for a minor selects each such member's VALUE (`select`); the
 script checks that this gives back every minor's definition exactly.
 
-Output (UTF-8; `#` lines, then a blank line, then the rows sorted by key bytes, then FROM):
+Output (ASCII; `#` lines, then a blank line, then the rows sorted by key bytes, then FROM):
     KEY <TAB> FROM <TAB> TO <TAB> VALUE
   KEY is a definition's name (io.k8s.api.core.v1.PodSpec: the name `#/components/schemas/NAME`
   references use) with VALUE its merged schema as compact JSON (keys sorted), or a kind as
@@ -240,9 +240,9 @@ def majority(minor, name, texts):
 
 
 def canonical(value):
-    """Compact JSON, keys sorted: what the table stores, and how values are compared (Python's
-    `==` holds 1 and true equal)."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    """Compact JSON, keys sorted, ASCII (so the reader may cut the table at any byte): what the
+    table stores, and how values are compared (Python's `==` holds 1 and true equal)."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"))
 
 
 def presence(minors, by_minor):
@@ -348,8 +348,7 @@ def main():
                 schema = kubectl_validate_patches(name, schema)
                 if name in hand:
                     schema = merge_patch(schema, hand[name])
-                text = json.dumps(strip(schema, name), sort_keys=True, separators=(",", ":"),
-                                  ensure_ascii=False)
+                text = canonical(strip(schema, name))
                 schemas.setdefault(name, collections.Counter())[text] += 1
         # Only what the kinds reach.
         reached, todo = set(), sorted(set(roots.values()))

@@ -1,17 +1,17 @@
 //! The built-in kinds' schemas: Kubernetes' published OpenAPI v3 documents of every minor release
-//! kubectl-validate vendors, as one compact table (`builtin_schemas.tsv`, written by
+//! from 1.24 that kubectl-validate vendors, as one compact table (`builtin_schemas.tsv`, written by
 //! `tools/derive-builtin-schemas.py`, `make builtin-schemas`; its header names the source commit
-//! and what the script changes). Only the keywords validation reads are kept, each distinct
-//! definition once with the range of minors it holds for.
+//! and what the script changes). Only the keywords validation reads are kept, each definition
+//! once for each run of minors that have it.
 //!
-//! The table is a text of sorted rows, `KEY\tFROM\tTO\tVALUE`, embedded whole; a lookup finds its
-//! rows by a binary search over the text's bytes and reads (with [`crate::json::read`]) only the
+//! The table is a text of sorted rows, `KEY\tFROM\tTO\tVALUE`, embedded whole with an index of
+//! where each row starts (`build/builtin_schemas.rs`); a lookup finds its rows by a binary search
+//! over that index and reads (with [`crate::json::read`]) only the
 //! definitions the kind reaches, never the others: a Deployment reads its 120 definitions, not
 //! the table's ~1,000 rows. A definition's row holds it for a run of minors, merged: a member
 //! that differs between them is `{"@minors": [[FIRST, LAST, VALUE], ...]}`, of which the lookup
-//! keeps the VALUE of its minor (or drops the member). Written by hand because the search is over
-//! lines of one embedded text (no index is built or parsed per instance) and the merge is the
-//! table's own, which no crate does.
+//! keeps the VALUE of its minor (or drops the member). Written by hand because the merge is the
+//! table's own, which no crate reads.
 
 use crate::json::{self, Everything, Node};
 use std::collections::{BTreeMap, BTreeSet};
@@ -19,6 +19,8 @@ use std::ops::RangeInclusive;
 
 /// The table: `#` header lines, a blank line, then the rows sorted by key bytes, then `FROM`.
 static TABLE: &str = include_str!("builtin_schemas.tsv");
+
+include!(concat!(env!("OUT_DIR"), "/builtin_schemas.rs"));
 
 /// How deep a definition of the table may nest (the deepest, JSONSchemaProps', is 5 levels).
 const MAX_DEPTH: usize = 64;
@@ -107,7 +109,10 @@ pub fn schema(api_version: &str, kind: &str, minor: u32) -> Option<BuiltinSchema
     let mut components = BTreeMap::new();
     while let Some((wanted, text)) = todo.pop() {
         let mut node = json::read(text, Everything, MAX_DEPTH).ok()?;
-        select(&mut node, minor);
+        // Most rows hold one definition for all their minors: nothing to select.
+        if text.contains(MINORS_MEMBER) {
+            select(&mut node, minor);
+        }
         let mut missing = false;
         references(&node, &mut |reference| {
             let target = reference.strip_prefix(REF_PREFIX).unwrap_or(reference);
@@ -148,28 +153,31 @@ pub fn kinds(minor: u32) -> impl Iterator<Item = (&'static str, &'static str)> {
     })
 }
 
-/// The oldest and newest minors the table has documents of (`# minors: FIRST LAST`).
+/// The oldest and newest minors the table has documents of (its header's `# minors: FIRST LAST`).
 pub fn document_minors() -> RangeInclusive<u32> {
-    let line = TABLE.lines().find_map(|line| line.strip_prefix("# minors: "));
-    let mut minors = line.unwrap_or_default().split(' ').map(|m| m.parse().unwrap_or(0));
-    let first = minors.next().unwrap_or(0);
-    first..=minors.next().unwrap_or(first)
+    FIRST_MINOR..=LAST_MINOR
 }
 
 /// `minor` within [`document_minors`].
 fn clamp(minor: u32) -> u32 {
-    let minors = document_minors();
-    minor.clamp(*minors.start(), *minors.end())
+    minor.clamp(FIRST_MINOR, LAST_MINOR)
 }
 
-/// The rows of the table (after its header).
-fn body() -> &'static str {
-    TABLE.find("\n\n").map_or("", |end| &TABLE[end + 2..])
+/// The row starting at byte `start` of the table, without its newline.
+fn line_at(start: u32) -> &'static str {
+    let rest = TABLE.get(start as usize..).unwrap_or_default();
+    &rest[..rest.find('\n').unwrap_or(rest.len())]
+}
+
+/// The key of the row starting at byte `start`.
+fn key_at(start: u32) -> &'static str {
+    let rest = TABLE.get(start as usize..).unwrap_or_default();
+    &rest[..rest.find('\t').unwrap_or(rest.len())]
 }
 
 /// Every row of the table, as (key, from, to, value).
 fn rows() -> impl Iterator<Item = (&'static str, u32, u32, &'static str)> {
-    body().lines().filter_map(parse_row)
+    ROW_STARTS.iter().filter_map(|&start| parse_row(line_at(start)))
 }
 
 /// A row's fields.
@@ -181,44 +189,22 @@ fn parse_row(line: &'static str) -> Option<(&'static str, u32, u32, &'static str
     Some((key, from, to, fields.next()?))
 }
 
-/// The key of the row starting at `start` of `body`.
-fn key_at(body: &'static str, start: usize) -> &'static str {
-    let rest = &body[start..];
-    &rest[..rest.find('\t').unwrap_or(rest.len())]
-}
-
-/// The start of the row after the one containing byte `at` (or the body's end).
-fn next_row(body: &str, at: usize) -> usize {
-    body[at..].find('\n').map_or(body.len(), |newline| at + newline + 1)
-}
-
-/// The row of `key` whose range holds `minor`: (the table's copy of the key, value).
+/// The row of `key` whose range holds `minor`: (the table's copy of the key, value). A binary
+/// search over the rows' starts ([`ROW_STARTS`], the build script's index of the table).
 fn row(key: &str, minor: u32) -> Option<(&'static str, &'static str)> {
-    let body = body();
-    // The first row whose key is not below `key`: every row before `low` is below it, the row at
-    // `high` (or the end) is not.
-    let (mut low, mut high) = (0, body.len());
-    while low < high {
-        let middle = low + (high - low) / 2;
-        let mut start = if middle == 0 { 0 } else { next_row(body, middle - 1) };
-        if start >= high {
-            start = low;
-        }
-        if key_at(body, start) < key {
-            low = next_row(body, start);
-        } else {
-            high = start;
-        }
-    }
-    body[low..]
-        .lines()
-        .map_while(|line| parse_row(line).filter(|(k, ..)| *k == key))
+    let first = ROW_STARTS.partition_point(|&start| key_at(start) < key);
+    ROW_STARTS[first..]
+        .iter()
+        .map_while(|&start| parse_row(line_at(start)).filter(|(k, ..)| *k == key))
         .find(|(_, from, to, _)| (*from..=*to).contains(&minor))
         .map(|(key, _, _, value)| (key, value))
 }
 
 /// The member of a node merged over minors.
 const MINORS: &str = "@minors";
+
+/// [`MINORS`] as a row's JSON text writes it.
+const MINORS_MEMBER: &str = "\"@minors\"";
 
 /// Replaces every member of a merged object that differs between minors
 /// (`{"@minors": [[FIRST, LAST, VALUE], ...]}`) by its VALUE at `minor`, or drops it when no run
