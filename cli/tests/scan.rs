@@ -1902,3 +1902,53 @@ fn fail_on_and_tools_flags() {
         unknown.stderr
     );
 }
+
+/// object-validation in a tree: a custom resource beside its CRD is judged against the CRD's
+/// schema, and each field error is reported at its field's line with the API server's message.
+#[test]
+fn object_validation_finds_each_error_at_its_line() {
+    let dir = TempDir::new();
+    let crd = r#"apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: widgets.example.com
+spec:
+  group: example.com
+  scope: Namespaced
+  names: {kind: Widget, plural: widgets, singular: widget, listKind: WidgetList}
+  versions:
+    - name: v1
+      served: true
+      storage: true
+      schema:
+        openAPIV3Schema:
+          type: object
+          properties:
+            spec:
+              type: object
+              required: [size]
+              properties:
+                size: {type: integer, maximum: 10}
+                mode: {type: string, enum: [Fast, Slow]}
+"#;
+    let widget = "apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: w\n  namespace: default\nspec:\n  size: 12\n  mode: fast\n";
+    std::fs::write(dir.path().join("crd.yaml"), crd).unwrap();
+    std::fs::write(dir.path().join("widget.yaml"), widget).unwrap();
+    let modules = policies(&["object-validation"]);
+    let run = scan_in(dir.path(), &["--policies", modules.path().to_str().unwrap(), "."], None);
+    assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
+    assert!(
+        run.stdout.contains(
+            "widget.yaml:7:3: object-validation/schemaViolation: rejected: Widget default/w: spec.size: Invalid value: 12: spec.size in body should be less than or equal to 10"
+        ),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.contains(
+            r#"widget.yaml:8:3: object-validation/schemaViolation: rejected: Widget default/w: spec.mode: Unsupported value: "fast": supported values: "Fast", "Slow""#
+        ),
+        "{}",
+        run.stdout
+    );
+}

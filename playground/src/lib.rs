@@ -598,6 +598,17 @@ pub fn examples() -> Vec<Example> {
             },
         },
         Example {
+            id: "widget-invalid",
+            policy: "object-validation",
+            title: "A custom resource its CRD's schema refuses",
+            verdict: "rejected",
+            source: "playground/presets/widget-invalid/",
+            state: State {
+                manifests: include_str!("../presets/widget-invalid/manifests.yaml").to_string(),
+                ..State::default()
+            },
+        },
+        Example {
             id: "keda-drift",
             policy: "sync-drift",
             title: "KEDA's Deployments, stored other than applied (kubectl apply)",
@@ -658,6 +669,7 @@ mod tests {
                 "crd-safe-upgrade",
                 "crd-schema-fields",
                 "hook-job-safety",
+                "object-validation",
                 "ownership-markers",
                 "sync-drift",
                 "kind-group-clash",
@@ -883,6 +895,40 @@ mod tests {
         assert_eq!(
             quantity["path"],
             "spec.template.spec.containers[0].resources.limits[cpu]"
+        );
+    }
+
+    #[test]
+    fn a_custom_resource_beside_its_crd_shows_the_api_server_s_messages_at_their_lines() {
+        let example = examples().into_iter().find(|e| e.id == "widget-invalid").unwrap();
+        let report = report(&example.state);
+        let text = &example.state.manifests;
+        let findings: Vec<&Value> = report["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|r| r["policy"] == "object-validation")
+            .flat_map(|r| r["findings"].as_array().unwrap())
+            .collect();
+        let at = |path: &str| -> (&str, String) {
+            let finding = findings
+                .iter()
+                .find(|f| f["path"] == path)
+                .unwrap_or_else(|| panic!("no finding at {path}: {findings:?}"));
+            let line = finding["line"].as_u64().unwrap() as usize;
+            (text.lines().nth(line - 1).unwrap().trim_start(), finding.to_string())
+        };
+        let (line, finding) = at("spec.size");
+        assert!(line.starts_with("size: 12"), "{line}");
+        assert!(
+            finding.contains("spec.size: Invalid value: 12: spec.size in body should be less than or equal to 10"),
+            "{finding}"
+        );
+        let (line, finding) = at("spec.mode");
+        assert!(line.starts_with("mode: fast"), "{line}");
+        assert!(
+            finding.contains(r#"spec.mode: Unsupported value: \"fast\": supported values: \"Fast\", \"Slow\""#),
+            "{finding}"
         );
     }
 

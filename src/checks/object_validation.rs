@@ -57,6 +57,11 @@ pub const FINDINGS: &[RuleDoc] = &[
         anchor: "schema-violations",
     },
     RuleDoc {
+        id: "celViolation",
+        summary: "a CEL rule of the CRD (x-kubernetes-validations) the object breaks, with the rule's message",
+        anchor: "cel-rules",
+    },
+    RuleDoc {
         id: "unknownField",
         summary: "a field the schema does not declare: the API server prunes it, and refuses it under strict field validation",
         anchor: "unknown-fields",
@@ -79,7 +84,7 @@ pub const FINDINGS: &[RuleDoc] = &[
 ];
 
 /// The rules of field errors, listed together.
-const LISTED: &[&str] = &["schemaViolation", "unknownField", "invalidMetadata"];
+const LISTED: &[&str] = &["schemaViolation", "celViolation", "unknownField", "invalidMetadata"];
 
 /// The rules whose action cannot be `reject`: they say the object was not validated.
 const NEVER_REJECT: &[&str] = &["unknownCrd", "unreadableSchema"];
@@ -128,7 +133,7 @@ impl Settings {
     /// The action of `rule`.
     fn action(&self, rule: &str) -> Action {
         self.rules.get(rule).unwrap_or(match rule {
-            "schemaViolation" | "invalidMetadata" => Action::Reject,
+            "schemaViolation" | "celViolation" | "invalidMetadata" => Action::Reject,
             _ => Action::Warn,
         })
     }
@@ -220,21 +225,51 @@ impl Check for ObjectValidation {
             errors.push(("invalidMetadata", error));
         }
         let built_in = crate::generated::api_cluster_scoped(&group, &version, &kind).is_some();
-        if !built_in && !group.is_empty() {
-            match crd_schema(request, &group, &version, &kind, minor, cluster) {
+        let api_version = if group.is_empty() {
+            version.clone()
+        } else {
+            format!("{group}/{version}")
+        };
+        let compiled = if built_in {
+            builtin_schema(&api_version, &kind, minor).map(Ok)
+        } else if !group.is_empty() {
+            Some(crd_schema(request, &group, &version, &kind, minor, cluster))
+        } else {
+            None
+        };
+        if let Some(compiled) = compiled {
+            match compiled {
                 Ok(compiled) => {
                     let options = validate::Options {
                         skip_status: compiled.status_subresource,
                         unknown_fields: true,
+                        open_empty_objects: built_in,
                     };
                     let old = old.as_ref().filter(|_| request.is_update());
                     for error in validate::validate(&compiled.schema, &node, old, &options) {
                         let rule = if error.kind == field_error::ErrorType::UnknownField {
                             "unknownField"
+                        } else if error.cel {
+                            "celViolation"
                         } else {
                             "schemaViolation"
                         };
                         errors.push((rule, error));
+                    }
+                    if let Some(first) = compiled.schema.rule_errors.first()
+                        && let Some(action) = reject_or_warn(settings.action("unreadableSchema"))
+                    {
+                        let more = compiled.schema.rule_errors.len() - 1;
+                        let text = format!(
+                            "a CEL rule of the schema does not compile ({first}{}), so the API server would refuse the CRD; its rules were not checked",
+                            if more > 0 {
+                                format!(", and {more} more")
+                            } else {
+                                String::new()
+                            }
+                        );
+                        let parts = Parts::default().elidable(text);
+                        others.push(Finding::new("unreadableSchema", action, "", parts.clone(), parts));
                     }
                 }
                 Err(Unvalidated { rule, text }) => {
@@ -333,6 +368,44 @@ pub struct Compiled {
     pub schema: Schema,
     /// Whether the version has the status subresource (the API server then ignores `status`).
     pub status_subresource: bool,
+}
+
+/// How many built-in kinds' compiled schemas a module instance keeps.
+const KEPT_BUILTINS: usize = 8;
+
+/// A built-in kind's compiled schema, by apiVersion, kind and minor (none: no such kind).
+type KeptBuiltin = ((String, String, u32), Option<Rc<Compiled>>);
+
+thread_local! {
+    /// The built-in kinds' schemas compiled last, newest first.
+    static BUILTINS: RefCell<Vec<KeptBuiltin>> = const { RefCell::new(Vec::new()) };
+}
+
+/// The compiled schema of a built-in kind at Kubernetes 1.`minor` ([`builtin::schema`]), once
+/// per module instance; none for a kind the documents lack.
+fn builtin_schema(api_version: &str, kind: &str, minor: u32) -> Option<Rc<Compiled>> {
+    let key = (api_version.to_string(), kind.to_string(), minor);
+    if let Some(found) = BUILTINS.with_borrow(|kept| kept.iter().find(|(k, _)| *k == key).map(|(_, c)| c.clone())) {
+        return found;
+    }
+    let compiled = builtin::schema(api_version, kind, minor).and_then(|schema| {
+        let root = schema.root().clone();
+        Schema::compile_with(&root, schema::Components::Map(schema.components()), minor)
+            .ok()
+            .map(|schema| {
+                Rc::new(Compiled {
+                    schema,
+                    // The built-in kinds' registry strategies reset `status` on a create and keep
+                    // the old one on an update.
+                    status_subresource: true,
+                })
+            })
+    });
+    BUILTINS.with_borrow_mut(|kept| {
+        kept.insert(0, (key, compiled.clone()));
+        kept.truncate(KEPT_BUILTINS);
+    });
+    compiled
 }
 
 /// Why a custom resource was not validated.

@@ -137,6 +137,8 @@ pub struct FieldError {
     pub value: BadValue,
     /// The detail after the value.
     pub detail: String,
+    /// Whether a CEL rule (`x-kubernetes-validations`) reported it.
+    pub cel: bool,
 }
 
 impl FieldError {
@@ -149,6 +151,7 @@ impl FieldError {
             field,
             value,
             detail: detail.into(),
+            cel: false,
         }
     }
 

@@ -400,12 +400,38 @@ impl fmt::Display for SchemaError {
 }
 
 /// A compiled schema: the arena and its root.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct Schema {
     /// Every schema node; `$ref`s share theirs.
     pub nodes: Vec<SchemaNode>,
     /// The root's index.
     pub root: usize,
+    /// The compiled CEL rules of the nodes that have `x-kubernetes-validations`, by node index.
+    pub rules: HashMap<usize, super::cel::Rules>,
+    /// The rules the CEL library could not compile, each with its node's path: the API server
+    /// refuses such a CRD, so they are reported rather than checked.
+    pub rule_errors: Vec<String>,
+}
+
+/// Where a schema's `$ref: "#/components/schemas/<name>"` point.
+#[derive(Clone, Copy)]
+pub enum Components<'c, 'j> {
+    /// Nowhere (a CRD's schema has no references).
+    None,
+    /// The members of a `components.schemas` object.
+    Object(&'c Node<'j>),
+    /// A map of definitions by name (the built-in kinds' table).
+    Map(&'c std::collections::BTreeMap<&'static str, Node<'static>>),
+}
+
+impl<'c, 'j> Components<'c, 'j> {
+    fn get(self, name: &str) -> Option<&'c Node<'j>> {
+        match self {
+            Components::None => None,
+            Components::Object(node) => node.get(name),
+            Components::Map(map) => map.get(name),
+        }
+    }
 }
 
 /// Most schema nodes one schema compiles into (a `$ref` counts once): beyond it the schema is
@@ -416,17 +442,52 @@ impl Schema {
     /// Compiles `schema` (a CRD version's `openAPIV3Schema`, or a built-in kind's schema) for
     /// Kubernetes 1.`minor`; `components` is the `components.schemas` map its `$ref`s point into.
     pub fn compile(schema: &Node<'_>, components: Option<&Node<'_>>, minor: u32) -> Result<Schema, SchemaError> {
+        let components = match components {
+            Some(node) => Components::Object(node),
+            None => Components::None,
+        };
+        Schema::compile_with(schema, components, minor)
+    }
+
+    /// [`Schema::compile`] with `$ref`s into `components`.
+    pub fn compile_with(schema: &Node<'_>, components: Components<'_, '_>, minor: u32) -> Result<Schema, SchemaError> {
         let mut compiler = Compiler {
             nodes: Vec::new(),
+            paths: Vec::new(),
             refs: HashMap::new(),
             components,
             minor,
         };
         let root = compiler.compile(schema, "")?;
-        Ok(Schema {
+        let mut compiled = Schema {
             nodes: compiler.nodes,
             root,
-        })
+            rules: HashMap::new(),
+            rule_errors: Vec::new(),
+        };
+        // CEL rules, compiled once against the schema node they sit on.
+        for index in 0..compiled.nodes.len() {
+            let Some(validations) = compiled.nodes[index].validations.as_ref() else {
+                continue;
+            };
+            let view = View::new(&compiled, index, index == compiled.root);
+            match super::cel::Rules::compile(validations, view) {
+                Ok(rules) => {
+                    compiled.rules.insert(index, rules);
+                }
+                Err(errors) => {
+                    let path = compiler.paths.get(index).cloned().unwrap_or_default();
+                    for error in errors {
+                        compiled.rule_errors.push(if path.is_empty() {
+                            error
+                        } else {
+                            format!("{path}.{error}")
+                        });
+                    }
+                }
+            }
+        }
+        Ok(compiled)
     }
 
     /// The node at `index`.
@@ -459,8 +520,10 @@ impl Schema {
 
 struct Compiler<'c, 'j> {
     nodes: Vec<SchemaNode>,
+    /// The JSON path of each node in the schema.
+    paths: Vec<String>,
     refs: HashMap<String, usize>,
-    components: Option<&'c Node<'j>>,
+    components: Components<'c, 'j>,
     minor: u32,
 }
 
@@ -496,6 +559,8 @@ impl Compiler<'_, '_> {
         }
         let index = self.nodes.len();
         self.nodes.push(SchemaNode::default());
+        self.paths.resize(index, String::new());
+        self.paths.push(path.to_string());
         let mut node = SchemaNode::default();
         let mut int_or_string = false;
         let mut format_name = String::new();
@@ -665,7 +730,7 @@ impl Compiler<'_, '_> {
         let Some(name) = reference.strip_prefix(REF_PREFIX) else {
             return Err(Compiler::error(path, format!("unsupported reference {reference:?}")));
         };
-        let Some(target) = self.components.and_then(|components| components.get(name)) else {
+        let Some(target) = self.components.get(name) else {
             return Err(Compiler::error(
                 path,
                 format!("reference {reference:?} names no schema"),
@@ -674,10 +739,91 @@ impl Compiler<'_, '_> {
         // Reserve the index first so that a schema referring to itself finds it.
         let index = self.nodes.len();
         self.nodes.push(SchemaNode::default());
+        self.paths.resize(index, String::new());
+        self.paths.push(path.to_string());
         self.refs.insert(reference.to_string(), index);
         let compiled = self.compile(target, &format!("components.schemas.{name}"))?;
         self.nodes[index].alias = Some(compiled);
         Ok(index)
+    }
+}
+
+/// A node of a compiled schema as the CEL library reads it ([`super::cel::SchemaView`]).
+#[derive(Clone, Copy)]
+pub struct View<'s> {
+    schema: &'s Schema,
+    node: &'s SchemaNode,
+    /// Whether the node is the resource's root (an embedded resource to CEL).
+    root: bool,
+}
+
+impl<'s> View<'s> {
+    /// The view of node `index` (an alias seen as the node it stands for).
+    pub fn new(schema: &'s Schema, index: usize, root: bool) -> View<'s> {
+        View {
+            schema,
+            node: schema.resolved(index),
+            root,
+        }
+    }
+
+    fn child(self, index: Option<usize>) -> Option<View<'s>> {
+        index.map(|index| View::new(self.schema, index, false))
+    }
+}
+
+impl<'s> super::cel::SchemaView<'s> for View<'s> {
+    fn type_name(self) -> Option<&'s str> {
+        (!self.node.int_or_string && !self.node.type_names.is_empty()).then_some(self.node.type_names.as_str())
+    }
+    fn format(self) -> Option<&'s str> {
+        (!self.node.format_name.is_empty()).then_some(self.node.format_name.as_str())
+    }
+    fn int_or_string(self) -> bool {
+        self.node.int_or_string
+    }
+    fn preserve_unknown_fields(self) -> bool {
+        self.node.preserve_unknown_fields
+    }
+    fn embedded_resource(self) -> bool {
+        self.node.embedded_resource || self.root
+    }
+    fn nullable(self) -> bool {
+        self.node.nullable
+    }
+    fn has_properties(self) -> bool {
+        !self.node.properties.is_empty()
+    }
+    fn property(self, name: &str) -> Option<View<'s>> {
+        self.child(self.node.property(name))
+    }
+    fn additional_properties(self) -> Option<View<'s>> {
+        match self.node.additional_properties {
+            Additional::Schema(index) => self.child(Some(index)),
+            _ => None,
+        }
+    }
+    fn items(self) -> Option<View<'s>> {
+        self.child(self.node.items)
+    }
+    fn list_type(self) -> Option<&'s str> {
+        self.node.list_type.map(|t| match t {
+            ListType::Atomic => "atomic",
+            ListType::Set => "set",
+            ListType::Map => "map",
+        })
+    }
+    fn list_map_keys(self) -> Vec<&'s str> {
+        self.node.list_map_keys.iter().map(String::as_str).collect()
+    }
+    fn max_length(self) -> Option<u64> {
+        self.node.max_length.and_then(|n| u64::try_from(n).ok())
+    }
+    fn max_items(self) -> Option<u64> {
+        self.node.max_items.and_then(|n| u64::try_from(n).ok())
+    }
+    fn max_properties(self) -> Option<u64> {
+        self.node.max_properties.and_then(|n| u64::try_from(n).ok())
     }
 }
 

@@ -28,6 +28,9 @@ pub struct Options {
     pub skip_status: bool,
     /// Report the fields the schema prunes (`unknown field`).
     pub unknown_fields: bool,
+    /// Keep every field of an object schema that declares none (a built-in kind's schema, whose
+    /// Go types decode such fields themselves); a CRD's structural schema prunes them.
+    pub open_empty_objects: bool,
 }
 
 /// Validates `object` against `schema`; with `old_object` (an UPDATE), a value equal to the old
@@ -269,6 +272,48 @@ impl<'s> Walk<'s> {
         }
         if kind == Kind::Object {
             self.object(s, place, value, old, context);
+        }
+        self.cel(index, place, value, old);
+    }
+
+    /// The node's CEL rules (`x-kubernetes-validations`), their violations as the API server's
+    /// field errors (apiextensions-apiserver `pkg/apiserver/schema/cel/validation.go`).
+    fn cel(&mut self, index: usize, place: &Place, value: &Node<'_>, old: Option<&Node<'_>>) {
+        let resolved = self.schema.resolve(index);
+        for at in [index, resolved] {
+            if at == resolved && at == index && !self.schema.rules.contains_key(&at) {
+                continue;
+            }
+            let Some(rules) = self.schema.rules.get(&at) else {
+                continue;
+            };
+            let view = super::schema::View::new(self.schema, at, at == self.schema.root);
+            for violation in rules.check(view, value, old) {
+                let field = match violation.field_path.as_str() {
+                    "" => place.field.clone(),
+                    path if place.field.is_empty() => path.to_string(),
+                    path if path.starts_with('[') => format!("{}{path}", place.field),
+                    path => format!("{}.{path}", place.field),
+                };
+                let field = if field.is_empty() { "<nil>".to_string() } else { field };
+                let bad = match violation.value {
+                    super::cel::Shown::Value => BadValue::of(value),
+                    super::cel::Shown::Omitted => BadValue::Omit,
+                    super::cel::Shown::SchemaType => BadValue::Str(self.node(at).type_names.clone()),
+                };
+                let kind = match violation.reason.as_deref() {
+                    Some("FieldValueForbidden") => ErrorType::Forbidden,
+                    Some("FieldValueRequired") => ErrorType::Required,
+                    Some("FieldValueDuplicate") => ErrorType::Duplicate,
+                    _ => ErrorType::Invalid,
+                };
+                let mut error = FieldError::new(kind, field, bad, violation.message);
+                error.cel = true;
+                self.push(error);
+            }
+            if at == resolved {
+                break;
+            }
         }
     }
 
@@ -654,7 +699,12 @@ impl<'s> Walk<'s> {
                 Additional::Schema(index) => Some(index),
                 _ => None,
             });
+            // A schema that declares no field at all keeps them all where it names no type (a
+            // built-in schema's `JSONSchemaPropsOrArray`, a value validation) or where the
+            // schema is a built-in kind's (`RawExtension`, decoded by its own Go type).
+            let declares_nothing = s.properties.is_empty() && s.additional_properties == Additional::Unset;
             let kept = child.is_some()
+                || (declares_nothing && (s.types.is_empty() || self.options.open_empty_objects))
                 || meta
                 || s.preserve_unknown_fields
                 || context == Context::Metadata
@@ -832,9 +882,14 @@ fn format_valid(format: Format, text: &str) -> bool {
         }
         Format::Byte => {
             use base64::Engine;
-            // Go's StdEncoding skips line breaks.
+            use base64::engine::{GeneralPurpose, GeneralPurposeConfig};
+            // Go's StdEncoding skips line breaks and accepts non-zero padding bits (`QR==`).
+            const GO_STD: GeneralPurpose = GeneralPurpose::new(
+                &base64::alphabet::STANDARD,
+                GeneralPurposeConfig::new().with_decode_allow_trailing_bits(true),
+            );
             let cleaned: String = text.chars().filter(|c| *c != '\r' && *c != '\n').collect();
-            base64::engine::general_purpose::STANDARD.decode(cleaned).is_ok()
+            GO_STD.decode(cleaned).is_ok()
         }
         Format::Date => is_date(text),
         Format::DateTime => {
@@ -1181,7 +1236,7 @@ mod tests {
         for (format, good, bad) in [
             ("date", "2024-01-31", "2024-13-01"),
             ("duration", "1h30m", "soon"),
-            ("byte", "aGVsbG8=", "not base64!"),
+            ("byte", "QR==", "not base64!"),
             ("ipv4", "10.0.0.1", "10.0.0.256"),
             ("ipv6", "fe80::1", "10.0.0.1"),
             ("cidr", "10.0.0.0/8", "10.0.0.0/33"),
@@ -1327,6 +1382,27 @@ mod tests {
     }
 
     #[test]
+    fn cel_rules() {
+        // The form of apiextensions-apiserver's CEL validation tests: a rule false on an object
+        // reports its message at the object, without a value (Kubernetes 1.31 and later).
+        let schema = r#"{"type":"object","properties":{"spec":{"type":"object",
+            "x-kubernetes-validations":[{"rule":"self.min <= self.max","message":"min must not exceed max"}],
+            "properties":{"min":{"type":"integer"},"max":{"type":"integer"},
+            "name":{"type":"string","x-kubernetes-validations":[{"rule":"self.startsWith('a')","reason":"FieldValueForbidden"}]}}}}}"#;
+        assert_eq!(
+            errors(schema, r#"{"apiVersion":"x/v1","kind":"X","spec":{"min":3,"max":2}}"#),
+            ["spec: Invalid value: min must not exceed max"]
+        );
+        assert!(errors(schema, r#"{"apiVersion":"x/v1","kind":"X","spec":{"min":1,"max":2}}"#).is_empty());
+        let found = errors(
+            schema,
+            r#"{"apiVersion":"x/v1","kind":"X","spec":{"min":1,"max":2,"name":"b"}}"#,
+        );
+        assert_eq!(found.len(), 1);
+        assert!(found[0].starts_with("spec.name: Forbidden"), "{found:?}");
+    }
+
+    #[test]
     fn status_and_ratcheting() {
         let schema = r#"{"type":"object","properties":{"status":{"type":"object","properties":{"n":{"type":"integer"}}},
             "spec":{"type":"object","properties":{"n":{"type":"integer","maximum":5},"m":{"type":"integer","maximum":5}}}}}"#;
@@ -1334,6 +1410,7 @@ mod tests {
         let skip = Options {
             skip_status: true,
             unknown_fields: true,
+            ..Options::default()
         };
         assert_eq!(errors_with(schema, object, None, skip).len(), 2);
         assert_eq!(errors_with(schema, object, None, Options::default()).len(), 3);
