@@ -292,20 +292,27 @@ impl Rules {
         if let Some(old) = &old_self {
             plain.add_variable_from_value(OLD_SELF, old.clone());
         }
-        let mut optional = Context::with_env(Arc::clone(env()));
-        optional.add_variable_from_value(SELF, self_value.clone());
-        optional.add_variable_from_value(
-            OLD_SELF,
-            Value::Opaque(Arc::new(match &old_self {
-                Some(old) => OptionalValue::of(old.clone()),
-                None => OptionalValue::none(),
-            })),
-        );
+        // The context of `optionalOldSelf` rules, only where one is (a context copies its values).
+        let optional = self.rules.iter().any(|r| r.optional_old_self).then(|| {
+            let mut optional = Context::with_env(Arc::clone(env()));
+            optional.add_variable_from_value(SELF, self_value.clone());
+            optional.add_variable_from_value(
+                OLD_SELF,
+                Value::Opaque(Arc::new(match &old_self {
+                    Some(old) => OptionalValue::of(old.clone()),
+                    None => OptionalValue::none(),
+                })),
+            );
+            optional
+        });
         for rule in &self.rules {
             if rule.uses_old_self && old_self.is_none() && !rule.optional_old_self {
                 continue;
             }
-            let context = if rule.optional_old_self { &optional } else { &plain };
+            let context = match &optional {
+                Some(optional) if rule.optional_old_self => optional,
+                _ => &plain,
+            };
             let run = cost::run(&rule.program, context, &self_value, old_self.as_ref(), budget);
             let result = match run {
                 cost::Run::Done(result) => result,

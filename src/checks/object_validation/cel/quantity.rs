@@ -208,7 +208,11 @@ pub fn parse(text: &str) -> Result<Quantity, &'static str> {
         };
         let q = Quantity { mantissa, exponent }.normal();
         let q = round_to_nanos(q);
-        let q = if q.compare(&capped) == Ordering::Greater { capped } else { q };
+        let q = if q.compare(&capped) == Ordering::Greater {
+            capped
+        } else {
+            q
+        };
         return Ok(if negative { negate(q) } else { q });
     }
     exponent = exponent.checked_add(shift).ok_or(NUMERIC)?;

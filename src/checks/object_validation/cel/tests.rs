@@ -3,9 +3,14 @@
 use super::{Rules, SchemaView, Shown, Violation};
 use crate::json::{self, Everything, Node};
 
-/// A plain OpenAPI schema (JSON) as a [`SchemaView`].
+/// A plain OpenAPI schema (JSON) as a [`SchemaView`]; the flag marks a resource's root.
 #[derive(Clone, Copy)]
-struct Plain<'a>(&'a Node<'a>);
+struct Plain<'a>(&'a Node<'a>, bool);
+
+/// A schema that is not a resource's root.
+fn plain<'a>(node: &'a Node<'a>) -> Plain<'a> {
+    Plain(node, false)
+}
 
 impl<'a> Plain<'a> {
     fn str(self, key: &str) -> Option<&'a str> {
@@ -36,7 +41,7 @@ impl<'a> SchemaView<'a> for Plain<'a> {
         self.flag("x-kubernetes-preserve-unknown-fields")
     }
     fn embedded_resource(self) -> bool {
-        self.flag("x-kubernetes-embedded-resource")
+        self.1 || self.flag("x-kubernetes-embedded-resource")
     }
     fn nullable(self) -> bool {
         self.flag("nullable")
@@ -45,16 +50,16 @@ impl<'a> SchemaView<'a> for Plain<'a> {
         self.0.get("properties").is_some()
     }
     fn property(self, name: &str) -> Option<Plain<'a>> {
-        self.0.get("properties")?.get(name).map(Plain)
+        self.0.get("properties")?.get(name).map(plain)
     }
     fn additional_properties(self) -> Option<Plain<'a>> {
         self.0
             .get("additionalProperties")
             .filter(|n| n.as_object().is_some())
-            .map(Plain)
+            .map(plain)
     }
     fn items(self) -> Option<Plain<'a>> {
-        self.0.get("items").map(Plain)
+        self.0.get("items").map(plain)
     }
     fn list_type(self) -> Option<&'a str> {
         self.str("x-kubernetes-list-type")
@@ -84,7 +89,7 @@ fn read(text: &str) -> Node<'_> {
 /// Compiles the schema's own `x-kubernetes-validations` and runs them on `value` (and `old`).
 fn run(schema: &str, value: &str, old: Option<&str>) -> Vec<Violation> {
     let schema = read(schema);
-    let view = Plain(&schema);
+    let view = plain(&schema);
     let rules = Rules::compile(schema.get("x-kubernetes-validations").expect("rules"), view).expect("compiles");
     let value = read(value);
     let old = old.map(read);
@@ -99,7 +104,7 @@ fn messages(violations: &[Violation]) -> Vec<String> {
 /// The compile errors of a schema's rules.
 fn compile_errors(schema: &str) -> Vec<String> {
     let schema = read(schema);
-    let view = Plain(&schema);
+    let view = plain(&schema);
     Rules::compile(schema.get("x-kubernetes-validations").expect("rules"), view).expect_err("refused")
 }
 
@@ -558,7 +563,7 @@ fn sets_library() {
 #[test]
 fn libraries_are_gated_by_the_kubernetes_minor() {
     let schema = read(r#"{"type":"string","x-kubernetes-validations":[{"rule":"isIP(self)"}]}"#);
-    let view = Plain(&schema);
+    let view = plain(&schema);
     let rules = schema.get("x-kubernetes-validations").expect("rules");
     assert!(Rules::compile_for(rules, view, 30).is_ok());
     assert_eq!(
@@ -568,5 +573,5 @@ fn libraries_are_gated_by_the_kubernetes_minor() {
         ]
     );
     let reverse = read(r#"{"type":"string","x-kubernetes-validations":[{"rule":"self.reverse() == self"}]}"#);
-    assert!(Rules::compile(reverse.get("x-kubernetes-validations").expect("rules"), Plain(&reverse)).is_err());
+    assert!(Rules::compile(reverse.get("x-kubernetes-validations").expect("rules"), plain(&reverse)).is_err());
 }
