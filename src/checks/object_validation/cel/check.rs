@@ -9,7 +9,7 @@
 //! own runtime errors.
 
 use super::escaping::escape;
-use super::{OLD_SELF, SELF, SchemaView, env};
+use super::{OLD_SELF, SELF, SchemaView, env, library};
 use crate::json::Node;
 use cel::common::ast::{Expr, IdedExpr, LiteralValue};
 use cel::{ExecutionError, Program, Value};
@@ -25,7 +25,7 @@ pub enum Want {
 
 /// Compiles `source` for a node of `schema`, with the API server's error detail on failure
 /// (`compilation failed: ERROR: <input>:1:6: ...`).
-pub fn compile<'s, S: SchemaView<'s>>(source: &str, schema: S, want: Want) -> Result<Program, String> {
+pub fn compile<'s, S: SchemaView<'s>>(source: &str, schema: S, want: Want, minor: u32) -> Result<Program, String> {
     let program = env().compile(source).map_err(|errors| {
         let text = errors
             .errors
@@ -43,6 +43,7 @@ pub fn compile<'s, S: SchemaView<'s>>(source: &str, schema: S, want: Want) -> Re
     let mut checker = Checker {
         source,
         program: &program,
+        minor,
         issues: &mut issues,
     };
     let mut scope = vec![
@@ -91,6 +92,8 @@ enum Typed<S> {
 struct Checker<'a> {
     source: &'a str,
     program: &'a Program,
+    /// The Kubernetes minor whose libraries the rule may call.
+    minor: u32,
     issues: &'a mut Vec<String>,
 }
 
@@ -156,6 +159,12 @@ impl<'a> Checker<'a> {
                 )
             }
             Expr::Call(call) => {
+                if library::introduced(&call.func_name).is_some_and(|since| since > self.minor) {
+                    self.issue(
+                        expr,
+                        format!("undeclared reference to '{}' (in container '')", call.func_name),
+                    );
+                }
                 let target = call.target.as_ref().map(|t| self.visit(t, scope));
                 let args: Vec<_> = call.args.iter().map(|a| self.visit(a, scope)).collect();
                 if call.func_name == "_[_]"
@@ -168,6 +177,10 @@ impl<'a> Checker<'a> {
                 None
             }
             Expr::Comprehension(c) => {
+                // Two-variable comprehensions: cel-go's ext.TwoVarComprehensions, 1.32.
+                if c.iter_var2.is_some() && self.minor < 32 {
+                    self.issue(expr, "undeclared reference to 'all' (in container '')".to_owned());
+                }
                 let range = self.visit(&c.iter_range, scope);
                 self.visit(&c.accu_init, scope);
                 let item = match range {

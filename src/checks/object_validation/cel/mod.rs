@@ -11,12 +11,19 @@ pub mod check;
 pub mod cost;
 pub mod escaping;
 pub mod library;
+pub mod net;
+pub mod quantity;
+pub mod semver;
+pub mod url;
 pub mod value;
 
 use crate::json::Node;
 use cel::objects::OptionalValue;
 use cel::{Context, Env, Program, Value};
 use std::sync::{Arc, OnceLock};
+
+/// The latest Kubernetes minor's libraries (every one but those no release enables).
+pub const LATEST: u32 = u32::MAX - 1;
 
 /// The variable a rule sees its value as.
 const SELF: &str = "self";
@@ -141,6 +148,18 @@ impl Rules {
     /// `schema`; the errors are the API server's when it refuses the CRD, each
     /// `x-kubernetes-validations[i].<field>: <error>` relative to the schema node.
     pub fn compile<'s, S: SchemaView<'s>>(validations: &Node<'_>, schema: S) -> Result<Rules, Vec<String>> {
+        Rules::compile_for(validations, schema, LATEST)
+    }
+
+    /// [`Rules::compile`] for the API server of Kubernetes 1.`minor`: a rule that calls a
+    /// library function that minor does not have is refused, as that API server refuses it
+    /// (`environment/base.go`). Objects are judged with every library ([`Rules::compile`]): an
+    /// API server runs a stored rule with all it has.
+    pub fn compile_for<'s, S: SchemaView<'s>>(
+        validations: &Node<'_>,
+        schema: S,
+        minor: u32,
+    ) -> Result<Rules, Vec<String>> {
         let Node::Array(items) = validations else {
             return Err(vec![
                 "x-kubernetes-validations: Invalid value: must be an array".to_owned(),
@@ -157,7 +176,7 @@ impl Rules {
                 continue;
             }
             let shown = check::rule_json(item);
-            let program = match check::compile(source, schema, check::Want::Bool) {
+            let program = match check::compile(source, schema, check::Want::Bool, minor) {
                 Ok(program) => program,
                 Err(detail) => {
                     errors.push(format!("{at}.rule: Invalid value: {shown}: {detail}"));
@@ -174,7 +193,7 @@ impl Rules {
             }
             let message_expression = match text("messageExpression").filter(|m| !m.trim().is_empty()) {
                 None => None,
-                Some(m) => match check::compile(m, schema, check::Want::String) {
+                Some(m) => match check::compile(m, schema, check::Want::String, minor) {
                     Ok(p) => Some((m.to_owned(), p)),
                     Err(detail) => {
                         errors.push(format!(
@@ -273,20 +292,27 @@ impl Rules {
         if let Some(old) = &old_self {
             plain.add_variable_from_value(OLD_SELF, old.clone());
         }
-        let mut optional = Context::with_env(Arc::clone(env()));
-        optional.add_variable_from_value(SELF, self_value.clone());
-        optional.add_variable_from_value(
-            OLD_SELF,
-            Value::Opaque(Arc::new(match &old_self {
-                Some(old) => OptionalValue::of(old.clone()),
-                None => OptionalValue::none(),
-            })),
-        );
+        // The context of `optionalOldSelf` rules, only where one is (a context copies its values).
+        let optional = self.rules.iter().any(|r| r.optional_old_self).then(|| {
+            let mut optional = Context::with_env(Arc::clone(env()));
+            optional.add_variable_from_value(SELF, self_value.clone());
+            optional.add_variable_from_value(
+                OLD_SELF,
+                Value::Opaque(Arc::new(match &old_self {
+                    Some(old) => OptionalValue::of(old.clone()),
+                    None => OptionalValue::none(),
+                })),
+            );
+            optional
+        });
         for rule in &self.rules {
             if rule.uses_old_self && old_self.is_none() && !rule.optional_old_self {
                 continue;
             }
-            let context = if rule.optional_old_self { &optional } else { &plain };
+            let context = match &optional {
+                Some(optional) if rule.optional_old_self => optional,
+                _ => &plain,
+            };
             let run = cost::run(&rule.program, context, &self_value, old_self.as_ref(), budget);
             let result = match run {
                 cost::Run::Done(result) => result,

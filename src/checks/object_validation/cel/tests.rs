@@ -3,9 +3,14 @@
 use super::{Rules, SchemaView, Shown, Violation};
 use crate::json::{self, Everything, Node};
 
-/// A plain OpenAPI schema (JSON) as a [`SchemaView`].
+/// A plain OpenAPI schema (JSON) as a [`SchemaView`]; the flag marks a resource's root.
 #[derive(Clone, Copy)]
-struct Plain<'a>(&'a Node<'a>);
+struct Plain<'a>(&'a Node<'a>, bool);
+
+/// A schema that is not a resource's root.
+fn plain<'a>(node: &'a Node<'a>) -> Plain<'a> {
+    Plain(node, false)
+}
 
 impl<'a> Plain<'a> {
     fn str(self, key: &str) -> Option<&'a str> {
@@ -36,7 +41,7 @@ impl<'a> SchemaView<'a> for Plain<'a> {
         self.flag("x-kubernetes-preserve-unknown-fields")
     }
     fn embedded_resource(self) -> bool {
-        self.flag("x-kubernetes-embedded-resource")
+        self.1 || self.flag("x-kubernetes-embedded-resource")
     }
     fn nullable(self) -> bool {
         self.flag("nullable")
@@ -45,16 +50,16 @@ impl<'a> SchemaView<'a> for Plain<'a> {
         self.0.get("properties").is_some()
     }
     fn property(self, name: &str) -> Option<Plain<'a>> {
-        self.0.get("properties")?.get(name).map(Plain)
+        self.0.get("properties")?.get(name).map(plain)
     }
     fn additional_properties(self) -> Option<Plain<'a>> {
         self.0
             .get("additionalProperties")
             .filter(|n| n.as_object().is_some())
-            .map(Plain)
+            .map(plain)
     }
     fn items(self) -> Option<Plain<'a>> {
-        self.0.get("items").map(Plain)
+        self.0.get("items").map(plain)
     }
     fn list_type(self) -> Option<&'a str> {
         self.str("x-kubernetes-list-type")
@@ -84,7 +89,7 @@ fn read(text: &str) -> Node<'_> {
 /// Compiles the schema's own `x-kubernetes-validations` and runs them on `value` (and `old`).
 fn run(schema: &str, value: &str, old: Option<&str>) -> Vec<Violation> {
     let schema = read(schema);
-    let view = Plain(&schema);
+    let view = plain(&schema);
     let rules = Rules::compile(schema.get("x-kubernetes-validations").expect("rules"), view).expect("compiles");
     let value = read(value);
     let old = old.map(read);
@@ -99,7 +104,7 @@ fn messages(violations: &[Violation]) -> Vec<String> {
 /// The compile errors of a schema's rules.
 fn compile_errors(schema: &str) -> Vec<String> {
     let schema = read(schema);
-    let view = Plain(&schema);
+    let view = plain(&schema);
     Rules::compile(schema.get("x-kubernetes-validations").expect("rules"), view).expect_err("refused")
 }
 
@@ -271,4 +276,302 @@ fn a_costly_rule_is_stopped() {
         messages(&run(schema, small, None)),
         ["failed rule: self.size() > 100000"]
     );
+}
+
+/// Evaluates a closed expression in the rules' environment.
+fn eval(source: &str) -> Result<cel::Value, String> {
+    let program = super::env().compile(source).map_err(|e| e.to_string())?;
+    let context = cel::Context::with_env(std::sync::Arc::clone(super::env()));
+    program.execute(&context).map_err(|e| super::check::error_text(&e))
+}
+
+/// Asserts each expression is true.
+fn all_true(cases: &[&str]) {
+    for case in cases {
+        assert_eq!(eval(case), Ok(cel::Value::Bool(true)), "{case}");
+    }
+}
+
+/// Asserts each expression fails with an error starting so.
+fn all_fail(cases: &[(&str, &str)]) {
+    for (case, error) in cases {
+        match eval(case) {
+            Err(e) => assert!(e.starts_with(error), "{case}: {e}"),
+            Ok(v) => panic!("{case}: {v:?}"),
+        }
+    }
+}
+
+/// The examples of `library/lists.go`'s documentation.
+#[test]
+fn lists_library_examples() {
+    all_true(&[
+        "[1, 2, 3].isSorted()",
+        "['a', 'b', 'b', 'c'].isSorted()",
+        "![2.0, 1.0].isSorted()",
+        "[1].isSorted()",
+        "[].isSorted()",
+        "[1, 3].sum() == 4",
+        "[1.0, 3.0].sum() == 4.0",
+        "[duration('1m'), duration('1s')].sum() == duration('1m1s')",
+        "[].sum() == 0",
+        "[1, 3].min() == 1",
+        "[1, 3].max() == 3",
+        "[1].min() == 1",
+        "[1, 2, 2, 3].indexOf(2) == 1",
+        "['a', 'b', 'b', 'c'].lastIndexOf('b') == 2",
+        "[1.0].indexOf(1.1) == -1",
+        "[].indexOf('string') == -1",
+    ]);
+    all_fail(&[
+        ("[].min()", "min called on empty list"),
+        ("[].max()", "max called on empty list"),
+    ]);
+}
+
+/// The examples of `library/regex.go`'s documentation (`find` with `+`: Go's `FindString` of
+/// `[0-9]*` finds the empty match at the start, as the `regex` crate does).
+#[test]
+fn regex_library_examples() {
+    all_true(&[
+        "'abc 123'.find('[0-9]+') == '123'",
+        "'abc 123'.find('xyz') == ''",
+        "'123 abc 456'.findAll('[0-9]+') == ['123', '456']",
+        "'123 abc 456'.findAll('[0-9]+', 1) == ['123']",
+        "'123 abc 456'.findAll('xyz') == []",
+        "'abc'.find('[0-9]*') == ''",
+    ]);
+    all_fail(&[("'abc'.find('[')", "Illegal regex: ")]);
+}
+
+/// The examples of `library/quantity.go`'s documentation.
+#[test]
+fn quantity_library_examples() {
+    all_true(&[
+        "isQuantity('1.3G')",
+        "isQuantity('1.3Gi')",
+        "!isQuantity('1,3G')",
+        "isQuantity('10000k')",
+        "!isQuantity('200K')",
+        "!isQuantity('Three')",
+        // The library's documentation says `quantity('Mi')` fails, but apimachinery's scanner reads
+        // a missing number as 0 (quantity.go, `parseQuantityString`): this follows the code.
+        "isQuantity('Mi') && quantity('Mi').sign() == 0",
+        "quantity('50000000G').isInteger()",
+        "quantity('50k').isInteger()",
+        "!quantity('9999999999999999999999999999999999999G').isInteger()",
+        "quantity('50k').asInteger() == 50000",
+        "quantity('50k').sub(20000).asApproximateFloat() == 30000.0",
+        "quantity('50k').add(quantity('20k')) == quantity('70k')",
+        "quantity('50k').add(20) == quantity('50020')",
+        "quantity('50k').sub(quantity('20k')) == quantity('30k')",
+        "quantity('50k').sub(20000) == quantity('30k')",
+        "quantity('50k').add(20).sub(quantity('100k')).sub(-50000) == quantity('20')",
+        "quantity('200M').compareTo(quantity('0.2G')) == 0",
+        "quantity('50M').compareTo(quantity('50Mi')) == -1",
+        "quantity('50Mi').compareTo(quantity('50M')) == 1",
+        "quantity('150Mi').isGreaterThan(quantity('100Mi'))",
+        "!quantity('50Mi').isGreaterThan(quantity('100Mi'))",
+        "quantity('50M').isLessThan(quantity('100M'))",
+        "!quantity('100M').isLessThan(quantity('50M'))",
+        "quantity('-1').sign() == -1 && quantity('0').sign() == 0 && quantity('1m').sign() == 1",
+        "quantity('1.5Gi') == quantity('1536Mi')",
+        "quantity('1e3') == quantity('1k')",
+        "quantity('0.1n') == quantity('1n')",
+    ]);
+    all_fail(&[
+        ("quantity('200K')", "unable to parse quantity's suffix"),
+        ("quantity('Three')", "quantities must match the regular expression"),
+        ("quantity('aoeu')", "quantities must match the regular expression"),
+        ("quantity('1.1.M')", "quantities must match the regular expression"),
+        ("quantity('0.1mi')", "unable to parse quantity's suffix"),
+        ("quantity(' 1')", "quantities must match the regular expression"),
+        (
+            "quantity('9999999999999999999999999999999999999G').asInteger()",
+            "cannot convert value to integer",
+        ),
+    ]);
+}
+
+/// The examples of `library/urls.go`'s documentation.
+#[test]
+fn url_library_examples() {
+    all_true(&[
+        "isURL('https://user:pass@example.com:80/path?query=val#fragment')",
+        "isURL('/absolute-path')",
+        "!isURL('https://a:b:c/')",
+        "!isURL('../relative-path')",
+        "url('/path').getScheme() == ''",
+        "url('https://example.com/').getScheme() == 'https'",
+        "url('https://example.com:80/').getHost() == 'example.com:80'",
+        "url('https://example.com/').getHost() == 'example.com'",
+        "url('https://[::1]:80/').getHost() == '[::1]:80'",
+        "url('https://[::1]/').getHost() == '[::1]'",
+        "url('/path').getHost() == ''",
+        "url('https://example.com:80/').getHostname() == 'example.com'",
+        "url('https://127.0.0.1:80/').getHostname() == '127.0.0.1'",
+        "url('https://[::1]:80/').getHostname() == '::1'",
+        "url('/path').getHostname() == ''",
+        "url('https://example.com:80/').getPort() == '80'",
+        "url('https://example.com/').getPort() == ''",
+        "url('/path').getPort() == ''",
+        "url('https://example.com/path').getEscapedPath() == '/path'",
+        "url('https://example.com/path with spaces/').getEscapedPath() == '/path%20with%20spaces/'",
+        "url('https://example.com').getEscapedPath() == ''",
+        "url('https://example.com/path?k1=a&k2=b&k2=c').getQuery() == {'k1': ['a'], 'k2': ['b', 'c']}",
+        "url('https://example.com/path?key with spaces=value with spaces').getQuery() == {'key with spaces': ['value with spaces']}",
+        "url('https://example.com/path?').getQuery() == {}",
+        "url('https://example.com/path').getQuery() == {}",
+    ]);
+    all_fail(&[
+        (
+            "url('https://a:b:c/')",
+            "URL parse error during conversion from string: parse \"https://a:b:c/\": invalid port \":c\" after host",
+        ),
+        (
+            "url('../relative-path')",
+            "URL parse error during conversion from string: parse \"../relative-path\": invalid URI for request",
+        ),
+    ]);
+}
+
+/// The examples of `library/ip.go` and `library/cidr.go`'s documentation.
+#[test]
+fn ip_and_cidr_library_examples() {
+    all_true(&[
+        "isIP('127.0.0.1')",
+        "isIP('::1')",
+        "!isIP('127.0.0.256')",
+        "!isIP(':::1')",
+        "!isIP('::ffff:1.2.3.4')",
+        "!isIP('fe80::1%eth0')",
+        "ip.isCanonical('127.0.0.1')",
+        "ip.isCanonical('2001:db8::abcd')",
+        "!ip.isCanonical('2001:DB8::ABCD')",
+        "!ip.isCanonical('2001:db8::0:0:0:abcd')",
+        "ip('127.0.0.1').family() == 4",
+        "ip('::1').family() == 6",
+        "ip('0.0.0.0').isUnspecified()",
+        "!ip('127.0.0.1').isUnspecified()",
+        "ip('::').isUnspecified()",
+        "!ip('::1').isUnspecified()",
+        "ip('127.0.0.1').isLoopback()",
+        "!ip('192.168.0.1').isLoopback()",
+        "ip('::1').isLoopback()",
+        "!ip('2001:db8::abcd').isLoopback()",
+        "ip('224.0.0.1').isLinkLocalMulticast()",
+        "!ip('224.0.1.1').isLinkLocalMulticast()",
+        "ip('ff02::1').isLinkLocalMulticast()",
+        "!ip('fd00::1').isLinkLocalMulticast()",
+        "ip('169.254.169.254').isLinkLocalUnicast()",
+        "!ip('192.168.0.1').isLinkLocalUnicast()",
+        "ip('fe80::1').isLinkLocalUnicast()",
+        "!ip('fd80::1').isLinkLocalUnicast()",
+        "ip('192.168.0.1').isGlobalUnicast()",
+        "!ip('255.255.255.255').isGlobalUnicast()",
+        "ip('2001:db8::abcd').isGlobalUnicast()",
+        "!ip('ff00::1').isGlobalUnicast()",
+        "string(ip('::1')) == '::1'",
+        "isCIDR('192.168.0.0/16')",
+        "isCIDR('::1/128')",
+        "!isCIDR('192.168.0.0/33')",
+        "!isCIDR('::1/129')",
+        "cidr('192.168.0.0/24').containsIP(ip('192.168.0.1'))",
+        "!cidr('192.168.0.0/24').containsIP(ip('192.168.1.1'))",
+        "cidr('192.168.0.0/24').containsIP('192.168.0.1')",
+        "!cidr('192.168.0.0/24').containsIP('192.168.1.1')",
+        "cidr('192.168.0.0/16').containsCIDR(cidr('192.168.10.0/24'))",
+        "!cidr('192.168.1.0/24').containsCIDR(cidr('192.168.2.0/24'))",
+        "cidr('192.168.0.0/16').containsCIDR('192.168.10.0/24')",
+        "!cidr('192.168.1.0/24').containsCIDR('192.168.2.0/24')",
+        "cidr('192.168.0.1/24').ip() == ip('192.168.0.1')",
+        "cidr('192.168.0.1/24').ip().family() == 4",
+        "cidr('::1/128').ip() == ip('::1')",
+        "cidr('::1/128').ip().family() == 6",
+        "cidr('192.168.0.0/24').masked() == cidr('192.168.0.0/24')",
+        "cidr('192.168.0.1/24').masked() == cidr('192.168.0.0/24')",
+        "cidr('192.168.0.0/24') == cidr('192.168.0.0/24').masked()",
+        "cidr('192.168.0.1/24') != cidr('192.168.0.1/24').masked()",
+        "cidr('192.168.0.0/16').prefixLength() == 16",
+        "cidr('::1/128').prefixLength() == 128",
+        "string(cidr('192.168.0.0/16')) == '192.168.0.0/16'",
+    ]);
+    all_fail(&[
+        (
+            "ip('127.0.0.256')",
+            "IP Address \"127.0.0.256\" parse error during conversion from string",
+        ),
+        (
+            "ip('::ffff:1.2.3.4')",
+            "IPv4-mapped IPv6 address \"::ffff:1.2.3.4\" is not allowed",
+        ),
+        (
+            "ip('fe80::1%eth0')",
+            "IP address \"fe80::1%eth0\" with zone value is not allowed",
+        ),
+        (
+            "cidr('192.168.0.0/33')",
+            "network address parse error during conversion from string: network address parse error during conversion from string: netip.ParsePrefix(\"192.168.0.0/33\"): bad bits after slash: \"33\"",
+        ),
+    ]);
+}
+
+/// The examples of `library/semverlib.go`'s documentation, and blang/semver's errors.
+#[test]
+fn semver_library_examples() {
+    all_true(&[
+        "isSemver('1.0.0')",
+        "isSemver('0.1.0-alpha.1')",
+        "!isSemver('hello')",
+        "!isSemver('v1.0')",
+        "isSemver('v1.0', true)",
+        "semver('v1.0', true) == semver('1.0.0')",
+        "semver('1.2.3').major() == 1 && semver('1.2.3').minor() == 2 && semver('1.2.3').patch() == 3",
+        "semver('1.2.3').compareTo(semver('1.2.3')) == 0",
+        "semver('1.2.3').compareTo(semver('2.0.0')) == -1",
+        "semver('1.2.3').compareTo(semver('0.1.2')) == 1",
+        "semver('1.0.0-alpha').isLessThan(semver('1.0.0'))",
+        "semver('1.0.0-alpha.1').isLessThan(semver('1.0.0-alpha.beta'))",
+        "semver('1.0.0+build1') == semver('1.0.0+build2')",
+        "semver('2.0.0').isGreaterThan(semver('1.99.99'))",
+    ]);
+    all_fail(&[
+        ("semver('200K')", "No Major.Minor.Patch elements found"),
+        (
+            "semver('1.01.0')",
+            "Minor number must not contain leading zeroes \"01\"",
+        ),
+        ("semver('1.a.0')", "Invalid character(s) found in minor number \"a\""),
+    ]);
+}
+
+/// cel-go's sets extension.
+#[test]
+fn sets_library() {
+    all_true(&[
+        "sets.contains([1, 2, 3], [2, 3])",
+        "!sets.contains([1, 2], [3])",
+        "sets.contains([1, 2], [2.0])",
+        "sets.equivalent([1, 2, 2], [2, 1])",
+        "!sets.equivalent([1], [1, 2])",
+        "sets.intersects([1, 2], [2, 3])",
+        "!sets.intersects([1], [2])",
+    ]);
+}
+
+/// A rule calling a library the configured Kubernetes minor does not have is refused.
+#[test]
+fn libraries_are_gated_by_the_kubernetes_minor() {
+    let schema = read(r#"{"type":"string","x-kubernetes-validations":[{"rule":"isIP(self)"}]}"#);
+    let view = plain(&schema);
+    let rules = schema.get("x-kubernetes-validations").expect("rules");
+    assert!(Rules::compile_for(rules, view, 30).is_ok());
+    assert_eq!(
+        Rules::compile_for(rules, view, 29).expect_err("1.29 has no IP library"),
+        [
+            "x-kubernetes-validations[0].rule: Invalid value: {\"rule\":\"isIP(self)\"}: compilation failed: ERROR: <input>:1:5: undeclared reference to 'isIP' (in container '')\n | isIP(self)\n | ....^"
+        ]
+    );
+    let reverse = read(r#"{"type":"string","x-kubernetes-validations":[{"rule":"self.reverse() == self"}]}"#);
+    assert!(Rules::compile(reverse.get("x-kubernetes-validations").expect("rules"), plain(&reverse)).is_err());
 }
