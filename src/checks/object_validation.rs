@@ -23,20 +23,17 @@
 //! The object is read whole once ([`crate::json`]). A CRD's schema is compiled once per module
 //! instance and CRD version, found again by a digest of the host's answer, so a scan of many
 //! custom resources compiles each CRD once.
-//!
-//! # Stored objects
-//! [`stored`] judges the objects a CRD already stores against the schemas of its update.
 
 pub mod builtin;
+#[cfg(feature = "cel")]
 pub mod cel;
 pub mod field_error;
 pub mod metadata;
 pub mod schema;
-pub mod stored;
 pub mod validate;
 
-use crate::admission::{ObjectJson, Request};
-use crate::check::{Check, GroupKind, Lookup};
+use crate::admission::Request;
+use crate::check::{Check, GroupKind, Lookup, Objects};
 use crate::cluster::{Cluster, LookupError};
 use crate::finding::{Finding, List, Malformed, Report, RuleDoc, Subject};
 use crate::json::{self, Node};
@@ -157,6 +154,7 @@ impl Check for ObjectValidation {
     const RULES: &'static [Rule] = rules::OBJECT_VALIDATION;
     const KINDS: &'static [GroupKind] = &[];
     const READS_OLD_OBJECT: bool = true;
+    const READS_WHOLE: bool = true;
     const FINDINGS: &'static [RuleDoc] = FINDINGS;
     const LOOKUPS: &'static [Lookup] = &[("apiextensions.k8s.io/v1", "CustomResourceDefinition")];
 
@@ -188,16 +186,18 @@ impl Check for ObjectValidation {
 
     fn check(
         request: &Request<'_>,
-        object: ObjectJson<'_>,
+        objects: &Objects<'_>,
         settings: &Settings,
         cluster: &dyn Cluster,
     ) -> Result<Report, Malformed> {
-        let node = read_object(object).map_err(|e| Malformed::new(format!("the object is not JSON: {e}")))?;
+        let (node, _) = objects
+            .tree()
+            .map_err(|e| Malformed::new(format!("the object is not JSON: {e}")))?;
         if !matches!(node, Node::Object(_)) {
             return Err(Malformed::new("the object is not a JSON object"));
         }
-        let old = match request.old_object {
-            Some(old) if request.is_update() => read_object(old).ok(),
+        let old = match objects.old_tree() {
+            Some(Ok((old, _))) if request.is_update() => Some(old),
             _ => None,
         };
         let metadata = node.get("metadata");
@@ -210,7 +210,7 @@ impl Check for ObjectValidation {
         let subject = Subject::new(request, text("name"), text("generateName"), text("namespace"));
         let live = is_live(metadata);
         let minor = settings.minor();
-        let (group, version) = api_version(&node, request);
+        let (group, version) = api_version(node, request);
         let kind = node
             .get("kind")
             .and_then(Node::as_str)
@@ -245,8 +245,7 @@ impl Check for ObjectValidation {
                         unknown_fields: true,
                         open_empty_objects: built_in,
                     };
-                    let old = old.as_ref().filter(|_| request.is_update());
-                    for error in validate::validate(&compiled.schema, &node, old, &options) {
+                    for error in validate::validate(&compiled.schema, node, old, &options) {
                         let rule = if error.kind == field_error::ErrorType::UnknownField {
                             "unknownField"
                         } else if error.cel {
@@ -322,14 +321,6 @@ impl Check for ObjectValidation {
             });
         }
         Ok(report)
-    }
-}
-
-/// Reads an object whole ([`json::read`]; an object a check before built, from its value).
-fn read_object(object: ObjectJson<'_>) -> Result<Node<'_>, serde_json::Error> {
-    match object {
-        ObjectJson::Raw(raw) => json::read(raw.get(), json::Everything, usize::MAX),
-        ObjectJson::Parsed(value) => json::read_value(value, usize::MAX),
     }
 }
 

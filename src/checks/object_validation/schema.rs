@@ -407,6 +407,7 @@ pub struct Schema {
     /// The root's index.
     pub root: usize,
     /// The compiled CEL rules of the nodes that have `x-kubernetes-validations`, by node index.
+    #[cfg(feature = "cel")]
     pub rules: HashMap<usize, super::cel::Rules>,
     /// The rules the CEL library could not compile, each with its node's path: the API server
     /// refuses such a CRD, so they are reported rather than checked.
@@ -459,13 +460,16 @@ impl Schema {
             minor,
         };
         let root = compiler.compile(schema, "")?;
+        #[cfg_attr(not(feature = "cel"), allow(unused_mut))]
         let mut compiled = Schema {
             nodes: compiler.nodes,
             root,
+            #[cfg(feature = "cel")]
             rules: HashMap::new(),
             rule_errors: Vec::new(),
         };
         // CEL rules, compiled once against the schema node they sit on.
+        #[cfg(feature = "cel")]
         for index in 0..compiled.nodes.len() {
             let Some(validations) = compiled.nodes[index].validations.as_ref() else {
                 continue;
@@ -749,6 +753,7 @@ impl Compiler<'_, '_> {
 }
 
 /// A node of a compiled schema as the CEL library reads it ([`super::cel::SchemaView`]).
+#[cfg(feature = "cel")]
 #[derive(Clone, Copy)]
 pub struct View<'s> {
     schema: &'s Schema,
@@ -757,6 +762,7 @@ pub struct View<'s> {
     root: bool,
 }
 
+#[cfg(feature = "cel")]
 impl<'s> View<'s> {
     /// The view of node `index` (an alias seen as the node it stands for).
     pub fn new(schema: &'s Schema, index: usize, root: bool) -> View<'s> {
@@ -772,6 +778,7 @@ impl<'s> View<'s> {
     }
 }
 
+#[cfg(feature = "cel")]
 impl<'s> super::cel::SchemaView<'s> for View<'s> {
     fn type_name(self) -> Option<&'s str> {
         (!self.node.int_or_string && !self.node.type_names.is_empty()).then_some(self.node.type_names.as_str())

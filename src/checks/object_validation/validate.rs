@@ -273,9 +273,11 @@ impl<'s> Walk<'s> {
         if kind == Kind::Object {
             self.object(s, place, value, old, context);
         }
+        #[cfg(feature = "cel")]
         self.cel(index, place, value, old);
     }
 
+    #[cfg(feature = "cel")]
     /// The node's CEL rules (`x-kubernetes-validations`), their violations as the API server's
     /// field errors (apiextensions-apiserver `pkg/apiserver/schema/cel/validation.go`).
     fn cel(&mut self, index: usize, place: &Place, value: &Node<'_>, old: Option<&Node<'_>>) {
