@@ -101,8 +101,9 @@ pub const NEWEST_MINOR: u32 = 37;
 #[serde(default, deny_unknown_fields, rename_all = "camelCase")]
 pub struct Settings {
     /// Each rule to `reject`, `warn` or `ignore` (for a manifest; a live object only ever gets
-    /// warnings). Defaults: `schemaViolation` and `invalidMetadata` reject, the others warn;
-    /// `unknownCrd` and `unreadableSchema` never reject.
+    /// warnings). Defaults: `schemaViolation`, `celViolation` and `invalidMetadata` reject,
+    /// `unknownField` is ignored (sync-drift reports the same fields as `prunedField`: one
+    /// finding per field), the others warn; `unknownCrd` and `unreadableSchema` never reject.
     pub rules: RuleActions,
     /// How many findings the message (or the warnings) list, 1 to 1000; default 20.
     pub max_findings: u32,
@@ -131,6 +132,8 @@ impl Settings {
     fn action(&self, rule: &str) -> Action {
         self.rules.get(rule).unwrap_or(match rule {
             "schemaViolation" | "celViolation" | "invalidMetadata" => Action::Reject,
+            // Said once: sync-drift's `prunedField` names the same field at the same line.
+            "unknownField" => Action::Ignore,
             _ => Action::Warn,
         })
     }

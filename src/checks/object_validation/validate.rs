@@ -1384,6 +1384,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(feature = "cel")]
     fn cel_rules() {
         // The form of apiextensions-apiserver's CEL validation tests: a rule false on an object
         // reports its message at the object, without a value (Kubernetes 1.31 and later).
