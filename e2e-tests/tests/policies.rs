@@ -197,7 +197,9 @@ fn module_sizes() {
             _ => SINGLE_LIMIT,
         };
         if size > limit {
-            over.push(format!("{policy}: policy.wasm is {size} bytes, over the {limit}-byte guard"));
+            over.push(format!(
+                "{policy}: policy.wasm is {size} bytes, over the {limit}-byte guard"
+            ));
         }
     }
     let all_in_one = size_of(bare_module(syncguard::registry::ALL_IN_ONE));
