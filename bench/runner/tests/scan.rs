@@ -105,7 +105,7 @@ fn generated_tree_is_scanned_and_clean() {
     assert!(run.status.success(), "{}", text(&run.stderr));
     assert_eq!(
         text(&run.stderr),
-        format!("wrote 205 manifests in 21 files under {}\n", tree.display())
+        format!("wrote 205 generated manifests in 21 files under {}\n", tree.display())
     );
     let stdout = text(&run.stdout);
     assert_eq!(stdout.lines().count(), 1, "{stdout}");
