@@ -670,6 +670,7 @@ async fn check_examples(client: &Client, page: &str) {
             "crd-schema-fields",
             "hook-job-safety",
             "kind-group-clash",
+            "object-validation",
             "ownership-markers",
             "sync-drift"
         ]
