@@ -86,15 +86,10 @@ const LISTED: &[&str] = &["schemaViolation", "celViolation", "unknownField", "in
 /// The rules whose action cannot be `reject`: they say the object was not validated.
 const NEVER_REJECT: &[&str] = &["unknownCrd", "unreadableSchema"];
 
-/// The fields of a CRD the check reads, as `get_resource` field masks (the same as sync-drift
-/// asks, so a host that keeps answers serves both from one).
-pub const CRD_FIELDS: &[&str] = &["spec.preserveUnknownFields", "spec.scope", "spec.versions"];
-
-/// The oldest and newest Kubernetes minor versions `kubernetesVersion` accepts (sync-drift's
-/// range); the newest is the default.
-pub const OLDEST_MINOR: u32 = 16;
-/// See [`OLDEST_MINOR`].
-pub const NEWEST_MINOR: u32 = 37;
+// The CRD's fields read (`get_resource` field masks: the same as sync-drift asks, so a host that
+// keeps answers serves both from one) and the `kubernetesVersion` range are sync-drift's.
+pub use super::sync_drift::{CRD_FIELDS, NEWEST_MINOR, OLDEST_MINOR};
+use super::sync_drift::{check_kubernetes_version, minor_of};
 
 /// Settings of the object-validation check.
 #[derive(Debug, Clone, Deserialize)]
@@ -139,14 +134,6 @@ impl Settings {
     }
 }
 
-fn minor_of(version: &str) -> Option<u32> {
-    let minor = version.strip_prefix("1.")?;
-    if minor.is_empty() || !minor.bytes().all(|b| b.is_ascii_digit()) || (minor.len() > 1 && minor.starts_with('0')) {
-        return None;
-    }
-    minor.parse().ok().filter(|m| (OLDEST_MINOR..=NEWEST_MINOR).contains(m))
-}
-
 /// The object-validation check.
 pub struct ObjectValidation;
 
@@ -178,13 +165,7 @@ impl Check for ObjectValidation {
                 settings.max_findings
             ));
         }
-        if minor_of(&settings.kubernetes_version).is_none() {
-            return Err(format!(
-                "`kubernetesVersion`: {} is not a supported Kubernetes version; allowed: `1.{OLDEST_MINOR}` to `1.{NEWEST_MINOR}` (1.MINOR, as a string)",
-                quote(&elide(&settings.kubernetes_version, 60))
-            ));
-        }
-        Ok(())
+        check_kubernetes_version(&settings.kubernetes_version)
     }
 
     fn check(

@@ -233,13 +233,25 @@ impl Settings {
     }
 }
 
-/// The minor version of a `1.MINOR` text within the supported range.
-fn minor_of(version: &str) -> Option<u32> {
+/// The minor version of a `1.MINOR` text within the supported range (object-validation's
+/// `kubernetesVersion` reads the same).
+pub(crate) fn minor_of(version: &str) -> Option<u32> {
     let minor = version.strip_prefix("1.")?;
     if minor.is_empty() || !minor.bytes().all(|b| b.is_ascii_digit()) || (minor.len() > 1 && minor.starts_with('0')) {
         return None;
     }
     minor.parse().ok().filter(|m| (OLDEST_MINOR..=NEWEST_MINOR).contains(m))
+}
+
+/// Checks a `kubernetesVersion` setting: a supported `1.MINOR` (object-validation's too).
+pub(crate) fn check_kubernetes_version(version: &str) -> Result<(), String> {
+    match minor_of(version) {
+        Some(_) => Ok(()),
+        None => Err(format!(
+            "`kubernetesVersion`: {} is not a supported Kubernetes version; allowed: `1.{OLDEST_MINOR}` to `1.{NEWEST_MINOR}` (1.MINOR, as a string)",
+            quote(&elide(version, DETAIL_CHARS))
+        )),
+    }
 }
 
 /// The sync-drift check.
@@ -266,12 +278,7 @@ impl Check for SyncDrift {
                 settings.max_findings
             ));
         }
-        if minor_of(&settings.kubernetes_version).is_none() {
-            return Err(format!(
-                "`kubernetesVersion`: {} is not a supported Kubernetes version; allowed: `1.{OLDEST_MINOR}` to `1.{NEWEST_MINOR}` (1.MINOR, as a string)",
-                quote(&elide(&settings.kubernetes_version, DETAIL_CHARS))
-            ));
-        }
+        check_kubernetes_version(&settings.kubernetes_version)?;
         for (i, entry) in settings.ignore_paths.iter().enumerate() {
             if entry.kind.is_empty() {
                 return Err(format!("`ignorePaths[{i}].kind` is empty; name a kind, or `*` for any"));
