@@ -1,7 +1,8 @@
 //! The one list of checks. Everything that goes over every check follows from it: the
 //! all-in-one policy's settings and steps ([`Settings`], [`visit_sections`], which
 //! [`crate::all_in_one`] runs), the fuzz targets, the playground's policies and the end-to-end
-//! lists ([`CHECKS`]).
+//! lists ([`CHECKS`]); and the checks of a whole tree of documents, which `syncguard scan` and
+//! the playground run beside the modules ([`TREE_CHECKS`]).
 //!
 //! Adding a check is its module under `src/checks/`, one line in the `registry!` call below
 //! and its folder under `policies/` (CONTRIBUTING.md walks through it); a test fails when the
@@ -10,8 +11,8 @@
 use crate::check::{self, Check, GroupKind, Lookup};
 use crate::checks::{
     crd_kind_collision::CrdKindCollision, crd_safe_upgrade::CrdSafeUpgrade, crd_schema_fields::CrdSchemaFields,
-    hook_job_safety::HookJobSafety, object_validation::ObjectValidation, ownership_markers::OwnershipMarkers,
-    sync_drift::SyncDrift,
+    duplicate_object, hook_job_safety::HookJobSafety, kind_group_clash, object_validation::ObjectValidation,
+    ownership_markers::OwnershipMarkers, sync_drift::SyncDrift,
 };
 use crate::cluster::Cluster;
 use crate::finding::RuleDoc;
@@ -170,6 +171,60 @@ registry! {
     object_validation: ObjectValidation,
 }
 
+/// A check of a whole tree of documents at once (a repository, a `helm template` output), as the
+/// registry lists it: `syncguard scan` and the playground run it beside the modules; no admission
+/// request carries a tree, so no module does. Its logic reads the scanned tree (the scan crate);
+/// its entry, settings and rules are here, as a module check's are.
+#[derive(Clone, Copy)]
+pub struct TreeEntry {
+    /// Its name, in scan's config file (`policies.<name>`) and its outputs.
+    pub name: &'static str,
+    /// One line on what it finds (SARIF rule, JSON policy list, the playground).
+    pub description: &'static str,
+    /// Where it is documented.
+    pub docs: &'static str,
+    /// The rules of its findings.
+    pub findings: &'static [RuleDoc],
+    /// Checks its settings as scan's config file gives them (absent or `null`: defaults).
+    pub check_settings: fn(Option<&Value>) -> Result<(), String>,
+}
+
+impl TreeEntry {
+    /// The entry of the tree check called `name`.
+    pub fn named(name: &str) -> Option<&'static TreeEntry> {
+        TREE_CHECKS.iter().find(|entry| entry.name == name)
+    }
+}
+
+/// kind-group-clash's entry ([`kind_group_clash`]).
+pub const KIND_GROUP_CLASH: TreeEntry = TreeEntry {
+    name: kind_group_clash::NAME,
+    description: kind_group_clash::DESCRIPTION,
+    docs: kind_group_clash::DOCS,
+    findings: kind_group_clash::FINDINGS,
+    check_settings: |value| kind_group_clash::parse_settings(value).map(|_| ()),
+};
+
+/// duplicate-object's entry ([`duplicate_object`]).
+pub const DUPLICATE_OBJECT: TreeEntry = TreeEntry {
+    name: duplicate_object::NAME,
+    description: duplicate_object::DESCRIPTION,
+    docs: duplicate_object::DOCS,
+    findings: duplicate_object::FINDINGS,
+    check_settings: duplicate_object::check_settings,
+};
+
+/// Every check of a whole tree, in the order scan reports them (after the modules').
+pub const TREE_CHECKS: &[TreeEntry] = &[KIND_GROUP_CLASH, DUPLICATE_OBJECT];
+
+/// The name of every check the registry lists: the module checks', then the tree checks'.
+pub fn names() -> impl Iterator<Item = &'static str> {
+    CHECKS
+        .iter()
+        .map(|entry| entry.name)
+        .chain(TREE_CHECKS.iter().map(|entry| entry.name))
+}
+
 /// The name of the all-in-one policy, and of its folder under `policies/`.
 pub const ALL_IN_ONE: &str = "syncguard";
 
@@ -233,5 +288,53 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn tree_checks_are_named_once_documented_and_check_their_settings() {
+        let mut names: Vec<&str> = names().collect();
+        let count = names.len();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), count, "a name is given twice: {names:?}");
+        assert!(!names.contains(&ALL_IN_ONE));
+        let scan_docs = include_str!("../docs/scan.md");
+        for entry in TREE_CHECKS {
+            assert_eq!(TreeEntry::named(entry.name).map(|e| e.name), Some(entry.name));
+            assert!(!entry.findings.is_empty(), "{} documents no finding rules", entry.name);
+            for doc in entry.findings {
+                assert!(
+                    scan_docs.contains(&format!("\n## {}\n", doc.anchor)),
+                    "docs/scan.md has no section {} for {}/{}",
+                    doc.anchor,
+                    entry.name,
+                    doc.id
+                );
+                assert!(
+                    entry.docs.ends_with(&format!("docs/scan.md#{}", doc.anchor)),
+                    "{}",
+                    entry.name
+                );
+            }
+            assert_eq!((entry.check_settings)(None), Ok(()), "{}: defaults", entry.name);
+            assert_eq!(
+                (entry.check_settings)(Some(&Value::Null)),
+                Ok(()),
+                "{}: null",
+                entry.name
+            );
+            assert!(
+                (entry.check_settings)(Some(&serde_json::json!({"noSuchSetting": 1}))).is_err(),
+                "{} accepts a setting it does not have",
+                entry.name
+            );
+        }
+        assert_eq!(
+            (KIND_GROUP_CLASH.check_settings)(Some(&serde_json::json!({"helmVersion": "latest"})))
+                .unwrap_err()
+                .split(':')
+                .next(),
+            Some("`helmVersion`")
+        );
     }
 }

@@ -5,71 +5,11 @@
 use crate::engine::Instance;
 use crate::metadata::Metadata;
 use anyhow::{Result, anyhow};
-use base64::Engine as _;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use std::collections::BTreeMap;
+
 use syncguard::admission::{SettingsValidationResponse, ValidationResponse};
-
-/// The AdmissionResponse printed by `syncguard run`, field for field as kwctl prints it.
-#[derive(Debug, Clone, Serialize, serde::Deserialize, PartialEq)]
-#[serde(rename_all = "camelCase")]
-pub struct AdmissionResponse {
-    /// Echo of the request uid.
-    pub uid: String,
-    /// Whether the request is allowed.
-    pub allowed: bool,
-    /// `JSONPatch` when there is a patch.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub patch_type: Option<String>,
-    /// Base64 of the RFC 6902 patch.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub patch: Option<String>,
-    /// Rejection details.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub status: Option<Status>,
-    /// Audit annotations.
-    pub audit_annotations: Option<BTreeMap<String, String>>,
-    /// Warnings.
-    pub warnings: Option<Vec<String>>,
-}
-
-/// Rejection details of an AdmissionResponse.
-#[derive(Debug, Clone, Serialize, serde::Deserialize, PartialEq)]
-pub struct Status {
-    /// Message.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub message: Option<String>,
-    /// Code.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub code: Option<u16>,
-}
-
-impl AdmissionResponse {
-    /// A rejection.
-    pub fn reject(uid: &str, message: String, code: Option<u16>) -> Self {
-        AdmissionResponse {
-            uid: uid.to_string(),
-            allowed: false,
-            patch_type: None,
-            patch: None,
-            status: Some(Status {
-                message: Some(message),
-                code,
-            }),
-            audit_annotations: None,
-            warnings: None,
-        }
-    }
-
-    /// The decoded JSON Patch, if any.
-    pub fn patch_ops(&self) -> Option<Value> {
-        let bytes = base64::engine::general_purpose::STANDARD
-            .decode(self.patch.as_ref()?)
-            .ok()?;
-        serde_json::from_slice(&bytes).ok()
-    }
-}
+use syncguard_scan::evaluate::AdmissionResponse;
 
 /// A request read from a file: the raw AdmissionRequest JSON and the fields the host needs.
 pub struct RequestDoc {
@@ -282,23 +222,8 @@ pub fn try_report_with_settings_text(
 const NO_HANDLER: &str = "No handler registered for function";
 
 fn respond(metadata: Option<&Metadata>, request: &RequestDoc, answer: ValidationResponse) -> AdmissionResponse {
-    let mut response = AdmissionResponse {
-        uid: request.uid.clone(),
-        allowed: answer.accepted,
-        patch_type: None,
-        patch: None,
-        status: (!answer.accepted).then(|| Status {
-            message: answer.message.clone(),
-            code: answer.code,
-        }),
-        // Sorted here: the SDK's response keeps them in a HashMap.
-        audit_annotations: answer.audit_annotations.map(|a| a.into_iter().collect()),
-        warnings: answer.warnings,
-    };
-    let Some(mutated) = answer.mutated_object.filter(|_| answer.accepted) else {
-        return response;
-    };
-    if metadata.is_some_and(|m| !m.mutating) {
+    let mutates = answer.accepted && answer.mutated_object.is_some();
+    if mutates && metadata.is_some_and(|m| !m.mutating) {
         let name = metadata
             .and_then(|m| m.annotation("io.kubewarden.policy.title"))
             .unwrap_or("policy");
@@ -310,10 +235,5 @@ fn respond(metadata: Option<&Metadata>, request: &RequestDoc, answer: Validation
             None,
         );
     }
-    if let Some(patch) = syncguard_scan::evaluate::mutation_patch(&request.raw, &mutated) {
-        let json = serde_json::to_vec(&patch).unwrap_or_default();
-        response.patch_type = Some("JSONPatch".into());
-        response.patch = Some(base64::engine::general_purpose::STANDARD.encode(json));
-    }
-    response
+    AdmissionResponse::of_answer(&request.uid, &request.raw, answer)
 }

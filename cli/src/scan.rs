@@ -4,7 +4,7 @@
 //! evaluated as a CREATE AdmissionRequest against every policy whose metadata rules match
 //! its group, version and resource, through the same modules and the same engine as
 //! `syncguard run`, so the verdicts are the ones admission would give. One more check needs
-//! the documents together: [`clash`] (the `kind-group-clash` pseudo-policy).
+//! the documents together: [`clash`] (the `kind-group-clash` tree check).
 //!
 //! Speed: each module is compiled once per run. The scan runs on a rayon pool of `--jobs`
 //! threads (reading the files, then evaluating the documents in chunks of 16). Each thread
@@ -25,7 +25,7 @@ pub use syncguard_scan::evaluate::{Evaluation, Verdict};
 pub use syncguard_scan::{clash, cluster, config, input};
 
 use crate::engine::{Capabilities, Engine, Instance, Limits, Module};
-use crate::evaluate::{self, AdmissionResponse, EvalError, RequestDoc};
+use crate::evaluate::{self, EvalError, RequestDoc};
 use crate::metadata::Rule;
 use anyhow::{Result, anyhow, bail};
 use cluster::{OfflineCluster, Plurals};
@@ -38,8 +38,11 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
+use syncguard::registry::{DUPLICATE_OBJECT, KIND_GROUP_CLASH};
 use syncguard_scan::Operation;
+use syncguard_scan::evaluate::{AdmissionResponse, Status};
 use syncguard_scan::evaluate::{Evaluator, clash_evaluations, duplicate_evaluations, evaluate_document};
+use syncguard_scan::rows::PolicyRow;
 
 /// Exit code for usage and input errors.
 pub const EXIT_ERROR: u8 = 2;
@@ -279,21 +282,6 @@ pub fn use_color(choice: ColorChoice, stream: impl anstream::stream::RawStream) 
     anstream::AutoStream::new(stream, choice.into()).current_choice() != anstream::ColorChoice::Never
 }
 
-/// Static facts about a policy for reports.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PolicyInfo {
-    /// Name (folder name, or `kind-group-clash`).
-    pub name: String,
-    /// `embedded`, the module path, or `built-in` for the pseudo-policy.
-    pub origin: String,
-    /// `io.kubewarden.policy.version`.
-    pub version: Option<String>,
-    /// `io.kubewarden.policy.description`.
-    pub description: Option<String>,
-    /// `io.kubewarden.policy.url`.
-    pub url: Option<String>,
-}
-
 /// A compiled policy ready to run, with its settings.
 pub struct ActivePolicy {
     /// The compiled module.
@@ -331,9 +319,8 @@ pub struct PolicySet {
     pub clash: Option<clash::Settings>,
     /// Whether `duplicate-object` runs.
     pub duplicates: bool,
-    /// Reporting facts: the module policies in order, then `kind-group-clash` and
-    /// `duplicate-object` if enabled.
-    pub infos: Vec<PolicyInfo>,
+    /// Reporting facts: the module policies in order, then the tree checks that run.
+    pub infos: Vec<PolicyRow>,
 }
 
 impl PolicySet {
@@ -373,12 +360,12 @@ impl PolicySet {
                 Err(EvalError::Other(e)) => bail!("policy {}: {e:#}", module.name),
             }
             let annotation = |key: &str| module.metadata.annotation(key).map(str::to_string);
-            infos.push(PolicyInfo {
+            infos.push(PolicyRow {
                 name: module.name.clone(),
                 origin: module.origin.clone(),
                 version: annotation("io.kubewarden.policy.version"),
                 description: annotation("io.kubewarden.policy.description"),
-                url: annotation("io.kubewarden.policy.url"),
+                readme: annotation("io.kubewarden.policy.url"),
             });
             policies.push(ActivePolicy {
                 reads_old_object: syncguard::registry::Entry::named(&module.name)
@@ -390,23 +377,11 @@ impl PolicySet {
         }
         let clash = config.clash_settings(config_name)?;
         if clash.is_some() {
-            infos.push(PolicyInfo {
-                name: clash::NAME.to_string(),
-                origin: "built-in".to_string(),
-                version: Some(env!("CARGO_PKG_VERSION").to_string()),
-                description: Some(clash::DESCRIPTION.to_string()),
-                url: Some("https://github.com/syncguard/syncguard/blob/main/docs/scan.md#kind-group-clash".to_string()),
-            });
+            infos.push(PolicyRow::of_tree_check(&KIND_GROUP_CLASH));
         }
         let duplicates = config.duplicates_enabled(config_name)?;
         if duplicates {
-            infos.push(PolicyInfo {
-                name: syncguard_scan::duplicates::NAME.to_string(),
-                origin: "built-in".to_string(),
-                version: Some(env!("CARGO_PKG_VERSION").to_string()),
-                description: Some(syncguard_scan::duplicates::DESCRIPTION.to_string()),
-                url: Some(syncguard_scan::duplicates::DOCS.to_string()),
-            });
+            infos.push(PolicyRow::of_tree_check(&DUPLICATE_OBJECT));
         }
         Ok(PolicySet {
             _engine: engine,
@@ -440,7 +415,7 @@ fn from_response(
     let patch = response.patch_ops();
     let annotations = response.audit_annotations.unwrap_or_default();
     let warnings = response.warnings.unwrap_or_default();
-    let status = response.status.unwrap_or(evaluate::Status {
+    let status = response.status.unwrap_or(Status {
         message: None,
         code: None,
     });
@@ -490,7 +465,7 @@ pub struct ScanReport {
     /// Helm charts left out, to be rendered first.
     pub unrendered: walk::Unrendered,
     /// The policies that ran, in report order.
-    pub policies: Vec<PolicyInfo>,
+    pub policies: Vec<PolicyRow>,
     /// For each document, the earlier identical copy it was judged with
     /// ([`syncguard_scan::copies::identical`]); empty when the report was built otherwise.
     pub copy_of: Vec<Option<usize>>,

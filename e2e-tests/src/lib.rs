@@ -3,11 +3,11 @@
 //! PATH and `SYNCGUARD_E2E_ENGINE=kwctl`). Both speak kwctl's `run` contract, so the same
 //! expectations hold for both.
 
-use base64::Engine as _;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use syncguard_testkit::cases::{self as testing, Case, Outcome};
+use syncguard_scan::evaluate::AdmissionResponse;
+use syncguard_testkit::cases::{self as testing, Case};
 
 /// The repository root.
 pub fn root() -> PathBuf {
@@ -86,7 +86,7 @@ impl Engine {
     }
 
     /// Evaluates one case of `policy` with the module at `module`.
-    pub fn run_case(&self, policy: &str, module: &Path, case: &Case) -> Result<Outcome, RunError> {
+    pub fn run_case(&self, policy: &str, module: &Path, case: &Case) -> Result<AdmissionResponse, RunError> {
         let settings = case.settings.clone().unwrap_or(Value::Object(Default::default()));
         let request = testing::request_path(policy, case).unwrap_or_default();
         parse_response(&self.run_raw(policy, module, case, &settings, &request)?).map_err(RunError::Failed)
@@ -154,25 +154,8 @@ pub fn parallel_map<T: Sync, R: Send>(items: &[T], work: impl Fn(&T) -> R + Sync
 }
 
 /// Reads an AdmissionResponse as kwctl prints it.
-pub fn parse_response(line: &str) -> Result<Outcome, String> {
-    let response: Value = serde_json::from_str(line).map_err(|e| format!("response is not JSON ({e}): {line}"))?;
-    let patch = match response["patch"].as_str() {
-        Some(b64) => {
-            let bytes = base64::engine::general_purpose::STANDARD
-                .decode(b64)
-                .map_err(|e| format!("patch is not base64: {e}"))?;
-            Some(serde_json::from_slice(&bytes).map_err(|e| format!("patch is not JSON: {e}"))?)
-        }
-        None => None,
-    };
-    Ok(Outcome {
-        allowed: response["allowed"].as_bool().ok_or("response lacks `allowed`")?,
-        message: response["status"]["message"].as_str().unwrap_or("").to_string(),
-        code: response["status"]["code"].as_u64().and_then(|c| u16::try_from(c).ok()),
-        warnings: serde_json::from_value(response["warnings"].clone()).unwrap_or_default(),
-        patch,
-        audit_annotations: serde_json::from_value(response["auditAnnotations"].clone()).unwrap_or_default(),
-    })
+pub fn parse_response(line: &str) -> Result<AdmissionResponse, String> {
+    serde_json::from_str(line).map_err(|e| format!("response is not an AdmissionResponse ({e}): {line}"))
 }
 
 /// The annotated module of a policy, as `make build` leaves it.
@@ -195,13 +178,13 @@ pub fn bare_module(policy: &str) -> PathBuf {
 }
 
 /// Checks one case's engine result against its expectation.
-pub fn check_case(engine: &Engine, policy: &str, module: &Path, case: &Case) -> Result<Outcome, String> {
+pub fn check_case(engine: &Engine, policy: &str, module: &Path, case: &Case) -> Result<AdmissionResponse, String> {
     let result = engine.run_case(policy, module, case);
     match (&case.expect.settings_invalid, result) {
         (Some(expected), Err(refused @ RunError::SettingsRefused(_))) => {
             let message = refused.to_string();
             if message.contains(expected.as_str()) {
-                Ok(Outcome::default())
+                Ok(AdmissionResponse::default())
             } else {
                 Err(format!("{message}; expected it to contain {expected:?}"))
             }

@@ -64,7 +64,7 @@ fn evaluate(engine: &Engine, all_in_one: &std::path::Path, job: &Job) -> Vec<Str
         problems.push(format!("{name}: two evaluations differ:\n  {first:?}\n  {second:?}"));
     }
     // The API server's limits on what it passes on unshortened (`syncguard::text`).
-    for problem in syncguard::text::limits::limit_violations(Some(&outcome.message), &outcome.warnings) {
+    for problem in syncguard::text::limits::limit_violations(Some(outcome.message()), outcome.all_warnings()) {
         problems.push(format!("{name}: {problem}"));
     }
     // The all-in-one module with only this check enabled.
@@ -73,7 +73,7 @@ fn evaluate(engine: &Engine, all_in_one: &std::path::Path, job: &Job) -> Vec<Str
         .and_then(|line| parse_response(&line))
     {
         Ok(all) => {
-            for problem in syncguard::text::limits::limit_violations(Some(&all.message), &all.warnings) {
+            for problem in syncguard::text::limits::limit_violations(Some(all.message()), all.all_warnings()) {
                 problems.push(format!("{name}: all-in-one: {problem}"));
             }
             // The same answer behind the check's name, and the same findings. Each text alone
@@ -83,22 +83,22 @@ fn evaluate(engine: &Engine, all_in_one: &std::path::Path, job: &Job) -> Vec<Str
                 let whole = prefixed(policy, single);
                 all == whole || (whole.chars().count() > limit && all.starts_with(&format!("{policy}: ")))
             };
-            let message_matches = if outcome.message.is_empty() {
-                all.message.is_empty()
+            let message_matches = if outcome.message().is_empty() {
+                all.message().is_empty()
             } else {
-                same_or_cut(&outcome.message, &all.message, syncguard::text::MAX_MESSAGE_CHARS)
+                same_or_cut(outcome.message(), all.message(), syncguard::text::MAX_MESSAGE_CHARS)
             };
-            let warnings_match = all.warnings.len() == outcome.warnings.len()
+            let warnings_match = all.all_warnings().len() == outcome.all_warnings().len()
                 && outcome
-                    .warnings
+                    .all_warnings()
                     .iter()
-                    .zip(&all.warnings)
+                    .zip(all.all_warnings())
                     .all(|(single, all)| same_or_cut(single, all, syncguard::text::MAX_WARNING_CHARS));
             if all.allowed != outcome.allowed
                 || !message_matches
                 || !warnings_match
                 || all.patch != outcome.patch
-                || all.code != outcome.code
+                || all.code() != outcome.code()
                 || all.audit_annotations != outcome.audit_annotations
             {
                 problems.push(format!(
@@ -109,7 +109,7 @@ fn evaluate(engine: &Engine, all_in_one: &std::path::Path, job: &Job) -> Vec<Str
         Err(e) => problems.push(format!("{name}: the all-in-one module failed: {e}")),
     }
     // Idempotence: the mutated object gets no further patch.
-    if let Some(patch) = &outcome.patch {
+    if let Some(patch) = &outcome.patch_ops() {
         let mut review = testing::admission_request(&request);
         let ops: json_patch::Patch = match serde_json::from_value(patch.clone()) {
             Ok(ops) => ops,

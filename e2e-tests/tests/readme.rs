@@ -13,7 +13,8 @@
 //! is not JSON.
 
 use e2e_tests::{Engine, annotated_module, parallel_map, policies, root};
-use syncguard_testkit::cases::{self as testing, Outcome};
+use syncguard_scan::evaluate::AdmissionResponse;
+use syncguard_testkit::cases as testing;
 
 /// The link that names a case.
 const OPEN: &str = "[case `";
@@ -164,23 +165,24 @@ fn appears(quote: &str, answer: &str) -> bool {
 
 /// Everything the module answered that a README may quote, whitespace squashed: the message,
 /// each warning, or the refusal of the case's settings.
-fn answer_texts(answer: &Result<Outcome, String>) -> Vec<String> {
+fn answer_texts(answer: &Result<AdmissionResponse, String>) -> Vec<String> {
     match answer {
-        Ok(outcome) => std::iter::once(&outcome.message)
-            .chain(&outcome.warnings)
-            .map(|text| squash(text))
+        Ok(response) => std::iter::once(response.message())
+            .chain(response.all_warnings().iter().map(String::as_str))
+            .map(squash)
             .collect(),
         Err(refusal) => vec![squash(refusal)],
     }
 }
 
 /// Why `quote` is not what `answer` says, if it is not.
-fn differs(quote: &Quote, answer: &Result<Outcome, String>) -> Option<String> {
+fn differs(quote: &Quote, answer: &Result<AdmissionResponse, String>) -> Option<String> {
     let texts = answer_texts(answer);
     let found = |wanted: &str| texts.iter().any(|text| appears(&squash(wanted), text));
     if let Ok(quoted @ serde_json::Value::Array(_)) = serde_json::from_str::<serde_json::Value>(&quote.text) {
-        let patch = answer.as_ref().ok().and_then(|o| o.patch.as_ref());
-        return (patch != Some(&quoted)).then(|| format!("the quoted JSON Patch differs from the answer's: {patch:?}"));
+        let patch = answer.as_ref().ok().and_then(AdmissionResponse::patch_ops);
+        return (patch.as_ref() != Some(&quoted))
+            .then(|| format!("the quoted JSON Patch differs from the answer's: {patch:?}"));
     }
     let missing: Vec<&str> = match quote.form {
         Form::Fence(_) => quote

@@ -22,7 +22,7 @@ use syncguard_scan::config::Config;
 use syncguard_scan::evaluate::{self, Evaluation, Evaluator};
 use syncguard_scan::locate::Locator;
 use syncguard_scan::rows::{self, CrdRow, ErrorRow, FindingRow, PolicyRow, ResultRow};
-use syncguard_scan::{Operation, clash, copies, duplicates, input};
+use syncguard_scan::{Operation, clash, copies, input};
 use wasm_bindgen::prelude::wasm_bindgen;
 
 /// Where the policies' documentation lives (each policy's README is `policies/<name>/README.md`).
@@ -357,23 +357,11 @@ pub fn page_report(state: &State) -> PageReport {
             &plurals,
             infos.len(),
         ));
-        infos.push(PolicyRow {
-            name: clash::NAME.to_string(),
-            origin: BUILT_IN.to_string(),
-            description: Some(clash::DESCRIPTION.to_string()),
-            version: Some(env!("CARGO_PKG_VERSION").to_string()),
-            readme: Some(rows::CLASH_DOCS.to_string()),
-        });
+        infos.push(PolicyRow::of_tree_check(&syncguard::registry::KIND_GROUP_CLASH));
     }
     if duplicates_enabled {
         evaluations.extend(evaluate::duplicate_evaluations(&documents, &sources, infos.len()));
-        infos.push(PolicyRow {
-            name: duplicates::NAME.to_string(),
-            origin: BUILT_IN.to_string(),
-            description: Some(duplicates::DESCRIPTION.to_string()),
-            version: Some(env!("CARGO_PKG_VERSION").to_string()),
-            readme: Some(duplicates::DOCS.to_string()),
-        });
+        infos.push(PolicyRow::of_tree_check(&syncguard::registry::DUPLICATE_OBJECT));
     }
     evaluations.sort_by_key(|e| (e.document, e.policy));
     // Read only when a finding needs a line (as the command reads only files with findings).

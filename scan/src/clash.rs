@@ -1,5 +1,5 @@
-//! `kind-group-clash`: the one check that needs several documents at once, built into
-//! `syncguard scan` as a pseudo-policy.
+//! `kind-group-clash`: a check of several documents at once (the objects of one Helm release),
+//! run by `syncguard scan` and the playground.
 //!
 //! Helm 3 before 3.17.1 told the objects of one release apart by kind, name and namespace only
 //! (`isMatchingInfo` in Helm's `pkg/kube/resource.go`; 3.17.1 compares the API group too, Helm
@@ -28,109 +28,15 @@
 //! warns: neither check refuses what the other lets be. Objects without a name (generateName)
 //! are not compared.
 //!
-//! Settings (`policies.kind-group-clash.settings` in the config file), unknown keys rejected:
-//! - `helmVersion` (default: unset, an affected Helm is assumed): the Helm that installs the
-//!   releases, e.g. `"3.16.4"` or `"v3.17.1"`; from 3.17.1 on nothing is reported;
-//! - `allowedKinds` (default `[]`): kinds never reported, e.g. `[Gateway]`;
-//! - `allowedGroupSets` (default `[]`): lists of groups allowed to share kinds, e.g.
-//!   `[[networking.istio.io, gateway.networking.k8s.io]]`; a set is allowed when all its
-//!   groups are in one list.
+//! Its entry, settings and rule are the core's (`syncguard::checks::kind_group_clash`, listed in
+//! `syncguard::registry::TREE_CHECKS`); this module is its logic over the scanned tree.
 
 use crate::cluster::Plurals;
 use crate::input::{Document, Source};
-use serde::Deserialize;
 use serde_json::Value;
 use std::collections::BTreeMap;
 use syncguard::checks::crd_kind_collision::well_known;
-use syncguard::finding::RuleDoc;
-
-/// Name of the pseudo-policy.
-pub const NAME: &str = "kind-group-clash";
-
-/// One-line description (SARIF rule, JSON policy list).
-pub const DESCRIPTION: &str = "Objects of one Helm release with the same kind, name and namespace in different API groups, which Helm before 3.17.1 confuses (Helm issue 13582)";
-
-/// The rule of its findings (as a check's `FINDINGS`): `docs/scan.md` documents it, under
-/// [`crate::rows::CLASH_DOCS`]. kind-group-clash is not in the core's registry of checks: it
-/// judges a tree of documents, never one admission request, so no engine can run it.
-pub const FINDINGS: &[RuleDoc] = &[RuleDoc {
-    id: "sameKindAndName",
-    summary: "another object of the same Helm release has the same kind, name and namespace in a different API group",
-    anchor: "kind-group-clash",
-}];
-
-/// The first Helm release that tells a release's objects apart by API group too.
-pub const FIXED_HELM: (u64, u64, u64) = (3, 17, 1);
-
-/// Settings of the pseudo-policy.
-#[derive(Debug, Clone, Default, Deserialize, PartialEq, Eq)]
-#[serde(default, deny_unknown_fields, rename_all = "camelCase")]
-pub struct Settings {
-    /// The Helm version that installs the releases (default: unset, an affected one assumed).
-    pub helm_version: Option<String>,
-    /// Kinds never reported (default: none).
-    pub allowed_kinds: Vec<String>,
-    /// Sets of groups allowed to share kinds (default: none).
-    pub allowed_group_sets: Vec<Vec<String>>,
-}
-
-impl Settings {
-    /// Whether the Helm that installs the releases mixes up a release's objects of one kind
-    /// and name in different groups: unset, or before 3.17.1.
-    pub fn helm_affected(&self) -> bool {
-        match self.helm_version.as_deref().and_then(helm_version) {
-            None => true,
-            Some((version, pre)) => version < FIXED_HELM || (version == FIXED_HELM && pre),
-        }
-    }
-}
-
-/// Reads a Helm version, `3.16.4`, `v3.17.1` or `3.17.1-rc.1` (`3.17` is `3.17.0`): the
-/// numbers and whether it is a pre-release.
-fn helm_version(text: &str) -> Option<((u64, u64, u64), bool)> {
-    let text = text.trim();
-    let text = text.strip_prefix('v').unwrap_or(text);
-    let (core, pre) = match text.split_once(['-', '+']) {
-        Some((core, rest)) => (core, text.as_bytes()[core.len()] == b'-' && !rest.is_empty()),
-        None => (text, false),
-    };
-    let mut numbers = core.split('.').map(|n| {
-        (!n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
-            .then(|| n.parse::<u64>().ok())
-            .flatten()
-    });
-    let major = numbers.next()??;
-    let minor = numbers.next().unwrap_or(Some(0))?;
-    let patch = numbers.next().unwrap_or(Some(0))?;
-    if numbers.next().is_some() {
-        return None;
-    }
-    Some(((major, minor, patch), pre))
-}
-
-/// Reads the settings; errors name the key.
-pub fn parse_settings(value: Option<&Value>) -> Result<Settings, String> {
-    let Some(value) = value.filter(|v| !v.is_null()) else {
-        return Ok(Settings::default());
-    };
-    let settings: Settings = serde_path_to_error::deserialize(value.clone()).map_err(|e| {
-        let path = e.path().to_string();
-        if path == "." {
-            e.inner().to_string()
-        } else {
-            format!("`{path}`: {}", e.inner())
-        }
-    })?;
-    if let Some(version) = &settings.helm_version
-        && helm_version(version).is_none()
-    {
-        return Err(format!(
-            "`helmVersion`: {} is not a Helm version: write the version `helm version --short` prints, such as \"3.16.4\" or \"v3.17.1\" (Helm before 3.17.1 mixes up a release's objects of one kind and name in different API groups)",
-            syncguard::text::quote(version)
-        ));
-    }
-    Ok(settings)
-}
+pub use syncguard::checks::kind_group_clash::{NAME, Settings};
 
 /// One finding: a set of objects of one release, reported at its first document.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -362,6 +268,7 @@ pub fn location(doc: &Document, sources: &[Source]) -> String {
 mod tests {
     use super::*;
     use crate::input;
+    use syncguard::checks::kind_group_clash::parse_settings;
 
     fn scan_files(files: &[(&str, &str)]) -> (Vec<Document>, Vec<Source>) {
         let mut documents = Vec::new();

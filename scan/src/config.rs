@@ -87,13 +87,13 @@ impl Config {
         Ok(config)
     }
 
-    /// Refuses entries for policies not in `known` (`kind-group-clash` is always known);
+    /// Refuses entries for policies not in `known` (the tree checks are always known);
     /// `config_name` names the file in the message.
     pub fn check_names(&self, known: &[&str], config_name: &str) -> Result<()> {
         let known: Vec<&str> = known
             .iter()
             .copied()
-            .chain([crate::clash::NAME, crate::duplicates::NAME])
+            .chain(syncguard::registry::TREE_CHECKS.iter().map(|entry| entry.name))
             .collect();
         for name in self.policies.keys() {
             if !known.contains(&name.as_str()) {
@@ -128,7 +128,7 @@ impl Config {
         if entry.is_some_and(|e| !e.enabled) {
             return Ok(None);
         }
-        crate::clash::parse_settings(entry.and_then(|e| e.settings.as_ref()))
+        syncguard::checks::kind_group_clash::parse_settings(entry.and_then(|e| e.settings.as_ref()))
             .map(Some)
             .map_err(|message| {
                 anyhow!(
@@ -154,22 +154,15 @@ impl Config {
         }
     }
 
-    /// Whether the `duplicate-object` pseudo-policy runs (`enabled: false` turns it off); it
-    /// has no settings, so any but an empty mapping is refused.
+    /// Whether the `duplicate-object` tree check runs (`enabled: false` turns it off); it has no
+    /// settings, so any but an empty mapping is refused.
     pub fn duplicates_enabled(&self, config_name: &str) -> Result<bool> {
-        let Some(entry) = self.policies.get(crate::duplicates::NAME) else {
+        let check = &syncguard::registry::DUPLICATE_OBJECT;
+        let Some(entry) = self.policies.get(check.name) else {
             return Ok(true);
         };
-        if entry
-            .settings
-            .as_ref()
-            .is_some_and(|s| s.as_object().is_some_and(|m| !m.is_empty()))
-        {
-            return Err(anyhow!(
-                "policy {}: invalid settings in {config_name}: it has no settings (only `enabled`)",
-                crate::duplicates::NAME
-            ));
-        }
+        (check.check_settings)(entry.settings.as_ref())
+            .map_err(|message| anyhow!("policy {}: invalid settings in {config_name}: {message}", check.name))?;
         Ok(entry.enabled)
     }
 }

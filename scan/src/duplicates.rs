@@ -1,6 +1,7 @@
 //! `duplicate-object`: the same object (API group, kind, namespace, name) defined more than
-//! once in the scanned tree, built into `syncguard scan` and the playground as a pseudo-policy,
-//! as kind-group-clash is.
+//! once in the scanned tree, run by `syncguard scan` and the playground as kind-group-clash is.
+//! Its entry and rule are the core's (`syncguard::checks::duplicate_object`, listed in
+//! `syncguard::registry::TREE_CHECKS`); this module is its logic over the tree.
 //!
 //! What the tools do with such a tree, from their sources:
 //! - Argo CD (`controller/state.go`, `DeduplicateTargetObjects`) keeps the last definition,
@@ -18,23 +19,7 @@
 
 use crate::input::{Document, Source};
 use std::collections::BTreeMap;
-use syncguard::finding::RuleDoc;
-
-/// Name of the pseudo-policy.
-pub const NAME: &str = "duplicate-object";
-
-/// One-line description (SARIF rule, JSON policy list).
-pub const DESCRIPTION: &str = "The same object (group, kind, namespace, name) defined more than once in a tree: Argo CD keeps the last (RepeatedResourceWarning), kustomize and Flux refuse to build";
-
-/// Where it is documented.
-pub const DOCS: &str = "https://github.com/syncguard/syncguard/blob/main/docs/scan.md#duplicate-object";
-
-/// The rule of its findings, named after Argo CD's condition.
-pub const FINDINGS: &[RuleDoc] = &[RuleDoc {
-    id: "repeatedResource",
-    summary: "the same object (group, kind, namespace, name) is defined more than once in the tree",
-    anchor: "duplicate-object",
-}];
+pub use syncguard::checks::duplicate_object::NAME;
 
 /// One set of definitions of one object, reported once at its first definition.
 #[derive(Debug, Clone, PartialEq, Eq)]

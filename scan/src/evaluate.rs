@@ -8,8 +8,12 @@ use crate::clash;
 use crate::cluster::Plurals;
 use crate::duplicates;
 use crate::input::{Document, Source};
+use base64::Engine as _;
+use serde::Serialize;
 use serde_json::Value;
+use std::collections::BTreeMap;
 use std::hash::Hasher;
+use syncguard::admission::ValidationResponse;
 use syncguard::render::{Annotation, FINDINGS_ANNOTATION, Reported};
 
 /// The verdict of one evaluation; written in lower case (`rejected`) in every output format.
@@ -64,7 +68,7 @@ pub struct Evaluation {
     /// Every finding behind the answer, whole, from the policy's structured report (its `report`
     /// operation); for a module without one, those its [`FINDINGS_ANNOTATION`] audit annotation
     /// lists. Empty when it has none (a refusal of a malformed request, the `kind-group-clash`
-    /// pseudo-policy, a module other than syncguard's).
+    /// tree check, a module other than syncguard's).
     pub findings: Vec<Reported>,
     /// Findings the answer counts but does not give: those a module without a `report`
     /// operation left out of its capped audit annotation.
@@ -286,7 +290,7 @@ pub fn clash_evaluations(
             let finding = Reported {
                 listed: syncguard::render::Listed {
                     policy: clash::NAME.to_string(),
-                    rule: clash::FINDINGS[0].id.to_string(),
+                    rule: syncguard::registry::KIND_GROUP_CLASH.findings[0].id.to_string(),
                     action: if found.reject { "reject" } else { "warn" }.to_string(),
                     path: String::new(),
                     brief: found.brief.clone(),
@@ -333,7 +337,7 @@ pub fn duplicate_evaluations(documents: &[Document], sources: &[Source], policy:
             let finding = Reported {
                 listed: syncguard::render::Listed {
                     policy: duplicates::NAME.to_string(),
-                    rule: duplicates::FINDINGS[0].id.to_string(),
+                    rule: syncguard::registry::DUPLICATE_OBJECT.findings[0].id.to_string(),
                     action: "warn".to_string(),
                     path: String::new(),
                     brief: found.brief.clone(),
@@ -377,6 +381,118 @@ pub fn mutation_patch(request: &str, mutated: &Value) -> Option<Value> {
         return None;
     }
     serde_json::to_value(&patch).ok()
+}
+
+/// The AdmissionResponse an engine gives for one request, field for field as kwctl prints it:
+/// what `syncguard run` prints and scan reads, and what the tests compare with the cases'
+/// expectations (from an engine's output, or made in process with [`AdmissionResponse::of_answer`]).
+#[derive(Debug, Clone, Default, Serialize, serde::Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct AdmissionResponse {
+    /// Echo of the request uid.
+    #[serde(default)]
+    pub uid: String,
+    /// Whether the request is allowed.
+    pub allowed: bool,
+    /// `JSONPatch` when there is a patch.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub patch_type: Option<String>,
+    /// Base64 of the RFC 6902 patch.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub patch: Option<String>,
+    /// Rejection details.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub status: Option<Status>,
+    /// Audit annotations.
+    pub audit_annotations: Option<BTreeMap<String, String>>,
+    /// Warnings.
+    pub warnings: Option<Vec<String>>,
+}
+
+/// Rejection details of an AdmissionResponse.
+#[derive(Debug, Clone, Serialize, serde::Deserialize, PartialEq)]
+pub struct Status {
+    /// Message.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+    /// Code.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub code: Option<u16>,
+}
+
+impl AdmissionResponse {
+    /// A rejection.
+    pub fn reject(uid: &str, message: String, code: Option<u16>) -> Self {
+        AdmissionResponse {
+            uid: uid.to_string(),
+            allowed: false,
+            patch_type: None,
+            patch: None,
+            status: Some(Status {
+                message: Some(message),
+                code,
+            }),
+            audit_annotations: None,
+            warnings: None,
+        }
+    }
+
+    /// The response an engine gives for a policy's `answer` to AdmissionRequest `request` (its
+    /// JSON text) of uid `uid`: the answer's status when it refuses, and a mutation of an accepted
+    /// request as the JSON Patch from the request's object to the mutated one
+    /// ([`mutation_patch`]), base64-encoded as kwctl writes it. Whether the policy may mutate is
+    /// for the caller to decide.
+    pub fn of_answer(uid: &str, request: &str, answer: ValidationResponse) -> Self {
+        let mut response = AdmissionResponse {
+            uid: uid.to_string(),
+            allowed: answer.accepted,
+            patch_type: None,
+            patch: None,
+            status: (!answer.accepted).then(|| Status {
+                message: answer.message.clone(),
+                code: answer.code,
+            }),
+            // Sorted here: the SDK's response keeps them in a HashMap.
+            audit_annotations: answer.audit_annotations.map(|a| a.into_iter().collect()),
+            warnings: answer.warnings,
+        };
+        let patch = answer
+            .mutated_object
+            .filter(|_| answer.accepted)
+            .and_then(|mutated| mutation_patch(request, &mutated));
+        if let Some(patch) = patch {
+            let json = serde_json::to_vec(&patch).unwrap_or_default();
+            response.patch_type = Some("JSONPatch".into());
+            response.patch = Some(base64::engine::general_purpose::STANDARD.encode(json));
+        }
+        response
+    }
+
+    /// The refusal's message; empty when there is none.
+    pub fn message(&self) -> &str {
+        self.status
+            .as_ref()
+            .and_then(|s| s.message.as_deref())
+            .unwrap_or_default()
+    }
+
+    /// The refusal's code, when it has one.
+    pub fn code(&self) -> Option<u16> {
+        self.status.as_ref().and_then(|s| s.code)
+    }
+
+    /// The warnings; empty when there are none.
+    pub fn all_warnings(&self) -> &[String] {
+        self.warnings.as_deref().unwrap_or_default()
+    }
+
+    /// The decoded JSON Patch, if any.
+    pub fn patch_ops(&self) -> Option<Value> {
+        let bytes = base64::engine::general_purpose::STANDARD
+            .decode(self.patch.as_ref()?)
+            .ok()?;
+        serde_json::from_slice(&bytes).ok()
+    }
 }
 
 #[cfg(test)]

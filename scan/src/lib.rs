@@ -2,7 +2,7 @@
 //! with no WebAssembly host in it: reading manifests ([`input`]), the offline cluster that
 //! answers context-aware lookups ([`cluster`]) as Kubewarden's reflector would ([`reflector`]),
 //! kwctl's replay files ([`replay`]), the `kind-group-clash` and `duplicate-object`
-//! pseudo-policies ([`clash`], [`duplicates`]), the
+//! tree checks ([`clash`], [`duplicates`]), the
 //! `--config` file ([`config`]), the request each object becomes and the verdicts it gets
 //! ([`evaluate`]), where a finding's path is in a file ([`locate`]), and the rows the
 //! command's JSON and the playground write of them ([`rows`]).

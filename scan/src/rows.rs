@@ -4,7 +4,6 @@
 //! document is described by `docs/scan-output.schema.json`, generated from the types (a test of
 //! the command keeps the two equal).
 
-use crate::clash;
 use crate::evaluate::{Evaluation, Verdict};
 use crate::input::Document;
 use crate::locate::Locator;
@@ -12,23 +11,15 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use syncguard::admission::Operation;
 use syncguard::finding::{Fix, RuleDoc};
-use syncguard::registry::Entry;
+use syncguard::registry::{Entry, TreeEntry};
 use syncguard::render::Reported;
 
-/// Where kind-group-clash, the command's built-in pseudo-policy, is documented.
-pub const CLASH_DOCS: &str = "https://github.com/syncguard/syncguard/blob/main/docs/scan.md#kind-group-clash";
-
 /// The documentation of `rule` of `policy`: its [`RuleDoc`] and the link to its section, for a
-/// rule a syncguard check (alone or in the all-in-one), kind-group-clash or duplicate-object
-/// documents.
+/// rule a syncguard check documents: a module's (alone or in the all-in-one) or a tree check's.
 pub fn rule_doc(policy: &str, rule: &str) -> Option<(&'static RuleDoc, String)> {
-    if policy == clash::NAME {
-        let doc = clash::FINDINGS.iter().find(|doc| doc.id == rule)?;
-        return Some((doc, CLASH_DOCS.to_string()));
-    }
-    if policy == crate::duplicates::NAME {
-        let doc = crate::duplicates::FINDINGS.iter().find(|doc| doc.id == rule)?;
-        return Some((doc, crate::duplicates::DOCS.to_string()));
+    if let Some(tree) = TreeEntry::named(policy) {
+        let doc = tree.findings.iter().find(|doc| doc.id == rule)?;
+        return Some((doc, tree.docs.to_string()));
     }
     let entries: Vec<&Entry> = match Entry::named(policy) {
         Some(entry) => vec![entry],
@@ -364,8 +355,7 @@ pub fn suppression_problem(suppression: &Suppression, policies: &[&str]) -> Opti
     }
     if let Some(rule) = rule {
         let documented = rule_doc(policy, rule).is_some();
-        let anyone_documents =
-            Entry::named(policy).is_some() || policy == clash::NAME || policy == crate::duplicates::NAME;
+        let anyone_documents = Entry::named(policy).is_some() || TreeEntry::named(policy).is_some();
         if anyone_documents && !documented {
             return Some(format!(
                 "annotation {key}: policy {policy} has no rule {rule} (its README lists its rules)"
@@ -382,14 +372,13 @@ pub fn suppression_problem(suppression: &Suppression, policies: &[&str]) -> Opti
 
 /// The problems of every document's suppressions ([`suppression_problem`]), as `(document
 /// index, message)` in document order. `policies` are the names of the scan's policies; every
-/// syncguard check and pseudo-policy is known too (an annotation for a policy turned off is
+/// check the registry lists is known too (an annotation for a policy turned off is
 /// no mistake).
 pub fn suppression_problems(documents: &[Document], policies: &[&str]) -> Vec<(usize, String)> {
     let mut known: Vec<&str> = policies
         .iter()
         .copied()
-        .chain(syncguard::registry::CHECKS.iter().map(|entry| entry.name))
-        .chain([clash::NAME, crate::duplicates::NAME])
+        .chain(syncguard::registry::names().map(|name| name))
         .collect();
     known.sort_unstable();
     known.dedup();
@@ -507,10 +496,10 @@ impl FindingCounts {
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct PolicyRow {
-    /// Its name (its folder's, or `kind-group-clash`).
+    /// Its name (its folder's, or a tree check's).
     pub name: String,
     /// `embedded` (a module built into the command), the module's path, or `built-in` (the
-    /// page's checks, kind-group-clash).
+    /// page's checks, the tree checks).
     pub origin: String,
     /// Its `io.kubewarden.policy.version`, when it has one.
     pub version: Option<String>,
@@ -518,6 +507,19 @@ pub struct PolicyRow {
     pub description: Option<String>,
     /// Its documentation (`io.kubewarden.policy.url`, a syncguard policy's README), when known.
     pub readme: Option<String>,
+}
+
+impl PolicyRow {
+    /// The row of a tree check (`syncguard::registry::TREE_CHECKS`): built in, of this release.
+    pub fn of_tree_check(entry: &TreeEntry) -> PolicyRow {
+        PolicyRow {
+            name: entry.name.to_string(),
+            origin: "built-in".to_string(),
+            version: Some(env!("CARGO_PKG_VERSION").to_string()),
+            description: Some(entry.description.to_string()),
+            readme: Some(entry.docs.to_string()),
+        }
+    }
 }
 
 /// An input problem. `P` names the input: the command's file, the page's text area.
@@ -554,9 +556,12 @@ mod tests {
                 .unwrap()
                 .ends_with("sync-drift#readme")
         );
-        assert_eq!(rule_link(clash::NAME, "sameKindAndName").as_deref(), Some(CLASH_DOCS));
         assert_eq!(
-            rule_doc(clash::NAME, "sameKindAndName").unwrap().0.id,
+            rule_link("kind-group-clash", "sameKindAndName").as_deref(),
+            Some("https://github.com/syncguard/syncguard/blob/main/docs/scan.md#kind-group-clash")
+        );
+        assert_eq!(
+            rule_doc("kind-group-clash", "sameKindAndName").unwrap().0.id,
             "sameKindAndName"
         );
         assert_eq!(rule_link("someone-elses-policy", "x"), None);

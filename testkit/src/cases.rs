@@ -6,11 +6,13 @@ use serde::Deserialize;
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use syncguard::admission::Operation;
 use syncguard::all_in_one::AllInOne;
 use syncguard::check;
 use syncguard::cluster::{Cluster, NoCluster};
 use syncguard::registry::Entry;
 use syncguard::render::{Annotation, FINDINGS_ANNOTATION};
+use syncguard_scan::evaluate::AdmissionResponse;
 use syncguard_scan::replay::Replay;
 
 /// A policy's table of cases.
@@ -172,7 +174,7 @@ pub fn request_of(policy: &str, case: &Case) -> Option<Value> {
     };
     if let Some(create) = &case.create {
         let crd = patched(read(&create.crd), &create.change, "change");
-        return Some(crate::crd_request("CREATE", &crd, None));
+        return Some(crate::crd_request(Operation::Create.as_str(), &crd, None));
     }
     if let Some(manifest) = &case.manifest {
         let path = dir.join(&manifest.file);
@@ -183,7 +185,7 @@ pub fn request_of(policy: &str, case: &Case) -> Option<Value> {
         let object = Value::deserialize(document).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         let object = patched(object, &manifest.change, "change");
         let resource = manifest.resource.clone().unwrap_or_else(|| crate::resource_of(&object));
-        return Some(crate::object_request("CREATE", &object, &resource));
+        return Some(crate::object_request(Operation::Create.as_str(), &object, &resource));
     }
     let upgrade = case.upgrade.as_ref()?;
     let mut old = patched(read(&upgrade.from), &upgrade.from_change, "fromChange");
@@ -198,7 +200,7 @@ pub fn request_of(policy: &str, case: &Case) -> Option<Value> {
     });
     old["status"] = serde_json::json!({"storedVersions": stored});
     new["status"] = old["status"].clone();
-    Some(crate::crd_request("UPDATE", &new, Some(&old)))
+    Some(crate::crd_request(Operation::Update.as_str(), &new, Some(&old)))
 }
 
 /// A file holding the AdmissionRequest of a case of `policy` (see [`request_of`]): its request
@@ -344,23 +346,11 @@ fn run_case(entry: &Entry, case: &Case) -> Result<String, String> {
     if !problems.is_empty() {
         return Err(problems.join("; "));
     }
-    let patch = response
-        .mutated_object
-        .as_ref()
-        .map(|mutated| serde_json::to_value(json_patch::diff(&request["object"], mutated)).unwrap())
-        .filter(|p| p.as_array().is_some_and(|a| !a.is_empty()));
     let text = |bytes: Vec<u8>| String::from_utf8(bytes).map_err(|e| format!("an answer is not UTF-8: {e}"));
     let record = format!("{}\nall-in-one: {}", text(answer)?, text(combined_answer)?);
     compare(
         &case.expect,
-        &Outcome {
-            allowed: response.accepted,
-            message: response.message.unwrap_or_default(),
-            code: response.code,
-            warnings: response.warnings.unwrap_or_default(),
-            patch,
-            audit_annotations: response.audit_annotations.unwrap_or_default().into_iter().collect(),
-        },
+        &AdmissionResponse::of_answer("u", &request.to_string(), response),
     )
     .map(|()| record)
 }
@@ -410,28 +400,15 @@ pub fn write_with_key_order(value: &Value, reverse: bool, out: &mut String) {
     }
 }
 
-/// What an engine decided, in the terms of [`Expect`].
-#[derive(Debug, Default)]
-pub struct Outcome {
-    /// Allowed or not.
-    pub allowed: bool,
-    /// Rejection message (empty when none).
-    pub message: String,
-    /// Rejection code.
-    pub code: Option<u16>,
-    /// Warnings.
-    pub warnings: Vec<String>,
-    /// JSON Patch, if any.
-    pub patch: Option<Value>,
-    /// Audit annotations.
-    pub audit_annotations: BTreeMap<String, String>,
-}
-
-/// Compares an outcome with the expectation; the error lists every difference.
-pub fn compare(expect: &Expect, got: &Outcome) -> Result<(), String> {
+/// Compares an engine's response with the expectation; the error lists every difference.
+pub fn compare(expect: &Expect, got: &AdmissionResponse) -> Result<(), String> {
     let mut problems = Vec::new();
-    let annotation = got
-        .audit_annotations
+    let no_annotations = BTreeMap::new();
+    let audit_annotations = got.audit_annotations.as_ref().unwrap_or(&no_annotations);
+    let warnings_got = got.all_warnings();
+    let code_got = got.code();
+    let patch_got = got.patch_ops();
+    let annotation = audit_annotations
         .get(FINDINGS_ANNOTATION)
         .and_then(|value| serde_json::from_str::<Annotation>(value).ok());
     if let Some(count) = expect.finding_count
@@ -464,7 +441,7 @@ pub fn compare(expect: &Expect, got: &Outcome) -> Result<(), String> {
     {
         problems.push(format!("allowed is {}, expected {allowed}", got.allowed));
     }
-    let mut rest = got.message.as_str();
+    let mut rest = got.message();
     for part in &expect.message {
         match rest.find(part.as_str()) {
             Some(i) => rest = &rest[i + part.len()..],
@@ -475,36 +452,36 @@ pub fn compare(expect: &Expect, got: &Outcome) -> Result<(), String> {
         problems.push("a rejection case must state what its message contains".into());
     }
     if let Some(code) = expect.code
-        && got.code != Some(code)
+        && code_got != Some(code)
     {
-        problems.push(format!("code is {:?}, expected {code}", got.code));
+        problems.push(format!("code is {:?}, expected {code}", code_got));
     }
     match &expect.warnings {
         Some(warnings) => {
-            if warnings.len() != got.warnings.len() {
-                problems.push(format!("{} warnings, expected {}", got.warnings.len(), warnings.len()));
+            if warnings.len() != warnings_got.len() {
+                problems.push(format!("{} warnings, expected {}", warnings_got.len(), warnings.len()));
             }
-            for (want, have) in warnings.iter().zip(&got.warnings) {
+            for (want, have) in warnings.iter().zip(warnings_got) {
                 if !have.contains(want.as_str()) {
                     problems.push(format!("warning {have:?} lacks {want:?}"));
                 }
             }
         }
-        None if !got.warnings.is_empty() => problems.push(format!("unexpected warnings {:?}", got.warnings)),
+        None if !warnings_got.is_empty() => problems.push(format!("unexpected warnings {:?}", warnings_got)),
         None => {}
     }
-    if expect.patch != got.patch {
+    if expect.patch != patch_got {
         problems.push(format!(
             "patch is {}, expected {}",
-            got.patch.as_ref().map(Value::to_string).unwrap_or("none".into()),
+            patch_got.as_ref().map(Value::to_string).unwrap_or("none".into()),
             expect.patch.as_ref().map(Value::to_string).unwrap_or("none".into())
         ));
     }
     for (key, value) in &expect.audit_annotations {
-        if got.audit_annotations.get(key) != Some(value) {
+        if audit_annotations.get(key) != Some(value) {
             problems.push(format!(
                 "audit annotation {key} is {:?}, expected {value:?}",
-                got.audit_annotations.get(key)
+                audit_annotations.get(key)
             ));
         }
     }
@@ -514,8 +491,8 @@ pub fn compare(expect: &Expect, got: &Outcome) -> Result<(), String> {
         Err(format!(
             "{}\n    message: {:?}\n    warnings: {:?}",
             problems.join("; "),
-            got.message,
-            got.warnings
+            got.message(),
+            warnings_got
         ))
     }
 }

@@ -4,7 +4,10 @@
 //! every answer keeps ([`fuzz`]).
 //!
 //! The core's own unit tests may use the builders (they deal in JSON only); anything generic
-//! over the core's traits runs from integration tests (`tests/`), which link the same core.
+//! over the core's traits runs from integration tests (`tests/`), which link the same core. So
+//! the builders take the request's operation as the API server writes it (`CREATE`,
+//! `admission::Operation::as_str`): a unit test of the core links a second copy of the core
+//! through this crate, whose `Operation` is another type than the test's own.
 
 pub mod cases;
 pub mod fuzz;

@@ -556,17 +556,7 @@ pub fn json(report: &ScanReport, rows: Vec<Row>, verbose: bool) -> String {
             name: "syncguard".to_string(),
             version: env!("CARGO_PKG_VERSION").to_string(),
         },
-        policies: report
-            .policies
-            .iter()
-            .map(|p| PolicyRow {
-                name: p.name.clone(),
-                origin: p.origin.clone(),
-                version: p.version.clone(),
-                description: p.description.clone(),
-                readme: p.url.clone(),
-            })
-            .collect(),
+        policies: report.policies.clone(),
         summary: Summary {
             files: report.sources.len(),
             documents: report.documents.len(),
@@ -697,7 +687,7 @@ pub fn sarif(report: &ScanReport, rows: &[Row]) -> String {
         .policies
         .iter()
         .enumerate()
-        .map(|(i, p)| descriptor(p.name.clone(), description_of(i), p.url.as_ref(), "error"))
+        .map(|(i, p)| descriptor(p.name.clone(), description_of(i), p.readme.as_ref(), "error"))
         .collect();
     // The findings' rules, after the policies', each once, in the order first met.
     let mut finding_rules: HashMap<(usize, String), usize> = HashMap::new();
@@ -713,7 +703,7 @@ pub fn sarif(report: &ScanReport, rows: &[Row]) -> String {
                     Some((doc, link)) => (format!("{}: {}", finding.rule, doc.summary), Some(link)),
                     None => (
                         format!("{}: rule {}", description_of(index), finding.rule),
-                        policy.url.clone(),
+                        policy.readme.clone(),
                     ),
                 };
                 rules.push(descriptor(

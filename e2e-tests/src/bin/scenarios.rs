@@ -75,17 +75,21 @@ fn main() -> ExitCode {
                     (paint(yellow, "SETTINGS REFUSED", 10), String::new())
                 }
                 Ok(outcome) => {
-                    let verdict = match (outcome.allowed, outcome.patch.is_some(), outcome.warnings.is_empty()) {
+                    let verdict = match (
+                        outcome.allowed,
+                        outcome.patch.is_some(),
+                        outcome.all_warnings().is_empty(),
+                    ) {
                         (false, _, _) => paint(red, "REJECTED", 10),
                         (true, true, _) => paint(cyan, "MUTATED", 10),
                         (true, false, false) => paint(yellow, "WARNED", 10),
                         (true, false, true) => paint(green, "ACCEPTED", 10),
                     };
                     let mut lines = Vec::new();
-                    if !outcome.message.is_empty() {
-                        lines.push(outcome.message.clone());
+                    if !outcome.message().is_empty() {
+                        lines.push(outcome.message().to_string());
                     }
-                    lines.extend(outcome.warnings.iter().map(|w| format!("warning: {w}")));
+                    lines.extend(outcome.all_warnings().iter().map(|w| format!("warning: {w}")));
                     if let Some(patch) = &outcome.patch {
                         lines.push(format!("patch: {patch}"));
                     }
