@@ -375,11 +375,8 @@ pub fn suppression_problem(suppression: &Suppression, policies: &[&str]) -> Opti
 /// check the registry lists is known too (an annotation for a policy turned off is
 /// no mistake).
 pub fn suppression_problems(documents: &[Document], policies: &[&str]) -> Vec<(usize, String)> {
-    let mut known: Vec<&str> = policies
-        .iter()
-        .copied()
-        .chain(syncguard::registry::names().map(|name| name))
-        .collect();
+    let mut known: Vec<&str> = syncguard::registry::names().collect::<Vec<_>>();
+    known.extend(policies);
     known.sort_unstable();
     known.dedup();
     let mut out = Vec::new();
