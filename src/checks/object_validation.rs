@@ -203,11 +203,6 @@ impl Check for ObjectValidation {
 
         let mut errors: Vec<(&'static str, FieldError)> = Vec::new();
         let mut others: Vec<Finding> = Vec::new();
-        let rule = metadata::NameRule::of(&group, &kind);
-        let request_name = request.name.as_deref();
-        for error in metadata::validate(metadata, request_name, rule, minor) {
-            errors.push(("invalidMetadata", error));
-        }
         let built_in = crate::generated::api_cluster_scoped(&group, &version, &kind).is_some();
         let api_version = if group.is_empty() {
             version.clone()
@@ -221,6 +216,17 @@ impl Check for ObjectValidation {
         } else {
             None
         };
+        // An object of a kind nobody defines (no built-in kind, no CRD known) is not judged at
+        // all, its metadata included: it says only that it was not validated. It is often
+        // another tool's input (istioctl's `IstioOperator`), and a name rule depends on the kind.
+        let unknown_kind = matches!(&compiled, Some(Err(Unvalidated { rule: "unknownCrd", .. })));
+        if !unknown_kind {
+            let rule = metadata::NameRule::of(&group, &kind);
+            let request_name = request.name.as_deref();
+            for error in metadata::validate(metadata, request_name, rule, minor) {
+                errors.push(("invalidMetadata", error));
+            }
+        }
         if let Some(compiled) = compiled {
             match compiled {
                 Ok(compiled) => {
