@@ -10,6 +10,7 @@ use crate::duplicates;
 use crate::input::{Document, Source};
 use serde_json::Value;
 use std::hash::Hasher;
+use syncguard::checks::object_validation::{self, ObjectValidation};
 use syncguard::render::{Annotation, FINDINGS_ANNOTATION, Reported};
 
 /// The verdict of one evaluation; written in lower case (`rejected`) in every output format.
@@ -265,6 +266,41 @@ pub fn evaluate_document<E: Evaluator + ?Sized>(
         out.push(evaluation);
     }
     say_once(&mut out[start..]);
+    if let Some(input) = doc.kustomize {
+        let validation = <ObjectValidation as syncguard::check::Check>::NAME;
+        for evaluation in &mut out[start..] {
+            leave_out(evaluation, |f| {
+                f.listed.policy == validation
+                    && !object_validation::stands_on_kustomize_input(&f.listed.rule, &f.listed.brief, input)
+            });
+        }
+    }
+}
+
+/// Leaves the findings `dropped` picks out of `evaluation`, with their warnings; a rejection
+/// none of the remaining findings makes is a warning (or an acceptance) again.
+fn leave_out(evaluation: &mut Evaluation, dropped: impl Fn(&Reported) -> bool) {
+    let (gone, kept): (Vec<Reported>, Vec<Reported>) = std::mem::take(&mut evaluation.findings)
+        .into_iter()
+        .partition(|f| dropped(f));
+    evaluation.findings = kept;
+    if gone.is_empty() {
+        return;
+    }
+    // A warning is the finding's brief, and its README link after it.
+    evaluation
+        .warnings
+        .retain(|w| !gone.iter().any(|f| w.starts_with(&f.listed.brief)));
+    if evaluation.verdict == Verdict::Rejected && !evaluation.findings.iter().any(|f| f.listed.action == "reject") {
+        evaluation.verdict = Verdict::Accepted;
+        evaluation.message = None;
+        evaluation.code = None;
+    }
+    if evaluation.verdict == Verdict::Accepted && !evaluation.warnings.is_empty() {
+        evaluation.verdict = Verdict::Warned;
+    } else if evaluation.verdict == Verdict::Warned && evaluation.warnings.is_empty() {
+        evaluation.verdict = Verdict::Accepted;
+    }
 }
 
 /// Among one document's evaluations, leaves out what one check's finding says that another's
@@ -274,7 +310,7 @@ pub fn evaluate_document<E: Evaluator + ?Sized>(
 /// module other than syncguard's, with no structured findings, is left as it answered.
 fn say_once(evaluations: &mut [Evaluation]) {
     let (rule, said_by) = syncguard::checks::sync_drift::SAID_BY_OBJECT_VALIDATION;
-    let validation = <syncguard::checks::object_validation::ObjectValidation as syncguard::check::Check>::NAME;
+    let validation = <ObjectValidation as syncguard::check::Check>::NAME;
     let drift = <syncguard::checks::sync_drift::SyncDrift as syncguard::check::Check>::NAME;
     let said = evaluations.iter().any(|e| {
         e.findings
@@ -285,20 +321,7 @@ fn say_once(evaluations: &mut [Evaluation]) {
         return;
     }
     for evaluation in evaluations.iter_mut() {
-        let (dropped, kept): (Vec<Reported>, Vec<Reported>) = std::mem::take(&mut evaluation.findings)
-            .into_iter()
-            .partition(|f| f.listed.policy == drift && f.listed.rule == rule);
-        evaluation.findings = kept;
-        if dropped.is_empty() {
-            continue;
-        }
-        // A warning is the finding's brief, and its README link after it.
-        evaluation
-            .warnings
-            .retain(|w| !dropped.iter().any(|f| w.starts_with(&f.listed.brief)));
-        if evaluation.verdict == Verdict::Warned && evaluation.warnings.is_empty() {
-            evaluation.verdict = Verdict::Accepted;
-        }
+        leave_out(evaluation, |f| f.listed.policy == drift && f.listed.rule == rule);
     }
 }
 

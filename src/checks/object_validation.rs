@@ -314,6 +314,34 @@ impl Check for ObjectValidation {
     }
 }
 
+/// What a file is to kustomize when a kustomization lists it: it is not applied as it stands,
+/// so what kustomize or an overlay adds to it is not held against it. Ordered: a file listed as
+/// both is a patch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum KustomizeInput {
+    /// A resource the kustomization builds on: kustomize adds labels and selectors
+    /// (`labels: includeSelectors`), the namespace and name prefixes, and an overlay's patches may
+    /// add any field.
+    Resource,
+    /// A patch: a partial object, merged into a resource and never applied itself.
+    Patch,
+}
+
+/// Whether a finding of this check (its `rule` and its brief, `<kind> <label>: <field>: <the
+/// API server's words>`) still stands on a kustomize input of role `input`: a value the input
+/// gives that the API server refuses (a wrong type, an enum, a pattern) stands, since nothing
+/// kustomize does changes it; a missing value (`Required value`, which kustomize or an overlay
+/// may add) does not, nor any metadata finding of a patch, which names the object it patches
+/// rather than an object of its own. A finding that says the object was not validated stands.
+pub fn stands_on_kustomize_input(rule: &str, brief: &str, input: KustomizeInput) -> bool {
+    let missing = brief.contains(&format!(": {}", field_error::ErrorType::Required.text()));
+    match rule {
+        "invalidMetadata" if input == KustomizeInput::Patch => false,
+        "schemaViolation" | "invalidMetadata" | "celViolation" => !missing,
+        _ => true,
+    }
+}
+
 fn reject_or_warn(action: Action) -> Option<RejectOrWarn> {
     match action {
         Action::Reject => Some(RejectOrWarn::Reject),
