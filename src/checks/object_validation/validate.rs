@@ -11,14 +11,23 @@
 //! The kube-openapi validators run on each value in its order (type, `allOf`/`anyOf`/`oneOf`/
 //! `not`, string, format, number, array, `enum`, object) and each reports as it does:
 //! `<path> in body must be of type integer: "string"`, `<path> in body should match '<pattern>'`,
-//! ... wrapped into the field error its code maps to. Where it falls short of kube-openapi: a
-//! failed `anyOf` or `oneOf` reports the first failing alternative's errors, where kube-openapi
-//! picks the alternative that matched the most keywords.
+//! ... wrapped into the field error its code maps to. A failed `anyOf` or `oneOf` reports, after
+//! its own message, the errors of the failing alternative kube-openapi picks: the one whose
+//! validation counted the most checks (its `MatchCount`, [`Walk::match_count`]), the first of
+//! equals; a `oneOf` that more than one alternative validates reports only its message.
 
 use super::field_error::{BadValue, ErrorType, FieldError, go_float, go_json, go_quote};
 use super::metadata;
 use super::schema::{Additional, Format, ListType, Schema, SchemaNode, Types};
 use crate::json::{Members, Node, Number};
+
+/// What `anyOf` or `oneOf` made of a value ([`Walk::choose`]).
+enum Chosen {
+    /// How many alternatives validate it, and the first that does.
+    Valid(usize, usize),
+    /// None does: the failing alternative kube-openapi reports, with its errors.
+    Invalid(Option<(usize, Vec<FieldError>)>),
+}
 
 /// How an object is validated.
 #[derive(Debug, Clone, Copy, Default)]
@@ -387,38 +396,133 @@ impl<'s> Walk<'s> {
         walk.errors
     }
 
-    fn composition(&mut self, s: &SchemaNode, place: &Place, value: &Node<'_>) {
-        let name = place.name.as_str();
-        if !s.any_of.is_empty() {
-            let mut first_failure = None;
-            let mut succeeded = false;
-            for &alternative in &s.any_of {
-                let errors = self.alternative(place, alternative, value);
-                if errors.is_empty() {
-                    succeeded = true;
-                    break;
+    /// kube-openapi's `MatchCount` of schema `index` on `value` (`SchemaValidator.Validate`):
+    /// one for the schema, and for each of its validators that applies to the value one, plus
+    /// what that validator counted (the type validator one when the type matches; the number
+    /// validator one; the slice validator one and its items'; the object validator its fields';
+    /// the composition validator one and its chosen alternatives'). It counts checks run, not
+    /// checks passed: of failing alternatives, kube-openapi reports the errors of the one that
+    /// counted most (the first of equals).
+    fn match_count(&self, place: &Place, index: usize, value: &Node<'_>) -> usize {
+        let s = self.node(index);
+        let kind = kind_of(value);
+        let type_matches = || {
+            let mut scratch = Walk {
+                schema: self.schema,
+                options: self.options,
+                errors: Vec::new(),
+            };
+            scratch.types(s, &place.name, value, kind);
+            scratch.errors.is_empty()
+        };
+        if kind == Kind::Null {
+            // The type validator alone (and the enum validator, which counts nothing).
+            return usize::from(type_matches());
+        }
+        let mut count = 1;
+        if !s.types.is_empty() || !s.kept_format().is_empty() {
+            count += 1 + usize::from(type_matches());
+        }
+        count += 1 + self.composition_count(s, place, value);
+        match kind {
+            Kind::Str => count += 1 + usize::from(s.format.is_some()),
+            Kind::Int | Kind::Float => count += 2,
+            Kind::Array => {
+                count += 2;
+                if let (Some(items), Node::Array(values)) = (s.items, value) {
+                    for (i, item) in values.iter().enumerate() {
+                        count += self.match_count(&place.index(i), items, item);
+                    }
                 }
-                first_failure.get_or_insert(errors);
             }
-            if !succeeded {
-                self.composite(
-                    name,
-                    format!("{} must validate at least one schema (anyOf)", go_quote(name)),
-                );
-                self.errors.extend(first_failure.unwrap_or_default());
+            Kind::Object => {
+                count += 1;
+                for (key, member) in Members::of_node(value).iter() {
+                    let child = s.property(key).or(match s.additional_properties {
+                        Additional::Schema(index) => Some(index),
+                        _ => None,
+                    });
+                    if let Some(child) = child {
+                        count += self.match_count(&place.property(key), child, member);
+                    }
+                }
             }
+            _ => {}
+        }
+        // The enum validator.
+        count + 1
+    }
+
+    /// The composition validator's own count: one, and the alternatives it keeps
+    /// (`schemaPropsValidator.Validate`).
+    fn composition_count(&self, s: &SchemaNode, place: &Place, value: &Node<'_>) -> usize {
+        let mut count = 1;
+        if !s.any_of.is_empty() {
+            count += match self.choose(&s.any_of, place, value, true) {
+                Chosen::Valid(_, first) | Chosen::Invalid(Some((first, _))) => self.match_count(place, first, value),
+                Chosen::Invalid(None) => 0,
+            };
         }
         if !s.one_of.is_empty() {
-            let mut first_failure = None;
-            let mut validated = 0;
-            for &alternative in &s.one_of {
-                let errors = self.alternative(place, alternative, value);
-                if errors.is_empty() {
-                    validated += 1;
-                } else if validated == 0 {
-                    first_failure.get_or_insert(errors);
+            count += match self.choose(&s.one_of, place, value, false) {
+                Chosen::Valid(1, first) | Chosen::Invalid(Some((first, _))) => self.match_count(place, first, value),
+                _ => 0,
+            };
+        }
+        for &part in &s.all_of {
+            count += self.match_count(place, part, value);
+        }
+        count
+    }
+
+    /// Which alternatives of `anyOf` (`stop_at_valid`) or `oneOf` validate `value`, as
+    /// kube-openapi goes through them: the number valid and the first of them, or, none being
+    /// valid, the failing alternative that counted most (the first of equals) with its errors.
+    /// For `oneOf`, a failure after a valid alternative is not weighed (none is reported then).
+    fn choose(&self, alternatives: &[usize], place: &Place, value: &Node<'_>, stop_at_valid: bool) -> Chosen {
+        let mut valid = 0;
+        let mut first_valid = None;
+        let mut best: Option<(usize, usize, Vec<FieldError>)> = None;
+        for &alternative in alternatives {
+            let errors = self.alternative(place, alternative, value);
+            if errors.is_empty() {
+                valid += 1;
+                first_valid.get_or_insert(alternative);
+                best = None;
+                if stop_at_valid {
+                    break;
+                }
+                continue;
+            }
+            if valid == 0 {
+                let count = self.match_count(place, alternative, value);
+                if best.as_ref().is_none_or(|(_, most, _)| count > *most) {
+                    best = Some((alternative, count, errors));
                 }
             }
+        }
+        match first_valid {
+            Some(first) => Chosen::Valid(valid, first),
+            None => Chosen::Invalid(best.map(|(alternative, _, errors)| (alternative, errors))),
+        }
+    }
+
+    fn composition(&mut self, s: &SchemaNode, place: &Place, value: &Node<'_>) {
+        let name = place.name.as_str();
+        if !s.any_of.is_empty()
+            && let Chosen::Invalid(best) = self.choose(&s.any_of, place, value, true)
+        {
+            self.composite(
+                name,
+                format!("{} must validate at least one schema (anyOf)", go_quote(name)),
+            );
+            self.errors.extend(best.map(|(_, errors)| errors).unwrap_or_default());
+        }
+        if !s.one_of.is_empty() {
+            let (validated, best) = match self.choose(&s.one_of, place, value, false) {
+                Chosen::Valid(validated, _) => (validated, None),
+                Chosen::Invalid(best) => (0, best),
+            };
             if validated != 1 {
                 let found = if validated == 0 {
                     "Found none valid".to_string()
@@ -432,9 +536,7 @@ impl<'s> Walk<'s> {
                         go_quote(name)
                     ),
                 );
-                if validated == 0 {
-                    self.errors.extend(first_failure.unwrap_or_default());
-                }
+                self.errors.extend(best.map(|(_, errors)| errors).unwrap_or_default());
             }
         }
         if !s.all_of.is_empty() {
@@ -1380,6 +1482,40 @@ mod tests {
             [
                 r#"<nil>: Invalid value: "": "spec.v" must validate one and only one schema (oneOf). Found 2 valid alternatives"#
             ]
+        );
+    }
+
+    #[test]
+    fn a_failed_any_of_or_one_of_reports_the_alternative_that_counted_most() {
+        // kube-openapi's MatchCount: `required` alone counts 5 checks on {"b":5} (the schema, the
+        // composition validator and its own, the object validator, the enum validator); the
+        // second alternative 11, its property `b` adding the number validator's. Its errors are
+        // the ones reported, though the first alternative failed first.
+        let alternatives = r#"[{"required":["a"]},{"properties":{"b":{"maximum":3}}}]"#;
+        for (keyword, message) in [
+            ("anyOf", "must validate at least one schema (anyOf)"),
+            ("oneOf", "must validate one and only one schema (oneOf). Found none valid"),
+        ] {
+            let schema = field(
+                "v",
+                &format!(
+                    r#"{{"type":"object","properties":{{"a":{{"type":"string"}},"b":{{"type":"integer"}}}},"{keyword}":{alternatives}}}"#
+                ),
+            );
+            assert_eq!(
+                errors(&schema, &spec("v", r#"{"b":5}"#)),
+                [
+                    format!(r#"<nil>: Invalid value: "": "spec.v" {message}"#),
+                    "spec.v.b: Invalid value: 5: spec.v.b in body should be less than or equal to 3".to_string()
+                ],
+                "{keyword}"
+            );
+        }
+        // Of equals, the first; with an alternative valid, a oneOf weighs no later failure.
+        let schema = field("v", r#"{"type":"string","anyOf":[{"pattern":"^a"},{"pattern":"^b"}]}"#);
+        assert_eq!(
+            errors(&schema, &spec("v", r#""c""#))[1],
+            r#"spec.v: Invalid value: "c": spec.v in body should match '^a'"#
         );
     }
 
