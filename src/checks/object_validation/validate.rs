@@ -947,6 +947,92 @@ impl SchemaNode {
     }
 }
 
+// kube-openapi's copy of govalidator (`pkg/internal/third_party/govalidator`) checks the formats
+// below with Go regular expressions and a checksum; they are written out by hand, each as short
+// as its pattern, since Go's `\d` and `\s` are ASCII classes (Rust's are Unicode ones).
+
+/// ISBN text with Go's `[\s-]+` (ASCII white space and `-`) taken out, as `IsISBN` cleans it.
+fn isbn_digits(text: &str) -> Vec<u8> {
+    text.bytes().filter(|b| !matches!(b, b'\t' | b'\n' | b'\x0c' | b'\r' | b' ' | b'-')).collect()
+}
+
+/// govalidator's `IsISBN10`: nine digits and a digit or `X`, whose weighted sum is a multiple of 11.
+fn is_isbn10(text: &str) -> bool {
+    let digits = isbn_digits(text);
+    if digits.len() != 10 || !digits[..9].iter().all(u8::is_ascii_digit) || !(digits[9].is_ascii_digit() || digits[9] == b'X') {
+        return false;
+    }
+    let mut sum: u32 = (0..9).map(|i| (i as u32 + 1) * u32::from(digits[i] - b'0')).sum();
+    sum += 10 * if digits[9] == b'X' { 10 } else { u32::from(digits[9] - b'0') };
+    sum % 11 == 0
+}
+
+/// govalidator's `IsISBN13`: thirteen digits, the last the check digit of the others (1, 3 weights).
+fn is_isbn13(text: &str) -> bool {
+    let digits = isbn_digits(text);
+    if digits.len() != 13 || !digits.iter().all(u8::is_ascii_digit) {
+        return false;
+    }
+    let sum: u32 = (0..12).map(|i| [1, 3][i % 2] * u32::from(digits[i] - b'0')).sum();
+    u32::from(digits[12] - b'0') == (10 - sum % 10) % 10
+}
+
+/// govalidator's `IsCreditCard`: the digits of the text (every other character dropped) are a
+/// number of a known issuer's form (its `CreditCard` pattern), and pass the Luhn check.
+fn is_credit_card(text: &str) -> bool {
+    use std::sync::OnceLock;
+    static ISSUERS: OnceLock<regex::Regex> = OnceLock::new();
+    let issuers = ISSUERS.get_or_init(|| {
+        regex::Regex::new(
+            r"^(?:4[0-9]{12}(?:[0-9]{3})?|5[1-5][0-9]{14}|6(?:011|5[0-9][0-9])[0-9]{12}|3[47][0-9]{13}|3(?:0[0-5]|[68][0-9])[0-9]{11}|(?:2131|1800|35[0-9]{3})[0-9]{11})$",
+        )
+        .expect("a valid built-in pattern")
+    });
+    let digits: String = text.chars().filter(char::is_ascii_digit).collect();
+    if !issuers.is_match(&digits) {
+        return false;
+    }
+    let sum: u32 = digits
+        .bytes()
+        .rev()
+        .enumerate()
+        .map(|(i, b)| {
+            let d = u32::from(b - b'0');
+            match (i % 2 == 1, d * 2) {
+                (true, doubled) if doubled >= 10 => doubled % 10 + 1,
+                (true, doubled) => doubled,
+                (false, _) => d,
+            }
+        })
+        .sum();
+    sum % 10 == 0
+}
+
+/// govalidator's `IsSSN`: 11 bytes matching `^\d{3}[- ]?\d{2}[- ]?\d{4}$`, so both separators.
+fn is_ssn(text: &str) -> bool {
+    let b = text.as_bytes();
+    let digits = |range: std::ops::Range<usize>| b[range].iter().all(u8::is_ascii_digit);
+    b.len() == 11 && digits(0..3) && matches!(b[3], b'-' | b' ') && digits(4..6) && matches!(b[6], b'-' | b' ') && digits(7..11)
+}
+
+/// govalidator's `IsRGBcolor`: `rgb(r,g,b)`, each a number from 0 to 255 written without a
+/// leading zero, with ASCII white space around them.
+fn is_rgb_color(text: &str) -> bool {
+    let Some(inner) = text.strip_prefix("rgb(").and_then(|t| t.strip_suffix(')')) else {
+        return false;
+    };
+    let parts: Vec<&str> = inner.split(',').collect();
+    parts.len() == 3
+        && parts.iter().all(|part| {
+            let n = part.trim_matches(|c| matches!(c, '\t' | '\n' | '\x0c' | '\r' | ' '));
+            !n.is_empty()
+                && n.len() <= 3
+                && n.bytes().all(|b| b.is_ascii_digit())
+                && (n == "0" || !n.starts_with('0'))
+                && n.parse::<u16>().is_ok_and(|v| v <= 255)
+        })
+}
+
 /// Whether `text` is valid in `format`, as kube-openapi's `strfmt` registry finds it.
 fn format_valid(format: Format, text: &str) -> bool {
     use std::sync::OnceLock;
@@ -968,7 +1054,13 @@ fn format_valid(format: Format, text: &str) -> bool {
     });
     match format {
         Format::BsonObjectId => text.len() == 24 && text.bytes().all(|b| b.is_ascii_hexdigit()),
-        Format::Uri | Format::Email | Format::Unchecked | Format::Password => true,
+        Format::Uri | Format::Email | Format::Password => true,
+        Format::Isbn => is_isbn10(text) || is_isbn13(text),
+        Format::Isbn10 => is_isbn10(text),
+        Format::Isbn13 => is_isbn13(text),
+        Format::CreditCard => is_credit_card(text),
+        Format::Ssn => is_ssn(text),
+        Format::RgbColor => is_rgb_color(text),
         Format::Hostname => {
             patterns[0].is_match(text) && text.len() <= 255 && text.split('.').all(|label| label.len() <= 63)
         }
@@ -1348,6 +1440,20 @@ mod tests {
             ("uuid", "123e4567-e89b-12d3-a456-426614174000", "123"),
             ("hostname", "example.com", "-bad-"),
             ("hexcolor", "#fff", "#ffff"),
+            // The test values of kube-openapi's govalidator (`validator_test.go`).
+            ("isbn10", "3 401 01319 X", "3 423 21412 1"),
+            ("isbn10", "1-61729-085-8", "978-3836221191"),
+            ("isbn13", "978-3-8362-2119-1", "978 3 8362 2119 0"),
+            ("isbn13", "978 3401013190", "3-8362-2119-5"),
+            ("isbn", "3836221195", "foo"),
+            ("isbn", "978-4-87311-368-5", "3423214121"),
+            ("creditcard", "4220-8554-2622-2389", "4220855426213389"),
+            ("creditcard", "374953669708156", "credit card"),
+            ("creditcard", "3548209662790989", ""),
+            ("ssn", "191 60 2869", "00-90-8787"),
+            ("ssn", "191-60-2869", "66690-76"),
+            ("rgbcolor", "rgb(0,31,255)", "rgb(1,349,275)"),
+            ("rgbcolor", "rgb(0,31,255)", "rgb(01,31,255)"),
         ] {
             let schema = field("f", &format!(r#"{{"type":"string","format":"{format}"}}"#));
             assert!(
