@@ -223,7 +223,10 @@ fn said_once(parts: &mut [Part]) {
                 .any(|rule| part.has_finding(rule))
     });
     if said {
-        for part in parts.iter_mut().filter(|part| part.check() == <SyncDrift as Check>::NAME) {
+        for part in parts
+            .iter_mut()
+            .filter(|part| part.check() == <SyncDrift as Check>::NAME)
+        {
             part.drop_findings(sync_drift::SAID_BY_OBJECT_VALIDATION.0);
         }
     }

@@ -1981,12 +1981,18 @@ fn kustomize_inputs_are_not_refused_for_what_kustomize_fills() {
          \x20     - name: kwok-controller\n        args: [--manage-all-nodes]\n",
     );
     // A wrong value in a listed resource stays a refusal: kustomize passes it on as it is.
+    write("typo/kustomization.yaml", "resources: [deployment.yaml]\n");
+    // Each its own object: identical copies of one object would be judged once.
     write(
-        "typo/kustomization.yaml",
-        "resources: [deployment.yaml]\n",
+        "typo/deployment.yaml",
+        &deployment
+            .replace("replicas: 1", "replicas: one")
+            .replace("name: kwok-controller\n  namespace", "name: typo\n  namespace"),
     );
-    write("typo/deployment.yaml", &deployment.replace("replicas: 1", "replicas: one"));
-    write("loose/deployment.yaml", deployment);
+    write(
+        "loose/deployment.yaml",
+        &deployment.replace("name: kwok-controller\n  namespace", "name: loose\n  namespace"),
+    );
     let mods = policies(&["object-validation"]);
     let run = scan_in(
         dir.path(),
@@ -2018,13 +2024,13 @@ fn kustomize_inputs_are_not_refused_for_what_kustomize_fills() {
             (
                 "loose/deployment.yaml".to_string(),
                 "rejected".to_string(),
-                vec!["Deployment kube-system/kwok-controller: spec.selector: Required value".to_string()]
+                vec!["Deployment kube-system/loose: spec.selector: Required value".to_string()]
             ),
             (
                 "typo/deployment.yaml".to_string(),
                 "rejected".to_string(),
                 vec![
-                    "Deployment kube-system/kwok-controller: spec.replicas: Invalid value: \"string\": spec.replicas in body must be of type integer: \"string\"".to_string()
+                    "Deployment kube-system/typo: spec.replicas: Invalid value: \"string\": spec.replicas in body must be of type integer: \"string\"".to_string()
                 ]
             ),
         ],

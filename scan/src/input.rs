@@ -77,7 +77,13 @@ pub fn kustomize_inputs(dir: &Path, text: &str) -> Vec<(PathBuf, KustomizeInput)
             out.push((normalize(&dir.join(entry)), role));
         }
     };
-    let list = |key: &str| value.get(key).and_then(serde_yaml_ng::Value::as_sequence).cloned().unwrap_or_default();
+    let list = |key: &str| {
+        value
+            .get(key)
+            .and_then(serde_yaml_ng::Value::as_sequence)
+            .cloned()
+            .unwrap_or_default()
+    };
     for key in ["resources", "crds"] {
         for entry in list(key) {
             add(entry.as_str(), KustomizeInput::Resource);
@@ -88,7 +94,10 @@ pub fn kustomize_inputs(dir: &Path, text: &str) -> Vec<(PathBuf, KustomizeInput)
     }
     for key in ["patches", "patchesJson6902"] {
         for entry in list(key) {
-            add(entry.get("path").and_then(serde_yaml_ng::Value::as_str), KustomizeInput::Patch);
+            add(
+                entry.get("path").and_then(serde_yaml_ng::Value::as_str),
+                KustomizeInput::Patch,
+            );
         }
     }
     out

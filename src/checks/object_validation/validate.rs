@@ -953,17 +953,27 @@ impl SchemaNode {
 
 /// ISBN text with Go's `[\s-]+` (ASCII white space and `-`) taken out, as `IsISBN` cleans it.
 fn isbn_digits(text: &str) -> Vec<u8> {
-    text.bytes().filter(|b| !matches!(b, b'\t' | b'\n' | b'\x0c' | b'\r' | b' ' | b'-')).collect()
+    text.bytes()
+        .filter(|b| !matches!(b, b'\t' | b'\n' | b'\x0c' | b'\r' | b' ' | b'-'))
+        .collect()
 }
 
 /// govalidator's `IsISBN10`: nine digits and a digit or `X`, whose weighted sum is a multiple of 11.
 fn is_isbn10(text: &str) -> bool {
     let digits = isbn_digits(text);
-    if digits.len() != 10 || !digits[..9].iter().all(u8::is_ascii_digit) || !(digits[9].is_ascii_digit() || digits[9] == b'X') {
+    if digits.len() != 10
+        || !digits[..9].iter().all(u8::is_ascii_digit)
+        || !(digits[9].is_ascii_digit() || digits[9] == b'X')
+    {
         return false;
     }
     let mut sum: u32 = (0..9).map(|i| (i as u32 + 1) * u32::from(digits[i] - b'0')).sum();
-    sum += 10 * if digits[9] == b'X' { 10 } else { u32::from(digits[9] - b'0') };
+    sum += 10
+        * if digits[9] == b'X' {
+            10
+        } else {
+            u32::from(digits[9] - b'0')
+        };
     sum % 11 == 0
 }
 
@@ -1012,7 +1022,12 @@ fn is_credit_card(text: &str) -> bool {
 fn is_ssn(text: &str) -> bool {
     let b = text.as_bytes();
     let digits = |range: std::ops::Range<usize>| b[range].iter().all(u8::is_ascii_digit);
-    b.len() == 11 && digits(0..3) && matches!(b[3], b'-' | b' ') && digits(4..6) && matches!(b[6], b'-' | b' ') && digits(7..11)
+    b.len() == 11
+        && digits(0..3)
+        && matches!(b[3], b'-' | b' ')
+        && digits(4..6)
+        && matches!(b[6], b'-' | b' ')
+        && digits(7..11)
 }
 
 /// govalidator's `IsRGBcolor`: `rgb(r,g,b)`, each a number from 0 to 255 written without a
@@ -1600,7 +1615,10 @@ mod tests {
         let alternatives = r#"[{"required":["a"]},{"properties":{"b":{"maximum":3}}}]"#;
         for (keyword, message) in [
             ("anyOf", "must validate at least one schema (anyOf)"),
-            ("oneOf", "must validate one and only one schema (oneOf). Found none valid"),
+            (
+                "oneOf",
+                "must validate one and only one schema (oneOf). Found none valid",
+            ),
         ] {
             let schema = field(
                 "v",
