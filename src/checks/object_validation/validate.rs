@@ -974,7 +974,7 @@ fn is_isbn10(text: &str) -> bool {
         } else {
             u32::from(digits[9] - b'0')
         };
-    sum % 11 == 0
+    sum.is_multiple_of(11)
 }
 
 /// govalidator's `IsISBN13`: thirteen digits, the last the check digit of the others (1, 3 weights).
@@ -1015,7 +1015,7 @@ fn is_credit_card(text: &str) -> bool {
             }
         })
         .sum();
-    sum % 10 == 0
+    sum.is_multiple_of(10)
 }
 
 /// govalidator's `IsSSN`: 11 bytes matching `^\d{3}[- ]?\d{2}[- ]?\d{4}$`, so both separators.
