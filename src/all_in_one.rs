@@ -17,6 +17,7 @@
 use crate::admission::{ObjectJson, Request};
 use crate::check::{self, Check, Module, Objects};
 use crate::checks::crd_schema_fields::{self, CrdSchemaFields};
+use crate::checks::object_validation::ObjectValidation;
 use crate::checks::sync_drift::{self, SyncDrift};
 use crate::cluster::Cluster;
 use crate::finding::{Malformed, Report};
@@ -209,6 +210,28 @@ pub(crate) fn with_sync_drift(
     (Ok(schema_fields_report), drift_report)
 }
 
+/// Leaves out sync-drift's `schemaUnavailable` when object-validation says of the same object
+/// that its CRD is unknown or unreadable ([`sync_drift::SAID_BY_OBJECT_VALIDATION`]): both speak
+/// of the one CRD the request names, and object-validation's finding (the object was not
+/// validated at all, pruning included) says more. Each check alone still says it.
+fn said_once(parts: &mut [Part]) {
+    let said = parts.iter().any(|part| {
+        part.check() == <ObjectValidation as Check>::NAME
+            && sync_drift::SAID_BY_OBJECT_VALIDATION
+                .1
+                .iter()
+                .any(|rule| part.has_finding(rule))
+    });
+    if said {
+        for part in parts
+            .iter_mut()
+            .filter(|part| part.check() == <SyncDrift as Check>::NAME)
+        {
+            part.drop_findings(sync_drift::SAID_BY_OBJECT_VALIDATION.0);
+        }
+    }
+}
+
 /// Finds whether an enabled check that applies to the request reads the whole object
 /// ([`Check::READS_WHOLE`]).
 struct ReadsWhole<'r, 'a> {
@@ -255,6 +278,7 @@ impl Module for AllInOne {
             shared: None,
         };
         registry::visit_sections(settings, &mut run);
+        said_once(&mut run.parts);
         let mut answer = render::answer(run.parts, true);
         if answer.response.accepted {
             answer.response.mutated_object = run.mutated;
@@ -367,6 +391,62 @@ mod tests {
             assert_eq!(reads::<SyncDrift>(request), 1);
             // Alone, a check that reads only the start of the object reads only that.
             assert_eq!(reads::<OwnershipMarkers>(request), 1);
+        }
+    }
+
+    /// A cluster whose every lookup fails (a host that cannot reach the API server).
+    struct Unreachable;
+
+    impl Cluster for Unreachable {
+        fn list_all(&self, _: &str, _: &str, _: &[&str]) -> Result<crate::cluster::Items, crate::cluster::LookupError> {
+            Err(crate::cluster::LookupError::Other("connection refused".into()))
+        }
+        fn get(
+            &self,
+            _: &str,
+            _: &str,
+            _: &str,
+            _: Option<&str>,
+            _: &[&str],
+        ) -> Result<String, crate::cluster::LookupError> {
+            Err(crate::cluster::LookupError::Other("connection refused".into()))
+        }
+    }
+
+    #[test]
+    fn an_unreadable_crd_is_said_once_by_object_validation() {
+        let request = serde_json::json!({
+            "uid": "1", "operation": "CREATE", "name": "api", "namespace": "shop",
+            "kind": {"group": "cert-manager.io", "version": "v1", "kind": "Certificate"},
+            "resource": {"group": "cert-manager.io", "version": "v1", "resource": "certificates"},
+            "object": {"apiVersion": "cert-manager.io/v1", "kind": "Certificate",
+                "metadata": {"name": "api", "namespace": "shop"},
+                "spec": {"secretName": "api-tls"}}});
+        let warnings = |settings: Value, alone: Option<&str>| {
+            let payload = syncguard_testkit::payload(&request, &settings);
+            let response = match alone {
+                Some("sync-drift") => check::decide::<SyncDrift>(payload.as_bytes(), &Unreachable),
+                Some(_) => check::decide::<ObjectValidation>(payload.as_bytes(), &Unreachable),
+                None => check::decide::<AllInOne>(payload.as_bytes(), &Unreachable),
+            };
+            assert!(response.accepted, "{response:?}");
+            response.warnings.join("\n")
+        };
+        let drift = "its CRD could not be read";
+        let validation = "the CRD certificates.cert-manager.io could not be read";
+        // Each alone says it.
+        assert!(warnings(serde_json::json!({}), Some("sync-drift")).contains(drift));
+        assert!(warnings(serde_json::json!({}), Some("object-validation")).contains(validation));
+        // Together, object-validation says it once.
+        let both = warnings(serde_json::json!({}), None);
+        assert!(both.contains(validation) && !both.contains(drift), "{both}");
+        // Without object-validation's finding (disabled, or its rule ignored), sync-drift says it.
+        for settings in [
+            serde_json::json!({"objectValidation": {"enabled": false}}),
+            serde_json::json!({"objectValidation": {"rules": {"unknownCrd": "ignore"}}}),
+        ] {
+            let said = warnings(settings.clone(), None);
+            assert!(said.contains(drift) && !said.contains(validation), "{settings}: {said}");
         }
     }
 

@@ -214,6 +214,26 @@ impl Part {
         }
     }
 
+    /// The check's name.
+    pub fn check(&self) -> &'static str {
+        self.check
+    }
+
+    /// Whether the check reported a finding of `rule`.
+    pub fn has_finding(&self, rule: &str) -> bool {
+        match &self.outcome {
+            Outcome::Report(report) => report.findings.iter().any(|f| f.rule == rule),
+            Outcome::Refusal { .. } => false,
+        }
+    }
+
+    /// Leaves out the findings of `rule`: another check's finding says the same thing.
+    pub fn drop_findings(&mut self, rule: &str) {
+        if let Outcome::Report(report) = &mut self.outcome {
+            report.findings.retain(|f| f.rule != rule);
+        }
+    }
+
     /// Takes the object as the check changes it, when it changes it and rejects nothing.
     pub fn take_mutation(&mut self) -> Option<Value> {
         if self.rejects() {

@@ -33,7 +33,7 @@ use input::{Document, InputError, Source};
 use rayon::prelude::*;
 use std::cell::RefCell;
 use std::io::IsTerminal;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -533,6 +533,19 @@ pub fn scan_paths(
         errors.extend(file.errors);
         skipped.extend(file.skipped);
     }
+    // The files a kustomization of the scan lists are kustomize's input, not applied as they stand.
+    let listed: Vec<(Option<&Path>, Option<&str>)> = files
+        .iter()
+        .zip(&sources)
+        .map(|((_, input), source)| {
+            let path = match input {
+                input::Input::File(path) => Some(path.as_path()),
+                input::Input::Stdin => None,
+            };
+            (path, source.text.as_deref())
+        })
+        .collect();
+    input::mark_kustomize_inputs(&mut documents, &listed);
     if !base.is_empty() {
         input::attach_old(&mut documents, &base::with_cluster_status(base, snapshot));
     }

@@ -1952,3 +1952,90 @@ spec:
         run.stdout
     );
 }
+
+/// kwok's layout: a kustomization that adds the Deployment's selector (`labels:
+/// includeSelectors`), its base Deployment without one, and a patch of a container without an
+/// image. The base and the patch are kustomize's input: what kustomize or an overlay fills is not
+/// held against them, a wrong value they give still is; the same Deployment outside any
+/// kustomization is refused as the API server would refuse it.
+#[test]
+fn kustomize_inputs_are_not_refused_for_what_kustomize_fills() {
+    let dir = TempDir::new();
+    let write = |name: &str, text: &str| {
+        let path = dir.path().join(name);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    };
+    let deployment = "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: kwok-controller\n  namespace: kube-system\n\
+                      spec:\n  replicas: 1\n  template:\n    metadata:\n      labels: {app: kwok-controller}\n\
+                      \x20   spec:\n      containers:\n      - name: kwok-controller\n        image: registry.k8s.io/kwok/kwok\n";
+    write(
+        "kwok/kustomization.yaml",
+        "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nlabels:\n- includeSelectors: true\n  pairs: {app: kwok-controller}\n\
+         resources:\n- deployment.yaml\n- https://example.com/remote.yaml\npatches:\n- path: patch.yaml\n",
+    );
+    write("kwok/deployment.yaml", deployment);
+    write(
+        "kwok/patch.yaml",
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: kwok-controller}\nspec:\n  template:\n    spec:\n      containers:\n\
+         \x20     - name: kwok-controller\n        args: [--manage-all-nodes]\n",
+    );
+    // A wrong value in a listed resource stays a refusal: kustomize passes it on as it is.
+    write("typo/kustomization.yaml", "resources: [deployment.yaml]\n");
+    // Each its own object: identical copies of one object would be judged once.
+    write(
+        "typo/deployment.yaml",
+        &deployment
+            .replace("replicas: 1", "replicas: one")
+            .replace("name: kwok-controller\n  namespace", "name: typo\n  namespace"),
+    );
+    write(
+        "loose/deployment.yaml",
+        &deployment.replace("name: kwok-controller\n  namespace", "name: loose\n  namespace"),
+    );
+    let mods = policies(&["object-validation"]);
+    let run = scan_in(
+        dir.path(),
+        &["--policies", mods.path().to_str().unwrap(), "--format", "json", "."],
+        None,
+    );
+    let report = json_of(&run);
+    let rows: Vec<(String, String, Vec<String>)> = report["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            let briefs = r["findings"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|f| f["brief"].as_str().unwrap().to_string())
+                .collect();
+            (
+                r["file"].as_str().unwrap().to_string(),
+                r["verdict"].as_str().unwrap().to_string(),
+                briefs,
+            )
+        })
+        .collect();
+    assert_eq!(
+        rows,
+        [
+            (
+                "loose/deployment.yaml".to_string(),
+                "rejected".to_string(),
+                vec!["Deployment kube-system/loose: spec.selector: Required value".to_string()]
+            ),
+            (
+                "typo/deployment.yaml".to_string(),
+                "rejected".to_string(),
+                vec![
+                    "Deployment kube-system/typo: spec.replicas: Invalid value: \"string\": spec.replicas in body must be of type integer: \"string\"".to_string()
+                ]
+            ),
+        ],
+        "{}",
+        run.stdout
+    );
+    assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
+}

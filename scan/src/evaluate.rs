@@ -14,6 +14,7 @@ use serde_json::Value;
 use std::collections::BTreeMap;
 use std::hash::Hasher;
 use syncguard::admission::ValidationResponse;
+use syncguard::checks::object_validation::{self, ObjectValidation};
 use syncguard::render::{Annotation, FINDINGS_ANNOTATION, Reported};
 
 /// The verdict of one evaluation; written in lower case (`rejected`) in every output format.
@@ -256,6 +257,7 @@ pub fn evaluate_document<E: Evaluator + ?Sized>(
     let source = sources.get(doc.source).map(|s| s.display.as_str()).unwrap_or("");
     let uid = uid(source, doc.index, doc.item);
     let (mut create, mut update) = (None, None);
+    let start = out.len();
     for (policy, operation) in matching {
         let slot = if operation == Operation::Update {
             &mut update
@@ -266,6 +268,64 @@ pub fn evaluate_document<E: Evaluator + ?Sized>(
         let mut evaluation = evaluator.evaluate(policy, index, request, &uid);
         evaluation.operation = operation;
         out.push(evaluation);
+    }
+    say_once(&mut out[start..]);
+    if let Some(input) = doc.kustomize {
+        let validation = <ObjectValidation as syncguard::check::Check>::NAME;
+        for evaluation in &mut out[start..] {
+            leave_out(evaluation, |f| {
+                f.listed.policy == validation
+                    && !object_validation::stands_on_kustomize_input(&f.listed.rule, &f.listed.brief, input)
+            });
+        }
+    }
+}
+
+/// Leaves the findings `dropped` picks out of `evaluation`, with their warnings; a rejection
+/// none of the remaining findings makes is a warning (or an acceptance) again.
+fn leave_out(evaluation: &mut Evaluation, dropped: impl Fn(&Reported) -> bool) {
+    let (gone, kept): (Vec<Reported>, Vec<Reported>) = std::mem::take(&mut evaluation.findings)
+        .into_iter()
+        .partition(|f| dropped(f));
+    evaluation.findings = kept;
+    if gone.is_empty() {
+        return;
+    }
+    // A warning is the finding's brief, and its README link after it.
+    evaluation
+        .warnings
+        .retain(|w| !gone.iter().any(|f| w.starts_with(&f.listed.brief)));
+    if evaluation.verdict == Verdict::Rejected && !evaluation.findings.iter().any(|f| f.listed.action == "reject") {
+        evaluation.verdict = Verdict::Accepted;
+        evaluation.message = None;
+        evaluation.code = None;
+    }
+    if evaluation.verdict == Verdict::Accepted && !evaluation.warnings.is_empty() {
+        evaluation.verdict = Verdict::Warned;
+    } else if evaluation.verdict == Verdict::Warned && evaluation.warnings.is_empty() {
+        evaluation.verdict = Verdict::Accepted;
+    }
+}
+
+/// Among one document's evaluations, leaves out what one check's finding says that another's
+/// already says of the same object: sync-drift's `schemaUnavailable` when object-validation
+/// reports the object's CRD unknown or unreadable
+/// ([`syncguard::checks::sync_drift::SAID_BY_OBJECT_VALIDATION`]), as the all-in-one does. A
+/// module other than syncguard's, with no structured findings, is left as it answered.
+fn say_once(evaluations: &mut [Evaluation]) {
+    let (rule, said_by) = syncguard::checks::sync_drift::SAID_BY_OBJECT_VALIDATION;
+    let validation = <ObjectValidation as syncguard::check::Check>::NAME;
+    let drift = <syncguard::checks::sync_drift::SyncDrift as syncguard::check::Check>::NAME;
+    let said = evaluations.iter().any(|e| {
+        e.findings
+            .iter()
+            .any(|f| f.listed.policy == validation && said_by.contains(&f.listed.rule.as_str()))
+    });
+    if !said {
+        return;
+    }
+    for evaluation in evaluations.iter_mut() {
+        leave_out(evaluation, |f| f.listed.policy == drift && f.listed.rule == rule);
     }
 }
 
@@ -499,6 +559,77 @@ impl AdmissionResponse {
 mod tests {
     use super::*;
     use crate::input;
+
+    #[test]
+    fn an_unreadable_crd_is_said_once_by_object_validation() {
+        use syncguard::check;
+        use syncguard::checks::object_validation::ObjectValidation;
+        use syncguard::checks::sync_drift::SyncDrift;
+        use syncguard::cluster::{Cluster, Items, LookupError};
+
+        /// Every lookup fails (a host that cannot reach the API server).
+        struct Unreachable;
+        impl Cluster for Unreachable {
+            fn list_all(&self, _: &str, _: &str, _: &[&str]) -> Result<Items, LookupError> {
+                Err(LookupError::Other("connection refused".into()))
+            }
+            fn get(&self, _: &str, _: &str, _: &str, _: Option<&str>, _: &[&str]) -> Result<String, LookupError> {
+                Err(LookupError::Other("connection refused".into()))
+            }
+        }
+        /// Policy 0 is sync-drift, policy 1 object-validation (when there are two).
+        struct Core(usize);
+        impl Evaluator for Core {
+            fn policy_count(&self) -> usize {
+                self.0
+            }
+            fn matches(&self, _: usize, _: &str, _: &str, _: &str, _: Operation) -> bool {
+                true
+            }
+            fn reads_old_object(&self, _: usize) -> bool {
+                false
+            }
+            fn evaluate(&mut self, policy: usize, document: usize, request: &str, _: &str) -> Evaluation {
+                let payload = validate_payload(request, "{}");
+                let answer = match policy {
+                    0 => check::answer::<SyncDrift>(payload.as_bytes(), &Unreachable),
+                    _ => check::answer::<ObjectValidation>(payload.as_bytes(), &Unreachable),
+                };
+                let response = &answer.response;
+                Evaluation::new(
+                    document,
+                    policy,
+                    response.accepted,
+                    response.message.clone(),
+                    response.code,
+                    response.warnings.clone(),
+                    None,
+                )
+                .with_findings(answer.findings())
+            }
+        }
+        let text = "apiVersion: cert-manager.io/v1\nkind: Certificate\nmetadata: {name: api, namespace: shop}\nspec: {secretName: api-tls}\n";
+        let documents = input::objects_of(0, "c.yaml", text).documents;
+        let sources = [Source {
+            display: "c.yaml".into(),
+            uri: "c.yaml".into(),
+            text: None,
+        }];
+        let plurals = Plurals::new(&documents);
+        let rules = |policies: usize| {
+            let mut out = Vec::new();
+            evaluate_document(&mut Core(policies), 0, &documents[0], &sources, &plurals, &mut out);
+            out.iter()
+                .map(|e| {
+                    let rules: Vec<&str> = e.findings.iter().map(|f| f.listed.rule.as_str()).collect();
+                    format!("{} {} {}", e.verdict.as_str(), e.warnings.len(), rules.join(","))
+                })
+                .collect::<Vec<_>>()
+        };
+        // sync-drift alone says it; beside object-validation, object-validation does.
+        assert_eq!(rules(1), ["warned 1 schemaUnavailable"]);
+        assert_eq!(rules(2), ["accepted 0 ", "warned 1 unknownCrd"]);
+    }
 
     #[test]
     fn documents_with_an_old_object_are_updates_for_the_checks_that_read_it() {

@@ -53,6 +53,82 @@ pub struct Document {
     /// Whether its kind is known to be cluster-scoped ([`crate::cluster::Plurals::mark`]): it is
     /// then named without the namespace its manifest gives, which the API server clears.
     pub cluster_scoped: bool,
+    /// What it is to kustomize, when a kustomization of the scan lists its file
+    /// ([`mark_kustomize_inputs`]): then it is not applied as it stands.
+    pub kustomize: Option<KustomizeInput>,
+}
+
+/// What a file a kustomization lists is to `kustomize build` (object-validation's model).
+pub use syncguard::checks::object_validation::KustomizeInput;
+
+/// The files the kustomization `text` (in folder `dir`) lists, as paths under `dir`
+/// (normalised), with what each is to kustomize: its `resources` and `crds` that are not URLs,
+/// and the files of its `patches`, `patchesStrategicMerge` and `patchesJson6902`. Folders it
+/// lists (`resources`, `bases`, `components`) are kustomizations of their own, whose files their
+/// own kustomization lists. A kustomization that does not read lists nothing.
+pub fn kustomize_inputs(dir: &Path, text: &str) -> Vec<(PathBuf, KustomizeInput)> {
+    let Ok(value) = serde_yaml_ng::from_str::<serde_yaml_ng::Value>(text) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    let mut add = |entry: Option<&str>, role: KustomizeInput| {
+        // An inline patch is YAML text, a remote resource a URL: neither is a file.
+        if let Some(entry) = entry.filter(|e| !e.contains('\n') && !e.contains("://") && !e.is_empty()) {
+            out.push((normalize(&dir.join(entry)), role));
+        }
+    };
+    let list = |key: &str| {
+        value
+            .get(key)
+            .and_then(serde_yaml_ng::Value::as_sequence)
+            .cloned()
+            .unwrap_or_default()
+    };
+    for key in ["resources", "crds"] {
+        for entry in list(key) {
+            add(entry.as_str(), KustomizeInput::Resource);
+        }
+    }
+    for entry in list("patchesStrategicMerge") {
+        add(entry.as_str(), KustomizeInput::Patch);
+    }
+    for key in ["patches", "patchesJson6902"] {
+        for entry in list(key) {
+            add(
+                entry.get("path").and_then(serde_yaml_ng::Value::as_str),
+                KustomizeInput::Patch,
+            );
+        }
+    }
+    out
+}
+
+/// Marks the documents whose file a kustomization among `files` lists ([`kustomize_inputs`]):
+/// `files[doc.source]` is each document's file as read (none: standard input) with its text. A
+/// file listed both as a resource and as a patch counts as a patch.
+pub fn mark_kustomize_inputs(documents: &mut [Document], files: &[(Option<&Path>, Option<&str>)]) {
+    let mut listed: std::collections::HashMap<PathBuf, KustomizeInput> = std::collections::HashMap::new();
+    for (path, text) in files {
+        let (Some(path), Some(text)) = (path, text) else {
+            continue;
+        };
+        if !is_kustomization(path) {
+            continue;
+        }
+        let dir = path.parent().unwrap_or(Path::new(""));
+        for (file, role) in kustomize_inputs(dir, text) {
+            let at = listed.entry(file).or_insert(role);
+            *at = (*at).max(role);
+        }
+    }
+    if listed.is_empty() {
+        return;
+    }
+    for doc in documents {
+        if let Some((Some(path), _)) = files.get(doc.source) {
+            doc.kustomize = listed.get(&normalize(path)).copied();
+        }
+    }
 }
 
 /// What identifies an object across two versions of a tree: group, kind, namespace and name.
@@ -735,6 +811,7 @@ pub fn objects_of(source: usize, name: &str, text: &str) -> FileContents {
                         crd_names,
                         old: None,
                         cluster_scoped: false,
+                        kustomize: None,
                     });
                 }
                 Err(message) => {

@@ -203,11 +203,6 @@ impl Check for ObjectValidation {
 
         let mut errors: Vec<(&'static str, FieldError)> = Vec::new();
         let mut others: Vec<Finding> = Vec::new();
-        let rule = metadata::NameRule::of(&group, &kind);
-        let request_name = request.name.as_deref();
-        for error in metadata::validate(metadata, request_name, rule, minor) {
-            errors.push(("invalidMetadata", error));
-        }
         let built_in = crate::generated::api_cluster_scoped(&group, &version, &kind).is_some();
         let api_version = if group.is_empty() {
             version.clone()
@@ -221,6 +216,17 @@ impl Check for ObjectValidation {
         } else {
             None
         };
+        // An object of a kind nobody defines (no built-in kind, no CRD known) is not judged at
+        // all, its metadata included: it says only that it was not validated. It is often
+        // another tool's input (istioctl's `IstioOperator`), and a name rule depends on the kind.
+        let unknown_kind = matches!(&compiled, Some(Err(Unvalidated { rule: "unknownCrd", .. })));
+        if !unknown_kind {
+            let rule = metadata::NameRule::of(&group, &kind);
+            let request_name = request.name.as_deref();
+            for error in metadata::validate(metadata, request_name, rule, minor) {
+                errors.push(("invalidMetadata", error));
+            }
+        }
         if let Some(compiled) = compiled {
             match compiled {
                 Ok(compiled) => {
@@ -305,6 +311,34 @@ impl Check for ObjectValidation {
             });
         }
         Ok(report)
+    }
+}
+
+/// What a file is to kustomize when a kustomization lists it: it is not applied as it stands,
+/// so what kustomize or an overlay adds to it is not held against it. Ordered: a file listed as
+/// both is a patch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum KustomizeInput {
+    /// A resource the kustomization builds on: kustomize adds labels and selectors
+    /// (`labels: includeSelectors`), the namespace and name prefixes, and an overlay's patches may
+    /// add any field.
+    Resource,
+    /// A patch: a partial object, merged into a resource and never applied itself.
+    Patch,
+}
+
+/// Whether a finding of this check (its `rule` and its brief, `<kind> <label>: <field>: <the
+/// API server's words>`) still stands on a kustomize input of role `input`: a value the input
+/// gives that the API server refuses (a wrong type, an enum, a pattern) stands, since nothing
+/// kustomize does changes it; a missing value (`Required value`, which kustomize or an overlay
+/// may add) does not, nor any metadata finding of a patch, which names the object it patches
+/// rather than an object of its own. A finding that says the object was not validated stands.
+pub fn stands_on_kustomize_input(rule: &str, brief: &str, input: KustomizeInput) -> bool {
+    let missing = brief.contains(&format!(": {}", field_error::ErrorType::Required.text()));
+    match rule {
+        "invalidMetadata" if input == KustomizeInput::Patch => false,
+        "schemaViolation" | "invalidMetadata" | "celViolation" => !missing,
+        _ => true,
     }
 }
 

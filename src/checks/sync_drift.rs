@@ -309,6 +309,12 @@ impl Check for SyncDrift {
     }
 }
 
+/// sync-drift's rule that object-validation's rules say too, and those rules: the custom
+/// resource's CRD could not be read (sync-drift: its pruning was not judged; object-validation:
+/// the object was not validated at all). Where both checks judge the object (the all-in-one,
+/// `syncguard scan` with both policies), only object-validation's finding is given.
+pub const SAID_BY_OBJECT_VALIDATION: (&str, &[&str]) = ("schemaUnavailable", &["unknownCrd", "unreadableSchema"]);
+
 /// The answer to an object nested deeper than serde_json reads (128 levels).
 pub(crate) fn too_deep(request: &Request<'_>) -> Report {
     let text = "the object nests deeper than 128 levels of JSON; it was not checked.";

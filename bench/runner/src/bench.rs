@@ -1282,6 +1282,7 @@ fn lookup_cost(
                 crd_names: None,
                 old: None,
                 cluster_scoped: false,
+                kustomize: None,
             }
         })
         .collect();

@@ -99,8 +99,18 @@ pub enum Format {
     Uuid4,
     /// `uuid5`.
     Uuid5,
-    /// `isbn`, `isbn10`, `isbn13`, `creditcard`, `ssn`, `rgbcolor`: not checked.
-    Unchecked,
+    /// `isbn`: an ISBN-10 or an ISBN-13.
+    Isbn,
+    /// `isbn10`.
+    Isbn10,
+    /// `isbn13`.
+    Isbn13,
+    /// `creditcard`.
+    CreditCard,
+    /// `ssn`.
+    Ssn,
+    /// `rgbcolor`.
+    RgbColor,
     /// `hexcolor`.
     HexColor,
     /// `byte` (base64).
@@ -142,7 +152,12 @@ impl Format {
             "uuid3" => Format::Uuid3,
             "uuid4" => Format::Uuid4,
             "uuid5" => Format::Uuid5,
-            "isbn" | "isbn10" | "isbn13" | "creditcard" | "ssn" | "rgbcolor" => Format::Unchecked,
+            "isbn" => Format::Isbn,
+            "isbn10" => Format::Isbn10,
+            "isbn13" => Format::Isbn13,
+            "creditcard" => Format::CreditCard,
+            "ssn" => Format::Ssn,
+            "rgbcolor" => Format::RgbColor,
             "hexcolor" => Format::HexColor,
             "byte" => Format::Byte,
             "password" => Format::Password,

@@ -11,14 +11,23 @@
 //! The kube-openapi validators run on each value in its order (type, `allOf`/`anyOf`/`oneOf`/
 //! `not`, string, format, number, array, `enum`, object) and each reports as it does:
 //! `<path> in body must be of type integer: "string"`, `<path> in body should match '<pattern>'`,
-//! ... wrapped into the field error its code maps to. Where it falls short of kube-openapi: a
-//! failed `anyOf` or `oneOf` reports the first failing alternative's errors, where kube-openapi
-//! picks the alternative that matched the most keywords.
+//! ... wrapped into the field error its code maps to. A failed `anyOf` or `oneOf` reports, after
+//! its own message, the errors of the failing alternative kube-openapi picks: the one whose
+//! validation counted the most checks (its `MatchCount`, [`Walk::match_count`]), the first of
+//! equals; a `oneOf` that more than one alternative validates reports only its message.
 
 use super::field_error::{BadValue, ErrorType, FieldError, go_float, go_json, go_quote};
 use super::metadata;
 use super::schema::{Additional, Format, ListType, Schema, SchemaNode, Types};
 use crate::json::{Members, Node, Number};
+
+/// What `anyOf` or `oneOf` made of a value ([`Walk::choose`]).
+enum Chosen {
+    /// How many alternatives validate it, and the first that does.
+    Valid(usize, usize),
+    /// None does: the failing alternative kube-openapi reports, with its errors.
+    Invalid(Option<(usize, Vec<FieldError>)>),
+}
 
 /// How an object is validated.
 #[derive(Debug, Clone, Copy, Default)]
@@ -387,38 +396,133 @@ impl<'s> Walk<'s> {
         walk.errors
     }
 
-    fn composition(&mut self, s: &SchemaNode, place: &Place, value: &Node<'_>) {
-        let name = place.name.as_str();
-        if !s.any_of.is_empty() {
-            let mut first_failure = None;
-            let mut succeeded = false;
-            for &alternative in &s.any_of {
-                let errors = self.alternative(place, alternative, value);
-                if errors.is_empty() {
-                    succeeded = true;
-                    break;
+    /// kube-openapi's `MatchCount` of schema `index` on `value` (`SchemaValidator.Validate`):
+    /// one for the schema, and for each of its validators that applies to the value one, plus
+    /// what that validator counted (the type validator one when the type matches; the number
+    /// validator one; the slice validator one and its items'; the object validator its fields';
+    /// the composition validator one and its chosen alternatives'). It counts checks run, not
+    /// checks passed: of failing alternatives, kube-openapi reports the errors of the one that
+    /// counted most (the first of equals).
+    fn match_count(&self, place: &Place, index: usize, value: &Node<'_>) -> usize {
+        let s = self.node(index);
+        let kind = kind_of(value);
+        let type_matches = || {
+            let mut scratch = Walk {
+                schema: self.schema,
+                options: self.options,
+                errors: Vec::new(),
+            };
+            scratch.types(s, &place.name, value, kind);
+            scratch.errors.is_empty()
+        };
+        if kind == Kind::Null {
+            // The type validator alone (and the enum validator, which counts nothing).
+            return usize::from(type_matches());
+        }
+        let mut count = 1;
+        if !s.types.is_empty() || !s.kept_format().is_empty() {
+            count += 1 + usize::from(type_matches());
+        }
+        count += 1 + self.composition_count(s, place, value);
+        match kind {
+            Kind::Str => count += 1 + usize::from(s.format.is_some()),
+            Kind::Int | Kind::Float => count += 2,
+            Kind::Array => {
+                count += 2;
+                if let (Some(items), Node::Array(values)) = (s.items, value) {
+                    for (i, item) in values.iter().enumerate() {
+                        count += self.match_count(&place.index(i), items, item);
+                    }
                 }
-                first_failure.get_or_insert(errors);
             }
-            if !succeeded {
-                self.composite(
-                    name,
-                    format!("{} must validate at least one schema (anyOf)", go_quote(name)),
-                );
-                self.errors.extend(first_failure.unwrap_or_default());
+            Kind::Object => {
+                count += 1;
+                for (key, member) in Members::of_node(value).iter() {
+                    let child = s.property(key).or(match s.additional_properties {
+                        Additional::Schema(index) => Some(index),
+                        _ => None,
+                    });
+                    if let Some(child) = child {
+                        count += self.match_count(&place.property(key), child, member);
+                    }
+                }
             }
+            _ => {}
+        }
+        // The enum validator.
+        count + 1
+    }
+
+    /// The composition validator's own count: one, and the alternatives it keeps
+    /// (`schemaPropsValidator.Validate`).
+    fn composition_count(&self, s: &SchemaNode, place: &Place, value: &Node<'_>) -> usize {
+        let mut count = 1;
+        if !s.any_of.is_empty() {
+            count += match self.choose(&s.any_of, place, value, true) {
+                Chosen::Valid(_, first) | Chosen::Invalid(Some((first, _))) => self.match_count(place, first, value),
+                Chosen::Invalid(None) => 0,
+            };
         }
         if !s.one_of.is_empty() {
-            let mut first_failure = None;
-            let mut validated = 0;
-            for &alternative in &s.one_of {
-                let errors = self.alternative(place, alternative, value);
-                if errors.is_empty() {
-                    validated += 1;
-                } else if validated == 0 {
-                    first_failure.get_or_insert(errors);
+            count += match self.choose(&s.one_of, place, value, false) {
+                Chosen::Valid(1, first) | Chosen::Invalid(Some((first, _))) => self.match_count(place, first, value),
+                _ => 0,
+            };
+        }
+        for &part in &s.all_of {
+            count += self.match_count(place, part, value);
+        }
+        count
+    }
+
+    /// Which alternatives of `anyOf` (`stop_at_valid`) or `oneOf` validate `value`, as
+    /// kube-openapi goes through them: the number valid and the first of them, or, none being
+    /// valid, the failing alternative that counted most (the first of equals) with its errors.
+    /// For `oneOf`, a failure after a valid alternative is not weighed (none is reported then).
+    fn choose(&self, alternatives: &[usize], place: &Place, value: &Node<'_>, stop_at_valid: bool) -> Chosen {
+        let mut valid = 0;
+        let mut first_valid = None;
+        let mut best: Option<(usize, usize, Vec<FieldError>)> = None;
+        for &alternative in alternatives {
+            let errors = self.alternative(place, alternative, value);
+            if errors.is_empty() {
+                valid += 1;
+                first_valid.get_or_insert(alternative);
+                best = None;
+                if stop_at_valid {
+                    break;
+                }
+                continue;
+            }
+            if valid == 0 {
+                let count = self.match_count(place, alternative, value);
+                if best.as_ref().is_none_or(|(_, most, _)| count > *most) {
+                    best = Some((alternative, count, errors));
                 }
             }
+        }
+        match first_valid {
+            Some(first) => Chosen::Valid(valid, first),
+            None => Chosen::Invalid(best.map(|(alternative, _, errors)| (alternative, errors))),
+        }
+    }
+
+    fn composition(&mut self, s: &SchemaNode, place: &Place, value: &Node<'_>) {
+        let name = place.name.as_str();
+        if !s.any_of.is_empty()
+            && let Chosen::Invalid(best) = self.choose(&s.any_of, place, value, true)
+        {
+            self.composite(
+                name,
+                format!("{} must validate at least one schema (anyOf)", go_quote(name)),
+            );
+            self.errors.extend(best.map(|(_, errors)| errors).unwrap_or_default());
+        }
+        if !s.one_of.is_empty() {
+            let (validated, best) = match self.choose(&s.one_of, place, value, false) {
+                Chosen::Valid(validated, _) => (validated, None),
+                Chosen::Invalid(best) => (0, best),
+            };
             if validated != 1 {
                 let found = if validated == 0 {
                     "Found none valid".to_string()
@@ -432,9 +536,7 @@ impl<'s> Walk<'s> {
                         go_quote(name)
                     ),
                 );
-                if validated == 0 {
-                    self.errors.extend(first_failure.unwrap_or_default());
-                }
+                self.errors.extend(best.map(|(_, errors)| errors).unwrap_or_default());
             }
         }
         if !s.all_of.is_empty() {
@@ -845,6 +947,107 @@ impl SchemaNode {
     }
 }
 
+// kube-openapi's copy of govalidator (`pkg/internal/third_party/govalidator`) checks the formats
+// below with Go regular expressions and a checksum; they are written out by hand, each as short
+// as its pattern, since Go's `\d` and `\s` are ASCII classes (Rust's are Unicode ones).
+
+/// ISBN text with Go's `[\s-]+` (ASCII white space and `-`) taken out, as `IsISBN` cleans it.
+fn isbn_digits(text: &str) -> Vec<u8> {
+    text.bytes()
+        .filter(|b| !matches!(b, b'\t' | b'\n' | b'\x0c' | b'\r' | b' ' | b'-'))
+        .collect()
+}
+
+/// govalidator's `IsISBN10`: nine digits and a digit or `X`, whose weighted sum is a multiple of 11.
+fn is_isbn10(text: &str) -> bool {
+    let digits = isbn_digits(text);
+    if digits.len() != 10
+        || !digits[..9].iter().all(u8::is_ascii_digit)
+        || !(digits[9].is_ascii_digit() || digits[9] == b'X')
+    {
+        return false;
+    }
+    let mut sum: u32 = (0..9).map(|i| (i as u32 + 1) * u32::from(digits[i] - b'0')).sum();
+    sum += 10
+        * if digits[9] == b'X' {
+            10
+        } else {
+            u32::from(digits[9] - b'0')
+        };
+    sum.is_multiple_of(11)
+}
+
+/// govalidator's `IsISBN13`: thirteen digits, the last the check digit of the others (1, 3 weights).
+fn is_isbn13(text: &str) -> bool {
+    let digits = isbn_digits(text);
+    if digits.len() != 13 || !digits.iter().all(u8::is_ascii_digit) {
+        return false;
+    }
+    let sum: u32 = (0..12).map(|i| [1, 3][i % 2] * u32::from(digits[i] - b'0')).sum();
+    u32::from(digits[12] - b'0') == (10 - sum % 10) % 10
+}
+
+/// govalidator's `IsCreditCard`: the digits of the text (every other character dropped) are a
+/// number of a known issuer's form (its `CreditCard` pattern), and pass the Luhn check.
+fn is_credit_card(text: &str) -> bool {
+    use std::sync::OnceLock;
+    static ISSUERS: OnceLock<regex::Regex> = OnceLock::new();
+    let issuers = ISSUERS.get_or_init(|| {
+        regex::Regex::new(
+            r"^(?:4[0-9]{12}(?:[0-9]{3})?|5[1-5][0-9]{14}|6(?:011|5[0-9][0-9])[0-9]{12}|3[47][0-9]{13}|3(?:0[0-5]|[68][0-9])[0-9]{11}|(?:2131|1800|35[0-9]{3})[0-9]{11})$",
+        )
+        .expect("a valid built-in pattern")
+    });
+    let digits: String = text.chars().filter(char::is_ascii_digit).collect();
+    if !issuers.is_match(&digits) {
+        return false;
+    }
+    let sum: u32 = digits
+        .bytes()
+        .rev()
+        .enumerate()
+        .map(|(i, b)| {
+            let d = u32::from(b - b'0');
+            match (i % 2 == 1, d * 2) {
+                (true, doubled) if doubled >= 10 => doubled % 10 + 1,
+                (true, doubled) => doubled,
+                (false, _) => d,
+            }
+        })
+        .sum();
+    sum.is_multiple_of(10)
+}
+
+/// govalidator's `IsSSN`: 11 bytes matching `^\d{3}[- ]?\d{2}[- ]?\d{4}$`, so both separators.
+fn is_ssn(text: &str) -> bool {
+    let b = text.as_bytes();
+    let digits = |range: std::ops::Range<usize>| b[range].iter().all(u8::is_ascii_digit);
+    b.len() == 11
+        && digits(0..3)
+        && matches!(b[3], b'-' | b' ')
+        && digits(4..6)
+        && matches!(b[6], b'-' | b' ')
+        && digits(7..11)
+}
+
+/// govalidator's `IsRGBcolor`: `rgb(r,g,b)`, each a number from 0 to 255 written without a
+/// leading zero, with ASCII white space around them.
+fn is_rgb_color(text: &str) -> bool {
+    let Some(inner) = text.strip_prefix("rgb(").and_then(|t| t.strip_suffix(')')) else {
+        return false;
+    };
+    let parts: Vec<&str> = inner.split(',').collect();
+    parts.len() == 3
+        && parts.iter().all(|part| {
+            let n = part.trim_matches(|c| matches!(c, '\t' | '\n' | '\x0c' | '\r' | ' '));
+            !n.is_empty()
+                && n.len() <= 3
+                && n.bytes().all(|b| b.is_ascii_digit())
+                && (n == "0" || !n.starts_with('0'))
+                && n.parse::<u16>().is_ok_and(|v| v <= 255)
+        })
+}
+
 /// Whether `text` is valid in `format`, as kube-openapi's `strfmt` registry finds it.
 fn format_valid(format: Format, text: &str) -> bool {
     use std::sync::OnceLock;
@@ -866,7 +1069,13 @@ fn format_valid(format: Format, text: &str) -> bool {
     });
     match format {
         Format::BsonObjectId => text.len() == 24 && text.bytes().all(|b| b.is_ascii_hexdigit()),
-        Format::Uri | Format::Email | Format::Unchecked | Format::Password => true,
+        Format::Uri | Format::Email | Format::Password => true,
+        Format::Isbn => is_isbn10(text) || is_isbn13(text),
+        Format::Isbn10 => is_isbn10(text),
+        Format::Isbn13 => is_isbn13(text),
+        Format::CreditCard => is_credit_card(text),
+        Format::Ssn => is_ssn(text),
+        Format::RgbColor => is_rgb_color(text),
         Format::Hostname => {
             patterns[0].is_match(text) && text.len() <= 255 && text.split('.').all(|label| label.len() <= 63)
         }
@@ -1246,6 +1455,20 @@ mod tests {
             ("uuid", "123e4567-e89b-12d3-a456-426614174000", "123"),
             ("hostname", "example.com", "-bad-"),
             ("hexcolor", "#fff", "#ffff"),
+            // The test values of kube-openapi's govalidator (`validator_test.go`).
+            ("isbn10", "3 401 01319 X", "3 423 21412 1"),
+            ("isbn10", "1-61729-085-8", "978-3836221191"),
+            ("isbn13", "978-3-8362-2119-1", "978 3 8362 2119 0"),
+            ("isbn13", "978 3401013190", "3-8362-2119-5"),
+            ("isbn", "3836221195", "foo"),
+            ("isbn", "978-4-87311-368-5", "3423214121"),
+            ("creditcard", "4220-8554-2622-2389", "4220855426213389"),
+            ("creditcard", "374953669708156", "credit card"),
+            ("creditcard", "3548209662790989", ""),
+            ("ssn", "191 60 2869", "00-90-8787"),
+            ("ssn", "191-60-2869", "66690-76"),
+            ("rgbcolor", "rgb(0,31,255)", "rgb(1,349,275)"),
+            ("rgbcolor", "rgb(0,31,255)", "rgb(01,31,255)"),
         ] {
             let schema = field("f", &format!(r#"{{"type":"string","format":"{format}"}}"#));
             assert!(
@@ -1380,6 +1603,43 @@ mod tests {
             [
                 r#"<nil>: Invalid value: "": "spec.v" must validate one and only one schema (oneOf). Found 2 valid alternatives"#
             ]
+        );
+    }
+
+    #[test]
+    fn a_failed_any_of_or_one_of_reports_the_alternative_that_counted_most() {
+        // kube-openapi's MatchCount: `required` alone counts 5 checks on {"b":5} (the schema, the
+        // composition validator and its own, the object validator, the enum validator); the
+        // second alternative 11, its property `b` adding the number validator's. Its errors are
+        // the ones reported, though the first alternative failed first.
+        let alternatives = r#"[{"required":["a"]},{"properties":{"b":{"maximum":3}}}]"#;
+        for (keyword, message) in [
+            ("anyOf", "must validate at least one schema (anyOf)"),
+            (
+                "oneOf",
+                "must validate one and only one schema (oneOf). Found none valid",
+            ),
+        ] {
+            let schema = field(
+                "v",
+                &format!(
+                    r#"{{"type":"object","properties":{{"a":{{"type":"string"}},"b":{{"type":"integer"}}}},"{keyword}":{alternatives}}}"#
+                ),
+            );
+            assert_eq!(
+                errors(&schema, &spec("v", r#"{"b":5}"#)),
+                [
+                    format!(r#"<nil>: Invalid value: "": "spec.v" {message}"#),
+                    "spec.v.b: Invalid value: 5: spec.v.b in body should be less than or equal to 3".to_string()
+                ],
+                "{keyword}"
+            );
+        }
+        // Of equals, the first; with an alternative valid, a oneOf weighs no later failure.
+        let schema = field("v", r#"{"type":"string","anyOf":[{"pattern":"^a"},{"pattern":"^b"}]}"#);
+        assert_eq!(
+            errors(&schema, &spec("v", r#""c""#))[1],
+            r#"spec.v: Invalid value: "c": spec.v in body should match '^a'"#
         );
     }
 
