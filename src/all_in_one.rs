@@ -386,6 +386,13 @@ mod tests {
                 "spec": {"selector": {"matchLabels": {"app": "web"}}, "template": {
                     "metadata": {"labels": {"app": "web"}},
                     "spec": {"containers": [{"name": "web", "image": "nginx"}]}}}}});
+        // A Helm hook Job: hook-job-safety reads its Job from the tree object-validation read.
+        let job_path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/policies/hook-job-safety/test_data/kyverno-clean-reports.json"
+        );
+        let job: Value = serde_json::from_str(&std::fs::read_to_string(job_path).unwrap()).unwrap();
+        assert_eq!(reads::<AllInOne>(&job), 1);
         for request in [&crd, &deployment] {
             assert_eq!(reads::<AllInOne>(request), 1);
             assert_eq!(reads::<SyncDrift>(request), 1);

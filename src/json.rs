@@ -22,7 +22,7 @@ use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess,
 use serde::ser::{Serialize, SerializeMap, SerializeSeq, Serializer};
 use serde_json::value::RawValue;
 use std::borrow::Cow;
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::fmt;
 
 /// A 64-bit number kept 4-byte aligned: a plain `u64` or `f64` aligns to 8 bytes on wasm32,
@@ -485,13 +485,14 @@ pub fn read_noting_depth<G: Grammar>(
     grammar: G,
     max_depth: usize,
 ) -> Result<(Node<'_>, usize), serde_json::Error> {
-    let deepest = Cell::new(0);
+    let (deepest, scratch) = (Cell::new(0), Scratch::default());
     let mut de = serde_json::Deserializer::from_str(text);
     let node = Seed {
         grammar,
         level: 1,
         max_depth,
         deepest: &deepest,
+        scratch: &scratch,
     }
     .deserialize(&mut de)?;
     de.end()?;
@@ -509,28 +510,48 @@ pub fn read_value_noting_depth(
     value: &serde_json::Value,
     max_depth: usize,
 ) -> Result<(Node<'_>, usize), serde_json::Error> {
-    let deepest = Cell::new(0);
+    let (deepest, scratch) = (Cell::new(0), Scratch::default());
     let node = Seed {
         grammar: Everything,
         level: 1,
         max_depth,
         deepest: &deepest,
+        scratch: &scratch,
     }
     .deserialize(value)?;
     Ok((node, deepest.get()))
 }
 
+/// The members and elements of the containers being read, one stack for the whole document: a
+/// container's are pushed as they are read and moved into one allocation of their exact number
+/// when it ends (a `Vec` grown by pushes reallocates at every doubling and keeps up to half its
+/// room unused, which a fresh instance pays in pages first touched).
+#[derive(Default)]
+struct Scratch<'j> {
+    entries: RefCell<Vec<(Cow<'j, str>, Node<'j>)>>,
+    items: RefCell<Vec<Node<'j>>>,
+}
+
 /// Reads the value at nesting `level` as `grammar` says.
-#[derive(Clone, Copy)]
-struct Seed<'c, G> {
+struct Seed<'c, 'j, G> {
     grammar: G,
     level: usize,
     max_depth: usize,
     /// The deepest level a container was read at so far.
     deepest: &'c Cell<usize>,
+    /// The containers being read.
+    scratch: &'c Scratch<'j>,
 }
 
-impl<G: Grammar> Seed<'_, G> {
+impl<G: Copy> Clone for Seed<'_, '_, G> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<G: Copy> Copy for Seed<'_, '_, G> {}
+
+impl<G: Grammar> Seed<'_, '_, G> {
     fn child(self, grammar: G) -> Self {
         Seed {
             grammar,
@@ -540,9 +561,9 @@ impl<G: Grammar> Seed<'_, G> {
     }
 }
 
-impl<G: Grammar> Seed<'_, G> {
+impl<'de, G: Grammar> Seed<'_, 'de, G> {
     /// Reads the next element of `seq` as `read` says.
-    fn element<'de, A: SeqAccess<'de>>(self, seq: &mut A, read: Read<G>) -> Result<Option<Node<'de>>, A::Error> {
+    fn element<A: SeqAccess<'de>>(self, seq: &mut A, read: Read<G>) -> Result<Option<Node<'de>>, A::Error> {
         match read {
             Read::Parse(grammar) => seq.next_element_seed(self.child(grammar)),
             Read::Raw => Ok(seq.next_element::<&RawValue>()?.map(Node::Raw)),
@@ -551,7 +572,7 @@ impl<G: Grammar> Seed<'_, G> {
     }
 
     /// Reads the next value of `map` as `read` says.
-    fn value<'de, A: MapAccess<'de>>(self, map: &mut A, read: Read<G>) -> Result<Node<'de>, A::Error> {
+    fn value<A: MapAccess<'de>>(self, map: &mut A, read: Read<G>) -> Result<Node<'de>, A::Error> {
         match read {
             Read::Parse(grammar) => map.next_value_seed(self.child(grammar)),
             Read::Raw => map.next_value::<&RawValue>().map(Node::Raw),
@@ -560,7 +581,7 @@ impl<G: Grammar> Seed<'_, G> {
     }
 }
 
-impl<'de, G: Grammar> DeserializeSeed<'de> for Seed<'_, G> {
+impl<'de, G: Grammar> DeserializeSeed<'de> for Seed<'_, 'de, G> {
     type Value = Node<'de>;
 
     fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Node<'de>, D::Error> {
@@ -568,7 +589,7 @@ impl<'de, G: Grammar> DeserializeSeed<'de> for Seed<'_, G> {
     }
 }
 
-impl<'de, G: Grammar> Visitor<'de> for Seed<'_, G> {
+impl<'de, G: Grammar> Visitor<'de> for Seed<'_, 'de, G> {
     type Value = Node<'de>;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -622,12 +643,12 @@ impl<'de, G: Grammar> Visitor<'de> for Seed<'_, G> {
             return Ok(Node::TooDeep);
         }
         self.deepest.set(self.deepest.get().max(self.level));
-        let mut items = Vec::new();
+        let start = self.scratch.items.borrow().len();
         let read = self.grammar.element();
         while let Some(item) = self.element(&mut seq, read)? {
-            items.push(item);
+            self.scratch.items.borrow_mut().push(item);
         }
-        Ok(Node::Array(items))
+        Ok(Node::Array(self.scratch.items.borrow_mut().drain(start..).collect()))
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Node<'de>, A::Error> {
@@ -636,13 +657,13 @@ impl<'de, G: Grammar> Visitor<'de> for Seed<'_, G> {
             return Ok(Node::TooDeep);
         }
         self.deepest.set(self.deepest.get().max(self.level));
-        let mut entries = Vec::new();
+        let start = self.scratch.entries.borrow().len();
         // Keys borrowed from the JSON text when they hold no escapes.
         while let Some(crate::admission::Text(key)) = map.next_key()? {
             let value = self.value(&mut map, self.grammar.member(&key))?;
-            entries.push((key, value));
+            self.scratch.entries.borrow_mut().push((key, value));
         }
-        Ok(Node::Object(entries))
+        Ok(Node::Object(self.scratch.entries.borrow_mut().drain(start..).collect()))
     }
 }
 

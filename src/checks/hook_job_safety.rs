@@ -159,11 +159,18 @@ impl Check for HookJobSafety {
         // A Job that may lose its TTL is read once, whole: the view comes from the value the
         // removal edits. The text search only decides how it is read (a miss costs a second
         // read for the edit, never a wrong answer).
+        // Otherwise the view is read from the request's one tree when a check of the all-in-one
+        // read it already (issue 47: every check judges the same borrowed tree), else from the
+        // text; a Job that does not fit is read again from the text, for the path of the error.
+        // The edit needs an owned `Value` (the answer carries the mutated object as one).
         let (whole, view) = match object.text() {
             Some(text) if settings.ttl_action == TtlAction::Remove && contains(text, TTL_FIELD) => {
                 object.read_for_edit::<Job>()
             }
-            _ => (None, object.read_with_path::<Job>()),
+            _ => match objects.read_tree().and_then(|tree| Job::deserialize(tree).ok()) {
+                Some(job) => (None, Ok(job)),
+                None => (None, object.read_with_path::<Job>()),
+            },
         };
         let job = job_of(view)?;
         let subject = Subject::new(

@@ -3,7 +3,8 @@
 //! answers `list_resources_all` from a reflector (a kube-rs watcher: it discovers the resource's
 //! plural from `/apis/<group>/<version>`, LISTs it, then WATCHes from the list's
 //! resourceVersion), so this serves exactly those three requests over plain HTTP on 127.0.0.1,
-//! for the CustomResourceDefinitions it is given, and a kubeconfig that names it. The watch
+//! and a GET of one by name (`get_resource`: object-validation's lookup of a custom resource's
+//! CRD), for the CustomResourceDefinitions it is given, and a kubeconfig that names it. The watch
 //! stays open and quiet (nothing changes in the bench's cluster). Every request it receives is
 //! written to `apiserver.log` in the work folder, so a run shows what policy-server asked.
 //!
@@ -50,6 +51,8 @@ pub struct ApiServer {
 /// What the server answers, computed once.
 struct Answers {
     discovery: Bytes,
+    /// Each CRD by its name, for a GET of one (`get_resource`).
+    by_name: std::collections::HashMap<String, Bytes>,
     list: Bytes,
     version: Bytes,
     log: Mutex<std::fs::File>,
@@ -102,6 +105,13 @@ pub fn start(runtime: &tokio::runtime::Runtime, work: &Path, crds: &[String]) ->
     let log_path = work.join("apiserver.log");
     let answers = Arc::new(Answers {
         discovery: Bytes::from(discovery.to_string()),
+        by_name: crds
+            .iter()
+            .filter_map(|text| {
+                let crd: Value = serde_json::from_str(text).ok()?;
+                Some((crd["metadata"]["name"].as_str()?.to_string(), Bytes::from(text.clone())))
+            })
+            .collect(),
         list: Bytes::from(list),
         version: Bytes::from(version.to_string()),
         log: Mutex::new(
@@ -158,6 +168,9 @@ fn answer<B>(answers: &Answers, request: &hyper::Request<B>) -> hyper::Response<
             .expect("a valid response")
     };
     let watching = query.split('&').any(|pair| pair == "watch=true" || pair == "watch=1");
+    let one = path
+        .strip_prefix(&format!("/apis/{GROUP_VERSION}/{PLURAL}/"))
+        .and_then(|name| answers.by_name.get(name));
     match path {
         "/version" => json(200, answers.version.clone()),
         _ if path == format!("/apis/{GROUP_VERSION}") => json(200, answers.discovery.clone()),
@@ -167,6 +180,7 @@ fn answer<B>(answers: &Answers, request: &hyper::Request<B>) -> hyper::Response<
             .body(Either::Right(Quiet))
             .expect("a valid response"),
         _ if path == format!("/apis/{GROUP_VERSION}/{PLURAL}") => json(200, answers.list.clone()),
+        _ if one.is_some() => json(200, one.cloned().unwrap_or_default()),
         _ => json(
             404,
             Bytes::from(

@@ -9,8 +9,9 @@
 //! connection each): a Deployment (metrics-server's, without drift), Kube-OVN's
 //! `vpc-nat-gateways` CRD and the Prometheus operator's `prometheuses` CRD as CREATEs, that CRD's
 //! UPDATE to a copy with one change deep in its schema, a Helm hook Job (Kyverno's
-//! clean-reports) and a ConfigMap with an owner's markers (k3s's CoreDNS). Prints p50 and p90 per
-//! request and the ratio of each p50 to the no-op module's on the same payload, against the goals
+//! clean-reports), a ConfigMap with an owner's markers (k3s's CoreDNS) and a custom resource of a
+//! large CRD (kube-prometheus's Prometheus, its CRD served by the stand-in API server). Prints
+//! p50 and p90 per request and the ratio of each p50 to the no-op module's on the same payload, against the goals
 //! (a Deployment at most 1.15x, a CRD at most 1.2x). Without `POLICY_SERVER` it says so and
 //! measures nothing.
 //!
@@ -39,6 +40,7 @@
 use anyhow::{Context, Result, anyhow, bail};
 use http_body_util::{BodyExt, Full};
 use hyper::body::Bytes;
+use serde::Deserialize;
 use serde_json::{Value, json};
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
@@ -92,6 +94,30 @@ pub struct PolicyServerArgs {
     /// Requests per policy and payload counted under valgrind's callgrind (0: none).
     #[arg(long, value_name = "N", default_value_t = 10)]
     instruction_requests: usize,
+    /// Measure only these modules (policy folders, comma-separated; the floors are always
+    /// measured, every ratio is set against them). Default: every module.
+    #[arg(long, value_name = "IDS", value_delimiter = ',')]
+    only: Vec<String>,
+    /// Measure only the payloads whose label contains one of these words (comma-separated,
+    /// case-insensitive: `deployment`, `kube-ovn`, `prometheus`...). Default: every payload.
+    #[arg(long, value_name = "WORDS", value_delimiter = ',')]
+    payloads: Vec<String>,
+}
+
+impl PolicyServerArgs {
+    /// Whether the module `id` is measured (`--only`).
+    fn measures(&self, id: &str) -> bool {
+        is_floor(id)
+            || self.only.is_empty()
+            || self.only.iter().any(|only| only == id)
+            || (id == ALL_IN_ONE && self.measures(WITHOUT_OBJECT_VALIDATION))
+    }
+
+    /// Whether the payload `label` is measured (`--payloads`).
+    fn measures_payload(&self, label: &str) -> bool {
+        let label = label.to_lowercase();
+        self.payloads.is_empty() || self.payloads.iter().any(|word| label.contains(&word.to_lowercase()))
+    }
 }
 
 /// A module loaded in the server.
@@ -147,6 +173,7 @@ fn policies(args: &PolicyServerArgs, floors: [&Path; 3]) -> Result<Vec<Loaded>> 
         .flatten()
         .filter(|entry| entry.path().join("metadata.yml").is_file())
         .map(|entry| entry.file_name().to_string_lossy().into_owned())
+        .filter(|name| args.measures(name))
         .collect();
     names.sort_by_key(|name| (name == ALL_IN_ONE, name.clone()));
     for name in names {
@@ -158,33 +185,52 @@ fn policies(args: &PolicyServerArgs, floors: [&Path; 3]) -> Result<Vec<Loaded>> 
         } else {
             json!({})
         };
+        let metadata = Metadata::from_yaml(&text).with_context(|| path.display().to_string())?;
+        if name == ALL_IN_ONE && args.measures(WITHOUT_OBJECT_VALIDATION) {
+            // The all-in-one once more without object-validation, whose compiling of a built-in
+            // kind's schema on every fresh instance is most of its count (docs/benchmarks.md).
+            loaded.push(Loaded {
+                id: WITHOUT_OBJECT_VALIDATION,
+                module: dir.join("annotated-policy.wasm"),
+                settings: json!({"crdKindCollision": {"enabled": false}, "objectValidation": {"enabled": false}}),
+                metadata: Some(metadata.clone()),
+            });
+        }
         loaded.push(Loaded {
             id: Box::leak(name.into_boxed_str()),
             module: dir.join("annotated-policy.wasm"),
             settings,
-            metadata: Some(Metadata::from_yaml(&text).with_context(|| path.display().to_string())?),
+            metadata: Some(metadata),
         });
     }
     Ok(loaded)
 }
 
+/// The id of the all-in-one run without object-validation.
+const WITHOUT_OBJECT_VALIDATION: &str = "syncguard-no-ov";
+
 /// The all-in-one policy's folder.
 const ALL_IN_ONE: &str = "syncguard";
 
-/// The goal for policy `id` in the instructions policy-server executes per request: at most this
-/// multiple of the SDK floor's on the same payload (the least a policy built on Kubewarden's Rust
-/// SDK executes: docs/benchmarks.md says why the goals against the no-op module cannot be met by
-/// any such policy). Issue 47: the all-in-one at most 1.2x, every single check at most 1.1x, and
-/// at most 1.0x for a check that reads only the start of the object (ownership-markers reads
-/// `apiVersion`, `kind` and `metadata`; crd-kind-collision a CRD up to `spec.names`, though its
-/// lookup is work the SDK floor does not do).
-fn proposed_goal(id: &str) -> f64 {
+/// The goal for policy `id` on the payload `label` in the instructions policy-server executes
+/// per request: at most this multiple of the SDK floor's on the same payload (the least a policy
+/// built on Kubewarden's Rust SDK executes: docs/benchmarks.md says why goals against the no-op
+/// module cannot be met by any such policy). Issue 47: the all-in-one at most 1.2x, every single
+/// check at most 1.1x, and at most 1.0x for a check that reads only the start of the object
+/// (ownership-markers reads `apiVersion`, `kind` and `metadata`; crd-kind-collision a CRD up to
+/// `spec.names`, though its lookup is work the SDK floor does not do); issue 46: object-validation
+/// at most 1.2x on a custom resource of a large CRD (it reads and compiles the CRD's schema).
+fn instruction_goal(id: &str, label: &str) -> f64 {
     match id {
-        ALL_IN_ONE => 1.2,
+        ALL_IN_ONE | WITHOUT_OBJECT_VALIDATION => 1.2,
+        "object-validation" if label.contains(CUSTOM_RESOURCE) => 1.2,
         "ownership-markers" | "crd-kind-collision" => 1.0,
         _ => 1.1,
     }
 }
+
+/// What the label of the payload of a custom resource says.
+const CUSTOM_RESOURCE: &str = "custom resource";
 
 /// Whether `id` is one of the floors the checks are set against (no goal of its own).
 fn is_floor(id: &str) -> bool {
@@ -246,8 +292,9 @@ impl Payload {
     }
 }
 
-/// The payloads.
-fn payloads(policies_dir: &Path) -> Result<Vec<Payload>> {
+/// The payloads (those `--payloads` names).
+fn payloads(args: &PolicyServerArgs) -> Result<Vec<Payload>> {
+    let policies_dir = args.policies_dir.as_path();
     let review_of = |request: &Value| {
         json!({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": request}).to_string()
     };
@@ -273,7 +320,22 @@ fn payloads(policies_dir: &Path) -> Result<Vec<Payload>> {
     // crd-safe-upgrade's UPDATE: the one `make bench` times (one bound tightened deep in the schema).
     let upgrade = crate::bench::upgrade_fixtures(policies_dir)?;
     let update: Value = serde_json::from_str(&upgrade.update.payload)?;
-    Ok(vec![
+    // A custom resource of a large CRD (issue 46): kube-prometheus's Prometheus `k8s`, whose CRD
+    // (prometheuses.monitoring.coreos.com, 112 KB in `bench/real-crds`) the stand-in API server
+    // serves, so that object-validation looks it up (`get_resource`) as in a cluster.
+    let corpus = policies_dir.join("sync-drift/test_data/corpus/kube-prometheus.yaml");
+    let text = std::fs::read_to_string(&corpus).with_context(|| format!("cannot read {}", corpus.display()))?;
+    let prometheus = serde_yaml_ng::Deserializer::from_str(&text)
+        .map(Value::deserialize)
+        .filter_map(Result::ok)
+        .find(|doc| doc["kind"] == "Prometheus")
+        .ok_or_else(|| anyhow!("{}: no Prometheus", corpus.display()))?;
+    let custom_resource = review_of(&syncguard_testkit::object_request(
+        "CREATE",
+        &prometheus,
+        "prometheuses",
+    ));
+    let all = vec![
         Payload::new("a Deployment (metrics-server)", deployment, DEPLOYMENT_GOAL)?,
         Payload::new(
             "Kube-OVN's vpc-nat-gateways CRD",
@@ -302,7 +364,13 @@ fn payloads(policies_dir: &Path) -> Result<Vec<Payload>> {
             review(&policies_dir.join("ownership-markers/test_data/k3s-coredns-configmap.json"))?,
             OTHER_GOAL,
         )?,
-    ])
+        Payload::new(
+            "a Prometheus (custom resource of a 112 KB CRD)",
+            custom_resource,
+            OTHER_GOAL,
+        )?,
+    ];
+    Ok(all.into_iter().filter(|p| args.measures_payload(&p.label)).collect())
 }
 
 /// The CRDs of the stand-in cluster: the real CRDs of `bench/real-crds`, as a cluster holds them.
@@ -350,6 +418,9 @@ fn start(mut command: Command, work: &Path, api: &ApiServer, ports: (u16, u16), 
             "--log-no-color",
         ])
         .args(["--policies-download-dir", ".", "--sigstore-cache-dir", "sigstore-data"])
+        // Under callgrind on a busy machine a request on the 0.5 MB CRD passes the default 2 s;
+        // the deadline changes nothing the module executes (the epoch checks stay compiled in).
+        .args(["--policy-timeout", "300"])
         .stdout(log.try_clone()?)
         .stderr(log)
         .stdin(Stdio::null())
@@ -433,10 +504,15 @@ pub fn policy_server_bench(args: PolicyServerArgs) -> Result<()> {
         "policy-server.log",
         Duration::from_secs(60),
     ))?;
-    let payloads = payloads(&args.policies_dir)?;
+    let payloads = payloads(&args)?;
     // Kept beside policies.yml, to replay a payload with any client (or under a profiler).
     for (n, payload) in payloads.iter().enumerate() {
         std::fs::write(work.join(format!("payload-{}.json", n + 1)), &payload.body)?;
+    }
+    if args.rounds == 0 || args.requests == 0 {
+        drop(server);
+        println!("{version}: latency not measured (--rounds 0 or --requests 0)");
+        return instructions(&args, &binary, &work, &api, &loaded, &payloads, &runtime);
     }
     println!(
         "{version}: {} clients, {} timed requests each per policy and payload, lowest p50 of {} rounds",
@@ -606,7 +682,7 @@ fn instructions(
     let mut dumps = 0;
     let mut unmet = Vec::new();
     for payload in payloads {
-        let (label, body, goal) = (&payload.label, &payload.body, &payload.goal);
+        let (label, body) = (&payload.label, &payload.body);
         let (mut floor, mut sdk_floor, mut read_floor) = (None, None, None);
         for policy in loaded {
             let id = policy.id;
@@ -639,22 +715,15 @@ fn instructions(
             let ratio = per_request / floor_count;
             let sdk_ratio = sdk_floor.map_or(f64::NAN, |sdk| per_request / sdk);
             let read_ratio = read_floor.map_or(f64::NAN, |read| per_request / read);
+            // The goal (issue 47) is set against the SDK floor; the no-op ratio is printed beside.
             let mut verdict = String::new();
             if !is_floor(id) {
-                if ratio <= *goal {
-                    verdict = format!("met (<= {goal}x no-op)");
+                let goal = instruction_goal(id, label);
+                if sdk_ratio <= goal {
+                    verdict = format!("met (<= {goal}x SDK floor)");
                 } else {
-                    unmet.push(format!("{id} on {label}: {ratio:.2}x the no-op module (goal {goal}x)"));
-                    verdict = format!("NOT MET (<= {goal}x no-op)");
-                }
-                let proposed = proposed_goal(id);
-                if sdk_ratio <= proposed {
-                    verdict += &format!("; proposed: met (<= {proposed}x SDK floor)");
-                } else {
-                    unmet.push(format!(
-                        "{id} on {label}: {sdk_ratio:.2}x the SDK floor (proposed goal {proposed}x)"
-                    ));
-                    verdict += &format!("; proposed: NOT MET (<= {proposed}x SDK floor)");
+                    unmet.push(format!("{id} on {label}: {sdk_ratio:.2}x the SDK floor (goal {goal}x)"));
+                    verdict = format!("NOT MET (<= {goal}x SDK floor)");
                 }
             }
             let column = |ratio: f64| {
@@ -939,6 +1008,9 @@ fn phases(
 /// page faults of each (load-independent: one per page of linear memory first touched).
 fn in_process(args: &PolicyServerArgs, crds: &[String]) -> Result<()> {
     use syncguard_cli::engine::{Engine, Limits};
+    if args.in_process_calls == 0 || args.rounds == 0 {
+        return Ok(());
+    }
     let engine = Engine::new(Limits::default())?;
     let loaded = policies(args, [&args.floor, &args.sdk_floor, &args.read_floor])?;
     let mut modules = Vec::new();
@@ -952,7 +1024,7 @@ fn in_process(args: &PolicyServerArgs, crds: &[String]) -> Result<()> {
         .map(|text| serde_json::from_str(text))
         .collect::<Result<_, _>>()?;
     let cluster = Arc::new(OfflineCluster::of_objects(&objects));
-    let payloads = payloads(&args.policies_dir)?;
+    let payloads = payloads(args)?;
     println!(
         "In this process, as policy-server runs each admission (a fresh instance from the module's InstancePre), median of {} requests, lowest of {} rounds:",
         args.in_process_calls, args.rounds
