@@ -1282,6 +1282,17 @@ mod tests {
                 "{format} {bad}"
             );
         }
+        // strfmt's HostnamePattern's `\p{L}` and `\p{S}`: letters anywhere, symbols everywhere
+        // but in the top-level domain.
+        for (text, valid) in [
+            ("bücher.example", true),
+            ("例え.テスト", true),
+            ("☃.com", true),
+            ("a.c☃", false),
+            ("a\u{3000}b.com", false),
+        ] {
+            assert_eq!(format_valid(Format::Hostname, text), valid, "{text}");
+        }
         // A format the API server does not check.
         let schema = field("f", r#"{"type":"string","format":"quantity"}"#);
         assert!(errors(&schema, &spec("f", r#""anything""#)).is_empty());

@@ -535,9 +535,16 @@ pub fn string_arg<'a>(args: &'a [Value], index: usize, function: &str) -> Result
     }
 }
 
+/// The function name of an error that means "this module cannot evaluate the rule" (a regular
+/// expression `regex-lite` cannot read, a time zone the module does not carry), never that the
+/// API server would refuse: the rule is skipped rather than answered wrongly.
+pub const NOT_EVALUATED: &str = "syncguard: not evaluated";
+
 /// A regular expression of RE2's syntax (Go's `regexp`), as the schemas' `pattern`s read it.
+/// One `regex-lite` cannot read (a Unicode class, Unicode case folding; an invalid one, which the
+/// API server refuses when it compiles the CRD) leaves the rule not evaluated.
 fn regex(pattern: &str) -> Result<regex_lite::Regex, ExecutionError> {
-    go_regex(pattern).map_err(|e| error("regex", format!("Illegal regex: {e}")))
+    go_regex(pattern).map_err(|e| error(NOT_EVALUATED, format!("regular expression: {e}")))
 }
 
 /// `string.matches(regex)` and `matches(string, regex)` (CEL's standard library; the `cel`
