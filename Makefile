@@ -151,13 +151,10 @@ playground: playground-setup
 playground-tests: build playground
 	$(CARGO) test --locked --profile host -p syncguard-playground
 
-## unit: the native tests of the core (every check and its fixtures; object-validation's CEL library
-## with the core's `cel` feature), of the shared scan crate and of the test kit
+## unit: the native tests of the core (every check and its fixtures), of the shared scan crate and
+## of the test kit
 unit:
 	$(CARGO) test --locked -p syncguard -p syncguard-scan -p syncguard-testkit
-	@# object-validation's CEL library, built only with the core's `cel` feature (not in the modules
-	@# yet: see Cargo.toml), so that it is tested until it ships.
-	$(CARGO) test --locked -p syncguard --features cel --lib object_validation
 
 ## answers: record every fixture's exact answer again (policies/*/test_data/answers.snap, which
 ## `make unit` compares byte for byte), after a change meant to alter answers; review the diff
@@ -179,7 +176,6 @@ lint:
 	$(CARGO) fmt --all --check
 	$(CARGO) fmt --manifest-path fuzz/Cargo.toml --check
 	$(CARGO) clippy --locked --workspace --all-targets -- -D warnings
-	$(CARGO) clippy --locked -p syncguard --all-targets --features cel -- -D warnings
 	@# The fuzz targets are their own workspace: checked here so they never rot between fuzz runs.
 	$(CARGO) clippy --locked --manifest-path fuzz/Cargo.toml --all-targets -- -D warnings
 	$(CARGO) clippy --locked --release --target $(TARGET) -p syncguard -p syncguard-all-in-one -- -D warnings

@@ -28,14 +28,6 @@ const POLICY: &str = "object-validation";
 /// Cases (`<file>#<document>`) the policy does not answer as the API server does yet, and why.
 const KNOWN_GAPS: &[(&str, &str)] = &[
     (
-        "error_cel_basic.yaml#0",
-        "CEL rules are not evaluated by the published modules yet (the core's `cel` feature; see Cargo.toml): a CRD's CEL rule (x-kubernetes-validations) on a field",
-    ),
-    (
-        "error_cel_basic_multiple.yaml#0",
-        "CEL rules are not evaluated by the published modules yet (the core's `cel` feature; see Cargo.toml): a CRD's CEL rule at the schema's root (reported at `<nil>`)",
-    ),
-    (
         "error_crd_typo.yaml#0",
         "object-validation does not answer it as the API server yet: a CRD's own validation (apiextensions-apiserver's ValidateCustomResourceDefinition), not a schema of the CRD kind",
     ),

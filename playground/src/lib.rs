@@ -918,6 +918,13 @@ mod tests {
             finding.contains(r#"spec.mode: Unsupported value: \"fast\": supported values: \"Fast\", \"Slow\""#),
             "{finding}"
         );
+        // The CRD's CEL rule, at the object it sits on.
+        let (line, finding) = at("spec");
+        assert!(line.starts_with("spec:"), "{line}");
+        assert!(
+            finding.contains("spec: Invalid value: minReplicas must not exceed maxReplicas"),
+            "{finding}"
+        );
     }
 
     #[test]

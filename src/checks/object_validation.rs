@@ -25,7 +25,6 @@
 //! custom resources compiles each CRD once.
 
 pub mod builtin;
-#[cfg(feature = "cel")]
 pub mod cel;
 pub mod field_error;
 pub mod metadata;

@@ -176,22 +176,18 @@ impl Format {
 pub struct Pattern {
     /// The pattern as the schema writes it (quoted in the message).
     pub source: String,
-    /// The compiled expression; none when the `regex` crate cannot read a pattern Go's RE2 can
-    /// (a pattern the API server cannot compile makes it refuse the CRD itself), and then the
-    /// pattern is not checked.
-    pub regex: Option<regex::Regex>,
+    /// The compiled expression; none when [`go_regex`] cannot read a pattern Go's RE2 can (a
+    /// pattern the API server cannot compile makes it refuse the CRD itself), and then the
+    /// pattern is not checked: never a refusal the API server would not make.
+    pub regex: Option<regex_lite::Regex>,
 }
 
 impl Pattern {
-    /// Compiles a pattern of Go's `regexp` (RE2) dialect with the `regex` crate. The two agree on
-    /// syntax and semantics (no backreferences or lookaround in either) except for the classes
-    /// `\d`, `\w`, `\s` and `\b`, ASCII in Go and Unicode in `regex`: they are rewritten to
-    /// their ASCII forms. `\C` and the `\Q...\E` quoting (Go only) make the pattern unchecked.
+    /// Compiles a pattern of Go's `regexp` (RE2) dialect ([`go_regex`]).
     pub fn compile(source: &str) -> Pattern {
-        let regex = regex::Regex::new(&go_classes_as_ascii(source)).ok();
         Pattern {
             source: source.to_string(),
-            regex,
+            regex: go_regex(source).ok(),
         }
     }
 
@@ -201,8 +197,32 @@ impl Pattern {
     }
 }
 
-/// Rewrites Go's ASCII Perl classes (`\d`, `\w`, `\s`, `\b` and their negations) into
-/// expressions the `regex` crate reads as ASCII (it reads them as Unicode classes).
+/// Compiles a regular expression of Go's `regexp` (RE2) dialect, the schemas' `pattern`s and
+/// CEL's `matches`, `find` and `findAll`, with `regex-lite` (the `regex` crate's Unicode tables
+/// would cost a module hundreds of kilobytes). The two agree on syntax and semantics (no
+/// backreferences or lookaround in either), and both read `\d`, `\w` and `\b` as ASCII, as
+/// Go does; `\s`, which `regex-lite` widens with `\v`, is rewritten to Go's `[\t\n\f\r ]`.
+/// What `regex-lite` cannot read is an error, never a different answer: Unicode classes
+/// (`\pL`, `\p{Greek}`), Go's `\C` and `\Q...\E`, and a case-insensitive pattern with
+/// non-ASCII text (Go folds Unicode case, `regex-lite` only ASCII).
+pub fn go_regex(source: &str) -> Result<regex_lite::Regex, String> {
+    if !source.is_ascii() && source.contains("(?") && case_insensitive(source) {
+        return Err("a case-insensitive pattern with non-ASCII text (Unicode case folding)".to_owned());
+    }
+    regex_lite::Regex::new(&go_classes_as_ascii(source)).map_err(|e| e.to_string())
+}
+
+/// Whether a flag group of `source` sets `i` (`(?i)`, `(?si:...)`).
+fn case_insensitive(source: &str) -> bool {
+    source.match_indices("(?").any(|(at, _)| {
+        let flags = &source[at + 2..];
+        let end = flags.find([':', ')']).unwrap_or(flags.len());
+        flags[..end].split('-').next().is_some_and(|on| on.contains('i'))
+    })
+}
+
+/// Rewrites Go's `\s` and `\S` (outside and inside classes) into expressions `regex-lite`
+/// reads as Go does (its `\s` also holds `\v`).
 fn go_classes_as_ascii(source: &str) -> String {
     let mut out = String::with_capacity(source.len() + 16);
     let mut chars = source.chars();
@@ -215,16 +235,8 @@ fn go_classes_as_ascii(source: &str) -> String {
                     break;
                 };
                 let ascii = match (next, in_class) {
-                    ('d', false) => Some("[0-9]"),
-                    ('D', false) => Some("[^0-9]"),
-                    ('w', false) => Some("[0-9A-Za-z_]"),
-                    ('W', false) => Some("[^0-9A-Za-z_]"),
                     ('s', false) => Some("[\\t\\n\\f\\r ]"),
                     ('S', false) => Some("[^\\t\\n\\f\\r ]"),
-                    ('b', false) => Some("(?-u:\\b)"),
-                    ('B', false) => Some("(?-u:\\B)"),
-                    ('d', true) => Some("0-9"),
-                    ('w', true) => Some("0-9A-Za-z_"),
                     ('s', true) => Some("\\t\\n\\f\\r "),
                     _ => None,
                 };
@@ -422,7 +434,6 @@ pub struct Schema {
     /// The root's index.
     pub root: usize,
     /// The compiled CEL rules of the nodes that have `x-kubernetes-validations`, by node index.
-    #[cfg(feature = "cel")]
     pub rules: HashMap<usize, super::cel::Rules>,
     /// The rules the CEL library could not compile, each with its node's path: the API server
     /// refuses such a CRD, so they are reported rather than checked.
@@ -475,16 +486,13 @@ impl Schema {
             minor,
         };
         let root = compiler.compile(schema, "")?;
-        #[cfg_attr(not(feature = "cel"), allow(unused_mut))]
         let mut compiled = Schema {
             nodes: compiler.nodes,
             root,
-            #[cfg(feature = "cel")]
             rules: HashMap::new(),
             rule_errors: Vec::new(),
         };
         // CEL rules, compiled once against the schema node they sit on.
-        #[cfg(feature = "cel")]
         for index in 0..compiled.nodes.len() {
             let Some(validations) = compiled.nodes[index].validations.as_ref() else {
                 continue;
@@ -768,7 +776,6 @@ impl Compiler<'_, '_> {
 }
 
 /// A node of a compiled schema as the CEL library reads it ([`super::cel::SchemaView`]).
-#[cfg(feature = "cel")]
 #[derive(Clone, Copy)]
 pub struct View<'s> {
     schema: &'s Schema,
@@ -777,7 +784,6 @@ pub struct View<'s> {
     root: bool,
 }
 
-#[cfg(feature = "cel")]
 impl<'s> View<'s> {
     /// The view of node `index` (an alias seen as the node it stands for).
     pub fn new(schema: &'s Schema, index: usize, root: bool) -> View<'s> {
@@ -793,7 +799,6 @@ impl<'s> View<'s> {
     }
 }
 
-#[cfg(feature = "cel")]
 impl<'s> super::cel::SchemaView<'s> for View<'s> {
     fn type_name(self) -> Option<&'s str> {
         (!self.node.int_or_string && !self.node.type_names.is_empty()).then_some(self.node.type_names.as_str())
@@ -999,5 +1004,21 @@ mod tests {
         assert!(Pattern::compile(r"^[\w.-]+$").matches("a_b.c-d").unwrap());
         assert!(!Pattern::compile(r"^\w+$").matches("é").unwrap());
         assert!(Pattern::compile(r"^[]a]+$").matches("]a").unwrap());
+        // Go's `\s` has no vertical tab; regex-lite's has.
+        assert!(!Pattern::compile(r"^\s$").matches("\u{b}").unwrap());
+        assert!(Pattern::compile(r"^[\s]$").matches("\t").unwrap());
+        assert!(Pattern::compile(r"\bab\b").matches("x ab").unwrap());
+    }
+
+    #[test]
+    fn what_regex_lite_cannot_read_is_not_checked() {
+        // Unicode classes and Unicode case folding: never a refusal Go would not make.
+        assert_eq!(Pattern::compile(r"^\p{L}+$").matches("é"), None);
+        assert_eq!(Pattern::compile(r"^\pL+$").matches("1"), None);
+        assert_eq!(Pattern::compile(r"(?i)^straße$").matches("STRASSE"), None);
+        assert!(go_regex(r"^\QA.B\E$").is_err());
+        // ASCII case folding is regex-lite's too.
+        assert!(Pattern::compile(r"(?i)^abc$").matches("AbC").unwrap());
+        assert!(Pattern::compile(r"^é$").matches("é").unwrap());
     }
 }

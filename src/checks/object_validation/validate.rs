@@ -282,11 +282,9 @@ impl<'s> Walk<'s> {
         if kind == Kind::Object {
             self.object(s, place, value, old, context);
         }
-        #[cfg(feature = "cel")]
         self.cel(index, place, value, old);
     }
 
-    #[cfg(feature = "cel")]
     /// The node's CEL rules (`x-kubernetes-validations`), their violations as the API server's
     /// field errors (apiextensions-apiserver `pkg/apiserver/schema/cel/validation.go`).
     fn cel(&mut self, index: usize, place: &Place, value: &Node<'_>, old: Option<&Node<'_>>) {
@@ -991,9 +989,9 @@ fn is_isbn13(text: &str) -> bool {
 /// number of a known issuer's form (its `CreditCard` pattern), and pass the Luhn check.
 fn is_credit_card(text: &str) -> bool {
     use std::sync::OnceLock;
-    static ISSUERS: OnceLock<regex::Regex> = OnceLock::new();
+    static ISSUERS: OnceLock<regex_lite::Regex> = OnceLock::new();
     let issuers = ISSUERS.get_or_init(|| {
-        regex::Regex::new(
+        regex_lite::Regex::new(
             r"^(?:4[0-9]{12}(?:[0-9]{3})?|5[1-5][0-9]{14}|6(?:011|5[0-9][0-9])[0-9]{12}|3[47][0-9]{13}|3(?:0[0-5]|[68][0-9])[0-9]{11}|(?:2131|1800|35[0-9]{3})[0-9]{11})$",
         )
         .expect("a valid built-in pattern")
@@ -1051,13 +1049,14 @@ fn is_rgb_color(text: &str) -> bool {
 /// Whether `text` is valid in `format`, as kube-openapi's `strfmt` registry finds it.
 fn format_valid(format: Format, text: &str) -> bool {
     use std::sync::OnceLock;
-    static PATTERNS: OnceLock<[regex::Regex; 6]> = OnceLock::new();
+    static PATTERNS: OnceLock<[regex_lite::Regex; 6]> = OnceLock::new();
     let patterns = PATTERNS.get_or_init(|| {
-        let compile = |p: &str| regex::Regex::new(p).expect("a valid built-in pattern");
+        let compile = |p: &str| regex_lite::Regex::new(p).expect("a valid built-in pattern");
         [
-            // strfmt's HostnamePattern.
+            // strfmt's HostnamePattern, its `\p{S}` and `\p{L}` taken out: `hostname_letters`
+            // stands a letter or symbol for one ASCII character the same classes hold.
             compile(
-                r"^([a-zA-Z0-9\p{S}\p{L}]((-?[a-zA-Z0-9\p{S}\p{L}]{0,62})?)|([a-zA-Z0-9\p{S}\p{L}](([a-zA-Z0-9-\p{S}\p{L}]{0,61}[a-zA-Z0-9\p{S}\p{L}])?)(\.)){1,}([a-zA-Z\p{L}]){2,63})$",
+                r"^([a-zA-Z0-9]((-?[a-zA-Z0-9]{0,62})?)|([a-zA-Z0-9](([a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?)(\.)){1,}([a-zA-Z]){2,63})$",
             ),
             compile(r"(?i)^[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}$"),
             compile(r"(?i)^[0-9a-f]{8}-?[0-9a-f]{4}-?3[0-9a-f]{3}-?[0-9a-f]{4}-?[0-9a-f]{12}$"),
@@ -1077,7 +1076,9 @@ fn format_valid(format: Format, text: &str) -> bool {
         Format::Ssn => is_ssn(text),
         Format::RgbColor => is_rgb_color(text),
         Format::Hostname => {
-            patterns[0].is_match(text) && text.len() <= 255 && text.split('.').all(|label| label.len() <= 63)
+            patterns[0].is_match(&hostname_letters(text))
+                && text.len() <= 255
+                && text.split('.').all(|label| label.len() <= 63)
         }
         Format::Ipv4 => text.contains('.') && text.parse::<std::net::IpAddr>().is_ok(),
         Format::Ipv6 => text.contains(':') && text.parse::<std::net::IpAddr>().is_ok(),
@@ -1124,6 +1125,29 @@ fn format_valid(format: Format, text: &str) -> bool {
     }
 }
 
+/// `text` with each non-ASCII character replaced for strfmt's HostnamePattern, whose classes
+/// are ASCII letters and digits with `\p{L}` (letters) and `\p{S}` (symbols): a letter becomes
+/// `a` (in every class of the pattern), a symbol `0` (in every class but the top-level
+/// domain's, as `\p{S}` is), anything else `!` (in none). Written by hand because `regex-lite`
+/// has no Unicode classes and `regex`'s tables cost a module hundreds of kilobytes; Rust's
+/// `char` has no general category, so a non-ASCII letter is what `char::is_alphabetic` says
+/// (letters, letter numbers and combining marks) and every other non-ASCII character but
+/// spaces and controls counts as a symbol: a superset of Go's classes, so no hostname Go accepts
+/// is refused.
+fn hostname_letters(text: &str) -> std::borrow::Cow<'_, str> {
+    if text.is_ascii() {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    text.chars()
+        .map(|c| match c {
+            c if c.is_ascii() => c,
+            c if c.is_alphabetic() => 'a',
+            c if c.is_whitespace() || c.is_control() => '!',
+            _ => '0',
+        })
+        .collect()
+}
+
 /// Go's `time.Parse("2006-01-02", text)`.
 fn is_date(text: &str) -> bool {
     let b = text.as_bytes();
@@ -1167,8 +1191,8 @@ fn is_duration(text: &str) -> bool {
         &["w", "wk", "week"],
     ];
     use std::sync::OnceLock;
-    static MATCHER: OnceLock<regex::Regex> = OnceLock::new();
-    let matcher = MATCHER.get_or_init(|| regex::Regex::new(r"([0-9]+)[\t\n\f\r ]*([A-Za-zµ]+)").expect("valid"));
+    static MATCHER: OnceLock<regex_lite::Regex> = OnceLock::new();
+    let matcher = MATCHER.get_or_init(|| regex_lite::Regex::new(r"([0-9]+)[\t\n\f\r ]*([A-Za-zµ]+)").expect("valid"));
     let mut ok = false;
     for capture in matcher.captures_iter(text) {
         if capture[1].parse::<i64>().is_err() {
@@ -1481,6 +1505,17 @@ mod tests {
                 "{format} {bad}"
             );
         }
+        // strfmt's HostnamePattern's `\p{L}` and `\p{S}`: letters anywhere, symbols everywhere
+        // but in the top-level domain.
+        for (text, valid) in [
+            ("bücher.example", true),
+            ("例え.テスト", true),
+            ("☃.com", true),
+            ("a.c☃", false),
+            ("a\u{3000}b.com", false),
+        ] {
+            assert_eq!(format_valid(Format::Hostname, text), valid, "{text}");
+        }
         // A format the API server does not check.
         let schema = field("f", r#"{"type":"string","format":"quantity"}"#);
         assert!(errors(&schema, &spec("f", r#""anything""#)).is_empty());
@@ -1644,7 +1679,6 @@ mod tests {
     }
 
     #[test]
-    #[cfg(feature = "cel")]
     fn cel_rules() {
         // The form of apiextensions-apiserver's CEL validation tests: a rule false on an object
         // reports its message at the object, without a value (Kubernetes 1.31 and later).

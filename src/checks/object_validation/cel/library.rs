@@ -6,6 +6,7 @@
 //! Every function is registered once in the shared environment, taking and returning the
 //! crate's [`Value`]s through [`lift`].
 
+use crate::checks::object_validation::schema::go_regex;
 use cel::common::types::{BOOL_TYPE, DYN_TYPE, INT_TYPE, LIST_TYPE, STRING_TYPE, Type};
 use cel::common::value::CowVal;
 use cel::{DeclarationError, Env, ExecutionError, Value};
@@ -104,6 +105,15 @@ pub fn register(env: &mut Env) -> Result<(), DeclarationError> {
         LIST_TYPE,
         vec![DYN_TYPE],
         lift!(last_index_of),
+    )?;
+    // CEL's own `matches` (cel-go's standard library).
+    env.add_overload("matches", "matches", vec![STRING_TYPE, STRING_TYPE], lift!(matches))?;
+    env.add_member_overload(
+        "matches",
+        "matches_string",
+        STRING_TYPE,
+        vec![STRING_TYPE],
+        lift!(matches),
     )?;
     // Regular expressions (`library/regex.go`, every version).
     env.add_member_overload(
@@ -525,9 +535,24 @@ pub fn string_arg<'a>(args: &'a [Value], index: usize, function: &str) -> Result
     }
 }
 
-/// A regular expression of RE2's syntax (Go's `regexp`), which the `regex` crate shares.
-fn regex(pattern: &str) -> Result<regex::Regex, ExecutionError> {
-    regex::Regex::new(pattern).map_err(|e| error("regex", format!("Illegal regex: {e}")))
+/// The function name of an error that means "this module cannot evaluate the rule" (a regular
+/// expression `regex-lite` cannot read, a time zone the module does not carry), never that the
+/// API server would refuse: the rule is skipped rather than answered wrongly.
+pub const NOT_EVALUATED: &str = "syncguard: not evaluated";
+
+/// A regular expression of RE2's syntax (Go's `regexp`), as the schemas' `pattern`s read it.
+/// One `regex-lite` cannot read (a Unicode class, Unicode case folding; an invalid one, which the
+/// API server refuses when it compiles the CRD) leaves the rule not evaluated.
+fn regex(pattern: &str) -> Result<regex_lite::Regex, ExecutionError> {
+    go_regex(pattern).map_err(|e| error(NOT_EVALUATED, format!("regular expression: {e}")))
+}
+
+/// `string.matches(regex)` and `matches(string, regex)` (CEL's standard library; the `cel`
+/// crate's needs its `regex` feature, whose Unicode tables a module cannot afford).
+fn matches(args: &[Value]) -> Result<Value, ExecutionError> {
+    let s = string_arg(args, 0, "matches")?;
+    let re = regex(string_arg(args, 1, "matches")?)?;
+    Ok(Value::Bool(re.is_match(s)))
 }
 
 /// `string.find(regex)`: the first match, or `""`.

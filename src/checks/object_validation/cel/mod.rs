@@ -340,6 +340,7 @@ impl Rules {
                     )));
                     continue;
                 }
+                Err(error) if not_evaluated(&error) => continue,
                 Err(error) => {
                     let text = check::error_text(&error);
                     out.push(invalid(if text.starts_with("no such overload") {
@@ -390,6 +391,16 @@ impl Rule {
     fn error_name(&self) -> &str {
         self.message.as_deref().unwrap_or(&self.source)
     }
+}
+
+/// Whether a rule's error means the module cannot evaluate it, so that it is skipped rather
+/// than answered otherwise than the API server answers ([`library::NOT_EVALUATED`]).
+/// The `cel` crate's error for a time zone name its chrono-tz does not hold: the module's has
+/// only UTC (`.cargo/config.toml`), so a rule naming another zone is not evaluated.
+fn not_evaluated(error: &cel::ExecutionError) -> bool {
+    matches!(error, cel::ExecutionError::FunctionError { function, message }
+        if function == library::NOT_EVALUATED
+            || (function == "timezone" && message.starts_with("unknown time zone")))
 }
 
 /// Evaluates a `messageExpression`: the message, or `Err(None)` when the rule's `message`

@@ -341,7 +341,47 @@ fn regex_library_examples() {
         "'123 abc 456'.findAll('xyz') == []",
         "'abc'.find('[0-9]*') == ''",
     ]);
-    all_fail(&[("'abc'.find('[')", "Illegal regex: ")]);
+    // A pattern regex-lite cannot read leaves the rule not evaluated (`library::NOT_EVALUATED`).
+    all_fail(&[
+        ("'abc'.find('[')", "regular expression: "),
+        ("'é'.matches('^\\\\pL$')", "regular expression: "),
+        ("'É'.matches('(?i)^é$')", "regular expression: "),
+    ]);
+}
+
+/// Time zones: fixed offsets and UTC are evaluated; the module carries no other zone, so a
+/// rule that names one is not evaluated (`cel::not_evaluated`), never answered otherwise.
+#[test]
+fn time_zones() {
+    all_true(&[
+        "timestamp('2024-01-01T00:30:00Z').getHours('+01:00') == 1",
+        "timestamp('2024-01-01T00:30:00Z').getHours('UTC') == 0",
+        "timestamp('2024-01-01T00:30:00Z').getHours() == 0",
+    ]);
+    let error = super::env()
+        .compile("timestamp('2024-01-01T00:30:00Z').getHours('Europe/Paris') == 1")
+        .expect("compiles")
+        .execute(&cel::Context::with_env(std::sync::Arc::clone(super::env())))
+        .expect_err("no Europe/Paris in the module");
+    assert!(super::not_evaluated(&error), "{error:?}");
+    let error = super::env()
+        .compile("'é'.matches('^\\\\pL$')")
+        .expect("compiles")
+        .execute(&cel::Context::with_env(std::sync::Arc::clone(super::env())))
+        .expect_err("no Unicode classes in regex-lite");
+    assert!(super::not_evaluated(&error), "{error:?}");
+}
+
+/// CEL's `matches` reads Go's RE2 dialect: `\d`, `\w` and `\s` are ASCII.
+#[test]
+fn matches_reads_go_classes() {
+    all_true(&[
+        "'abc-12'.matches('^[a-z]+-\\\\d+$')",
+        "matches('abc', '^\\\\w+$')",
+        "!'١٢'.matches('^\\\\d+$')",
+        "!'\\v'.matches('^\\\\s$')",
+        "'ABC'.matches('(?i)^abc$')",
+    ]);
 }
 
 /// The examples of `library/quantity.go`'s documentation.
