@@ -360,10 +360,20 @@ impl Check for ObjectValidation {
             report.list = Some(List {
                 rules: LISTED,
                 limit: settings.max_findings as usize,
-                intro: format!(
-                    "{listed} field {errors} the API server answers to this object (its apply fails with `is invalid`); fix the manifest:"
-                ),
-                intro_brief: format!("{listed} field {errors} the API server answers."),
+                intro: if schema_judged_anew {
+                    format!(
+                        "{listed} field {errors} the API server answers to this stored object against its CRD's current schema, which changed since it was written (an update that changes these fields, and a CREATE of the same manifest, fail); fix the object:"
+                    )
+                } else {
+                    format!(
+                        "{listed} field {errors} the API server answers to this object (its apply fails with `is invalid`); fix the manifest:"
+                    )
+                },
+                intro_brief: if schema_judged_anew {
+                    format!("{listed} field {errors} against its CRD's current schema.")
+                } else {
+                    format!("{listed} field {errors} the API server answers.")
+                },
                 more: "field errors".into(),
                 more_hint: "`syncguard scan` lists them all".into(),
             });

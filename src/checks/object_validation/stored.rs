@@ -220,25 +220,38 @@ pub fn finding(stored: &Stored, action: RejectOrWarn, minor: u32) -> Option<Find
     );
     let mut brief = Parts::default().fixed(format!("{head}: "));
     let mut text = Parts::default().fixed(format!("{head} against the new schema: "));
-    for (i, refused) in stored.refused.iter().take(NAMED).enumerate() {
-        let separator = if i == 0 { "" } else { ", " };
+    // The objects named, those whose first error reads the same said together: a schema change
+    // usually refuses many objects for the same value.
+    let mut groups: Vec<(String, Vec<&str>, usize)> = Vec::new();
+    for refused in stored.refused.iter().take(NAMED) {
         let first = refused.errors.first().map(ToString::to_string).unwrap_or_default();
-        let more = match refused.errors.len() {
-            0 | 1 => String::new(),
-            n => format!(" and {} more", n - 1),
+        let more = refused.errors.len().saturating_sub(1);
+        match groups.iter_mut().find(|(error, _, _)| *error == first) {
+            Some((_, labels, count)) => {
+                labels.push(&refused.label);
+                *count += more;
+            }
+            None => groups.push((first, vec![&refused.label], more)),
+        }
+    }
+    for (i, (first, labels, more)) in groups.into_iter().enumerate() {
+        let more = match more {
+            0 => String::new(),
+            n => format!(" and {n} more"),
         };
-        brief = brief
-            .fixed(separator)
-            .elidable(refused.label.clone())
-            .fixed(" (")
-            .elidable(first.clone())
-            .fixed(format!("{more})"));
-        text = text
-            .fixed(separator)
-            .elidable(refused.label.clone())
-            .fixed(" (")
-            .elidable(first)
-            .fixed(format!("{more})"));
+        for parts in [&mut brief, &mut text] {
+            let mut out = std::mem::take(parts);
+            if i > 0 {
+                out = out.fixed(", ");
+            }
+            for (j, label) in labels.iter().enumerate() {
+                if j > 0 {
+                    out = out.fixed(", ");
+                }
+                out = out.elidable(label.to_string());
+            }
+            *parts = out.fixed(" (").elidable(first.clone()).fixed(format!("{more})"));
+        }
     }
     if stored.refused.len() > NAMED {
         let more = format!(" and {} more", stored.refused.len() - NAMED);
@@ -377,7 +390,7 @@ mod tests {
         assert!(finding.text.whole().contains("refuses every update of them"));
         let brief = finding.brief.whole();
         assert!(
-            brief.starts_with("5 of 5 stored Widgets no longer validate: shop/w0 ("),
+            brief.starts_with("5 of 5 stored Widgets no longer validate: shop/w0, shop/w1, shop/w2 (spec.replicas: "),
             "{brief}"
         );
         assert!(brief.ends_with(" and 2 more"), "{brief}");
