@@ -1979,7 +1979,11 @@ fn base_crd_update_is_judged_against_the_snapshots_stored_objects() {
     };
     std::fs::write(
         repo.path().join("widgets-stored.yaml"),
-        format!("apiVersion: v1\nkind: List\nitems:\n{}{}", widget("big", 8), widget("small", 3)),
+        format!(
+            "apiVersion: v1\nkind: List\nitems:\n{}{}",
+            widget("big", 8),
+            widget("small", 3)
+        ),
     )
     .unwrap();
     std::fs::write(
@@ -1990,7 +1994,14 @@ fn base_crd_update_is_judged_against_the_snapshots_stored_objects() {
     let mods = policies(&["object-validation"]);
     let mods = mods.path().to_str().unwrap();
     let args = |config: bool| {
-        let mut args = vec!["--policies", mods, "--base", "HEAD", "--cluster-snapshot", "widgets-stored.yaml"];
+        let mut args = vec![
+            "--policies",
+            mods,
+            "--base",
+            "HEAD",
+            "--cluster-snapshot",
+            "widgets-stored.yaml",
+        ];
         if config {
             args.extend(["--config", "syncguard.yaml"]);
         }

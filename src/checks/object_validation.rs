@@ -811,7 +811,11 @@ mod tests {
             "{warnings:?}"
         );
         // A setting makes it a refusal, although the CRD is a live object.
-        let refused = update(&format!(r#"{GRANT}, "rules": {{"storedObjectInvalid": "reject"}}}}"#), &cluster).response;
+        let refused = update(
+            &format!(r#"{GRANT}, "rules": {{"storedObjectInvalid": "reject"}}}}"#),
+            &cluster,
+        )
+        .response;
         assert!(!refused.accepted);
         let message = refused.message.unwrap_or_default();
         assert!(message.contains("against the new schema: shop/api ("), "{message}");
@@ -852,17 +856,40 @@ mod tests {
                 .map(|_| ())
                 .unwrap_err()
         };
-        assert!(refused(r#"{"storedObjects": [{"apiVersion": "v1", "kind": "Widget"}]}"#).contains("`storedObjects[0]`: apiVersion \"v1\" is not `<group>/<version>`"));
+        assert!(
+            refused(r#"{"storedObjects": [{"apiVersion": "v1", "kind": "Widget"}]}"#)
+                .contains("`storedObjects[0]`: apiVersion \"v1\" is not `<group>/<version>`")
+        );
         assert!(refused(r#"{"storedObjects": [{"apiVersion": "example.com/v1"}]}"#).contains("`kind` is required"));
-        assert!(refused(r#"{"storedObjects": [{"apiVersion": "apps/v1", "kind": "Deployment"}]}"#).contains("is a built-in kind"));
-        assert!(refused(r#"{"storedObjects": [{"apiVersion": "a.io/v1", "kind": "A"}, {"apiVersion": "a.io/v1", "kind": "A"}]}"#).contains("`storedObjects[1]`: A of a.io/v1 is named twice"));
-        assert!(refused(r#"{"storedObjects": [{"apiVersion": "a.io/v1", "kind": "A", "namespace": "x"}]}"#).contains("unknown field `namespace`"));
+        assert!(
+            refused(r#"{"storedObjects": [{"apiVersion": "apps/v1", "kind": "Deployment"}]}"#)
+                .contains("is a built-in kind")
+        );
+        assert!(
+            refused(
+                r#"{"storedObjects": [{"apiVersion": "a.io/v1", "kind": "A"}, {"apiVersion": "a.io/v1", "kind": "A"}]}"#
+            )
+            .contains("`storedObjects[1]`: A of a.io/v1 is named twice")
+        );
+        assert!(
+            refused(r#"{"storedObjects": [{"apiVersion": "a.io/v1", "kind": "A", "namespace": "x"}]}"#)
+                .contains("unknown field `namespace`")
+        );
         assert!(refused(r#"{"rules": {"storedObjectsUnlisted": "reject"}}"#).contains("cannot be `reject`"));
         let settings = check::parse_settings::<ObjectValidation>(Some(&format!("{GRANT}}}"))).unwrap();
-        assert_eq!(settings.lookups(), [("example.com/v1".to_string(), "Widget".to_string())]);
-        let all = check::settings_lookups::<crate::all_in_one::AllInOne>(Some(&format!(r#"{{"objectValidation": {GRANT}}}}}"#))).unwrap();
+        assert_eq!(
+            settings.lookups(),
+            [("example.com/v1".to_string(), "Widget".to_string())]
+        );
+        let all = check::settings_lookups::<crate::all_in_one::AllInOne>(Some(&format!(
+            r#"{{"objectValidation": {GRANT}}}}}"#
+        )))
+        .unwrap();
         assert_eq!(all, settings.lookups());
-        let off = check::settings_lookups::<crate::all_in_one::AllInOne>(Some(&format!(r#"{{"objectValidation": {GRANT}, "enabled": false}}}}"#))).unwrap();
+        let off = check::settings_lookups::<crate::all_in_one::AllInOne>(Some(&format!(
+            r#"{{"objectValidation": {GRANT}, "enabled": false}}}}"#
+        )))
+        .unwrap();
         assert!(off.is_empty());
     }
 
@@ -881,13 +908,17 @@ mod tests {
     fn the_audit_fails_a_stored_custom_resource_its_crd_now_refuses() {
         let cluster = Stored(vec![crd(3)]);
         let judged = |object: &Value| {
-            decide::<ObjectValidation>(syncguard_testkit::payload(&audit(object), &json!({})).as_bytes(), &cluster)
+            decide::<ObjectValidation>(
+                syncguard_testkit::payload(&audit(object), &json!({})).as_bytes(),
+                &cluster,
+            )
         };
         let failed = judged(&widget("api", 5));
         assert!(!failed.accepted);
         let message = failed.message.unwrap_or_default();
         assert!(
-            message.contains("spec.replicas: Invalid value: 5: spec.replicas in body should be less than or equal to 3"),
+            message
+                .contains("spec.replicas: Invalid value: 5: spec.replicas in body should be less than or equal to 3"),
             "{message}"
         );
         assert!(judged(&widget("web", 2)).accepted);
@@ -896,7 +927,8 @@ mod tests {
         request["operation"] = json!("UPDATE");
         request["oldObject"] = widget("api", 5);
         request["resource"]["resource"] = json!("widgets");
-        let admitted = decide::<ObjectValidation>(syncguard_testkit::payload(&request, &json!({})).as_bytes(), &cluster);
+        let admitted =
+            decide::<ObjectValidation>(syncguard_testkit::payload(&request, &json!({})).as_bytes(), &cluster);
         assert!(admitted.accepted);
         // A CRD the cluster does not have: said, never refused.
         let unknown = decide::<ObjectValidation>(
@@ -904,8 +936,6 @@ mod tests {
             &Stored(Vec::new()),
         );
         assert!(unknown.accepted);
-        assert!(
-            unknown.warnings[0].contains("no CRD of Widget in example.com is known"),
-        );
+        assert!(unknown.warnings[0].contains("no CRD of Widget in example.com is known"),);
     }
 }

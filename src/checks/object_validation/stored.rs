@@ -24,6 +24,7 @@ use crate::finding::{Finding, RuleDoc};
 use crate::json::Node;
 use crate::settings::RejectOrWarn;
 use crate::text::Parts;
+use crate::text::order::natural_cmp;
 
 /// The rule of the stored objects the new schema of a CRD refuses.
 pub const RULE: RuleDoc = RuleDoc {
@@ -99,12 +100,7 @@ pub fn judge<'a, 'j: 'a>(
     objects: impl IntoIterator<Item = &'a Node<'j>>,
     minor: u32,
 ) -> Result<Stored, Unreadable> {
-    let text = |node: &Node<'_>, keys: &[&str]| {
-        node.at(keys)
-            .and_then(Node::as_str)
-            .unwrap_or_default()
-            .to_string()
-    };
+    let text = |node: &Node<'_>, keys: &[&str]| node.at(keys).and_then(Node::as_str).unwrap_or_default().to_string();
     let group = text(crd, &["spec", "group"]);
     let kind = text(crd, &["spec", "names", "kind"]);
     let scope_cluster = text(crd, &["spec", "scope"]) == "Cluster";
@@ -184,7 +180,7 @@ pub fn judge<'a, 'j: 'a>(
     }
     stored
         .refused
-        .sort_by(|a, b| a.label.cmp(&b.label).then_with(|| a.version.cmp(&b.version)));
+        .sort_by(|a, b| natural_cmp(&a.label, &b.label).then_with(|| a.version.cmp(&b.version)));
     Ok(stored)
 }
 
@@ -367,7 +363,12 @@ mod tests {
                 .starts_with("3 of 5 stored Widgets no longer validate against the new schema: ops/db (")
         );
         assert!(finding.text.whole().ends_with("before the update."));
-        assert!(finding.text.whole().contains("still accepts an update that leaves those values as they are"));
+        assert!(
+            finding
+                .text
+                .whole()
+                .contains("still accepts an update that leaves those values as they are")
+        );
         // Within a warning's 256 characters, the labels and errors shortened in their middle.
         assert!(finding.brief.fit(256).chars().count() <= 256);
     }
