@@ -31,6 +31,10 @@ pub type GroupKind = (&'static str, &'static str);
 /// `contextAwareResources` lists it.
 pub type Lookup = (&'static str, &'static str);
 
+/// A resource a deployment grants a policy to look up, `(apiVersion, kind)`, as its
+/// `contextAwareResources` names it (one its settings chose: [`Check::settings_lookups`]).
+pub type Grant = (String, String);
+
 /// The objects of one request as every check that judges it reads them: the request's object
 /// and old object as their text (a check that reads only their first members, which Kubewarden's
 /// sorted keys put first, reads that far and stops), and each read whole at most once, into the

@@ -45,7 +45,7 @@ pub struct Entry {
     pub check_settings: fn(Option<&str>) -> Result<(), String>,
     /// The resources its settings, as JSON text, name for it to look up
     /// ([`Check::settings_lookups`]).
-    pub settings_lookups: fn(Option<&str>) -> Result<Vec<(String, String)>, String>,
+    pub settings_lookups: fn(Option<&str>) -> Result<Vec<check::Grant>, String>,
     /// Whether it judges an UPDATE by what it changes ([`Check::READS_OLD_OBJECT`]).
     pub reads_old_object: bool,
 }
