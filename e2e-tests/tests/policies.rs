@@ -170,7 +170,7 @@ fn every_fixture_of_every_policy() {
 }
 
 /// Size guards (not goals): a single-check module over 512 KiB fails, object-validation's over
-/// 1.5 MiB and an all-in-one module over 2.25 MiB (the guards issue 29 set were 512 KiB and 1 MiB;
+/// 1,568 KiB (1.5 MiB until stored objects and the audit added 33 KB) and an all-in-one module over 2.25 MiB (the guards issue 29 set were 512 KiB and 1 MiB;
 /// they were 256 and 512 KiB until schema compatibility and the public suffix list).
 /// object-validation carries the built-in kinds' schemas of Kubernetes 1.24 to 1.35 (386 KB) and
 /// the `regex` crate with its Unicode tables (the RE2 patterns and formats of a schema), which put
@@ -182,7 +182,7 @@ fn every_fixture_of_every_policy() {
 #[test]
 fn module_sizes() {
     const SINGLE_LIMIT: u64 = 512 * 1024;
-    const OBJECT_VALIDATION_LIMIT: u64 = 1536 * 1024;
+    const OBJECT_VALIDATION_LIMIT: u64 = 1568 * 1024;
     const ALL_IN_ONE_LIMIT: u64 = 2304 * 1024;
     let size_of = |path: std::path::PathBuf| {
         std::fs::metadata(&path)
