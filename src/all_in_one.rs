@@ -245,6 +245,23 @@ impl Visit for ReadsWhole<'_, '_> {
     }
 }
 
+/// Collects the lookups the settings of every enabled check name.
+struct SettingsLookups(Vec<(String, String)>);
+
+impl registry::Visit for SettingsLookups {
+    fn visit<C: Check>(&mut self, section: &registry::Section<C>) {
+        if section.enabled
+            && let Some(settings) = &section.settings
+        {
+            for lookup in C::settings_lookups(settings) {
+                if !self.0.contains(&lookup) {
+                    self.0.push(lookup);
+                }
+            }
+        }
+    }
+}
+
 impl Module for AllInOne {
     type Settings = Settings;
     const NAME: &'static str = registry::ALL_IN_ONE;
@@ -253,6 +270,12 @@ impl Module for AllInOne {
     fn validate_settings(_settings: &Settings) -> Result<(), String> {
         // Every section was checked by its check's own rules as it was read.
         Ok(())
+    }
+
+    fn settings_lookups(settings: &Settings) -> Vec<(String, String)> {
+        let mut lookups = SettingsLookups(Vec::new());
+        registry::visit_sections(settings, &mut lookups);
+        lookups.0
     }
 
     fn decide(request: &Request<'_>, settings: &Settings, cluster: &dyn Cluster) -> Answer {

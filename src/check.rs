@@ -31,6 +31,10 @@ pub type GroupKind = (&'static str, &'static str);
 /// `contextAwareResources` lists it.
 pub type Lookup = (&'static str, &'static str);
 
+/// A resource a deployment grants a policy to look up, `(apiVersion, kind)`, as its
+/// `contextAwareResources` names it (one its settings chose: [`Check::settings_lookups`]).
+pub type Grant = (String, String);
+
 /// The objects of one request as every check that judges it reads them: the request's object
 /// and old object as their text (a check that reads only their first members, which Kubewarden's
 /// sorted keys put first, reads that far and stops), and each read whole at most once, into the
@@ -150,6 +154,13 @@ pub trait Check {
         Ok(())
     }
 
+    /// The resources `settings` name for the check to look up beyond [`Check::LOOKUPS`], as
+    /// `(apiVersion, kind)`: a deployment grants each in its `contextAwareResources`, and
+    /// `syncguard scan` grants them too. Default: none.
+    fn settings_lookups(_settings: &Self::Settings) -> Vec<(String, String)> {
+        Vec::new()
+    }
+
     /// Judges `objects`, the objects of a request that [`Check::RULES`] and [`Check::KINDS`]
     /// match, read as far as the check needs (their text, or the one tree of each, read once
     /// for every check of the request); what the rules cannot say (the operations a check
@@ -244,6 +255,9 @@ pub trait Module {
     /// Checks the settings beyond their shape.
     fn validate_settings(settings: &Self::Settings) -> Result<(), String>;
 
+    /// The resources its settings name for it to look up ([`Check::settings_lookups`]).
+    fn settings_lookups(settings: &Self::Settings) -> Vec<(String, String)>;
+
     /// Decides one request, one that [`Module::RULES`] match: the response and every finding
     /// behind it.
     fn decide(request: &Request<'_>, settings: &Self::Settings, cluster: &dyn Cluster) -> Answer;
@@ -256,6 +270,10 @@ impl<C: Check> Module for C {
 
     fn validate_settings(settings: &Self::Settings) -> Result<(), String> {
         <C as Check>::validate_settings(settings)
+    }
+
+    fn settings_lookups(settings: &Self::Settings) -> Vec<(String, String)> {
+        <C as Check>::settings_lookups(settings)
     }
 
     fn decide(request: &Request<'_>, settings: &Self::Settings, cluster: &dyn Cluster) -> Answer {
@@ -276,6 +294,13 @@ pub fn parse_settings<P: Module>(raw: Option<&str>) -> Result<P::Settings, Strin
     let parsed: P::Settings = settings::parse(raw)?;
     P::validate_settings(&parsed)?;
     Ok(parsed)
+}
+
+/// The resources policy `P`'s settings, as JSON text (absent: defaults), name for it to look
+/// up beyond its metadata's `contextAwareResources` ([`Check::settings_lookups`]), or why the
+/// settings do not read.
+pub fn settings_lookups<P: Module>(raw: Option<&str>) -> Result<Vec<(String, String)>, String> {
+    parse_settings::<P>(raw).map(|settings| P::settings_lookups(&settings))
 }
 
 /// Runs the `validate` operation of policy `P` on a waPC payload and returns the response bytes.

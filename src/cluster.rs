@@ -31,6 +31,12 @@ pub enum ItemsError {
 }
 
 impl Items {
+    /// The List's JSON text, for a check that reads it into the core's tree ([`crate::json`])
+    /// rather than into a serde view.
+    pub fn text(&self) -> &str {
+        &self.body
+    }
+
     /// The items read as `T`, in one pass over the List (a `null` item reads as `T::default()`,
     /// as a `null` field does). Only when that fails is the List read again, item by item, for
     /// the error to name the item and a position inside it.

@@ -44,6 +44,9 @@ pub struct Entry {
     pub validate_settings: fn(&[u8]) -> Vec<u8>,
     /// Reads and checks its settings as JSON text (absent: defaults).
     pub check_settings: fn(Option<&str>) -> Result<(), String>,
+    /// The resources its settings, as JSON text, name for it to look up
+    /// ([`Check::settings_lookups`]).
+    pub settings_lookups: fn(Option<&str>) -> Result<Vec<check::Grant>, String>,
     /// Whether it judges an UPDATE by what it changes ([`Check::READS_OLD_OBJECT`]).
     pub reads_old_object: bool,
 }
@@ -62,6 +65,7 @@ impl Entry {
             report: check::handle_report::<C>,
             validate_settings: check::handle_validate_settings::<C>,
             check_settings: |raw| check::parse_settings::<C>(raw).map(|_| ()),
+            settings_lookups: check::settings_lookups::<C>,
             reads_old_object: C::READS_OLD_OBJECT,
         }
     }

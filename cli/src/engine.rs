@@ -143,6 +143,9 @@ pub struct Capabilities {
     /// `--allow-context-aware`: Kubernetes lookups allowed for the resources the module's
     /// metadata declares in `contextAwareResources`.
     pub allow_context_aware: bool,
+    /// `(apiVersion, kind)` lookups granted beyond the metadata's, as a deployment's
+    /// `contextAwareResources` grants them (the kinds a policy's settings name).
+    pub granted: Vec<(String, String)>,
     /// Answers to Kubernetes lookups from a kwctl replay file (takes precedence over `lookups`).
     pub replay: Option<Arc<Replay>>,
     /// Answers to Kubernetes lookups when there is no replay file, e.g. an offline cluster.
@@ -165,7 +168,7 @@ impl Module {
             .pre
             .rehydrate(Some(deadlines))
             .map_err(|e| anyhow!("cannot instantiate the policy module: {e}"))?;
-        let allowed: Vec<(String, String)> = self
+        let mut allowed: Vec<(String, String)> = self
             .metadata
             .as_ref()
             .map(|m| {
@@ -175,6 +178,7 @@ impl Module {
                     .collect()
             })
             .unwrap_or_default();
+        allowed.extend(capabilities.granted.iter().cloned());
         let callback = move |_id: u64, binding: &str, namespace: &str, operation: &str, payload: &[u8]| {
             host_call(&capabilities, &allowed, binding, namespace, operation, payload)
                 .map_err(|message| -> Box<dyn std::error::Error + Send + Sync> { message.into() })
@@ -309,6 +313,7 @@ mod tests {
         .expect("the fixture's replay file");
         let replayed = Capabilities {
             allow_context_aware: true,
+            granted: Vec::new(),
             replay: Some(Arc::new(replay)),
             lookups: None,
         };
@@ -328,6 +333,7 @@ mod tests {
 
         let offline = Capabilities {
             allow_context_aware: true,
+            granted: Vec::new(),
             replay: None,
             lookups: Some(Arc::new(Failing)),
         };

@@ -47,6 +47,11 @@ pub struct RunArgs {
     /// kwctl recording/replay file answering the policy's Kubernetes lookups.
     #[arg(long)]
     replay_host_capabilities_interactions: Option<PathBuf>,
+    /// Also allow this lookup, `<apiVersion>/<kind>` (`cert-manager.io/v1/Certificate`), as a
+    /// deployment's `contextAwareResources` grants one its metadata does not declare (what kwctl
+    /// reads from a ClusterAdmissionPolicy file); with --allow-context-aware; repeatable.
+    #[arg(long, value_name = "APIVERSION/KIND")]
+    context_aware_resource: Vec<String>,
     /// Evaluation time limit in seconds (policy-server's default is 2).
     #[arg(long, default_value_t = 2.0)]
     timeout_seconds: f64,
@@ -126,6 +131,17 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
     let module = engine.compile(&engine::read_module(&args.policy)?)?;
     let instance = module.instantiate(engine::Capabilities {
         allow_context_aware: args.allow_context_aware,
+        granted: args
+            .context_aware_resource
+            .iter()
+            .map(|resource| {
+                resource
+                    .rsplit_once('/')
+                    .filter(|(api_version, kind)| !api_version.is_empty() && !kind.is_empty())
+                    .map(|(api_version, kind)| (api_version.to_string(), kind.to_string()))
+                    .ok_or_else(|| anyhow!("--context-aware-resource {resource}: expected <apiVersion>/<kind>"))
+            })
+            .collect::<Result<_>>()?,
         replay,
         lookups: None,
     })?;

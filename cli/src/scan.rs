@@ -293,6 +293,10 @@ pub struct ActivePolicy {
     /// Whether it judges an UPDATE by what it changes: a syncguard check that does (by the
     /// module's name), never another module.
     pub reads_old_object: bool,
+    /// The lookups its settings name beyond its metadata's `contextAwareResources` (a syncguard
+    /// policy's, by the module's name: object-validation's `storedObjects`), granted as a
+    /// deployment that names them in its `contextAwareResources` grants them.
+    pub granted: Vec<(String, String)>,
 }
 
 impl ActivePolicy {
@@ -367,12 +371,21 @@ impl PolicySet {
                 description: annotation("io.kubewarden.policy.description"),
                 readme: annotation("io.kubewarden.policy.url"),
             });
+            let settings_text = settings.to_string();
+            let granted = if module.name == syncguard::registry::ALL_IN_ONE {
+                syncguard::check::settings_lookups::<syncguard::all_in_one::AllInOne>(Some(&settings_text))
+            } else {
+                syncguard::registry::Entry::named(&module.name)
+                    .map_or(Ok(Vec::new()), |entry| (entry.settings_lookups)(Some(&settings_text)))
+            }
+            .map_err(|e| anyhow!("policy {}: {e}", module.name))?;
             policies.push(ActivePolicy {
                 reads_old_object: syncguard::registry::Entry::named(&module.name)
                     .is_some_and(|entry| entry.reads_old_object),
+                granted,
                 rules: module.metadata.rules.clone(),
                 module: compiled,
-                settings_text: settings.to_string(),
+                settings_text,
             });
         }
         let clash = config.clash_settings(config_name)?;
@@ -717,6 +730,7 @@ impl Worker<'_> {
             if slots[policy].is_none() {
                 match self.set.policies[policy].module.instantiate(Capabilities {
                     allow_context_aware: true,
+                    granted: self.set.policies[policy].granted.clone(),
                     replay: None,
                     lookups: Some(self.cluster.clone()),
                 }) {

@@ -2039,3 +2039,76 @@ fn kustomize_inputs_are_not_refused_for_what_kustomize_fills() {
     );
     assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
 }
+
+/// Under `--base`, a CRD whose update tightens its schema is judged against the stored objects
+/// the cluster snapshot holds of its kind, when object-validation's `storedObjects` names it:
+/// the one the new schema refuses is named with the API server's message, the one it accepts is
+/// not, and the finding is at the changed version's schema in the CRD's file.
+#[test]
+fn base_crd_update_is_judged_against_the_snapshots_stored_objects() {
+    let repo = TempDir::new();
+    let crd = |maximum: u32| {
+        format!(
+            "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: widgets.example.com\nspec:\n  group: example.com\n  scope: Namespaced\n  names: {{kind: Widget, plural: widgets, singular: widget, listKind: WidgetList}}\n  versions:\n    - name: v1\n      served: true\n      storage: true\n      schema:\n        openAPIV3Schema:\n          type: object\n          properties:\n            spec:\n              type: object\n              properties:\n                size: {{type: integer, maximum: {maximum}}}\n"
+        )
+    };
+    std::fs::create_dir_all(repo.path().join("crds")).unwrap();
+    std::fs::write(repo.path().join("crds/widgets.yaml"), crd(10)).unwrap();
+    git(repo.path(), &["init", "-q"]);
+    git(repo.path(), &["add", "."]);
+    git(repo.path(), &["commit", "-q", "-m", "widgets up to 10"]);
+    std::fs::write(repo.path().join("crds/widgets.yaml"), crd(5)).unwrap();
+    // What `kubectl get widgets -A -o yaml` gives: two stored Widgets, one of size 8.
+    let widget = |name: &str, size: u32| {
+        format!(
+            "- apiVersion: example.com/v1\n  kind: Widget\n  metadata: {{name: {name}, namespace: shop, uid: u-{name}, resourceVersion: \"7\"}}\n  spec: {{size: {size}}}\n"
+        )
+    };
+    std::fs::write(
+        repo.path().join("widgets-stored.yaml"),
+        format!(
+            "apiVersion: v1\nkind: List\nitems:\n{}{}",
+            widget("big", 8),
+            widget("small", 3)
+        ),
+    )
+    .unwrap();
+    std::fs::write(
+        repo.path().join("syncguard.yaml"),
+        "policies:\n  object-validation:\n    settings:\n      storedObjects: [{apiVersion: example.com/v1, kind: Widget}]\n",
+    )
+    .unwrap();
+    let mods = policies(&["object-validation"]);
+    let mods = mods.path().to_str().unwrap();
+    let args = |config: bool| {
+        let mut args = vec![
+            "--policies",
+            mods,
+            "--base",
+            "HEAD",
+            "--cluster-snapshot",
+            "widgets-stored.yaml",
+        ];
+        if config {
+            args.extend(["--config", "syncguard.yaml"]);
+        }
+        args.push("crds");
+        args
+    };
+    let run = scan_in(repo.path(), &args(true), None);
+    assert_eq!(run.code, 0, "a warning by default: {}{}", run.stdout, run.stderr);
+    assert!(
+        run.stdout.contains(
+            "crds/widgets.yaml:14:9: object-validation/storedObjectInvalid (UPDATE): warned: CustomResourceDefinition widgets.example.com: 1 of 2 stored Widgets no longer validates"
+        ) && run.stdout.contains(
+            "shop/big (spec.size: Invalid value: 8: spec.size in body should be less than or equal to 5)"
+        ),
+        "{}",
+        run.stdout
+    );
+    assert!(!run.stdout.contains("shop/small"), "{}", run.stdout);
+    // Without the setting, the stored objects are not looked up.
+    let run = scan_in(repo.path(), &args(false), None);
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    assert!(!run.stdout.contains("storedObject"), "{}", run.stdout);
+}

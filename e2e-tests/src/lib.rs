@@ -36,6 +36,15 @@ pub fn section_key(policy: &str) -> &'static str {
         .settings_key
 }
 
+/// A file removed when dropped.
+struct TempFile(PathBuf);
+
+impl Drop for TempFile {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
 /// Why an engine gave no response for a case.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum RunError {
@@ -119,7 +128,46 @@ impl Engine {
                 .arg("--replay-host-capabilities-interactions")
                 .arg(dir.join(replay));
         }
-        command.arg(module);
+        // Lookups the case's deployment grants beyond the metadata's: kwctl reads them from a
+        // ClusterAdmissionPolicy file (with the module and the settings), `syncguard run` from
+        // its flag.
+        let _policy_file;
+        if case.grant.is_empty() {
+            command.arg(module);
+        } else if self.name == "kwctl" {
+            let path = std::env::temp_dir().join(format!(
+                "syncguard-e2e-{}-{policy}-{}-{}.yaml",
+                std::process::id(),
+                case.name,
+                module.file_name().and_then(|n| n.to_str()).unwrap_or_default()
+            ));
+            let resources: Vec<Value> = testing::granted(policy, &case.grant)
+                .into_iter()
+                .map(|(api_version, kind)| serde_json::json!({"apiVersion": api_version, "kind": kind}))
+                .collect();
+            let manifest = serde_json::json!({
+                "apiVersion": "policies.kubewarden.io/v1",
+                "kind": "ClusterAdmissionPolicy",
+                "metadata": {"name": policy},
+                "spec": {
+                    "module": format!("file://{}", module.display()),
+                    "settings": settings,
+                    "rules": [],
+                    "mutating": false,
+                    "contextAwareResources": resources,
+                },
+            });
+            std::fs::write(&path, manifest.to_string()).map_err(|e| RunError::Failed(e.to_string()))?;
+            command.arg(&path);
+            _policy_file = TempFile(path);
+        } else {
+            for grant in &case.grant {
+                command
+                    .arg("--context-aware-resource")
+                    .arg(format!("{}/{}", grant.api_version, grant.kind));
+            }
+            command.arg(module);
+        }
         let output = command
             .output()
             .map_err(|e| RunError::Failed(format!("cannot start {}: {e}", self.program.display())))?;

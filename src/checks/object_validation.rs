@@ -10,14 +10,29 @@
 //!   an `unknownCrd` finding (never a refusal): the object was not validated.
 //! - **Every object's metadata**: `metadata.name` and `generateName` by its kind's name rule,
 //!   `metadata.namespace`, label keys and values, annotation keys and their total size.
+//! - **A CRD update against the objects it stores** ([`stored`]): for a kind the settings'
+//!   `storedObjects` name (each one a lookup the deployment grants in its
+//!   `contextAwareResources`), the stored objects are listed (`list_resources_all`) and judged
+//!   against the new CRD's schema of their version; the finding names those it refuses.
 //!
 //! # Admission and CI
 //! The API server validates an object against its schema before any validating webhook sees it,
 //! so at admission a finding can only repeat what the API server already refused, or be wrong.
-//! A live object (one with a `uid`, a `resourceVersion` or a creation time: admission, the
-//! audit scanner) therefore gets every finding as a warning; a manifest (`syncguard scan`, the
-//! playground, `kwctl run` on a rendered chart) gets the settings' actions, by default a
-//! refusal for what the API server would refuse.
+//! A live object (one with a `uid`, a `resourceVersion` or a creation time) at admission
+//! therefore gets every finding as a warning; a manifest (`syncguard scan`, the playground,
+//! `kwctl run` on a rendered chart) gets the settings' actions, by default a refusal for what
+//! the API server would refuse.
+//!
+//! # Audit
+//! Kubewarden's audit scanner sends each object the cluster stores as a CREATE of it, the object
+//! as it is stored (with its `resourceVersion`, which the API server never lets a CREATE carry),
+//! and names its resource by its kind (`Certificate`, not `certificates`); its PolicyReport
+//! counts a rejection as `fail` and anything accepted, warnings included, as `pass`, with no
+//! message. The API server validated a custom resource against its CRD's schema of the time,
+//! not against the schema an upgrade installed since, so a stored custom resource
+//! ([`is_stored`]) gets the settings' actions for its schema findings: by default a `fail` in the
+//! PolicyReport, with the API server's message. Its metadata and a built-in kind, which the API
+//! server's own code validated and still validates the same way, stay warnings.
 //!
 //! # Cost
 //! The object is read whole once ([`crate::json`]). A CRD's schema is compiled once per module
@@ -29,9 +44,10 @@ pub mod cel;
 pub mod field_error;
 pub mod metadata;
 pub mod schema;
+pub mod stored;
 pub mod validate;
 
-use crate::admission::Request;
+use crate::admission::{Operation, Request};
 use crate::check::{Check, GroupKind, Lookup, Objects};
 use crate::cluster::{Cluster, LookupError};
 use crate::finding::{Finding, List, Malformed, Report, RuleDoc, Subject};
@@ -77,13 +93,15 @@ pub const FINDINGS: &[RuleDoc] = &[
         summary: "the CRD's schema cannot be read, so the object was not validated",
         anchor: "unknown-crds",
     },
+    stored::RULE,
+    stored::UNLISTED,
 ];
 
 /// The rules of field errors, listed together.
 const LISTED: &[&str] = &["schemaViolation", "celViolation", "unknownField", "invalidMetadata"];
 
 /// The rules whose action cannot be `reject`: they say the object was not validated.
-const NEVER_REJECT: &[&str] = &["unknownCrd", "unreadableSchema"];
+const NEVER_REJECT: &[&str] = &["unknownCrd", "unreadableSchema", "storedObjectsUnlisted"];
 
 // The CRD's fields read (`get_resource` field masks: the same as sync-drift asks, so a host that
 // keeps answers serves both from one) and the `kubernetesVersion` range are sync-drift's.
@@ -104,6 +122,28 @@ pub struct Settings {
     /// The Kubernetes version of the cluster, `1.MINOR` (default: the newest supported): the
     /// formats and messages that changed between versions follow it.
     pub kubernetes_version: String,
+    /// The custom resources whose stored objects a CRD update is judged against (default none):
+    /// each one is listed in the cluster on an update of its CRD, so a deployment grants each
+    /// in its `contextAwareResources`.
+    pub stored_objects: Vec<StoredResource>,
+}
+
+/// A custom resource whose stored objects an update of its CRD is judged against, named as a
+/// policy's `contextAwareResources` names it: the lookup lists its objects at `api_version`.
+#[derive(Debug, Clone, Default, Deserialize, PartialEq, Eq)]
+#[serde(default, deny_unknown_fields, rename_all = "camelCase")]
+pub struct StoredResource {
+    /// `<group>/<version>` (`cert-manager.io/v1`).
+    pub api_version: String,
+    /// The kind (`Certificate`).
+    pub kind: String,
+}
+
+impl StoredResource {
+    /// The API group and version.
+    fn group_version(&self) -> (&str, &str) {
+        self.api_version.rsplit_once('/').unwrap_or(("", &self.api_version))
+    }
 }
 
 impl Default for Settings {
@@ -112,6 +152,7 @@ impl Default for Settings {
             rules: RuleActions::default(),
             max_findings: 20,
             kubernetes_version: format!("1.{NEWEST_MINOR}"),
+            stored_objects: Vec::new(),
         }
     }
 }
@@ -120,6 +161,15 @@ impl Settings {
     /// The Kubernetes minor version (the newest when it does not read; validated before).
     pub fn minor(&self) -> u32 {
         minor_of(&self.kubernetes_version).unwrap_or(NEWEST_MINOR)
+    }
+
+    /// The lookups `storedObjects` asks for, each as a deployment grants it in its
+    /// `contextAwareResources`: `(apiVersion, kind)`.
+    pub fn lookups(&self) -> Vec<(String, String)> {
+        self.stored_objects
+            .iter()
+            .map(|r| (r.api_version.clone(), r.kind.clone()))
+            .collect()
     }
 
     /// The action of `rule`.
@@ -164,7 +214,12 @@ impl Check for ObjectValidation {
                 settings.max_findings
             ));
         }
-        check_kubernetes_version(&settings.kubernetes_version)
+        check_kubernetes_version(&settings.kubernetes_version)?;
+        check_stored_objects(&settings.stored_objects)
+    }
+
+    fn settings_lookups(settings: &Settings) -> Vec<(String, String)> {
+        settings.lookups()
     }
 
     fn check(
@@ -192,6 +247,7 @@ impl Check for ObjectValidation {
         };
         let subject = Subject::new(request, text("name"), text("generateName"), text("namespace"));
         let live = is_live(metadata);
+        let stored_object = is_stored(request, metadata);
         let minor = settings.minor();
         let (group, version) = api_version(node, request);
         let kind = node
@@ -268,7 +324,13 @@ impl Check for ObjectValidation {
                 }
             }
         }
+        // Judged against a schema the API server has not applied to it: a stored custom
+        // resource's schema findings (the audit), and a CRD update's stored objects.
+        let schema_judged_anew = stored_object && !built_in && !group.is_empty();
         let mut findings = others;
+        if request.is_update() && group == "apiextensions.k8s.io" && kind == "CustomResourceDefinition" {
+            findings.extend(stored_objects(node, settings, cluster));
+        }
         for (rule, error) in errors {
             let Some(action) = reject_or_warn(settings.action(rule)) else {
                 continue;
@@ -288,7 +350,9 @@ impl Check for ObjectValidation {
             findings = findings
                 .into_iter()
                 .map(|f| {
-                    f.warn_if(true, || {
+                    let anew = f.rule == stored::RULE.id
+                        || (schema_judged_anew && matches!(f.rule, "schemaViolation" | "celViolation"));
+                    f.warn_if(!anew, || {
                         "a live object: the API server validated it before syncguard".to_string()
                     })
                 })
@@ -301,10 +365,20 @@ impl Check for ObjectValidation {
             report.list = Some(List {
                 rules: LISTED,
                 limit: settings.max_findings as usize,
-                intro: format!(
-                    "{listed} field {errors} the API server answers to this object (its apply fails with `is invalid`); fix the manifest:"
-                ),
-                intro_brief: format!("{listed} field {errors} the API server answers."),
+                intro: if schema_judged_anew {
+                    format!(
+                        "{listed} field {errors} the API server answers to this stored object against its CRD's current schema, which changed since it was written (an update that changes these fields, and a CREATE of the same manifest, fail); fix the object:"
+                    )
+                } else {
+                    format!(
+                        "{listed} field {errors} the API server answers to this object (its apply fails with `is invalid`); fix the manifest:"
+                    )
+                },
+                intro_brief: if schema_judged_anew {
+                    format!("{listed} field {errors} against its CRD's current schema.")
+                } else {
+                    format!("{listed} field {errors} the API server answers.")
+                },
                 more: "field errors".into(),
                 more_hint: "`syncguard scan` lists them all".into(),
             });
@@ -357,6 +431,122 @@ fn is_live(metadata: Option<&Node<'_>>) -> bool {
     };
     let set = |key: &str| metadata.get(key).and_then(Node::as_str).is_some_and(|s| !s.is_empty());
     set("uid") || set("resourceVersion") || set("creationTimestamp")
+}
+
+/// Whether the request re-examines an object the cluster stores rather than writes one: a
+/// CREATE of an object with a `resourceVersion`, which the API server refuses on a real CREATE
+/// (`resourceVersion should not be set on objects to be created`) and which Kubewarden's audit
+/// scanner sends for every stored object it audits.
+pub fn is_stored(request: &Request<'_>, metadata: Option<&Node<'_>>) -> bool {
+    request.operation == Some(Operation::Create)
+        && metadata
+            .and_then(|m| m.get("resourceVersion"))
+            .and_then(Node::as_str)
+            .is_some_and(|v| !v.is_empty())
+}
+
+/// Checks `storedObjects`: each a custom resource's `apiVersion` (`<group>/<version>`) and kind,
+/// named once.
+fn check_stored_objects(resources: &[StoredResource]) -> Result<(), String> {
+    for (i, resource) in resources.iter().enumerate() {
+        let at = format!("`storedObjects[{i}]`");
+        let (group, version) = resource.group_version();
+        if group.is_empty() || version.is_empty() || version.contains('/') {
+            return Err(format!(
+                "{at}: apiVersion {} is not `<group>/<version>` of a custom resource (e.g. `cert-manager.io/v1`)",
+                quote(&resource.api_version)
+            ));
+        }
+        if resource.kind.is_empty() {
+            return Err(format!("{at}: `kind` is required (e.g. `Certificate`)"));
+        }
+        if crate::generated::api_cluster_scoped(group, version, &resource.kind).is_some() {
+            return Err(format!(
+                "{at}: {} of {} is a built-in kind: only a custom resource has a CRD whose update changes its schema",
+                resource.kind, resource.api_version
+            ));
+        }
+        if resources[..i].contains(resource) {
+            return Err(format!(
+                "{at}: {} of {} is named twice",
+                resource.kind, resource.api_version
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The findings of a CRD update (`crd`, the new object) about the objects it stores, for each
+/// kind of `storedObjects` that is the CRD's: those its new schema refuses ([`stored::RULE`]), or
+/// why they could not be judged.
+fn stored_objects(crd: &Node<'_>, settings: &Settings, cluster: &dyn Cluster) -> Vec<Finding> {
+    let field = |keys: &[&str]| crd.at(keys).and_then(Node::as_str).unwrap_or_default();
+    let (crd_group, crd_kind) = (field(&["spec", "group"]), field(&["spec", "names", "kind"]));
+    let served = |version: &str| match crd.at(&["spec", "versions"]) {
+        Some(Node::Array(versions)) => versions
+            .iter()
+            .any(|v| v.get("name").and_then(Node::as_str) == Some(version)),
+        _ => false,
+    };
+    let minor = settings.minor();
+    let mut findings = Vec::new();
+    let mut unjudged = |why: String| {
+        if let Some(action) = reject_or_warn(settings.action(stored::UNLISTED.id)) {
+            let parts = Parts::default().elidable(why);
+            findings.push(Finding::new(stored::UNLISTED.id, action, "", parts.clone(), parts));
+        }
+    };
+    let mut judged = Vec::new();
+    for resource in &settings.stored_objects {
+        let (group, version) = resource.group_version();
+        // A version the new CRD no longer serves is crd-safe-upgrade's finding, not this one's.
+        if group != crd_group || resource.kind != crd_kind || !served(version) {
+            continue;
+        }
+        let noun = stored::plural(&resource.kind);
+        let items = match cluster.list_all(&resource.api_version, &resource.kind, &[]) {
+            Ok(items) => items,
+            Err(LookupError::Forbidden(_)) => {
+                unjudged(format!(
+                    "the stored {noun} were not judged against the new schema: the policy may not list {} of {} (grant it in the policy's contextAwareResources)",
+                    resource.kind, resource.api_version
+                ));
+                continue;
+            }
+            Err(e) => {
+                let e: String = e.into();
+                unjudged(format!(
+                    "the stored {noun} could not be listed ({}), so they were not judged against the new schema",
+                    elide(&e, 120)
+                ));
+                continue;
+            }
+        };
+        let list = match json::read(items.text(), json::Everything, usize::MAX) {
+            Ok(list) => list,
+            Err(e) => {
+                unjudged(format!(
+                    "the cluster's list of {noun} is not JSON ({e}), so they were not judged against the new schema"
+                ));
+                continue;
+            }
+        };
+        let objects: &[Node<'_>] = match list.get("items") {
+            Some(Node::Array(items)) => items,
+            _ => &[],
+        };
+        match stored::judge(crd, objects, minor) {
+            Ok(stored) => judged.push(stored),
+            Err(unreadable) => unjudged(format!(
+                "the new schema cannot be compiled ({}: {}), so the stored {noun} were not judged",
+                unreadable.path, unreadable.error
+            )),
+        }
+    }
+    if let Some(action) = reject_or_warn(settings.action(stored::RULE.id)) {
+        findings.extend(judged.iter().filter_map(|s| stored::finding(s, action, minor)));
+    }
+    findings
 }
 
 /// The object's API group and version (its `apiVersion`, else the request's kind).
@@ -516,6 +706,38 @@ fn compile_crd(text: &str, version: &str, minor: u32, name: &str) -> Result<Comp
     })
 }
 
+/// The CRD fields [`crd_of_kind`] reads of every CRD (`list_resources_all` field masks).
+pub const CRD_NAME_FIELDS: &[&str] = &["spec.group", "spec.names.kind"];
+
+/// The name of the CRD that serves `kind` in `group`, from the cluster's CRDs, or why none is
+/// known.
+fn crd_of_kind(group: &str, kind: &str, cluster: &dyn Cluster) -> Result<String, String> {
+    let not_validated = |why: String| format!("{why}, so this {kind} was not validated");
+    let items = cluster
+        .list_all("apiextensions.k8s.io/v1", "CustomResourceDefinition", CRD_NAME_FIELDS)
+        .map_err(|e| {
+            let e: String = e.into();
+            not_validated(format!(
+                "the CRDs could not be listed to find the one of {kind} in {group} ({})",
+                elide(&e, 120)
+            ))
+        })?;
+    let list = json::read(items.text(), json::Everything, usize::MAX)
+        .map_err(|e| not_validated(format!("the cluster's list of CRDs is not JSON ({e})")))?;
+    let crds: &[Node<'_>] = match list.get("items") {
+        Some(Node::Array(items)) => items,
+        _ => &[],
+    };
+    let field = |crd: &Node<'_>, keys: &[&str]| crd.at(keys).and_then(Node::as_str).map(str::to_string);
+    crds.iter()
+        .find(|crd| {
+            field(crd, &["spec", "group"]).as_deref() == Some(group)
+                && field(crd, &["spec", "names", "kind"]).as_deref() == Some(kind)
+        })
+        .and_then(|crd| field(crd, &["metadata", "name"]))
+        .ok_or_else(|| not_validated(format!("no CRD of {kind} in {group} is known")))
+}
+
 /// The compiled schema of a custom resource's CRD version, or why there is none.
 fn crd_schema(
     request: &Request<'_>,
@@ -535,7 +757,13 @@ fn crd_schema(
             "{kind} of {group}/{version}: the request names no resource of its group, so its CRD cannot be looked up and it was not validated"
         )));
     }
-    let name = format!("{}.{group}", resource.resource);
+    let name = if resource.resource == kind {
+        // Kubewarden's audit scanner names the resource by the object's kind, not its plural:
+        // the CRD is the one the cluster's CRDs name for that group and kind.
+        crd_of_kind(group, kind, cluster).map_err(unknown)?
+    } else {
+        format!("{}.{group}", resource.resource)
+    };
     let text = match cluster.get(
         "apiextensions.k8s.io/v1",
         "CustomResourceDefinition",
@@ -566,5 +794,181 @@ fn crd_schema(
             rule: "unreadableSchema",
             text: format!("{why}; this {kind} was not validated"),
         }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::check::{self, answer, decide};
+    use crate::cluster::Objects as Stored;
+    use serde_json::{Value, json};
+
+    /// A Widget CRD at `maximum` replicas, as installed or as updated.
+    fn crd(maximum: u32) -> Value {
+        json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+          "metadata": {"name": "widgets.example.com", "uid": "c1", "resourceVersion": "7"},
+          "spec": {"group": "example.com", "scope": "Namespaced",
+            "names": {"kind": "Widget", "plural": "widgets", "singular": "widget", "listKind": "WidgetList"},
+            "versions": [{"name": "v1", "served": true, "storage": true,
+              "schema": {"openAPIV3Schema": {"type": "object", "properties": {
+                "spec": {"type": "object", "properties": {"replicas": {"type": "integer", "maximum": maximum}}}}}}}]},
+          "status": {"storedVersions": ["v1"]}})
+    }
+
+    fn widget(name: &str, replicas: u32) -> Value {
+        json!({"apiVersion": "example.com/v1", "kind": "Widget",
+          "metadata": {"name": name, "namespace": "shop", "uid": format!("u-{name}"), "resourceVersion": "42"},
+          "spec": {"replicas": replicas}})
+    }
+
+    const GRANT: &str = r#"{"storedObjects": [{"apiVersion": "example.com/v1", "kind": "Widget"}]"#;
+
+    fn update(settings: &str, cluster: &dyn Cluster) -> crate::render::Answer {
+        let request = syncguard_testkit::crd_request("UPDATE", &crd(3), Some(&crd(10)));
+        let settings: Value = serde_json::from_str(settings).unwrap();
+        answer::<ObjectValidation>(syncguard_testkit::payload(&request, &settings).as_bytes(), cluster)
+    }
+
+    #[test]
+    fn a_crd_update_names_the_stored_objects_its_new_schema_refuses() {
+        let cluster = Stored(vec![widget("api", 5), widget("web", 2), crd(10)]);
+        let warned = update(&format!("{GRANT}}}"), &cluster).response;
+        assert!(warned.accepted);
+        let warnings = warned.warnings;
+        assert_eq!(warnings.len(), 1, "{warnings:?}");
+        assert!(
+            warnings[0].contains(
+                "1 of 2 stored Widgets no longer validates: shop/api (spec.replicas: Invalid value: 5: spec.replicas in body should be less than or equal to 3)"
+            ),
+            "{warnings:?}"
+        );
+        // A setting makes it a refusal, although the CRD is a live object.
+        let refused = update(
+            &format!(r#"{GRANT}, "rules": {{"storedObjectInvalid": "reject"}}}}"#),
+            &cluster,
+        )
+        .response;
+        assert!(!refused.accepted);
+        let message = refused.message.unwrap_or_default();
+        assert!(message.contains("against the new schema: shop/api ("), "{message}");
+        assert!(message.contains("ratcheting validation"), "{message}");
+        // Without `storedObjects`, nothing is listed and nothing said.
+        let quiet = update("{}", &cluster).response;
+        assert!(quiet.accepted && quiet.warnings.is_empty());
+        // Every stored object valid: nothing said.
+        let valid = update(&format!("{GRANT}}}"), &Stored(vec![widget("web", 2)])).response;
+        assert!(valid.warnings.is_empty());
+    }
+
+    #[test]
+    fn a_lookup_the_policy_may_not_make_is_said_never_refused() {
+        struct Refusing;
+        impl crate::cluster::HostCalls for Refusing {
+            fn host_call(&self, _: &str, _: &[u8]) -> Result<Vec<u8>, String> {
+                Err("Policy has not been granted access to Kubernetes example.com/v1/Widget resources. The violation has been reported.".into())
+            }
+        }
+        let response = update(
+            &format!(r#"{GRANT}, "rules": {{"storedObjectInvalid": "reject"}}}}"#),
+            &Refusing,
+        )
+        .response;
+        assert!(response.accepted);
+        let warnings = response.warnings;
+        assert!(
+            warnings[0].contains("the stored Widgets were not judged against the new schema: the policy may not list Widget of example.com/v1 (grant it in the policy's contextAwareResources)"),
+            "{warnings:?}"
+        );
+    }
+
+    #[test]
+    fn stored_objects_settings_are_checked() {
+        let refused = |settings: &str| {
+            check::parse_settings::<ObjectValidation>(Some(settings))
+                .map(|_| ())
+                .unwrap_err()
+        };
+        assert!(
+            refused(r#"{"storedObjects": [{"apiVersion": "v1", "kind": "Widget"}]}"#)
+                .contains("`storedObjects[0]`: apiVersion \"v1\" is not `<group>/<version>`")
+        );
+        assert!(refused(r#"{"storedObjects": [{"apiVersion": "example.com/v1"}]}"#).contains("`kind` is required"));
+        assert!(
+            refused(r#"{"storedObjects": [{"apiVersion": "apps/v1", "kind": "Deployment"}]}"#)
+                .contains("is a built-in kind")
+        );
+        assert!(
+            refused(
+                r#"{"storedObjects": [{"apiVersion": "a.io/v1", "kind": "A"}, {"apiVersion": "a.io/v1", "kind": "A"}]}"#
+            )
+            .contains("`storedObjects[1]`: A of a.io/v1 is named twice")
+        );
+        assert!(
+            refused(r#"{"storedObjects": [{"apiVersion": "a.io/v1", "kind": "A", "namespace": "x"}]}"#)
+                .contains("unknown field `namespace`")
+        );
+        assert!(refused(r#"{"rules": {"storedObjectsUnlisted": "reject"}}"#).contains("cannot be `reject`"));
+        let settings = check::parse_settings::<ObjectValidation>(Some(&format!("{GRANT}}}"))).unwrap();
+        assert_eq!(
+            settings.lookups(),
+            [("example.com/v1".to_string(), "Widget".to_string())]
+        );
+        let all = check::settings_lookups::<crate::all_in_one::AllInOne>(Some(&format!(
+            r#"{{"objectValidation": {GRANT}}}}}"#
+        )))
+        .unwrap();
+        assert_eq!(all, settings.lookups());
+        let off = check::settings_lookups::<crate::all_in_one::AllInOne>(Some(&format!(
+            r#"{{"objectValidation": {GRANT}, "enabled": false}}}}"#
+        )))
+        .unwrap();
+        assert!(off.is_empty());
+    }
+
+    /// A stored Widget as Kubewarden's audit scanner sends it: a CREATE of the stored object, its
+    /// resource named by its kind, no user.
+    fn audit(object: &Value) -> Value {
+        json!({"uid": object["metadata"]["uid"], "name": object["metadata"]["name"],
+          "namespace": object["metadata"]["namespace"],
+          "kind": {"group": "example.com", "version": "v1", "kind": "Widget"},
+          "resource": {"group": "example.com", "version": "v1", "resource": "Widget"},
+          "requestKind": {"group": "example.com", "version": "v1", "kind": "Widget"},
+          "operation": "CREATE", "userInfo": {}, "object": object, "oldObject": null, "options": null})
+    }
+
+    #[test]
+    fn the_audit_fails_a_stored_custom_resource_its_crd_now_refuses() {
+        let cluster = Stored(vec![crd(3)]);
+        let judged = |object: &Value| {
+            decide::<ObjectValidation>(
+                syncguard_testkit::payload(&audit(object), &json!({})).as_bytes(),
+                &cluster,
+            )
+        };
+        let failed = judged(&widget("api", 5));
+        assert!(!failed.accepted);
+        let message = failed.message.unwrap_or_default();
+        assert!(
+            message
+                .contains("spec.replicas: Invalid value: 5: spec.replicas in body should be less than or equal to 3"),
+            "{message}"
+        );
+        assert!(judged(&widget("web", 2)).accepted);
+        // The same object at admission (an UPDATE of it) only warns: the API server judged it.
+        let mut request = audit(&widget("api", 5));
+        request["operation"] = json!("UPDATE");
+        request["oldObject"] = widget("api", 5);
+        request["resource"]["resource"] = json!("widgets");
+        let admitted =
+            decide::<ObjectValidation>(syncguard_testkit::payload(&request, &json!({})).as_bytes(), &cluster);
+        assert!(admitted.accepted);
+        // A CRD the cluster does not have: said, never refused.
+        let unknown = decide::<ObjectValidation>(
+            syncguard_testkit::payload(&audit(&widget("api", 5)), &json!({})).as_bytes(),
+            &Stored(Vec::new()),
+        );
+        assert!(unknown.accepted);
+        assert!(unknown.warnings[0].contains("no CRD of Widget in example.com is known"),);
     }
 }

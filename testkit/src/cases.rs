@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use syncguard::admission::Operation;
 use syncguard::all_in_one::AllInOne;
 use syncguard::check;
-use syncguard::cluster::{Cluster, NoCluster};
+use syncguard::cluster::{Cluster, Items, LookupError, NoCluster};
 use syncguard::registry::Entry;
 use syncguard::render::{Annotation, FINDINGS_ANNOTATION};
 use syncguard_scan::evaluate::AdmissionResponse;
@@ -49,8 +49,79 @@ pub struct Case {
     /// kwctl replay file relative to test_data/.
     #[serde(default)]
     pub replay: Option<String>,
+    /// Lookups the case's deployment grants beyond its metadata.yml's `contextAwareResources`
+    /// (as a policy.yaml's `contextAwareResources` does): those its settings name. Any other
+    /// lookup is refused as Kubewarden refuses it.
+    #[serde(default)]
+    pub grant: Vec<Grant>,
     /// The expected outcome.
     pub expect: Expect,
+}
+
+/// A resource a deployment lets a policy look up, as `contextAwareResources` names it.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct Grant {
+    /// `<group>/<version>`.
+    pub api_version: String,
+    /// The kind.
+    pub kind: String,
+}
+
+/// The `contextAwareResources` of `policy`'s metadata.yml, then `grant`, as `(apiVersion, kind)`.
+pub fn granted(policy: &str, grant: &[Grant]) -> Vec<(String, String)> {
+    let path = crate::root().join("policies").join(policy).join("metadata.yml");
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let metadata: Value = serde_yaml_ng::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let text = |v: &Value, key: &str| v[key].as_str().unwrap_or_default().to_string();
+    metadata["contextAwareResources"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|r| (text(r, "apiVersion"), text(r, "kind")))
+        .chain(grant.iter().map(|g| (g.api_version.clone(), g.kind.clone())))
+        .collect()
+}
+
+/// A cluster that answers only the lookups a deployment grants, and refuses any other in
+/// Kubewarden's words, before asking `inner` (as policy-evaluator refuses them before a replay
+/// file is read).
+pub struct Granted<'c> {
+    /// What answers the granted lookups.
+    pub inner: &'c dyn Cluster,
+    /// The granted `(apiVersion, kind)` pairs.
+    pub allowed: Vec<(String, String)>,
+}
+
+impl Granted<'_> {
+    fn check(&self, api_version: &str, kind: &str) -> Result<(), LookupError> {
+        if self.allowed.iter().any(|(v, k)| v == api_version && k == kind) {
+            Ok(())
+        } else {
+            Err(LookupError::Forbidden(format!(
+                "Policy has not been granted access to Kubernetes {api_version}/{kind} resources. The violation has been reported."
+            )))
+        }
+    }
+}
+
+impl Cluster for Granted<'_> {
+    fn list_all(&self, api_version: &str, kind: &str, field_masks: &[&str]) -> Result<Items, LookupError> {
+        self.check(api_version, kind)?;
+        self.inner.list_all(api_version, kind, field_masks)
+    }
+
+    fn get(
+        &self,
+        api_version: &str,
+        kind: &str,
+        name: &str,
+        namespace: Option<&str>,
+        field_masks: &[&str],
+    ) -> Result<String, LookupError> {
+        self.check(api_version, kind)?;
+        self.inner.get(api_version, kind, name, namespace, field_masks)
+    }
 }
 
 /// An UPDATE of a CustomResourceDefinition from the manifest `from` to the manifest `to` (JSON
@@ -303,10 +374,15 @@ fn run_case(entry: &Entry, case: &Case) -> Result<String, String> {
     let evaluate = |payload: &str, all_in_one: bool| -> Result<Vec<u8>, String> {
         let mut replay = None;
         cluster(&mut replay)?;
-        let cluster: &dyn Cluster = match &replay {
+        let inner: &dyn Cluster = match &replay {
             Some(replay) => replay,
             None => &NoCluster,
         };
+        let granted = Granted {
+            inner,
+            allowed: granted(entry.name, &case.grant),
+        };
+        let cluster: &dyn Cluster = if replay.is_some() { &granted } else { inner };
         Ok(if all_in_one {
             check::handle_validate::<AllInOne>(payload.as_bytes(), cluster)
         } else {

@@ -312,6 +312,7 @@ fn percentile(sorted: &[Duration], p: f64) -> Duration {
 fn capabilities(fixture: &Fixture) -> Result<Capabilities> {
     Ok(Capabilities {
         allow_context_aware: fixture.replay.is_some(),
+        granted: Vec::new(),
         replay: match &fixture.replay {
             Some(text) => Some(Arc::new(Replay::parse(text).map_err(|e| anyhow!(e))?)),
             None => None,
@@ -1322,6 +1323,7 @@ fn lookup_cost(
     let instance = || {
         module.instantiate(Capabilities {
             allow_context_aware: true,
+            granted: Vec::new(),
             replay: None,
             lookups: Some(answer.clone()),
         })
@@ -1408,6 +1410,7 @@ fn custom_resource_cost(
     let instance = || {
         module.instantiate(Capabilities {
             allow_context_aware: true,
+            granted: Vec::new(),
             replay: None,
             lookups: Some(cluster.clone()),
         })
@@ -1625,6 +1628,7 @@ fn recorded_lookup(engine: &Engine, policies_dir: &Path, policy: &str, payload: 
     let recorder = Arc::new(Recorder::default());
     let probe = module.instantiate(Capabilities {
         allow_context_aware: true,
+        granted: Vec::new(),
         replay: None,
         lookups: Some(recorder.clone()),
     })?;

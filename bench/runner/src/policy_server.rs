@@ -946,6 +946,7 @@ fn phases(
     // Lookups answered as the stand-in API server and policy-server's reflector answer them.
     let capabilities = || Capabilities {
         allow_context_aware: true,
+        granted: Vec::new(),
         replay: None,
         lookups: Some(cluster.clone()),
     };
