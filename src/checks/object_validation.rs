@@ -16,12 +16,14 @@
 //!   against the new CRD's schema of their version; the finding names those it refuses.
 //!
 //! # Admission and CI
-//! The API server validates an object against its schema before any validating webhook sees it,
-//! so at admission a finding can only repeat what the API server already refused, or be wrong.
-//! A live object (one with a `uid`, a `resourceVersion` or a creation time) at admission
-//! therefore gets every finding as a warning; a manifest (`syncguard scan`, the playground,
-//! `kwctl run` on a rendered chart) gets the settings' actions, by default a refusal for what
-//! the API server would refuse.
+//! The API server validates an object against its schema (and its metadata rules) before any
+//! validating webhook sees it, so at admission a finding could only repeat what the API server
+//! already refused, or be wrong. A live object a request writes (one with a `uid`, a
+//! `resourceVersion` or a creation time, as the API server sets them before admission) is
+//! therefore not judged at all, which also spares policy-server a schema's compilation per
+//! request; only a CRD update's stored objects are. A manifest (`syncguard scan`, the
+//! playground, `kwctl run` on a rendered chart) gets the settings' actions, by default a
+//! refusal for what the API server would refuse.
 //!
 //! # Audit
 //! Kubewarden's audit scanner sends each object the cluster stores as a CREATE of it, the object
@@ -256,9 +258,25 @@ impl Check for ObjectValidation {
             .unwrap_or(&request.kind.kind)
             .to_string();
 
+        let built_in = crate::generated::api_cluster_scoped(&group, &version, &kind).is_some();
+        let crd_update = request.is_update() && group == "apiextensions.k8s.io" && kind == "CustomResourceDefinition";
+        // What the API server itself validated against the schema this check would apply is not
+        // judged again: a live object a request writes (it validated it a moment before it called
+        // any validating webhook, so a finding could only be wrong) and, in the audit, a stored
+        // object of a built-in kind (its schema and metadata rules are the API server's code,
+        // which an upgrade keeps compatible). Judging them would cost a schema's compilation per
+        // request, for nothing: policy-server instantiates a module afresh for each. A CRD
+        // update's stored objects are judged all the same.
+        if (live && !stored_object) || (stored_object && (built_in || group.is_empty())) {
+            let findings = if crd_update {
+                stored_objects(node, settings, cluster)
+            } else {
+                Vec::new()
+            };
+            return Ok(Report::new(subject, findings));
+        }
         let mut errors: Vec<(&'static str, FieldError)> = Vec::new();
         let mut others: Vec<Finding> = Vec::new();
-        let built_in = crate::generated::api_cluster_scoped(&group, &version, &kind).is_some();
         let api_version = if group.is_empty() {
             version.clone()
         } else {
@@ -328,7 +346,7 @@ impl Check for ObjectValidation {
         // resource's schema findings (the audit), and a CRD update's stored objects.
         let schema_judged_anew = stored_object && !built_in && !group.is_empty();
         let mut findings = others;
-        if request.is_update() && group == "apiextensions.k8s.io" && kind == "CustomResourceDefinition" {
+        if crd_update {
             findings.extend(stored_objects(node, settings, cluster));
         }
         for (rule, error) in errors {
