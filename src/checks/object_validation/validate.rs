@@ -289,6 +289,16 @@ impl<'s> Walk<'s> {
     /// field errors (apiextensions-apiserver `pkg/apiserver/schema/cel/validation.go`).
     fn cel(&mut self, index: usize, place: &Place, value: &Node<'_>, old: Option<&Node<'_>>) {
         let resolved = self.schema.resolve(index);
+        if !self.schema.rules.contains_key(&index) && !self.schema.rules.contains_key(&resolved) {
+            return;
+        }
+        // The API server evaluates a rule on the object as defaulting left it; the rules here see
+        // the value as written. Where a default would fill a field within it (Gateway API's
+        // `kind: Service` of a backendRef, read by `self.kind == 'Service'`), the rule could fail
+        // or err where the API server's holds, so it is not evaluated: never a false refusal.
+        if defaults_apply(self.schema, index, value, 0) {
+            return;
+        }
         for at in [index, resolved] {
             if at == resolved && at == index && !self.schema.rules.contains_key(&at) {
                 continue;
@@ -899,6 +909,45 @@ impl<'s> Walk<'s> {
                 }
             }
         }
+    }
+}
+
+/// Whether defaulting would change `value` under schema `index`: a property with a `default`
+/// that the value leaves out (or sets to a `null` its schema does not allow), at any depth
+/// (`depth` bounds the walk on recursive schemas; past it, a change is assumed).
+fn defaults_apply(schema: &Schema, index: usize, value: &Node<'_>, depth: usize) -> bool {
+    if depth > 64 {
+        return true;
+    }
+    let node = schema.resolved(index);
+    match value {
+        Node::Object(_) => {
+            for (key, property) in &node.properties {
+                let child = schema.resolved(*property);
+                match value.get(key) {
+                    None if child.default.is_some() => return true,
+                    Some(member) if member.is_null() && !child.nullable && child.default.is_some() => return true,
+                    Some(member) if defaults_apply(schema, *property, member, depth + 1) => return true,
+                    _ => {}
+                }
+            }
+            if let Additional::Schema(extra) = node.additional_properties {
+                for (key, member) in Members::of_node(value).iter() {
+                    if node.property(key).is_none() && defaults_apply(schema, extra, member, depth + 1) {
+                        return true;
+                    }
+                }
+            }
+            false
+        }
+        Node::Array(items) => node.items.is_some_and(|item| {
+            let item_node = schema.resolved(item);
+            items.iter().any(|element| {
+                (element.is_null() && !item_node.nullable && item_node.default.is_some())
+                    || defaults_apply(schema, item, element, depth + 1)
+            })
+        }),
+        _ => false,
     }
 }
 
@@ -1697,6 +1746,26 @@ mod tests {
         );
         assert_eq!(found.len(), 1);
         assert!(found[0].starts_with("spec.name: Forbidden"), "{found:?}");
+    }
+
+    #[test]
+    fn a_rule_is_not_evaluated_where_defaults_would_fill_what_it_reads() {
+        // Gateway API's backendRef rule (its HTTPRoute CRD): `kind` defaults to `Service`, which
+        // the API server fills before the rule runs. Written without `kind`, the rule would read
+        // a missing key here; it is left unevaluated rather than refuse what the API server takes.
+        let schema = r#"{"type":"object","properties":{"spec":{"type":"object","properties":{"refs":{"type":"array",
+            "items":{"type":"object",
+            "x-kubernetes-validations":[{"rule":"self.kind == 'Service' ? has(self.port) : true","message":"Must have port for Service reference"}],
+            "properties":{"kind":{"type":"string","default":"Service"},"port":{"type":"integer"}}}}}}}}"#;
+        let object = |refs: &str| format!(r#"{{"apiVersion":"x/v1","kind":"X","spec":{{"refs":{refs}}}}}"#);
+        assert!(errors(schema, &object(r#"[{"port":80}]"#)).is_empty());
+        assert!(errors(schema, &object(r#"[{}]"#)).is_empty());
+        // With every defaulted field written, the rule runs as the API server runs it.
+        assert_eq!(
+            errors(schema, &object(r#"[{"kind":"Service"}]"#)),
+            ["spec.refs[0]: Invalid value: Must have port for Service reference"]
+        );
+        assert!(errors(schema, &object(r#"[{"kind":"Service","port":80}]"#)).is_empty());
     }
 
     #[test]
