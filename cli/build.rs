@@ -10,8 +10,10 @@ use std::path::{Path, PathBuf};
 fn main() {
     let manifest = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").expect("CARGO_MANIFEST_DIR is set by cargo"));
     let policies = manifest.parent().unwrap_or(Path::new("..")).join("policies");
-    // A directory is scanned recursively by cargo: a module that appears, changes or goes
-    // away reruns this script.
+    // What this script reads: the folder's entries (a policy folder that appears or goes away),
+    // each policy folder (an annotated module that appears in one) and each embedded module,
+    // each named below on its own (with the folder alone, `make build` once left an old
+    // module embedded until build.rs was touched).
     println!("cargo::rerun-if-changed={}", policies.display());
     println!("cargo::rerun-if-changed=build.rs");
     let mut found: Vec<(String, PathBuf)> = Vec::new();
@@ -23,7 +25,9 @@ fn main() {
             if entry.file_name() == "syncguard" {
                 continue;
             }
+            println!("cargo::rerun-if-changed={}", entry.path().display());
             if module.is_file() {
+                println!("cargo::rerun-if-changed={}", module.display());
                 found.push((entry.file_name().to_string_lossy().to_string(), module));
             }
         }

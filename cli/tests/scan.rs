@@ -1224,6 +1224,23 @@ fn embedded_modules_are_the_built_ones() {
         embedded, built,
         "the binary embeds the modules that exist when it is built"
     );
+    // And each as it is now: the bytes of every policies/*/annotated-policy.wasm are in the
+    // binary (`include_bytes!` keeps a module whole), so a binary still holding a module that a
+    // build has since replaced fails here.
+    let binary = std::fs::read(env!("CARGO_BIN_EXE_syncguard")).unwrap();
+    for name in &built {
+        let module = std::fs::read(root().join("policies").join(name).join("annotated-policy.wasm")).unwrap();
+        let head = &module[..module.len().min(64)];
+        let whole = binary
+            .windows(head.len())
+            .enumerate()
+            .filter(|(_, window)| *window == head)
+            .any(|(at, _)| binary.get(at..at + module.len()) == Some(&module[..]));
+        assert!(
+            whole,
+            "the binary embeds an older policies/{name}/annotated-policy.wasm than the one built: rebuild it (cli/build.rs names each module for cargo)"
+        );
+    }
 }
 
 #[test]
