@@ -322,18 +322,29 @@ fn payloads(args: &PolicyServerArgs) -> Result<Vec<Payload>> {
     let update: Value = serde_json::from_str(&upgrade.update.payload)?;
     // A custom resource of a large CRD (issue 46): kube-prometheus's Prometheus `k8s`, whose CRD
     // (prometheuses.monitoring.coreos.com, 112 KB in `bench/real-crds`) the stand-in API server
-    // serves, so that object-validation looks it up (`get_resource`) as in a cluster.
+    // serves, so that object-validation looks it up (`get_resource`) as in a cluster. It is sent
+    // as Kubewarden's audit scanner sends a stored object (a CREATE of it, its resource named by its kind, with the uid,
+    // resourceVersion and creation time the cluster gave it), the one case object-validation
+    // judges a custom resource in a cluster: at admission the API server has validated the live
+    // object a request writes, and the check skips it.
     let corpus = policies_dir.join("sync-drift/test_data/corpus/kube-prometheus.yaml");
     let text = std::fs::read_to_string(&corpus).with_context(|| format!("cannot read {}", corpus.display()))?;
-    let prometheus = serde_yaml_ng::Deserializer::from_str(&text)
+    let mut prometheus = serde_yaml_ng::Deserializer::from_str(&text)
         .map(Value::deserialize)
         .filter_map(Result::ok)
         .find(|doc| doc["kind"] == "Prometheus")
         .ok_or_else(|| anyhow!("{}: no Prometheus", corpus.display()))?;
+    if let Some(metadata) = prometheus["metadata"].as_object_mut() {
+        metadata.insert("uid".into(), "5b0e6b4e-6f43-4bb4-9c55-0f0c3e1f5a21".into());
+        metadata.insert("resourceVersion".into(), "48213".into());
+        metadata.insert("creationTimestamp".into(), "2026-01-05T09:12:44Z".into());
+    }
     let custom_resource = review_of(&syncguard_testkit::object_request(
         "CREATE",
         &prometheus,
-        "prometheuses",
+        // The audit scanner names the resource by the object's kind (docs/design.md), so the
+        // check first lists the cluster's CRDs to find the name of the one to read.
+        "Prometheus",
     ));
     let all = vec![
         Payload::new("a Deployment (metrics-server)", deployment, DEPLOYMENT_GOAL)?,
@@ -365,7 +376,7 @@ fn payloads(args: &PolicyServerArgs) -> Result<Vec<Payload>> {
             OTHER_GOAL,
         )?,
         Payload::new(
-            "a Prometheus (custom resource of a 112 KB CRD)",
+            "an audited Prometheus (custom resource of a 112 KB CRD)",
             custom_resource,
             OTHER_GOAL,
         )?,
