@@ -190,7 +190,7 @@ bench-scan: build
 ## bench-policy-server: every policy module and the no-op, read and SDK floors in a real
 ## policy-server (the binary in POLICY_SERVER; skipped, not failed, when unset), each on the
 ## payloads its rules match (a Deployment, Kube-OVN's and the Prometheus operator's CRDs, that
-## CRD's UPDATE, a Helm hook Job, a ConfigMap with owner markers, a Prometheus custom resource),
+## CRD's UPDATE, a Helm hook Job, a ConfigMap with owner markers, an audited Prometheus custom resource),
 ## lookups answered by a stand-in API server on 127.0.0.1: p50 and p90 per request from 4
 ## concurrent clients against the no-op module, then the instructions the server executes per
 ## request, counted under Debian's valgrind (installed when missing), each against its goal

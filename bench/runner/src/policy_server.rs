@@ -9,8 +9,9 @@
 //! connection each): a Deployment (metrics-server's, without drift), Kube-OVN's
 //! `vpc-nat-gateways` CRD and the Prometheus operator's `prometheuses` CRD as CREATEs, that CRD's
 //! UPDATE to a copy with one change deep in its schema, a Helm hook Job (Kyverno's
-//! clean-reports), a ConfigMap with an owner's markers (k3s's CoreDNS) and a custom resource of a
-//! large CRD (kube-prometheus's Prometheus, its CRD served by the stand-in API server). Prints
+//! clean-reports), a ConfigMap with an owner's markers (k3s's CoreDNS) and a stored custom resource
+//! of a large CRD as the audit scanner sends it (kube-prometheus's Prometheus, its CRD served by
+//! the stand-in API server). Prints
 //! p50 and p90 per request and the ratio of each p50 to the no-op module's on the same payload, against the goals
 //! (a Deployment at most 1.15x, a CRD at most 1.2x). Without `POLICY_SERVER` it says so and
 //! measures nothing.
