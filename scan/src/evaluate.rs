@@ -295,16 +295,55 @@ fn leave_out(evaluation: &mut Evaluation, dropped: impl Fn(&Reported) -> bool) {
     evaluation
         .warnings
         .retain(|w| !gone.iter().any(|f| w.starts_with(&f.listed.brief)));
-    if evaluation.verdict == Verdict::Rejected && !evaluation.findings.iter().any(|f| f.listed.action == "reject") {
-        evaluation.verdict = Verdict::Accepted;
-        evaluation.message = None;
-        evaluation.code = None;
+    let rejecting: Vec<&Reported> = evaluation
+        .findings
+        .iter()
+        .filter(|f| f.listed.action == "reject")
+        .collect();
+    if evaluation.verdict == Verdict::Rejected {
+        if rejecting.is_empty() {
+            evaluation.verdict = Verdict::Accepted;
+            evaluation.message = None;
+            evaluation.code = None;
+        } else {
+            // The policy's message lists the findings left out too: it is said again of the
+            // rejecting findings that remain, in the policy's layout for one finding (its whole
+            // text) or for several (numbered after the object's title).
+            evaluation.message = Some(rejection_of(&rejecting));
+        }
     }
     if evaluation.verdict == Verdict::Accepted && !evaluation.warnings.is_empty() {
         evaluation.verdict = Verdict::Warned;
     } else if evaluation.verdict == Verdict::Warned && evaluation.warnings.is_empty() {
         evaluation.verdict = Verdict::Accepted;
     }
+}
+
+/// The rejection message of `rejecting` (at least one finding, each text `<title>: <text>`): the
+/// one finding's text, or `<title>: N problems. (1) <text> (2) <text>`. Not cut to the API
+/// server's limits: scan shows it whole.
+fn rejection_of(rejecting: &[&Reported]) -> String {
+    if let [one] = rejecting {
+        return one.text.clone();
+    }
+    let first = rejecting[0];
+    let head = format!("{}: ", first.label);
+    let common = first
+        .text
+        .find(&head)
+        .map(|at| &first.text[..at + head.len()])
+        .filter(|t| rejecting.iter().all(|f| f.text.starts_with(t)));
+    let mut message = match common {
+        Some(title) => format!("{title}{} problems.", rejecting.len()),
+        None => format!("{} problems.", rejecting.len()),
+    };
+    for (i, finding) in rejecting.iter().enumerate() {
+        let text = common
+            .and_then(|title| finding.text.strip_prefix(title))
+            .unwrap_or(&finding.text);
+        message.push_str(&format!(" ({}) {text}", i + 1));
+    }
+    message
 }
 
 /// Among one document's evaluations, leaves out what one check's finding says that another's
@@ -558,7 +597,7 @@ impl AdmissionResponse {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::input;
+    use crate::input::{self, KustomizeInput};
 
     #[test]
     fn an_unreadable_crd_is_said_once_by_object_validation() {
@@ -629,6 +668,91 @@ mod tests {
         // sync-drift alone says it; beside object-validation, object-validation does.
         assert_eq!(rules(1), ["warned 1 schemaUnavailable"]);
         assert_eq!(rules(2), ["accepted 0 ", "warned 1 unknownCrd"]);
+    }
+
+    #[test]
+    fn a_rejection_left_with_some_findings_of_a_kustomize_input_names_only_them() {
+        use syncguard::check;
+        use syncguard::checks::object_validation::ObjectValidation;
+        use syncguard::cluster::{Cluster, Items, LookupError};
+
+        /// No cluster: the Deployment's schema is built in.
+        struct Nothing;
+        impl Cluster for Nothing {
+            fn list_all(&self, _: &str, _: &str, _: &[&str]) -> Result<Items, LookupError> {
+                Err(LookupError::Other("no cluster".into()))
+            }
+            fn get(&self, _: &str, _: &str, _: &str, _: Option<&str>, _: &[&str]) -> Result<String, LookupError> {
+                Err(LookupError::Other("no cluster".into()))
+            }
+        }
+        struct Validation;
+        impl Evaluator for Validation {
+            fn policy_count(&self) -> usize {
+                1
+            }
+            fn matches(&self, _: usize, _: &str, _: &str, _: &str, _: Operation) -> bool {
+                true
+            }
+            fn reads_old_object(&self, _: usize) -> bool {
+                false
+            }
+            fn evaluate(&mut self, policy: usize, document: usize, request: &str, _: &str) -> Evaluation {
+                let payload = validate_payload(request, "{}");
+                let answer = check::answer::<ObjectValidation>(payload.as_bytes(), &Nothing);
+                let response = &answer.response;
+                Evaluation::new(
+                    document,
+                    policy,
+                    response.accepted,
+                    response.message.clone(),
+                    response.code,
+                    response.warnings.clone(),
+                    None,
+                )
+                .with_findings(answer.findings())
+            }
+        }
+        // A resource a kustomization lists, without the selector kustomize adds (left out) and
+        // with a replica count of the wrong type (kept), and a second wrong value (kept).
+        let text = "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: typo, namespace: kube-system}\n\
+                    spec:\n  replicas: one\n  minReadySeconds: soon\n  template:\n    metadata:\n      labels: {app: typo}\n\
+                    \x20   spec:\n      containers:\n      - {name: typo, image: typo}\n";
+        let mut documents = input::objects_of(0, "d.yaml", text).documents;
+        let sources = [Source {
+            display: "d.yaml".into(),
+            uri: "d.yaml".into(),
+            text: None,
+        }];
+        let plurals = Plurals::new(&documents);
+        let judge = |documents: &[Document]| {
+            let mut out = Vec::new();
+            evaluate_document(&mut Validation, 0, &documents[0], &sources, &plurals, &mut out);
+            out.remove(0)
+        };
+        let whole = judge(&documents);
+        assert_eq!(whole.findings.len(), 3, "{:?}", whole.findings);
+        assert!(whole.message.as_deref().unwrap().contains("spec.selector"));
+        documents[0].kustomize = Some(KustomizeInput::Resource);
+        let kept = judge(&documents);
+        assert_eq!(kept.verdict, Verdict::Rejected);
+        let briefs: Vec<&str> = kept.findings.iter().map(|f| f.listed.brief.as_str()).collect();
+        assert_eq!(briefs.len(), 2, "{briefs:?}");
+        assert_eq!(
+            kept.message.as_deref(),
+            Some(
+                "Deployment kube-system/typo: 2 problems. \
+                 (1) spec.minReadySeconds: Invalid value: \"string\": spec.minReadySeconds in body must be of type integer: \"string\" \
+                 (2) spec.replicas: Invalid value: \"string\": spec.replicas in body must be of type integer: \"string\""
+            )
+        );
+        // With one finding kept, the message is that finding's text.
+        let text = text.replace("  minReadySeconds: soon\n", "");
+        let mut documents = input::objects_of(0, "d.yaml", &text).documents;
+        documents[0].kustomize = Some(KustomizeInput::Resource);
+        let kept = judge(&documents);
+        assert_eq!(kept.message.as_deref(), Some(kept.findings[0].text.as_str()));
+        assert!(!kept.message.unwrap().contains("spec.selector"));
     }
 
     #[test]

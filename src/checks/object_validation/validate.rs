@@ -4,9 +4,11 @@
 //! `pkg/apiserver/validation/validation.go` wraps it into field errors; list sets and maps,
 //! `pkg/apiserver/schema/listtype`).
 //!
-//! The object is never copied: a field the schema prunes is reported (strict field validation's
-//! `unknown field`) and skipped, a `null` the API server drops is skipped, and a default stands in
-//! for a missing field, read from the compiled schema where it is.
+//! Defaults are applied first, as the API server's structural defaulting applies them before it
+//! validates (schema and CEL rules alike), to a copy made only where a default applies
+//! ([`defaults_apply`], [`defaulted`]); otherwise the object is not copied: a field the schema
+//! prunes is reported (strict field validation's `unknown field`) and skipped, and a `null` the
+//! API server drops is skipped.
 //!
 //! The kube-openapi validators run on each value in its order (type, `allOf`/`anyOf`/`oneOf`/
 //! `not`, string, format, number, array, `enum`, object) and each reports as it does:
@@ -51,6 +53,22 @@ pub fn validate(
     old_object: Option<&Node<'_>>,
     options: &Options,
 ) -> Vec<FieldError> {
+    // The API server validates the object as defaulting left it (and reads the stored old one
+    // defaulted too): a copy with the defaults filled, made only where a default applies.
+    let (defaulted_object, defaulted_old);
+    let object = if defaults_apply(schema, schema.root, object, true) {
+        defaulted_object = defaulted(schema, schema.root, object, true);
+        &defaulted_object
+    } else {
+        object
+    };
+    let old_object = match old_object {
+        Some(old) if defaults_apply(schema, schema.root, old, true) => {
+            defaulted_old = defaulted(schema, schema.root, old, true);
+            Some(&defaulted_old)
+        }
+        old => old,
+    };
     let mut walk = Walk {
         schema,
         options,
@@ -290,13 +308,6 @@ impl<'s> Walk<'s> {
     fn cel(&mut self, index: usize, place: &Place, value: &Node<'_>, old: Option<&Node<'_>>) {
         let resolved = self.schema.resolve(index);
         if !self.schema.rules.contains_key(&index) && !self.schema.rules.contains_key(&resolved) {
-            return;
-        }
-        // The API server evaluates a rule on the object as defaulting left it; the rules here see
-        // the value as written. Where a default would fill a field within it (Gateway API's
-        // `kind: Service` of a backendRef, read by `self.kind == 'Service'`), the rule could fail
-        // or err where the API server's holds, so it is not evaluated: never a false refusal.
-        if defaults_apply(self.schema, index, value, 0) {
             return;
         }
         for at in [index, resolved] {
@@ -681,14 +692,7 @@ impl<'s> Walk<'s> {
             _ => None,
         });
         if let Some(item_schema) = s.items {
-            // The item schema's own default and nullability (an alias keeps its own).
-            let item = self.schema.node(item_schema);
             for (i, element) in items.iter().enumerate() {
-                // Defaulting: a null item the schema does not allow takes the items' default.
-                let element = match (&item.default, element.is_null() && !item.nullable) {
-                    (Some(default), true) => default,
-                    _ => element,
-                };
                 let old_element = self.correlated_item(s, element, old_items);
                 let context = self.item_context(self.node(item_schema));
                 self.value(&place.index(i), item_schema, element, old_element, context);
@@ -730,15 +734,10 @@ impl<'s> Walk<'s> {
         if s.list_type != Some(ListType::Map) || s.list_map_keys.is_empty() {
             return None;
         }
-        let item_schema = s.items.map(|i| self.node(i));
         let key = |node: &Node<'_>| -> Vec<String> {
             s.list_map_keys
                 .iter()
-                .map(|k| {
-                    effective_get(self.schema, item_schema, node, k)
-                        .map(go_json)
-                        .unwrap_or_default()
-                })
+                .map(|k| effective_get(node, k).map(go_json).unwrap_or_default())
                 .collect()
         };
         let wanted = key(element);
@@ -772,7 +771,6 @@ impl<'s> Walk<'s> {
                         return;
                     }
                 }
-                let item_schema = s.items.map(|i| self.node(i));
                 let keys: Vec<Node<'_>> = items
                     .iter()
                     .map(|item| {
@@ -780,7 +778,7 @@ impl<'s> Walk<'s> {
                             .list_map_keys
                             .iter()
                             .filter_map(|key| {
-                                effective_get(self.schema, item_schema, item, key)
+                                effective_get(item, key)
                                     .map(|value| (std::borrow::Cow::Borrowed(key.as_str()), value.clone()))
                             })
                             .collect();
@@ -799,7 +797,7 @@ impl<'s> Walk<'s> {
         let name = place.name.as_str();
         let members = Members::of_node(value);
         let old_members = old.filter(|old| matches!(old, Node::Object(_))).map(Members::of_node);
-        // Pruning and the pruning of nulls, then defaults: the members validation sees.
+        // Pruning and the pruning of nulls: the members validation sees.
         let mut seen: Vec<(&str, &Node<'_>, Option<usize>)> = Vec::with_capacity(members.len());
         for (key, member) in members.iter() {
             if context == Context::Root && self.options.skip_status && key == "status" {
@@ -828,28 +826,13 @@ impl<'s> Walk<'s> {
                 }
                 continue;
             }
-            let mut member: &Node<'_> = member;
-            if let Some(child) = child {
-                let child_node = self.schema.node(child);
-                if member.is_null() && !child_node.nullable {
-                    match &child_node.default {
-                        Some(default) => member = default,
-                        None => continue,
-                    }
-                }
+            // The pruning of nulls: a `null` its schema does not allow (and defaulting did not
+            // replace) is dropped.
+            if child.is_some_and(|child| member.is_null() && !self.schema.node(child).nullable) {
+                continue;
             }
             seen.push((key, member, child));
         }
-        for (key, property) in &s.properties {
-            let property_node = self.schema.node(*property);
-            if let Some(default) = &property_node.default
-                && members.get(key).is_none()
-                && context != Context::Metadata
-            {
-                seen.push((key.as_str(), default, Some(*property)));
-            }
-        }
-        seen.sort_by(|a, b| a.0.cmp(b.0));
         let count = seen.len() as i64;
         if let Some(min) = s.min_properties
             && count < min
@@ -912,58 +895,89 @@ impl<'s> Walk<'s> {
     }
 }
 
-/// Whether defaulting would change `value` under schema `index`: a property with a `default`
-/// that the value leaves out (or sets to a `null` its schema does not allow), at any depth
-/// (`depth` bounds the walk on recursive schemas; past it, a change is assumed).
-fn defaults_apply(schema: &Schema, index: usize, value: &Node<'_>, depth: usize) -> bool {
-    if depth > 64 {
-        return true;
-    }
+/// Whether defaulting would change `value` under schema `index` (apiextensions-apiserver's
+/// structural defaulting, `pkg/apiserver/schema/defaulting`): a property with a `default` that
+/// the value leaves out, or a property, additional property or item that is a `null` its schema
+/// does not allow and has a default, at any depth. A `resource` (the object, an embedded
+/// resource) keeps its `metadata` as written: the API server's own type.
+fn defaults_apply(schema: &Schema, index: usize, value: &Node<'_>, resource: bool) -> bool {
     let node = schema.resolved(index);
+    let member_applies = |child: usize, member: &Node<'_>| {
+        let own = schema.node(child);
+        (member.is_null() && !own.nullable && own.default.is_some())
+            || defaults_apply(schema, child, member, schema.resolved(child).embedded_resource)
+    };
     match value {
-        Node::Object(_) => {
-            for (key, property) in &node.properties {
-                let child = schema.resolved(*property);
-                match value.get(key) {
-                    None if child.default.is_some() => return true,
-                    Some(member) if member.is_null() && !child.nullable && child.default.is_some() => return true,
-                    Some(member) if defaults_apply(schema, *property, member, depth + 1) => return true,
-                    _ => {}
-                }
-            }
-            if let Additional::Schema(extra) = node.additional_properties {
-                for (key, member) in Members::of_node(value).iter() {
-                    if node.property(key).is_none() && defaults_apply(schema, extra, member, depth + 1) {
-                        return true;
+        Node::Object(entries) => {
+            node.properties
+                .iter()
+                .any(|(key, property)| value.get(key).is_none() && schema.node(*property).default.is_some())
+                || entries.iter().any(|(key, member)| {
+                    if resource && key == "metadata" {
+                        return false;
                     }
-                }
-            }
-            false
+                    match (node.property(key), node.additional_properties) {
+                        (Some(child), _) | (None, Additional::Schema(child)) => member_applies(child, member),
+                        _ => false,
+                    }
+                })
         }
-        Node::Array(items) => node.items.is_some_and(|item| {
-            let item_node = schema.resolved(item);
-            items.iter().any(|element| {
-                (element.is_null() && !item_node.nullable && item_node.default.is_some())
-                    || defaults_apply(schema, item, element, depth + 1)
-            })
-        }),
+        Node::Array(items) => node
+            .items
+            .is_some_and(|item| items.iter().any(|element| member_applies(item, element))),
         _ => false,
     }
 }
 
-/// The value of `key` in `item` as validation sees it: the item's own, else the default of the
-/// item schema's property.
-fn effective_get<'n>(
-    schema: &'n Schema,
-    item: Option<&'n SchemaNode>,
-    node: &'n Node<'n>,
-    key: &str,
-) -> Option<&'n Node<'n>> {
-    let own = node.get(key).filter(|v| !v.is_null());
-    own.or_else(|| {
-        let property = item?.property(key)?;
-        schema.node(property).default.as_ref()
-    })
+/// `value` under schema `index` as structural defaulting leaves it: each missing property with a
+/// `default` takes it, each `null` its schema does not allow takes its schema's default, and the
+/// defaults are defaulted in turn (`Default` recurses into what it filled in). Written by hand:
+/// the defaulting of Kubernetes' unstructured objects has no Rust counterpart.
+fn defaulted<'j>(schema: &Schema, index: usize, value: &Node<'j>, resource: bool) -> Node<'j> {
+    let node = schema.resolved(index);
+    let member = |child: usize, member: &Node<'j>| -> Node<'j> {
+        let own = schema.node(child);
+        let embedded = schema.resolved(child).embedded_resource;
+        match &own.default {
+            Some(default) if member.is_null() && !own.nullable => defaulted(schema, child, default, embedded),
+            _ => defaulted(schema, child, member, embedded),
+        }
+    };
+    match value {
+        Node::Object(entries) => {
+            let mut out: Vec<(std::borrow::Cow<'j, str>, Node<'j>)> = entries
+                .iter()
+                .map(|(key, value)| {
+                    let value = match (node.property(key), node.additional_properties) {
+                        _ if resource && key == "metadata" => value.clone(),
+                        (Some(child), _) | (None, Additional::Schema(child)) => member(child, value),
+                        _ => value.clone(),
+                    };
+                    (key.clone(), value)
+                })
+                .collect();
+            for (key, property) in &node.properties {
+                if value.get(key).is_none()
+                    && let Some(default) = &schema.node(*property).default
+                {
+                    let embedded = schema.resolved(*property).embedded_resource;
+                    let filled = defaulted(schema, *property, default, embedded);
+                    out.push((std::borrow::Cow::Owned(key.clone()), filled));
+                }
+            }
+            Node::Object(out)
+        }
+        Node::Array(items) => match node.items {
+            Some(item) => Node::Array(items.iter().map(|element| member(item, element)).collect()),
+            None => value.clone(),
+        },
+        _ => value.clone(),
+    }
+}
+
+/// The value of `key` in `item` as validation sees it (a `null` is none).
+fn effective_get<'n>(node: &'n Node<'n>, key: &str) -> Option<&'n Node<'n>> {
+    node.get(key).filter(|v| !v.is_null())
 }
 
 /// The indexes of the items that repeat an earlier one, each value once (at its second
@@ -1749,23 +1763,58 @@ mod tests {
     }
 
     #[test]
-    fn a_rule_is_not_evaluated_where_defaults_would_fill_what_it_reads() {
+    fn rules_see_the_defaulted_object() {
         // Gateway API's backendRef rule (its HTTPRoute CRD): `kind` defaults to `Service`, which
-        // the API server fills before the rule runs. Written without `kind`, the rule would read
-        // a missing key here; it is left unevaluated rather than refuse what the API server takes.
+        // the API server fills before the rule runs, so the rule reads it even where the manifest
+        // leaves it out.
         let schema = r#"{"type":"object","properties":{"spec":{"type":"object","properties":{"refs":{"type":"array",
             "items":{"type":"object",
             "x-kubernetes-validations":[{"rule":"self.kind == 'Service' ? has(self.port) : true","message":"Must have port for Service reference"}],
             "properties":{"kind":{"type":"string","default":"Service"},"port":{"type":"integer"}}}}}}}}"#;
         let object = |refs: &str| format!(r#"{{"apiVersion":"x/v1","kind":"X","spec":{{"refs":{refs}}}}}"#);
         assert!(errors(schema, &object(r#"[{"port":80}]"#)).is_empty());
-        assert!(errors(schema, &object(r#"[{}]"#)).is_empty());
-        // With every defaulted field written, the rule runs as the API server runs it.
+        assert!(errors(schema, &object(r#"[{"kind":"Pod"}]"#)).is_empty());
+        let refused = ["spec.refs[0]: Invalid value: Must have port for Service reference"];
+        assert_eq!(errors(schema, &object(r#"[{}]"#)), refused);
+        assert_eq!(errors(schema, &object(r#"[{"kind":"Service"}]"#)), refused);
+        // A `null` the schema does not allow takes the default too.
+        assert_eq!(errors(schema, &object(r#"[{"kind":null}]"#)), refused);
+    }
+
+    #[test]
+    fn defaults_fill_items_additional_properties_and_defaults() {
+        // Structural defaulting (apiextensions-apiserver `pkg/apiserver/schema/defaulting`):
+        // a null item or additional property its schema does not allow takes the schema's
+        // default, and a filled default is defaulted in turn.
+        let schema = r#"{"type":"object","properties":{"spec":{"type":"object",
+            "x-kubernetes-validations":[
+                {"rule":"self.outer.inner.n == 3","message":"inner defaulted within the defaulted outer"},
+                {"rule":"self.list.all(i, i.n == 3)","message":"items defaulted"},
+                {"rule":"self.map.all(k, self.map[k].n == 3)","message":"additional properties defaulted"},
+                {"rule":"!has(self.open) || self.open == null","message":"open is left out or null"}],
+            "properties":{
+                "outer":{"type":"object","default":{},"properties":{"inner":{"type":"object","default":{},
+                    "properties":{"n":{"type":"integer","default":3}}}}},
+                "list":{"type":"array","items":{"type":"object","default":{},"properties":{"n":{"type":"integer","default":3}}}},
+                "map":{"type":"object","additionalProperties":{"type":"object","default":{},"properties":{"n":{"type":"integer","default":3}}}},
+                "open":{"type":"object","nullable":true,"default":{"a":1},"properties":{"a":{"type":"integer"}}}}}}}"#;
+        let object = |spec: &str| format!(r#"{{"apiVersion":"x/v1","kind":"X","spec":{spec}}}"#);
         assert_eq!(
-            errors(schema, &object(r#"[{"kind":"Service"}]"#)),
-            ["spec.refs[0]: Invalid value: Must have port for Service reference"]
+            errors(
+                schema,
+                &object(r#"{"list":[null,{}],"map":{"a":null,"b":{}},"open":null}"#)
+            ),
+            Vec::<String>::new()
         );
-        assert!(errors(schema, &object(r#"[{"kind":"Service","port":80}]"#)).is_empty());
+        assert_eq!(
+            errors(schema, &object(r#"{"list":[{"n":4}],"map":{"a":{"n":4}}}"#)),
+            [
+                "spec: Invalid value: items defaulted",
+                "spec: Invalid value: additional properties defaulted",
+                // Left out, `open` takes its default; a nullable `null` (above) stays.
+                "spec: Invalid value: open is left out or null"
+            ]
+        );
     }
 
     #[test]
