@@ -698,7 +698,11 @@ impl<'de, R: ObjectReader<'de>> Visitor<'de> for RequestVisitor<'de, R> {
             let key = map.next_key::<Text<'de>>()?;
             if let Some(object) = pending.take() {
                 let span = span_before(text, object.start, key.as_ref());
-                let slot = if object.old { &mut request.old_object } else { &mut request.object };
+                let slot = if object.old {
+                    &mut request.old_object
+                } else {
+                    &mut request.object
+                };
                 *slot = Some(ObjectJson::Raw(span.map_err(A::Error::custom)?));
             }
             let Some(Text(key)) = key else { break };
@@ -1046,9 +1050,20 @@ mod tests {
         let request = &read.request;
         let shown = format!(
             "{:?} {:?} {:?} {:?} {:?} {:?} {:?}",
-            request.kind, request.resource, request.sub_resource, request.name, request.namespace, request.operation, read.settings
+            request.kind,
+            request.resource,
+            request.sub_resource,
+            request.name,
+            request.namespace,
+            request.operation,
+            read.settings
         );
-        Ok((shown, text_of(request.object), text_of(request.old_object), [read.object_tree, read.old_object_tree]))
+        Ok((
+            shown,
+            text_of(request.object),
+            text_of(request.old_object),
+            [read.object_tree, read.old_object_tree],
+        ))
     }
 
     #[test]
@@ -1061,7 +1076,7 @@ mod tests {
             // The object last, and an old object `null`.
             r#"{"settings":null,"request":{"operation":"CREATE","oldObject":null,"object":{"last":true}}}"#,
             // The key after the object written with escapes, and the object's own key so.
-            r#"{"request":{"object":{"a":1},"operation":"CREATE","oldObject":{"b":2}}}"#,
+            r#"{"request":{"object":{"a":1},"\u006fperation":"CREATE","old\u004fbject":{"b":2}}}"#,
             // A kind the reader reads no object of.
             r#"{"request":{"kind":{"kind":"Skipped"},"object":{"a":1},"oldObject":[1]}}"#,
             r#"{"request":null}"#,
@@ -1080,11 +1095,17 @@ mod tests {
             }
         }
         let (_, object, old, trees) = read_with(payloads[1], true).unwrap();
-        assert_eq!((object, old), (Some("{\"a\" : [ 1 , {} ] }"), Some("\"text, \\\"quoted\\\"\"")));
+        assert_eq!(
+            (object, old),
+            (Some("{\"a\" : [ 1 , {} ] }"), Some("\"text, \\\"quoted\\\"\""))
+        );
         assert!(trees[0].is_some() && trees[1].is_some());
         let (_, object, _, trees) = read_with(payloads[3], true).unwrap();
         assert_eq!(object, Some(r#"{"a":1}"#));
-        assert!(trees[0].is_some() && trees[1].is_none(), "an escaped key is not the text's: read as text");
+        assert!(
+            trees[0].is_some() && trees[1].is_none(),
+            "an escaped key is not the text's: read as text {trees:?}"
+        );
     }
 
     /// serde's derive of the request and the payload, as they were read before the reader was
@@ -1158,16 +1179,22 @@ mod tests {
                 .map_err(|e| e.to_string());
             for reader in [true, false] {
                 let read = read_validation_request(payload, Values(reader))
-                    .map(|read| format!("{:?} {:?}", derived::Request {
-                        kind: read.request.kind,
-                        resource: read.request.resource,
-                        sub_resource: read.request.sub_resource,
-                        name: read.request.name,
-                        namespace: read.request.namespace,
-                        operation: read.request.operation,
-                        object: read.request.object,
-                        old_object: read.request.old_object,
-                    }, read.settings))
+                    .map(|read| {
+                        format!(
+                            "{:?} {:?}",
+                            derived::Request {
+                                kind: read.request.kind,
+                                resource: read.request.resource,
+                                sub_resource: read.request.sub_resource,
+                                name: read.request.name,
+                                namespace: read.request.namespace,
+                                operation: read.request.operation,
+                                object: read.request.object,
+                                old_object: read.request.old_object,
+                            },
+                            read.settings
+                        )
+                    })
                     .map_err(|e| e.to_string());
                 assert_eq!(read, derived, "{payload}");
             }
@@ -1219,8 +1246,7 @@ mod tests {
 
     #[test]
     fn members_on_paths_stop_inside_the_object() {
-        let members =
-            |text: &'static str| ObjectJson::Raw(text).members([&["metadata", "name"], &["spec", "names"]]);
+        let members = |text: &'static str| ObjectJson::Raw(text).members([&["metadata", "name"], &["spec", "names"]]);
         // Reading stops in `spec` after `names`: the versions that follow are not read.
         assert_eq!(
             members(r#"{"metadata":{"name":"a.b"},"spec":{"group":"b","names":{"kind":"A"},"versions":[]}}"#),

@@ -297,7 +297,10 @@ pub trait Module {
 
 /// Whether `kind` is one of `kinds` (empty: every kind).
 pub fn is_one_of(kinds: &[GroupKind], kind: &GroupVersionKind<'_>) -> bool {
-    kinds.is_empty() || kinds.iter().any(|(group, name)| kind.group == *group && kind.kind == *name)
+    kinds.is_empty()
+        || kinds
+            .iter()
+            .any(|(group, name)| kind.group == *group && kind.kind == *name)
 }
 
 impl<C: Check> Module for C {
