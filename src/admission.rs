@@ -819,10 +819,10 @@ fn is_space(byte: u8) -> bool {
     matches!(byte, b' ' | b'\n' | b'\t' | b'\r')
 }
 
-/// Where the value of member `key` (borrowed from `text`, as the reader gave it: written without
-/// escapes) starts: past the key's closing quote, the colon and the whitespace around it.
-fn value_start(text: &str, key: &Cow<'_, str>) -> Option<usize> {
-    let Cow::Borrowed(key) = key else { return None };
+/// Where the value of member `key` starts, when `key` is borrowed from `text` (as the reader
+/// gives a key written without escapes; one with escapes is a copy, and gives `None`): past the
+/// key's closing quote, the colon and the whitespace around it.
+fn value_start(text: &str, key: &str) -> Option<usize> {
     let bytes = text.as_bytes();
     let mut at = offset_in(text, key)? + key.len();
     (bytes.get(at) == Some(&b'"')).then_some(())?;
@@ -1041,8 +1041,11 @@ mod tests {
         }
     }
 
+    /// The request shown, its object's and old object's texts, and their trees.
+    type Read<'a> = (String, Option<&'a str>, Option<&'a str>, [Option<Value>; 2]);
+
     /// The request, its objects' texts and trees, read with `Values(read)`, or the error.
-    fn read_with(text: &str, read: bool) -> Result<(String, Option<&str>, Option<&str>, [Option<Value>; 2]), String> {
+    fn read_with(text: &str, read: bool) -> Result<Read<'_>, String> {
         let read = read_validation_request(text, Values(read)).map_err(|e| e.to_string())?;
         fn text_of<'a>(object: Option<ObjectJson<'a>>) -> Option<&'a str> {
             object.map(|o| o.text().unwrap())
