@@ -1,9 +1,10 @@
 //! The admission model: what a policy receives from Kubewarden and what it answers.
 //!
-//! The request is read with serde, borrowing from the payload: `object` and `oldObject` stay
-//! unread [`RawValue`]s (serde_json only steps over them), so a check that does not apply to a
-//! request never reads them, and each check that does reads the object once, into the view it
-//! needs. The answer is Kubewarden's own [`ValidationResponse`] from kubewarden-policy-sdk, the
+//! The request is read with serde, borrowing from the payload, in one pass: `object` and
+//! `oldObject` are each either read into a tree in that pass, when the module's checks read them
+//! whole ([`ObjectReader`]), or stepped over as text (serde_json's [`RawValue`]) for the checks
+//! that read only their start or not at all; either way the request keeps each one's exact text
+//! ([`ObjectJson`]). The answer is Kubewarden's own [`ValidationResponse`] from kubewarden-policy-sdk, the
 //! one response type of the modules, the `syncguard` command and the tests.
 
 use serde::de::Visitor;
@@ -173,19 +174,20 @@ pub struct GroupVersionResource<'a> {
     pub resource: Cow<'a, str>,
 }
 
-/// An object carried by a request: the JSON the request holds, unread, or (in the all-in-one
+/// An object carried by a request: the JSON the request holds (its text), or (in the all-in-one
 /// policy) the object as a check before changed it.
 #[derive(Debug, Clone, Copy)]
 pub enum ObjectJson<'a> {
-    /// The request's own JSON, not yet read.
-    Raw(&'a RawValue),
+    /// The request's own JSON: exactly the object's text in the payload (the reader may have read
+    /// it into a tree already, in the request's own pass: [`ObjectReader`]).
+    Raw(&'a str),
     /// An object a mutating check built.
     Parsed(&'a Value),
 }
 
 impl<'de: 'a, 'a> Deserialize<'de> for ObjectJson<'a> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        <&RawValue>::deserialize(deserializer).map(ObjectJson::Raw)
+        <&RawValue>::deserialize(deserializer).map(|raw| ObjectJson::Raw(raw.get()))
     }
 }
 
@@ -196,7 +198,7 @@ impl<'a> ObjectJson<'a> {
         #[cfg(test)]
         reads::note();
         match self {
-            ObjectJson::Raw(raw) => serde_json::from_str(raw.get()),
+            ObjectJson::Raw(text) => serde_json::from_str(text),
             ObjectJson::Parsed(value) => T::deserialize(*value),
         }
     }
@@ -210,7 +212,7 @@ impl<'a> ObjectJson<'a> {
                 // Worked out from where serde_json stopped, once reading has failed: a second,
                 // path-tracking instance of every view's deserializer (serde_path_to_error) would
                 // cost each module tens of kilobytes for the same answer.
-                ObjectJson::Raw(raw) => crate::settings::path_of_error(raw.get(), &error),
+                ObjectJson::Raw(text) => crate::settings::path_of_error(text, &error),
                 ObjectJson::Parsed(_) => String::new(),
             };
             (path, crate::settings::message(&error))
@@ -235,7 +237,7 @@ impl<'a> ObjectJson<'a> {
         #[cfg(test)]
         reads::note();
         let whole = match self {
-            ObjectJson::Raw(raw) => serde_json::from_str::<Value>(raw.get()).ok(),
+            ObjectJson::Raw(text) => serde_json::from_str::<Value>(text).ok(),
             ObjectJson::Parsed(_) => None,
         };
         let view = match &whole {
@@ -261,13 +263,13 @@ impl<'a> ObjectJson<'a> {
                 .all(|a| !a.is_empty() && paths.iter().all(|b| a == b || !b.starts_with(a))),
             "members: every path is non-empty and none is the start of another"
         );
-        let ObjectJson::Raw(raw) = self else {
+        let ObjectJson::Raw(text) = self else {
             return None;
         };
         #[cfg(test)]
         reads::note();
         let mut found = [None; N];
-        let mut reader = serde_json::Deserializer::from_str(raw.get());
+        let mut reader = serde_json::Deserializer::from_str(text);
         let read = reader.deserialize_map(Members {
             paths: &paths,
             depth: 0,
@@ -282,7 +284,7 @@ impl<'a> ObjectJson<'a> {
     /// The request's own JSON text; `None` for an object a check built.
     pub fn text(&self) -> Option<&'a str> {
         match self {
-            ObjectJson::Raw(raw) => Some(raw.get()),
+            ObjectJson::Raw(text) => Some(text),
             ObjectJson::Parsed(_) => None,
         }
     }
@@ -482,66 +484,389 @@ impl std::str::FromStr for Operation {
     }
 }
 
-/// Reads a request's `operation`: one of the API server's, else `None` (absent, `null`, or a
-/// name the API server never sends, which no rule matches).
-fn operation_or_none<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<Operation>, D::Error> {
-    Ok(str_or_empty(deserializer)?.parse().ok())
-}
-
 /// A Kubernetes AdmissionRequest as Kubewarden hands it to a policy: the members policies read
 /// (the uid and the rest are the host's and skipped unread). Like the views of objects, it reads
-/// `null` as absent.
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(remote = "Self", default, rename_all = "camelCase")]
+/// `null` as absent. Read only as part of a `validate` payload ([`read_validation_request`]).
+#[derive(Debug, Clone, Default)]
 pub struct Request<'a> {
     /// Kind of the object.
-    #[serde(borrow, deserialize_with = "null_as_default")]
     pub kind: GroupVersionKind<'a>,
     /// Resource addressed.
-    #[serde(borrow, deserialize_with = "null_as_default")]
     pub resource: GroupVersionResource<'a>,
     /// Subresource addressed, if any (`status`, `scale`, ...).
-    #[serde(borrow, deserialize_with = "optional_str")]
     pub sub_resource: Option<Cow<'a, str>>,
     /// Name of the object (may be empty on CREATE with generateName).
-    #[serde(borrow, deserialize_with = "optional_str")]
     pub name: Option<Cow<'a, str>>,
     /// Namespace of the object, absent for cluster-scoped objects.
-    #[serde(borrow, deserialize_with = "optional_str")]
     pub namespace: Option<Cow<'a, str>>,
     /// The operation; `None` when absent or not one the API server sends (no rule matches it).
-    #[serde(deserialize_with = "operation_or_none")]
     pub operation: Option<Operation>,
-    /// The new object, unread; `None` when absent or `null`.
-    #[serde(borrow)]
+    /// The new object's text; `None` when absent or `null`.
     pub object: Option<ObjectJson<'a>>,
-    /// The existing object on UPDATE and DELETE, unread; `None` when absent or `null`.
-    #[serde(borrow)]
+    /// The existing object's text on UPDATE and DELETE; `None` when absent or `null`.
     pub old_object: Option<ObjectJson<'a>>,
 }
 
-object_only!(
-    GroupVersionKind<'de>,
-    GroupVersionResource<'de>,
-    Request<'de>,
-    ValidationRequest<'de>
-);
+object_only!(GroupVersionKind<'de>, GroupVersionResource<'de>);
 
-/// Reads the admission request, `null` as an empty one.
-fn request_or_default<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Request<'de>, D::Error> {
-    Ok(Option::<Request<'de>>::deserialize(deserializer)?.unwrap_or_default())
-}
-
-/// The payload of the waPC `validate` operation.
-#[derive(Debug, Deserialize)]
-#[serde(remote = "Self")]
-pub struct ValidationRequest<'a> {
+/// The payload of the waPC `validate` operation, and the trees its reader read the request's
+/// objects into ([`ObjectReader`]; `T`: what it reads one into).
+#[derive(Debug)]
+pub struct ValidationRequest<'a, T> {
     /// The admission request.
-    #[serde(borrow, deserialize_with = "request_or_default")]
     pub request: Request<'a>,
     /// The policy settings, unread; `None` when absent or `null`.
-    #[serde(borrow, default)]
     pub settings: Option<&'a RawValue>,
+    /// The request's object as the reader read it in the request's pass; `None` where it only
+    /// found its text.
+    pub object_tree: Option<T>,
+    /// The old object, likewise.
+    pub old_object_tree: Option<T>,
+}
+
+/// What the reader of a `validate` payload does with the request's `object` and `oldObject`
+/// beyond finding their text: a module whose checks read an object whole has it read into their
+/// tree in the request's own pass, so that the object's text is read once, not stepped over
+/// first and read again. Kubewarden sorts keys, so the request's `kind` comes before `object`
+/// and `oldObject`, and the reader decides by it; `operation`, the resource and the settings come
+/// after them, so a module reads an object whole when any of its checks would for that kind.
+pub trait ObjectReader<'de>: Copy {
+    /// What an object is read into.
+    type Tree;
+    /// Whether the object (`old`: the old object) of a request of `kind` is read into a tree.
+    fn reads(self, kind: &GroupVersionKind<'_>, old: bool) -> bool;
+    /// Reads one object (not `null`) into its tree.
+    fn read<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Tree, D::Error>;
+}
+
+/// The reader that reads no object: it finds each one's text, and the checks read it later.
+#[derive(Debug, Clone, Copy)]
+pub struct TextOnly;
+
+impl<'de> ObjectReader<'de> for TextOnly {
+    type Tree = std::convert::Infallible;
+
+    fn reads(self, _: &GroupVersionKind<'_>, _: bool) -> bool {
+        false
+    }
+
+    fn read<D: Deserializer<'de>>(self, _: D) -> Result<Self::Tree, D::Error> {
+        Err(serde::de::Error::custom("the text-only reader reads no object"))
+    }
+}
+
+/// Reads a `validate` payload, borrowing from `text`, its objects read as `reader` says. Read
+/// as serde would read the structs of its members (the same errors, at the same places), by
+/// hand because serde's derive cannot hand the objects' members a reader (a `DeserializeSeed`).
+pub fn read_validation_request<'a, R: ObjectReader<'a>>(
+    text: &'a str,
+    reader: R,
+) -> Result<ValidationRequest<'a, R::Tree>, serde_json::Error> {
+    let mut deserializer = serde_json::Deserializer::from_str(text);
+    let read = deserializer.deserialize_map(PayloadVisitor { text, reader })?;
+    deserializer.end()?;
+    Ok(read)
+}
+
+/// Reads the payload's members (`request`, `settings`; any other skipped).
+struct PayloadVisitor<'a, R> {
+    text: &'a str,
+    reader: R,
+}
+
+impl<'de, R: ObjectReader<'de>> Visitor<'de> for PayloadVisitor<'de, R> {
+    type Value = ValidationRequest<'de, R::Tree>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("struct ValidationRequest")
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        use serde::de::Error;
+        let (mut request, mut settings) = (None, None);
+        while let Some(Text(key)) = map.next_key()? {
+            match &*key {
+                "request" => {
+                    if request.is_some() {
+                        return Err(A::Error::duplicate_field("request"));
+                    }
+                    request = Some(map.next_value_seed(RequestSeed {
+                        text: self.text,
+                        reader: self.reader,
+                    })?);
+                }
+                "settings" => {
+                    if settings.is_some() {
+                        return Err(A::Error::duplicate_field("settings"));
+                    }
+                    settings = Some(map.next_value::<Option<&'de RawValue>>()?);
+                }
+                _ => {
+                    map.next_value::<serde::de::IgnoredAny>()?;
+                }
+            }
+        }
+        let (request, object_tree, old_object_tree) = request.ok_or_else(|| A::Error::missing_field("request"))?;
+        Ok(ValidationRequest {
+            request,
+            settings: settings.flatten(),
+            object_tree,
+            old_object_tree,
+        })
+    }
+}
+
+/// A request and the trees of its objects.
+type RequestRead<'a, T> = (Request<'a>, Option<T>, Option<T>);
+
+/// Reads the admission request, `null` as an empty one.
+struct RequestSeed<'a, R> {
+    text: &'a str,
+    reader: R,
+}
+
+impl<'de, R: ObjectReader<'de>> serde::de::DeserializeSeed<'de> for RequestSeed<'de, R> {
+    type Value = RequestRead<'de, R::Tree>;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
+        deserializer.deserialize_option(self)
+    }
+}
+
+impl<'de, R: ObjectReader<'de>> Visitor<'de> for RequestSeed<'de, R> {
+    type Value = RequestRead<'de, R::Tree>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("option")
+    }
+
+    fn visit_none<E>(self) -> Result<Self::Value, E> {
+        Ok((Request::default(), None, None))
+    }
+
+    fn visit_unit<E>(self) -> Result<Self::Value, E> {
+        Ok((Request::default(), None, None))
+    }
+
+    fn visit_some<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
+        deserializer.deserialize_map(RequestVisitor {
+            text: self.text,
+            reader: self.reader,
+        })
+    }
+}
+
+/// Reads the request's members (serde's derive of [`Request`], with `#[serde(default)]` and
+/// its fields' `null` rules, would read the same).
+struct RequestVisitor<'a, R> {
+    text: &'a str,
+    reader: R,
+}
+
+/// An object read into a tree, whose text ends where the next member's key begins.
+struct Pending {
+    /// Where the object's text starts in the payload.
+    start: usize,
+    /// Whether it is the old object.
+    old: bool,
+}
+
+/// serde's error for a member given twice, when `seen` says it was.
+fn once<E: serde::de::Error>(seen: &mut bool, name: &'static str) -> Result<(), E> {
+    if std::mem::replace(seen, true) {
+        Err(E::duplicate_field(name))
+    } else {
+        Ok(())
+    }
+}
+
+impl<'de, R: ObjectReader<'de>> Visitor<'de> for RequestVisitor<'de, R> {
+    type Value = RequestRead<'de, R::Tree>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("struct Request")
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        use serde::de::Error;
+        let text = self.text;
+        let mut request = Request::default();
+        let mut seen = [false; 8];
+        let mut trees = (None, None);
+        let mut pending: Option<Pending> = None;
+        loop {
+            let key = map.next_key::<Text<'de>>()?;
+            if let Some(object) = pending.take() {
+                let span = span_before(text, object.start, key.as_ref());
+                let slot = if object.old {
+                    &mut request.old_object
+                } else {
+                    &mut request.object
+                };
+                *slot = Some(ObjectJson::Raw(span.map_err(A::Error::custom)?));
+            }
+            let Some(Text(key)) = key else { break };
+            match &*key {
+                "kind" => {
+                    once::<A::Error>(&mut seen[0], "kind")?;
+                    request.kind = map.next_value::<Option<GroupVersionKind<'de>>>()?.unwrap_or_default();
+                }
+                "resource" => {
+                    once::<A::Error>(&mut seen[1], "resource")?;
+                    request.resource = map
+                        .next_value::<Option<GroupVersionResource<'de>>>()?
+                        .unwrap_or_default();
+                }
+                "subResource" => {
+                    once::<A::Error>(&mut seen[2], "subResource")?;
+                    request.sub_resource = map.next_value::<Option<Text<'de>>>()?.map(|t| t.0);
+                }
+                "name" => {
+                    once::<A::Error>(&mut seen[3], "name")?;
+                    request.name = map.next_value::<Option<Text<'de>>>()?.map(|t| t.0);
+                }
+                "namespace" => {
+                    once::<A::Error>(&mut seen[4], "namespace")?;
+                    request.namespace = map.next_value::<Option<Text<'de>>>()?.map(|t| t.0);
+                }
+                "operation" => {
+                    once::<A::Error>(&mut seen[5], "operation")?;
+                    // Absent, `null`, or a name the API server never sends: `None` (no rule
+                    // matches it).
+                    let name = map.next_value::<Option<Text<'de>>>()?;
+                    request.operation = name.and_then(|name| name.0.parse().ok());
+                }
+                "object" | "oldObject" => {
+                    let old = &*key == "oldObject";
+                    if old {
+                        once::<A::Error>(&mut seen[7], "oldObject")?;
+                    } else {
+                        once::<A::Error>(&mut seen[6], "object")?;
+                    }
+                    // Read into a tree when the module's checks read it whole and the key shows
+                    // where the value starts (a key written with escapes is not the text's).
+                    let start = value_start(text, &key).filter(|_| self.reader.reads(&request.kind, old));
+                    let Some(start) = start else {
+                        let object = map.next_value::<Option<ObjectJson<'de>>>()?;
+                        if old {
+                            request.old_object = object;
+                        } else {
+                            request.object = object;
+                        }
+                        continue;
+                    };
+                    let tree = map.next_value_seed(TreeSeed(self.reader))?;
+                    if tree.is_some() {
+                        pending = Some(Pending { start, old });
+                    }
+                    if old {
+                        request.old_object = None;
+                        trees.1 = tree;
+                    } else {
+                        request.object = None;
+                        trees.0 = tree;
+                    }
+                }
+                _ => {
+                    map.next_value::<serde::de::IgnoredAny>()?;
+                }
+            }
+        }
+        Ok((request, trees.0, trees.1))
+    }
+}
+
+/// Reads an object into its tree, `null` as none.
+#[derive(Clone, Copy)]
+struct TreeSeed<R>(R);
+
+impl<'de, R: ObjectReader<'de>> serde::de::DeserializeSeed<'de> for TreeSeed<R> {
+    type Value = Option<R::Tree>;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
+        deserializer.deserialize_option(self)
+    }
+}
+
+impl<'de, R: ObjectReader<'de>> Visitor<'de> for TreeSeed<R> {
+    type Value = Option<R::Tree>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("option")
+    }
+
+    fn visit_none<E>(self) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+
+    fn visit_unit<E>(self) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+
+    fn visit_some<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
+        self.0.read(deserializer).map(Some)
+    }
+}
+
+/// Where `part` (a key borrowed from `text`) sits in `text`, if it is a slice of it.
+fn offset_in(text: &str, part: &str) -> Option<usize> {
+    let (base, at) = (text.as_ptr() as usize, part.as_ptr() as usize);
+    (at >= base && at + part.len() <= base + text.len()).then(|| at - base)
+}
+
+/// Whether a byte is JSON whitespace (as serde_json skips it).
+fn is_space(byte: u8) -> bool {
+    matches!(byte, b' ' | b'\n' | b'\t' | b'\r')
+}
+
+/// Where the value of member `key` starts, when `key` is borrowed from `text` (as the reader
+/// gives a key written without escapes; one with escapes is a copy, and gives `None`): past the
+/// key's closing quote, the colon and the whitespace around it.
+fn value_start(text: &str, key: &str) -> Option<usize> {
+    let bytes = text.as_bytes();
+    let mut at = offset_in(text, key)? + key.len();
+    (bytes.get(at) == Some(&b'"')).then_some(())?;
+    at += 1;
+    while bytes.get(at).copied().is_some_and(is_space) {
+        at += 1;
+    }
+    (bytes.get(at) == Some(&b':')).then_some(())?;
+    at += 1;
+    while bytes.get(at).copied().is_some_and(is_space) {
+        at += 1;
+    }
+    Some(at)
+}
+
+/// The text of a value that starts at `start` in `text` and was read whole: up to the comma
+/// before `next`, the key of the member that follows it, when that key is the text's own (no
+/// escapes); else found by stepping over the value again (a request whose object is its last
+/// member, or a hand-written key).
+fn span_before<'a>(text: &'a str, start: usize, next: Option<&Text<'a>>) -> Result<&'a str, serde_json::Error> {
+    let bytes = text.as_bytes();
+    let end = next.and_then(|Text(key)| match key {
+        Cow::Borrowed(key) => {
+            let mut at = offset_in(text, key)?.checked_sub(1)?;
+            (bytes[at] == b'"').then_some(())?;
+            while at > start && is_space(bytes[at - 1]) {
+                at -= 1;
+            }
+            (at > start && bytes[at - 1] == b',').then_some(())?;
+            at -= 1;
+            while at > start && is_space(bytes[at - 1]) {
+                at -= 1;
+            }
+            (at > start).then_some(at)
+        }
+        Cow::Owned(_) => None,
+    });
+    match end {
+        Some(end) => Ok(&text[start..end]),
+        None => {
+            let mut rest = serde_json::Deserializer::from_str(&text[start..]);
+            <&RawValue>::deserialize(&mut rest).map(RawValue::get)
+        }
+    }
 }
 
 impl<'a> Request<'a> {
@@ -700,8 +1025,183 @@ mod tests {
     use super::*;
     use crate::k8s::Job;
 
-    fn raw(text: &str) -> &RawValue {
-        serde_json::from_str(text).unwrap()
+    /// Reads every object (or none) into a `Value`.
+    #[derive(Clone, Copy)]
+    struct Values(bool);
+
+    impl<'de> ObjectReader<'de> for Values {
+        type Tree = Value;
+
+        fn reads(self, kind: &GroupVersionKind<'_>, _: bool) -> bool {
+            self.0 && kind.kind != "Skipped"
+        }
+
+        fn read<D: Deserializer<'de>>(self, deserializer: D) -> Result<Value, D::Error> {
+            Value::deserialize(deserializer)
+        }
+    }
+
+    /// The request shown, its object's and old object's texts, and their trees.
+    type Read<'a> = (String, Option<&'a str>, Option<&'a str>, [Option<Value>; 2]);
+
+    /// The request, its objects' texts and trees, read with `Values(read)`, or the error.
+    fn read_with(text: &str, read: bool) -> Result<Read<'_>, String> {
+        let read = read_validation_request(text, Values(read)).map_err(|e| e.to_string())?;
+        fn text_of<'a>(object: Option<ObjectJson<'a>>) -> Option<&'a str> {
+            object.map(|o| o.text().unwrap())
+        }
+        let request = &read.request;
+        let shown = format!(
+            "{:?} {:?} {:?} {:?} {:?} {:?} {:?}",
+            request.kind,
+            request.resource,
+            request.sub_resource,
+            request.name,
+            request.namespace,
+            request.operation,
+            read.settings
+        );
+        Ok((
+            shown,
+            text_of(request.object),
+            text_of(request.old_object),
+            [read.object_tree, read.old_object_tree],
+        ))
+    }
+
+    #[test]
+    fn objects_read_in_the_requests_pass_keep_their_exact_text() {
+        let payloads = [
+            // Kubewarden's sorted keys, compact.
+            r#"{"request":{"kind":{"group":"","kind":"ConfigMap","version":"v1"},"name":"a","object":{"data":{"k":"v"},"n":[1,2.5]},"oldObject":{"data":null},"operation":"UPDATE","uid":"1"},"settings":{}}"#,
+            // Spaces around every token.
+            "{ \"request\" : { \"kind\" : {\"kind\":\"A\"} , \"object\" :\n {\"a\" : [ 1 , {} ] }\t,\r\n \"oldObject\" : \"text, \\\"quoted\\\"\" , \"operation\" : \"CREATE\" } }",
+            // The object last, and an old object `null`.
+            r#"{"settings":null,"request":{"operation":"CREATE","oldObject":null,"object":{"last":true}}}"#,
+            // The key after the object written with escapes, and the object's own key so.
+            r#"{"request":{"object":{"a":1},"\u006fperation":"CREATE","old\u004fbject":{"b":2}}}"#,
+            // A kind the reader reads no object of.
+            r#"{"request":{"kind":{"kind":"Skipped"},"object":{"a":1},"oldObject":[1]}}"#,
+            r#"{"request":null}"#,
+            r#"{"request":{"object":"s","oldObject":3}}"#,
+        ];
+        for payload in payloads {
+            let (shown, object, old, trees) = read_with(payload, true).unwrap();
+            let (plain, plain_object, plain_old, none) = read_with(payload, false).unwrap();
+            assert_eq!((&shown, object, old), (&plain, plain_object, plain_old), "{payload}");
+            assert_eq!(none, [None, None]);
+            // Each tree read is the object its text holds.
+            for (text, tree) in [object, old].into_iter().zip(trees) {
+                if let Some(tree) = tree {
+                    assert_eq!(serde_json::from_str::<Value>(text.unwrap()).unwrap(), tree, "{payload}");
+                }
+            }
+        }
+        let (_, object, old, trees) = read_with(payloads[1], true).unwrap();
+        assert_eq!(
+            (object, old),
+            (Some("{\"a\" : [ 1 , {} ] }"), Some("\"text, \\\"quoted\\\"\""))
+        );
+        assert!(trees[0].is_some() && trees[1].is_some());
+        let (_, object, _, trees) = read_with(payloads[3], true).unwrap();
+        assert_eq!(object, Some(r#"{"a":1}"#));
+        assert!(
+            trees[0].is_some() && trees[1].is_none(),
+            "an escaped key is not the text's: read as text {trees:?}"
+        );
+    }
+
+    /// serde's derive of the request and the payload, as they were read before the reader was
+    /// written by hand: the same members, the same rules.
+    mod derived {
+        use super::super::*;
+
+        fn operation_or_none<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<Operation>, D::Error> {
+            Ok(str_or_empty(deserializer)?.parse().ok())
+        }
+
+        #[derive(Debug, Default, Deserialize)]
+        #[serde(remote = "Self", default, rename_all = "camelCase")]
+        pub struct Request<'a> {
+            #[serde(borrow, deserialize_with = "null_as_default")]
+            pub kind: GroupVersionKind<'a>,
+            #[serde(borrow, deserialize_with = "null_as_default")]
+            pub resource: GroupVersionResource<'a>,
+            #[serde(borrow, deserialize_with = "optional_str")]
+            pub sub_resource: Option<Cow<'a, str>>,
+            #[serde(borrow, deserialize_with = "optional_str")]
+            pub name: Option<Cow<'a, str>>,
+            #[serde(borrow, deserialize_with = "optional_str")]
+            pub namespace: Option<Cow<'a, str>>,
+            #[serde(deserialize_with = "operation_or_none")]
+            pub operation: Option<Operation>,
+            #[serde(borrow)]
+            pub object: Option<ObjectJson<'a>>,
+            #[serde(borrow)]
+            pub old_object: Option<ObjectJson<'a>>,
+        }
+
+        object_only!(Request<'de>, ValidationRequest<'de>);
+
+        fn request_or_default<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Request<'de>, D::Error> {
+            Ok(Option::<Request<'de>>::deserialize(deserializer)?.unwrap_or_default())
+        }
+
+        #[derive(Debug, Deserialize)]
+        #[serde(remote = "Self")]
+        pub struct ValidationRequest<'a> {
+            #[serde(borrow, deserialize_with = "request_or_default")]
+            pub request: Request<'a>,
+            #[serde(borrow, default)]
+            pub settings: Option<&'a RawValue>,
+        }
+    }
+
+    #[test]
+    fn the_requests_reader_reads_and_refuses_as_serdes_derive() {
+        for payload in [
+            r#"{"settings":{}}"#,
+            r#"{"request":{"object":{},"object":{}}}"#,
+            r#"{"request":{"object":{"a":1},"oldObject":{},"oldObject":null}}"#,
+            r#"{"request":{},"request":{}}"#,
+            r#"{"request":{},"settings":{},"settings":null}"#,
+            r#"{"request":[1]}"#,
+            "[1]",
+            "null",
+            r#"{"request":{"kind":"Pod"}}"#,
+            r#"{"request":{"kind":{"kind":"A"},"kind":null}}"#,
+            r#"{"request":{"name":1}}"#,
+            r#"{"request":{"operation":"create","object":{"a":[1e40]}}}"#,
+            r#"{"request":{"object":{"a":1}}} x"#,
+            r#"{"request":{"object":{"a":1},"operation":"DELETE","subResource":"status","namespace":null,"uid":"u"},"x":[]}"#,
+            r#"{"request":{"object":{"a":1}"#,
+            r#"{"request":{"object":{"a":tru}}}"#,
+        ] {
+            let derived = serde_json::from_str::<derived::ValidationRequest<'_>>(payload)
+                .map(|read| format!("{:?} {:?}", read.request, read.settings))
+                .map_err(|e| e.to_string());
+            for reader in [true, false] {
+                let read = read_validation_request(payload, Values(reader))
+                    .map(|read| {
+                        format!(
+                            "{:?} {:?}",
+                            derived::Request {
+                                kind: read.request.kind,
+                                resource: read.request.resource,
+                                sub_resource: read.request.sub_resource,
+                                name: read.request.name,
+                                namespace: read.request.namespace,
+                                operation: read.request.operation,
+                                object: read.request.object,
+                                old_object: read.request.old_object,
+                            },
+                            read.settings
+                        )
+                    })
+                    .map_err(|e| e.to_string());
+                assert_eq!(read, derived, "{payload}");
+            }
+        }
     }
 
     #[test]
@@ -725,7 +1225,7 @@ mod tests {
 
     #[test]
     fn members_stop_after_the_last_one_asked_for() {
-        let members = |text: &'static str| ObjectJson::Raw(raw(text)).members([&["kind"], &["metadata"]]);
+        let members = |text: &'static str| ObjectJson::Raw(text).members([&["kind"], &["metadata"]]);
         // What follows the members is not read: a trailing member of the wrong shape for any
         // view does not matter.
         assert_eq!(
@@ -749,8 +1249,7 @@ mod tests {
 
     #[test]
     fn members_on_paths_stop_inside_the_object() {
-        let members =
-            |text: &'static str| ObjectJson::Raw(raw(text)).members([&["metadata", "name"], &["spec", "names"]]);
+        let members = |text: &'static str| ObjectJson::Raw(text).members([&["metadata", "name"], &["spec", "names"]]);
         // Reading stops in `spec` after `names`: the versions that follow are not read.
         assert_eq!(
             members(r#"{"metadata":{"name":"a.b"},"spec":{"group":"b","names":{"kind":"A"},"versions":[]}}"#),
@@ -768,7 +1267,7 @@ mod tests {
 
     #[test]
     fn read_for_edit_reads_the_text_once_and_the_view_from_the_value() {
-        let text = raw(r#"{"metadata":{"name":"j"},"spec":{"ttlSecondsAfterFinished":5}}"#);
+        let text = r#"{"metadata":{"name":"j"},"spec":{"ttlSecondsAfterFinished":5}}"#;
         let (whole, view) = ObjectJson::Raw(text).read_for_edit::<Job>();
         assert_eq!(whole.unwrap()["spec"]["ttlSecondsAfterFinished"], 5);
         let job = view.unwrap();
@@ -780,7 +1279,7 @@ mod tests {
 
     #[test]
     fn read_for_edit_names_the_path_of_a_view_that_does_not_fit() {
-        let text = raw(r#"{"metadata":{"name":"j"},"spec":{"ttlSecondsAfterFinished":"5"}}"#);
+        let text = r#"{"metadata":{"name":"j"},"spec":{"ttlSecondsAfterFinished":"5"}}"#;
         let (whole, view) = ObjectJson::Raw(text).read_for_edit::<Job>();
         assert!(whole.is_some());
         let (path, message) = view.unwrap_err();

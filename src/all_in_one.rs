@@ -14,7 +14,7 @@
 //! ([`with_sync_drift`]): at sync-drift's turn, so that it sees
 //! the object as the checks between them changed it, crd-schema-fields' part keeping its place.
 
-use crate::admission::{ObjectJson, Request};
+use crate::admission::{GroupVersionKind, ObjectJson, Request};
 use crate::check::{self, Check, Module, Objects};
 use crate::checks::crd_schema_fields::{self, CrdSchemaFields};
 use crate::checks::object_validation::ObjectValidation;
@@ -278,11 +278,23 @@ impl Module for AllInOne {
         lookups.0
     }
 
-    fn decide(request: &Request<'_>, settings: &Settings, cluster: &dyn Cluster) -> Answer {
-        let objects = request.object.map(|object| Objects::new(object, request.old_object));
-        // When a check that applies reads the whole object, it is read first, once, and the
+    fn reads_whole(kind: &GroupVersionKind<'_>, old: bool) -> bool {
+        // Whatever the settings enable: they come after the request in the payload.
+        registry::CHECKS.iter().any(|entry| {
+            (if old { entry.reads_whole.1 } else { entry.reads_whole.0 }) && check::is_one_of(entry.kinds, kind)
+        })
+    }
+
+    fn decide<'a>(
+        request: &Request<'a>,
+        objects: Option<&Objects<'a>>,
+        settings: &Settings,
+        cluster: &dyn Cluster,
+    ) -> Answer {
+        // When a check that applies reads the whole object, it is read first, once (in the
+        // request's pass, unless the payload's keys were not in Kubewarden's order), and the
         // checks that read only its start look at that tree rather than read the text again.
-        if let Some(objects) = &objects {
+        if let Some(objects) = objects {
             let mut whole = ReadsWhole { request, any: false };
             registry::visit_sections(settings, &mut whole);
             if whole.any {
@@ -293,7 +305,7 @@ impl Module for AllInOne {
         let remembered = crate::cluster::Remembered::new(cluster);
         let mut run = Run {
             request,
-            objects: objects.as_ref(),
+            objects,
             cluster: &remembered,
             settings,
             mutated: None,
@@ -422,6 +434,35 @@ mod tests {
             // Alone, a check that reads only the start of the object reads only that.
             assert_eq!(reads::<OwnershipMarkers>(request), 1);
         }
+    }
+
+    #[test]
+    fn the_object_is_read_in_the_requests_pass_unless_that_pass_cannot_read_it() {
+        let payload = |object: &str| {
+            format!(
+                r#"{{"request":{{"kind":{{"group":"apps","kind":"Deployment","version":"v1"}},"object":{object},"oldObject":null,"operation":"CREATE"}},"settings":{{}}}}"#
+            )
+        };
+        let plain = r#"{"metadata":{"name":"web"}}"#;
+        let text = payload(plain);
+        let read = check::read_request::<AllInOne>(text.as_bytes()).unwrap();
+        assert_eq!(read.request.object.and_then(|o| o.text()), Some(plain));
+        assert!(read.object_tree.is_some());
+        // A check that reads only the start of the object has it found as text.
+        use crate::checks::ownership_markers::OwnershipMarkers;
+        let read = check::read_request::<OwnershipMarkers>(text.as_bytes()).unwrap();
+        assert!(read.object_tree.is_none() && read.request.object.is_some());
+        // A number serde_json reads as no `f64`, and an object nested as deep as serde_json reads
+        // alone (127 levels) but not two levels down in the payload: read as text, each check
+        // meeting it as it would alone.
+        let deep = format!(r#"{{"a":{}1{}}}"#, "[".repeat(126), "]".repeat(126));
+        for object in [r#"{"a":1e400}"#, deep.as_str()] {
+            let text = payload(object);
+            let read = check::read_request::<AllInOne>(text.as_bytes()).unwrap();
+            assert_eq!(read.request.object.and_then(|o| o.text()), Some(object));
+            assert!(read.object_tree.is_none());
+        }
+        assert!(json::read(&deep, json::Everything, usize::MAX).is_ok());
     }
 
     /// A cluster whose every lookup fails (a host that cannot reach the API server).

@@ -10,7 +10,9 @@
 
 pub mod shared_walk;
 
-use crate::admission::{self, ObjectJson, Request, Response, ValidationRequest, ValidationResponse};
+use crate::admission::{
+    self, GroupVersionKind, ObjectJson, ObjectReader, Request, Response, ValidationRequest, ValidationResponse,
+};
 use crate::cluster::Cluster;
 use crate::finding::{Malformed, Report, RuleDoc};
 use crate::json::{self, Node};
@@ -38,9 +40,11 @@ pub type Grant = (String, String);
 /// The objects of one request as every check that judges it reads them: the request's object
 /// and old object as their text (a check that reads only their first members, which Kubewarden's
 /// sorted keys put first, reads that far and stops), and each read whole at most once, into the
-/// one tree ([`Node`], read by [`json::Everything`]) every check that reads it judges. The
-/// all-in-one hands the same `Objects` to every check of a request, so a CRD or a Deployment is
-/// read once whatever the number of checks; a check run alone reads it as it did on its own.
+/// one tree ([`Node`], read by [`json::Everything`]) every check that reads it judges. A module
+/// whose checks read an object whole has it read into that tree in the request's own pass
+/// ([`read_request`]), so its text is read once; otherwise the first check that needs the tree
+/// reads it. The all-in-one hands the same `Objects` to every check of a request, so a CRD or a
+/// Deployment is read once whatever the number of checks.
 pub struct Objects<'a> {
     /// The new object, unread.
     pub object: ObjectJson<'a>,
@@ -52,9 +56,11 @@ pub struct Objects<'a> {
     old_tree: OnceCell<Read<'a>>,
 }
 
-/// An object read whole: its tree and the deepest level read ([`json::read_noting_depth`]), or
-/// serde_json's error (its reader stops at 128 levels).
-type Read<'a> = Result<(Node<'a>, usize), serde_json::Error>;
+/// An object read whole: its tree and the deepest level read ([`json::read_noting_depth`]).
+pub type Tree<'a> = (Node<'a>, usize);
+
+/// An object read whole, or serde_json's error (its reader stops at 128 levels).
+type Read<'a> = Result<Tree<'a>, serde_json::Error>;
 
 impl<'a> Objects<'a> {
     /// The objects of `request`, with `object` as its object (the request's own, or one a check
@@ -68,8 +74,24 @@ impl<'a> Objects<'a> {
         }
     }
 
+    /// The objects of a request whose reader read them into trees already (`None`: not read).
+    pub fn with_trees(
+        object: ObjectJson<'a>,
+        old_object: Option<ObjectJson<'a>>,
+        object_tree: Option<Tree<'a>>,
+        old_tree: Option<Tree<'a>>,
+    ) -> Objects<'a> {
+        Objects {
+            object,
+            old_object,
+            tree: object_tree.map(Ok).map(OnceCell::from).unwrap_or_default(),
+            old_tree: old_tree.map(Ok).map(OnceCell::from).unwrap_or_default(),
+        }
+    }
+
     /// The object read whole, every part, nested as deep as serde_json reads (128 levels), and
-    /// the deepest level a container was read at: read on the first call, borrowed after.
+    /// the deepest level a container was read at: read on the first call (or in the request's
+    /// pass), borrowed after.
     pub fn tree(&self) -> Result<(&Node<'a>, usize), &serde_json::Error> {
         read_whole(&self.tree, self.object)
     }
@@ -99,7 +121,7 @@ fn read_whole<'c, 'a>(
         #[cfg(test)]
         admission::reads::note();
         match object {
-            ObjectJson::Raw(raw) => json::read_noting_depth(raw.get(), json::Everything, usize::MAX),
+            ObjectJson::Raw(text) => json::read_noting_depth(text, json::Everything, usize::MAX),
             ObjectJson::Parsed(value) => json::read_value_noting_depth(value, usize::MAX),
         }
     });
@@ -141,9 +163,13 @@ pub trait Check {
     const FINDINGS: &'static [RuleDoc];
 
     /// Whether the check reads the whole object ([`Objects::tree`]) of the requests it judges:
-    /// the all-in-one then reads it first, once, and the checks that read only its start
+    /// the module's reader then reads it into the tree in the request's own pass (for a request
+    /// of a kind in [`Check::KINDS`]), and the checks that read only its start
     /// ([`Objects::read_tree`]) use that tree rather than read the text again.
     const READS_WHOLE: bool = false;
+
+    /// Whether the check reads the whole old object ([`Objects::old_tree`]); likewise.
+    const READS_OLD_WHOLE: bool = false;
 
     /// The resources the check looks up in the cluster (its metadata.yml's
     /// `contextAwareResources`; the all-in-one's lists them all). Empty: it asks nothing.
@@ -187,11 +213,7 @@ pub const NO_OLD_OBJECT: &str =
 /// Whether `request` is one check `C` judges: its rules match it (operation, resource,
 /// subresource) and its kind is one of `C::KINDS`.
 pub fn applies<C: Check>(request: &Request<'_>) -> bool {
-    rules::any_matches(C::RULES, request)
-        && (C::KINDS.is_empty()
-            || C::KINDS
-                .iter()
-                .any(|(group, kind)| request.kind.group == *group && request.kind.kind == *kind))
+    rules::any_matches(C::RULES, request) && is_one_of(C::KINDS, &request.kind)
 }
 
 /// Judges a request with check `C`: its part of the answer, to be rendered, or `None` when the
@@ -258,9 +280,27 @@ pub trait Module {
     /// The resources its settings name for it to look up ([`Check::settings_lookups`]).
     fn settings_lookups(settings: &Self::Settings) -> Vec<(String, String)>;
 
-    /// Decides one request, one that [`Module::RULES`] match: the response and every finding
-    /// behind it.
-    fn decide(request: &Request<'_>, settings: &Self::Settings, cluster: &dyn Cluster) -> Answer;
+    /// Whether a check of the module reads the object (`old`: the old object) of a request of
+    /// `kind` whole ([`Check::READS_WHOLE`], [`Check::READS_OLD_WHOLE`]), whatever the settings
+    /// and the operation (the request's reader decides before it has read them).
+    fn reads_whole(kind: &GroupVersionKind<'_>, old: bool) -> bool;
+
+    /// Decides one request, one that [`Module::RULES`] match, with its objects as read so far
+    /// (`None`: the request has none): the response and every finding behind it.
+    fn decide<'a>(
+        request: &Request<'a>,
+        objects: Option<&Objects<'a>>,
+        settings: &Self::Settings,
+        cluster: &dyn Cluster,
+    ) -> Answer;
+}
+
+/// Whether `kind` is one of `kinds` (empty: every kind).
+pub fn is_one_of(kinds: &[GroupKind], kind: &GroupVersionKind<'_>) -> bool {
+    kinds.is_empty()
+        || kinds
+            .iter()
+            .any(|(group, name)| kind.group == *group && kind.kind == *name)
 }
 
 impl<C: Check> Module for C {
@@ -276,8 +316,17 @@ impl<C: Check> Module for C {
         <C as Check>::settings_lookups(settings)
     }
 
-    fn decide(request: &Request<'_>, settings: &Self::Settings, cluster: &dyn Cluster) -> Answer {
-        match evaluate::<C>(request, settings, cluster) {
+    fn reads_whole(kind: &GroupVersionKind<'_>, old: bool) -> bool {
+        (if old { C::READS_OLD_WHOLE } else { C::READS_WHOLE }) && is_one_of(C::KINDS, kind)
+    }
+
+    fn decide<'a>(
+        request: &Request<'a>,
+        objects: Option<&Objects<'a>>,
+        settings: &Self::Settings,
+        cluster: &dyn Cluster,
+    ) -> Answer {
+        match evaluate_on::<C>(request, objects, settings, cluster) {
             None => Response::accept().into(),
             Some(mut part) => {
                 let mutation = part.take_mutation();
@@ -332,25 +381,62 @@ pub fn decide<P: Module>(payload: &[u8], cluster: &dyn Cluster) -> Response {
 
 /// [`decide`], with every finding behind the verdict.
 pub fn answer<P: Module>(payload: &[u8], cluster: &dyn Cluster) -> Answer {
-    let request = match read_request(payload) {
-        Ok(request) => request,
+    let read = match read_request::<P>(payload) {
+        Ok(read) => read,
         Err(verdict) => return verdict.into(),
     };
-    let settings = match parse_settings::<P>(request.settings.map(|raw| raw.get())) {
+    let ValidationRequest {
+        request,
+        settings,
+        object_tree,
+        old_object_tree,
+    } = read;
+    let settings = match parse_settings::<P>(settings.map(|raw| raw.get())) {
         Ok(settings) => settings,
         Err(message) => {
             return Response::reject_with_code(format!("{}: {INVALID_SETTINGS}: {message}", P::NAME), 400).into();
         }
     };
-    if !rules::any_matches(P::RULES, &request.request) {
+    if !rules::any_matches(P::RULES, &request) {
         return Response::accept().into();
     }
-    P::decide(&request.request, &settings, cluster)
+    let objects = request
+        .object
+        .map(|object| Objects::with_trees(object, request.old_object, object_tree, old_object_tree));
+    P::decide(&request, objects.as_ref(), &settings, cluster)
 }
 
-/// Reads a `validate` payload (borrowing from it), or gives the rejection documented in
+/// A module's reader of a request's objects ([`ObjectReader`]): an object a check of module reads
+/// whole is read into the one tree ([`json::Everything`]) in the request's own pass.
+#[derive(Clone, Copy)]
+struct IntoTree {
+    /// [`Module::reads_whole`] of the module.
+    reads_whole: fn(&GroupVersionKind<'_>, bool) -> bool,
+}
+
+impl<'de> ObjectReader<'de> for IntoTree {
+    type Tree = Tree<'de>;
+
+    fn reads(self, kind: &GroupVersionKind<'_>, old: bool) -> bool {
+        (self.reads_whole)(kind, old)
+    }
+
+    fn read<D: serde::Deserializer<'de>>(self, deserializer: D) -> Result<Tree<'de>, D::Error> {
+        #[cfg(test)]
+        admission::reads::note();
+        json::read_from(deserializer, json::Everything, usize::MAX)
+    }
+}
+
+/// Reads a `validate` payload for module `P` (borrowing from it, the objects its checks read
+/// whole read into their trees in the same pass), or gives the rejection documented in
 /// [`handle_validate`].
-pub fn read_request(payload: &[u8]) -> Result<ValidationRequest<'_>, Response> {
+///
+/// Read in the request's pass, an object nests two levels deeper in serde_json's count (its
+/// reader stops at 128 levels of the whole payload), and a number too large for an `f64` fails
+/// the pass: when the pass fails, the payload is read again with every object left as text, so
+/// that the request reads, and each check meets such an object, as it would alone.
+pub fn read_request<P: Module>(payload: &[u8]) -> Result<ValidationRequest<'_, Tree<'_>>, Response> {
     if payload.len() > MAX_PAYLOAD_BYTES {
         return Err(Response::reject_with_code(
             format!(
@@ -367,7 +453,18 @@ pub fn read_request(payload: &[u8]) -> Result<ValidationRequest<'_>, Response> {
             400,
         )
     })?;
-    serde_json::from_str(text)
+    let reader = IntoTree {
+        reads_whole: P::reads_whole,
+    };
+    admission::read_validation_request(text, reader)
+        .or_else(|_| {
+            admission::read_validation_request(text, admission::TextOnly).map(|read| ValidationRequest {
+                request: read.request,
+                settings: read.settings,
+                object_tree: None,
+                old_object_tree: None,
+            })
+        })
         .map_err(|e| Response::reject_with_code(format!("syncguard: cannot read the admission request: {e}"), 400))
 }
 

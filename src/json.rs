@@ -485,8 +485,20 @@ pub fn read_noting_depth<G: Grammar>(
     grammar: G,
     max_depth: usize,
 ) -> Result<(Node<'_>, usize), serde_json::Error> {
-    let (deepest, scratch) = (Cell::new(0), Scratch::default());
     let mut de = serde_json::Deserializer::from_str(text);
+    let read = read_from(&mut de, grammar, max_depth)?;
+    de.end()?;
+    Ok(read)
+}
+
+/// [`read_noting_depth`] of the value `deserializer` holds: the request's reader reads its object
+/// so, in the request's own pass (`crate::check`'s reader).
+pub fn read_from<'de, D: Deserializer<'de>, G: Grammar>(
+    deserializer: D,
+    grammar: G,
+    max_depth: usize,
+) -> Result<(Node<'de>, usize), D::Error> {
+    let (deepest, scratch) = (Cell::new(0), Scratch::default());
     let node = Seed {
         grammar,
         level: 1,
@@ -494,8 +506,7 @@ pub fn read_noting_depth<G: Grammar>(
         deepest: &deepest,
         scratch: &scratch,
     }
-    .deserialize(&mut de)?;
-    de.end()?;
+    .deserialize(deserializer)?;
     Ok((node, deepest.get()))
 }
 

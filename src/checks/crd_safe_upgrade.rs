@@ -60,7 +60,6 @@ use crate::text::spelling::closest;
 use crate::text::{Parts, elide, join_and, quote};
 use schema::{Change, Effect, EnumAdditions, Options, SchemaRules, Scope, What};
 use serde::Deserialize;
-use serde_json::value::RawValue;
 use std::collections::BTreeMap;
 
 pub mod schema;
@@ -570,17 +569,17 @@ fn check_settings(settings: &Settings) -> Result<(), String> {
 
 /// The JSON text of an object: the request's own, or, for an object a check before built
 /// (the all-in-one), written out (a CRD's schemas are read borrowing from text).
-fn text_of(object: ObjectJson<'_>) -> Result<std::borrow::Cow<'_, RawValue>, Malformed> {
+fn text_of(object: ObjectJson<'_>) -> Result<std::borrow::Cow<'_, str>, Malformed> {
     match object {
-        ObjectJson::Raw(raw) => Ok(std::borrow::Cow::Borrowed(raw)),
-        ObjectJson::Parsed(value) => serde_json::value::to_raw_value(value)
+        ObjectJson::Raw(text) => Ok(std::borrow::Cow::Borrowed(text)),
+        ObjectJson::Parsed(value) => serde_json::to_string(value)
             .map(std::borrow::Cow::Owned)
             .map_err(|e| Malformed(format!("cannot read the request's object: {e}"))),
     }
 }
 
 /// The request's `what` (`object`, `oldObject`) read as a CRD, or why it cannot be.
-fn read<'a>(text: &'a RawValue, what: &str) -> Result<Crd<'a>, Malformed> {
+fn read<'a>(text: &'a str, what: &str) -> Result<Crd<'a>, Malformed> {
     ObjectJson::Raw(text).read_described().map_err(|e| {
         Malformed(format!(
             "cannot read the request's {what}: {e}; expected a CustomResourceDefinition of apiextensions.k8s.io/v1"

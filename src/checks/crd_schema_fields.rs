@@ -413,7 +413,7 @@ fn parse_node(text: &str) -> Result<Node<'_>, serde_json::Error> {
 /// Reads the request's object into a [`Node`] tree cut off at [`MAX_DEPTH`].
 fn read_node(object: ObjectJson<'_>) -> Result<Node<'_>, serde_json::Error> {
     match object {
-        ObjectJson::Raw(raw) => parse_node(raw.get()),
+        ObjectJson::Raw(text) => parse_node(text),
         ObjectJson::Parsed(value) => json::read_value(value, MAX_DEPTH),
     }
 }
@@ -1492,7 +1492,7 @@ mod tests {
     /// traversal visits no schema node twice, and only those crd-schema-fields alone visits,
     /// where sync-drift alone visits some again; else, the nodes of both.
     fn one_traversal(payload: &str, schema_fields: Value, drift: Value, one_tree: bool) {
-        let read = crate::check::read_request(payload.as_bytes()).unwrap();
+        let read = crate::check::read_request::<CrdSchemaFields>(payload.as_bytes()).unwrap();
         let request = &read.request;
         // Each run reads the request's objects afresh, as a module instance does.
         let objects = || crate::check::Objects::new(request.object.unwrap(), request.old_object);

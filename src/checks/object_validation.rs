@@ -196,6 +196,7 @@ impl Check for ObjectValidation {
     const KINDS: &'static [GroupKind] = &[];
     const READS_OLD_OBJECT: bool = true;
     const READS_WHOLE: bool = true;
+    const READS_OLD_WHOLE: bool = true;
     const FINDINGS: &'static [RuleDoc] = FINDINGS;
     const LOOKUPS: &'static [Lookup] = &[("apiextensions.k8s.io/v1", "CustomResourceDefinition")];
 
