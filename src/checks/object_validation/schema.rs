@@ -77,7 +77,7 @@ impl Types {
 pub enum Format {
     /// `bsonobjectid`.
     BsonObjectId,
-    /// `uri`: not checked (Go's `net/url.ParseRequestURI` is not reproduced).
+    /// `uri`: what Go's `net/url.ParseRequestURI` reads ([`super::go_formats`]).
     Uri,
     /// `email`: not checked (Go's `net/mail.ParseAddress` is not reproduced).
     Email,
