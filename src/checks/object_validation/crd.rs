@@ -209,7 +209,9 @@ mod tests {
         assert_eq!(
             found,
             [(
-                format!("spec.versions[1].schema.openAPIV3Schema.properties[spec].properties[message].type: {UNSUPPORTED}"),
+                format!(
+                    "spec.versions[1].schema.openAPIV3Schema.properties[spec].properties[message].type: {UNSUPPORTED}"
+                ),
                 "spec.versions[1].schema.openAPIV3Schema.properties[spec].properties[message].type".to_string()
             )]
         );
@@ -220,9 +222,7 @@ mod tests {
         let schema = r#"{"type":"object","properties":{"a":{"type":"array","items":{"type":"int"}},
           "b":{"type":"object","additionalProperties":{"type":"map"}},
           "c":{"allOf":[{"type":"str"}],"anyOf":[{"not":{"type":"bool"}}],"oneOf":[{"type":"integer"}]}}}"#;
-        let crd = format!(
-            r#"{{"spec":{{"versions":[{{"name":"v1","schema":{{"openAPIV3Schema":{schema}}}}}]}}}}"#
-        );
+        let crd = format!(r#"{{"spec":{{"versions":[{{"name":"v1","schema":{{"openAPIV3Schema":{schema}}}}}]}}}}"#);
         let fields: Vec<String> = errors(&crd, None)
             .into_iter()
             .map(|(text, _)| text.split(':').next().unwrap().to_string())

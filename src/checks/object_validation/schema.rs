@@ -79,7 +79,7 @@ pub enum Format {
     BsonObjectId,
     /// `uri`: what Go's `net/url.ParseRequestURI` reads ([`super::go_formats`]).
     Uri,
-    /// `email`: not checked (Go's `net/mail.ParseAddress` is not reproduced).
+    /// `email`: what Go's `net/mail.ParseAddress` reads ([`super::go_formats`]).
     Email,
     /// `hostname`.
     Hostname,

@@ -1118,7 +1118,8 @@ fn format_valid(format: Format, text: &str) -> bool {
     match format {
         Format::BsonObjectId => text.len() == 24 && text.bytes().all(|b| b.is_ascii_hexdigit()),
         Format::Uri => super::go_formats::is_request_uri(text),
-        Format::Email | Format::Password => true,
+        Format::Email => super::go_formats::is_email(text),
+        Format::Password => true,
         Format::Isbn => is_isbn10(text) || is_isbn13(text),
         Format::Isbn10 => is_isbn10(text),
         Format::Isbn13 => is_isbn13(text),
@@ -1532,6 +1533,9 @@ mod tests {
             // kube-openapi's `TestFormatURI`: Go's `url.ParseRequestURI` wants a scheme or a path.
             ("uri", "http://somewhere.com", "somewhere.com"),
             ("uri", "/a/path", "http://example.com:port/"),
+            // kube-openapi's `TestFormatEmail`: Go's `mail.ParseAddress`.
+            ("email", "somebody@somewhere.com", "somebody@somewhere@com"),
+            ("email", "Gogh Fir <gf@example.com>", "Full Name"),
             // The test values of kube-openapi's govalidator (`validator_test.go`).
             ("isbn10", "3 401 01319 X", "3 423 21412 1"),
             ("isbn10", "1-61729-085-8", "978-3836221191"),
