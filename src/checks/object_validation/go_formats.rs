@@ -258,31 +258,34 @@ impl Mail<'_> {
     /// `consumeAddrSpec`: `local@domain`; on an error nothing is consumed.
     fn addr_spec(&mut self) -> Result<(), ()> {
         let orig = self.s;
-        let read = (|| {
-            self.skip_space();
-            match self.s.first() {
-                None => return Err(()),
-                Some(b'"') => {
-                    if !self.quoted_string()? {
-                        return Err(());
-                    }
-                }
-                Some(_) => self.atom(true, false)?,
-            }
-            if !self.consume(b'@') {
-                return Err(());
-            }
-            self.skip_space();
-            match self.s.first() {
-                None => Err(()),
-                Some(b'[') => self.domain_literal(),
-                Some(_) => self.atom(true, false),
-            }
-        })();
+        let read = self.local_at_domain();
         if read.is_err() {
             self.s = orig;
         }
         read
+    }
+
+    /// The reading of [`Mail::addr_spec`], which may leave a part consumed on an error.
+    fn local_at_domain(&mut self) -> Result<(), ()> {
+        self.skip_space();
+        match self.s.first() {
+            None => return Err(()),
+            Some(b'"') => {
+                if !self.quoted_string()? {
+                    return Err(());
+                }
+            }
+            Some(_) => self.atom(true, false)?,
+        }
+        if !self.consume(b'@') {
+            return Err(());
+        }
+        self.skip_space();
+        match self.s.first() {
+            None => Err(()),
+            Some(b'[') => self.domain_literal(),
+            Some(_) => self.atom(true, false),
+        }
     }
 
     /// `consumePhrase`: one word at least (an atom, a quoted string or RFC 2047 words).
