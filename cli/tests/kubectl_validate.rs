@@ -315,9 +315,9 @@ fn judge(case: &str, expected: &Expected, scanned: &Scanned, index: u64) -> Resu
                     .any(|(path, rule, action)| path == field && rule == "unknownField" && action == "warn");
                 match (refusals.is_empty(), warned) {
                     (true, true) => Ok(()),
-                    (false, _) => Err(format!("refused: {refusals:?}")),
+                    (false, _) => Err(format!("{UNKNOWN_FIELD}, but refused: {refusals:?}")),
                     (true, false) => Err(format!(
-                        "sync-drift gives no unknownField warning at {field}: {drifts:?}"
+                        "{UNKNOWN_FIELD}, but sync-drift gives no unknownField warning at {field}: {drifts:?}"
                     )),
                 }
             }
