@@ -10,6 +10,8 @@
 //!   an `unknownCrd` finding (never a refusal): the object was not validated.
 //! - **Every object's metadata**: `metadata.name` and `generateName` by its kind's name rule,
 //!   `metadata.namespace`, label keys and values, annotation keys and their total size.
+//! - **A CustomResourceDefinition's own validation** ([`crd`]): a schema `type` the API server
+//!   does not support, at the path its internal version names.
 //! - **A CRD update against the objects it stores** ([`stored`]): for a kind the settings'
 //!   `storedObjects` name (each one a lookup the deployment grants in its
 //!   `contextAwareResources`), the stored objects are listed (`list_resources_all`) and judged
@@ -43,7 +45,9 @@
 
 pub mod builtin;
 pub mod cel;
+pub mod crd;
 pub mod field_error;
+pub mod go_formats;
 pub mod metadata;
 pub mod schema;
 pub mod stored;
@@ -260,7 +264,8 @@ impl Check for ObjectValidation {
             .to_string();
 
         let built_in = crate::generated::api_cluster_scoped(&group, &version, &kind).is_some();
-        let crd_update = request.is_update() && group == "apiextensions.k8s.io" && kind == "CustomResourceDefinition";
+        let crd_kind = group == "apiextensions.k8s.io" && kind == "CustomResourceDefinition";
+        let crd_update = request.is_update() && crd_kind;
         // What the API server itself validated against the schema this check would apply is not
         // judged again: a live object a request writes (it validated it a moment before it called
         // any validating webhook, so a finding could only be wrong) and, in the audit, a stored
@@ -299,6 +304,13 @@ impl Check for ObjectValidation {
             let request_name = request.name.as_deref();
             for error in metadata::validate(metadata, request_name, rule, minor) {
                 errors.push(("invalidMetadata", error));
+            }
+        }
+        // A CRD's own validation (its schemas' types), beside its schema as a built-in kind.
+        if crd_kind && version == "v1" {
+            let old_crd = old.filter(|_| request.is_update());
+            for error in crd::validate(node, old_crd) {
+                errors.push(("schemaViolation", error));
             }
         }
         if let Some(compiled) = compiled {

@@ -77,9 +77,9 @@ impl Types {
 pub enum Format {
     /// `bsonobjectid`.
     BsonObjectId,
-    /// `uri`: not checked (Go's `net/url.ParseRequestURI` is not reproduced).
+    /// `uri`: what Go's `net/url.ParseRequestURI` reads ([`super::go_formats`]).
     Uri,
-    /// `email`: not checked (Go's `net/mail.ParseAddress` is not reproduced).
+    /// `email`: what Go's `net/mail.ParseAddress` reads ([`super::go_formats`]).
     Email,
     /// `hostname`.
     Hostname,

@@ -1131,7 +1131,9 @@ fn format_valid(format: Format, text: &str) -> bool {
     });
     match format {
         Format::BsonObjectId => text.len() == 24 && text.bytes().all(|b| b.is_ascii_hexdigit()),
-        Format::Uri | Format::Email | Format::Password => true,
+        Format::Uri => super::go_formats::is_request_uri(text),
+        Format::Email => super::go_formats::is_email(text),
+        Format::Password => true,
         Format::Isbn => is_isbn10(text) || is_isbn13(text),
         Format::Isbn10 => is_isbn10(text),
         Format::Isbn13 => is_isbn13(text),
@@ -1542,6 +1544,12 @@ mod tests {
             ("uuid", "123e4567-e89b-12d3-a456-426614174000", "123"),
             ("hostname", "example.com", "-bad-"),
             ("hexcolor", "#fff", "#ffff"),
+            // kube-openapi's `TestFormatURI`: Go's `url.ParseRequestURI` wants a scheme or a path.
+            ("uri", "http://somewhere.com", "somewhere.com"),
+            ("uri", "/a/path", "http://example.com:port/"),
+            // kube-openapi's `TestFormatEmail`: Go's `mail.ParseAddress`.
+            ("email", "somebody@somewhere.com", "somebody@somewhere@com"),
+            ("email", "Gogh Fir <gf@example.com>", "Full Name"),
             // The test values of kube-openapi's govalidator (`validator_test.go`).
             ("isbn10", "3 401 01319 X", "3 423 21412 1"),
             ("isbn10", "1-61729-085-8", "978-3836221191"),
@@ -1579,6 +1587,11 @@ mod tests {
         ] {
             assert_eq!(format_valid(Format::Hostname, text), valid, "{text}");
         }
+        let schema = field("u", r#"{"type":"string","format":"uri"}"#);
+        assert_eq!(
+            errors(&schema, &spec("u", r#""somewhere.com""#)),
+            [r#"spec.u: Invalid value: "somewhere.com": spec.u in body must be of type uri: "somewhere.com""#]
+        );
         // A format the API server does not check.
         let schema = field("f", r#"{"type":"string","format":"quantity"}"#);
         assert!(errors(&schema, &spec("f", r#""anything""#)).is_empty());
