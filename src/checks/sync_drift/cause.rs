@@ -12,8 +12,11 @@
 //!   null or empty `metadata.annotations` (gitops-engine's `removeNamespaceAnnotation`) and moves
 //!   a Secret's `stringData` into `data` (`NormalizeSecret`). Since 3.0 it ignores `status`
 //!   and no longer ignores a CRD's `spec.preserveUnknownFields`. Its server-side diff sees what
-//!   the API server stores. Its sync applies with strict field validation (`Validate=true`, the
-//!   default), so a field no type or schema declares fails the sync.
+//!   the API server stores. Its sync does not ask for strict field validation: gitops-engine's
+//!   apply leaves kubectl's field-validation directive unset, which the API server reads as
+//!   `Warn` (`Validate=true`, the default, turns on only kubectl's client-side validation, which
+//!   kubectl skips against an API server that validates fields itself), so a field no type or
+//!   schema declares is dropped with a warning, the sync succeeds and the diff keeps showing it.
 //! - **Flux** decodes built-in kinds into client-go's types before a server-side dry-run (unknown
 //!   fields of built-ins vanish there, a Secret's `stringData` becomes `data`: `ssa/normalize`)
 //!   and compares what the API server returns, so only fields a schema does not declare make its
@@ -213,10 +216,13 @@ pub fn effect(tool: Tool, cause: Cause, facts: Facts) -> Option<Effect> {
             Tool::Flux => None,
             _ => (facts.class != Class::Typed || facts.unnormalised).then_some(OutOfSync),
         },
-        // Argo CD's sync (`Validate=true`), Fleet's Helm and kubectl validate strictly; Flux
-        // decodes built-in kinds client-side, where unknown fields vanish.
+        // Fleet's Helm and kubectl validate strictly; Argo CD's sync does not (the field is
+        // dropped with a warning, and its diff, which compares a manifest that does not decode
+        // strictly as written, shows it forever); Flux decodes built-in kinds client-side, where
+        // unknown fields vanish.
         Cause::UnknownField | Cause::PrunedField => match tool {
             Tool::Flux if facts.class == Class::Typed => None,
+            Tool::ArgoCd => Some(OutOfSync),
             _ => Some(Fails),
         },
         Cause::CreationTimestamp => (tool == Tool::Kubectl && facts.class != Class::Custom).then_some(Churn),
@@ -235,9 +241,7 @@ pub fn effect(tool: Tool, cause: Cause, facts: Facts) -> Option<Effect> {
 /// What `effect` means for `tool`, in a sentence's words.
 pub fn describe(tool: Tool, effect: Effect) -> &'static str {
     match (tool, effect) {
-        (Tool::ArgoCd, Effect::Fails) => {
-            "Argo CD's sync fails on it (strict field validation, `Validate=true` by default; with `Validate=false` the app stays OutOfSync)"
-        }
+        (Tool::ArgoCd, Effect::Fails) => "Argo CD's sync fails on it",
         (Tool::ArgoCd, Effect::OutOfSync) => "Argo CD shows it OutOfSync forever",
         (Tool::Fleet, Effect::OutOfSync) => "Fleet reports it Modified forever",
         (Tool::Fleet, Effect::Fails) => "Fleet's Helm deployment fails on it (strict field validation)",
@@ -307,17 +311,18 @@ mod tests {
     }
 
     #[test]
-    fn undeclared_fields_fail_every_strict_apply() {
+    fn undeclared_fields_fail_every_strict_apply_and_stay_in_argo_cds_diff() {
         assert_eq!(effect(Tool::Flux, Cause::UnknownField, facts(Class::Typed)), None);
         assert_eq!(
             effect(Tool::Flux, Cause::PrunedField, facts(Class::Custom)),
             Some(Effect::Fails)
         );
-        // Argo CD's sync validates strictly (`Validate=true`), Fleet's Helm too.
-        assert_eq!(
-            effect(Tool::ArgoCd, Cause::PrunedField, facts(Class::Custom)),
-            Some(Effect::Fails)
-        );
+        // Fleet's Helm validates strictly; Argo CD's sync does not, and its diff shows the field.
+        for cause in [Cause::UnknownField, Cause::PrunedField] {
+            for class in [Class::Typed, Class::Custom] {
+                assert_eq!(effect(Tool::ArgoCd, cause, facts(class)), Some(Effect::OutOfSync));
+            }
+        }
         assert_eq!(
             effect(Tool::Fleet, Cause::UnknownField, facts(Class::Typed)),
             Some(Effect::Fails)
