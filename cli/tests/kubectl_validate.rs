@@ -30,34 +30,45 @@ const POLICY: &str = "object-validation";
 /// Cases (`<file>#<document>`) the policy does not answer as the API server does yet, and why.
 const KNOWN_GAPS: &[(&str, &str)] = &[];
 
-/// Why an unknown field of a built-in kind is no refusal (object-validation's `unknownField` is
-/// off by default) although kubectl-validate expects one, in its own wording (`Invalid value:
+/// Why an unknown field of a built-in kind is no refusal of its own (object-validation's
+/// `unknownField` is off by default) although kubectl-validate expects one, in its own wording (`Invalid value:
 /// value provided for unknown field`; the API server's is `strict decoding error: unknown field
 /// "spec.contAIN3rz"`, and only under strict field validation): `kubectl apply` asks for strict
 /// field validation, but no GitOps sync fails on it. Argo CD's apply (gitops-engine
 /// `newApplyOptions`) sets a strict client-side validator that kubectl's `paramVerifyingSchema`
 /// skips on an API server that supports `fieldValidation`, and sends no directive, which the API
 /// server reads as `Warn`: the field is dropped with a warning. Flux converts built-in kinds to
-/// their Go types before its apply, which drops it. sync-drift names the field, as a warning.
-const UNKNOWN_FIELD: &str = "an unknown field of a built-in kind: a warning (sync-drift), no refusal";
+/// their Go types before its apply, which drops it. sync-drift names the field, as a warning;
+/// what the API server then refuses in the object the dropped field leaves (a Pod without its
+/// misspelled `containers`: `spec.containers: Required value`) object-validation refuses, as the
+/// API server does when a GitOps sync applies it.
+const UNKNOWN_FIELD: &str =
+    "an unknown field of a built-in kind: a warning (sync-drift), and a refusal only of what its dropping leaves";
+
+/// What the API server refuses in a Pod whose `containers` a misspelling or an indentation
+/// dropped.
+const CONTAINERS_REQUIRED: (&str, &str) = ("spec.containers", "Required value");
 
 /// Cases whose Status is kubectl-validate's own error rather than the API server's validation,
 /// or a refusal no GitOps sync gives, and what syncguard answers instead.
 const DIVERGENCES: &[(&str, Divergence)] = &[
     // [`UNKNOWN_FIELD`]: `containers` at the top level, `spec` left empty.
-    ("error_indentation.yaml#0", Divergence::UnknownField("containers")),
+    (
+        "error_indentation.yaml#0",
+        Divergence::UnknownField("containers", CONTAINERS_REQUIRED),
+    ),
     // [`UNKNOWN_FIELD`]: `spec.contAIN3rz` for `spec.containers`.
     (
         "error_misspelled_key.yaml#0",
-        Divergence::UnknownField("spec.contAIN3rz"),
+        Divergence::UnknownField("spec.contAIN3rz", CONTAINERS_REQUIRED),
     ),
     (
         "error_multiple_resources_all_invalid.yaml#0",
-        Divergence::UnknownField("spec.contAIN3rz"),
+        Divergence::UnknownField("spec.contAIN3rz", CONTAINERS_REQUIRED),
     ),
     (
         "error_multiple_resources_one_invalid.yaml#0",
-        Divergence::UnknownField("spec.contAIN3rz"),
+        Divergence::UnknownField("spec.contAIN3rz", CONTAINERS_REQUIRED),
     ),
     // kubectl-validate cannot read a YAML mapping with a key twice (400); `syncguard scan` reports
     // the file's invalid YAML at the repeated key, as an input error, and judges nothing in it.
@@ -89,9 +100,10 @@ enum Divergence {
     NotRefused,
     /// object-validation refuses the document with one finding at this field holding this text.
     Refused(&'static str, &'static str),
-    /// An unknown field ([`UNKNOWN_FIELD`]): object-validation refuses nothing, and sync-drift
-    /// warns of the field (its `unknownField`) at this path.
-    UnknownField(&'static str),
+    /// An unknown field ([`UNKNOWN_FIELD`]): sync-drift warns of the field (its `unknownField`)
+    /// at this path, and object-validation refuses only what the API server refuses once the
+    /// field is dropped (this field and text).
+    UnknownField(&'static str, (&'static str, &'static str)),
 }
 
 /// One cause of a refusal: its field path and the API server's message.
@@ -296,27 +308,27 @@ fn judge(case: &str, expected: &Expected, scanned: &Scanned, index: u64) -> Resu
     let errors = &scanned.errors;
     if let Some((_, divergence)) = DIVERGENCES.iter().find(|(name, _)| *name == case) {
         match (divergence, expected) {
-            (Divergence::UnknownField(field), Expected::Refused(causes)) => assert!(
+            (Divergence::UnknownField(field, _), Expected::Refused(causes)) => assert!(
                 causes.len() == 1
                     && causes[0].field == *field
                     && causes[0].message == "Invalid value: value provided for unknown field",
                 "{case} is listed as an unknown field {field} but its Status says otherwise: {expected:?}"
             ),
-            (Divergence::UnknownField(_), _) | (_, Expected::Accepted | Expected::Refused(_)) => {
+            (Divergence::UnknownField(..), _) | (_, Expected::Accepted | Expected::Refused(_)) => {
                 panic!("{case} is listed in DIVERGENCES but its Status is the API server's: {expected:?}")
             }
             _ => {}
         }
         return match divergence {
-            Divergence::UnknownField(field) => {
+            Divergence::UnknownField(field, (left_field, left_message)) => {
                 let drifts = scanned.drifts.get(&index).map(Vec::as_slice).unwrap_or_default();
                 let warned = drifts
                     .iter()
                     .any(|(path, rule, action)| path == field && rule == "unknownField" && action == "warn");
-                match (refusals.is_empty(), warned) {
-                    (true, true) => Ok(()),
-                    (false, _) => Err(format!("{UNKNOWN_FIELD}, but refused: {refusals:?}")),
-                    (true, false) => Err(format!(
+                match warned {
+                    true => matches(&[(left_field.to_string(), left_message.to_string())], refusals)
+                        .map_err(|e| format!("{UNKNOWN_FIELD}: {e}")),
+                    false => Err(format!(
                         "{UNKNOWN_FIELD}, but sync-drift gives no unknownField warning at {field}: {drifts:?}"
                     )),
                 }
