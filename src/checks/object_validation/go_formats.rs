@@ -488,7 +488,7 @@ fn rfc2047_word(word: &[u8]) -> Result<Option<usize>, ()> {
         return Ok(None);
     }
     let length = match encoding {
-        "B" | "b" => crate::checks::sync_drift::walk::canonical_base64(text).map(|_| text.len()),
+        "B" | "b" => super::validate::is_go_base64(text).then_some(text.len()),
         "Q" | "q" => q_decoded_length(text),
         _ => None,
     };

@@ -895,6 +895,19 @@ impl<'s> Walk<'s> {
     }
 }
 
+/// Whether Go's `base64.StdEncoding` decodes `text`: it skips line breaks and accepts non-zero
+/// padding bits (`QR==`).
+pub(super) fn is_go_base64(text: &str) -> bool {
+    use base64::Engine;
+    use base64::engine::{GeneralPurpose, GeneralPurposeConfig};
+    const GO_STD: GeneralPurpose = GeneralPurpose::new(
+        &base64::alphabet::STANDARD,
+        GeneralPurposeConfig::new().with_decode_allow_trailing_bits(true),
+    );
+    let cleaned: String = text.chars().filter(|c| *c != '\r' && *c != '\n').collect();
+    GO_STD.decode(cleaned).is_ok()
+}
+
 /// Whether defaulting would change `value` under schema `index` (apiextensions-apiserver's
 /// structural defaulting, `pkg/apiserver/schema/defaulting`): a property with a `default` that
 /// the value leaves out, or a property, additional property or item that is a `null` its schema
@@ -1157,17 +1170,7 @@ fn format_valid(format: Format, text: &str) -> bool {
             let hex = text.strip_prefix('#').unwrap_or(text);
             (hex.len() == 3 || hex.len() == 6) && hex.bytes().all(|b| b.is_ascii_hexdigit())
         }
-        Format::Byte => {
-            use base64::Engine;
-            use base64::engine::{GeneralPurpose, GeneralPurposeConfig};
-            // Go's StdEncoding skips line breaks and accepts non-zero padding bits (`QR==`).
-            const GO_STD: GeneralPurpose = GeneralPurpose::new(
-                &base64::alphabet::STANDARD,
-                GeneralPurposeConfig::new().with_decode_allow_trailing_bits(true),
-            );
-            let cleaned: String = text.chars().filter(|c| *c != '\r' && *c != '\n').collect();
-            GO_STD.decode(cleaned).is_ok()
-        }
+        Format::Byte => is_go_base64(text),
         Format::Date => is_date(text),
         Format::DateTime => {
             // strfmt's `IsDateTime`.
