@@ -599,54 +599,63 @@ mod tests {
     use super::*;
     use crate::input::{self, KustomizeInput};
 
+    /// Evaluates through the core's checks with no cluster to ask (every lookup fails as a host
+    /// that cannot reach the API server fails): policy 0 is sync-drift, policy 1
+    /// object-validation, or policy 0 alone object-validation (`validation_only`).
+    struct CoreChecks {
+        /// How many policies the scan runs.
+        count: usize,
+        /// Whether the one policy is object-validation.
+        validation_only: bool,
+    }
+
+    impl Evaluator for CoreChecks {
+        fn policy_count(&self) -> usize {
+            self.count
+        }
+        fn matches(&self, _: usize, _: &str, _: &str, _: &str, _: Operation) -> bool {
+            true
+        }
+        fn reads_old_object(&self, _: usize) -> bool {
+            false
+        }
+        fn evaluate(&mut self, policy: usize, document: usize, request: &str, _: &str) -> Evaluation {
+            use syncguard::check;
+            use syncguard::checks::object_validation::ObjectValidation;
+            use syncguard::checks::sync_drift::SyncDrift;
+            use syncguard::cluster::{Cluster, Items, LookupError};
+
+            /// Every lookup fails.
+            struct Unreachable;
+            impl Cluster for Unreachable {
+                fn list_all(&self, _: &str, _: &str, _: &[&str]) -> Result<Items, LookupError> {
+                    Err(LookupError::Other("connection refused".into()))
+                }
+                fn get(&self, _: &str, _: &str, _: &str, _: Option<&str>, _: &[&str]) -> Result<String, LookupError> {
+                    Err(LookupError::Other("connection refused".into()))
+                }
+            }
+            let payload = validate_payload(request, "{}");
+            let answer = match policy {
+                0 if !self.validation_only => check::answer::<SyncDrift>(payload.as_bytes(), &Unreachable),
+                _ => check::answer::<ObjectValidation>(payload.as_bytes(), &Unreachable),
+            };
+            let response = &answer.response;
+            Evaluation::new(
+                document,
+                policy,
+                response.accepted,
+                response.message.clone(),
+                response.code,
+                response.warnings.clone(),
+                None,
+            )
+            .with_findings(answer.findings())
+        }
+    }
+
     #[test]
     fn an_unreadable_crd_is_said_once_by_object_validation() {
-        use syncguard::check;
-        use syncguard::checks::object_validation::ObjectValidation;
-        use syncguard::checks::sync_drift::SyncDrift;
-        use syncguard::cluster::{Cluster, Items, LookupError};
-
-        /// Every lookup fails (a host that cannot reach the API server).
-        struct Unreachable;
-        impl Cluster for Unreachable {
-            fn list_all(&self, _: &str, _: &str, _: &[&str]) -> Result<Items, LookupError> {
-                Err(LookupError::Other("connection refused".into()))
-            }
-            fn get(&self, _: &str, _: &str, _: &str, _: Option<&str>, _: &[&str]) -> Result<String, LookupError> {
-                Err(LookupError::Other("connection refused".into()))
-            }
-        }
-        /// Policy 0 is sync-drift, policy 1 object-validation (when there are two).
-        struct Core(usize);
-        impl Evaluator for Core {
-            fn policy_count(&self) -> usize {
-                self.0
-            }
-            fn matches(&self, _: usize, _: &str, _: &str, _: &str, _: Operation) -> bool {
-                true
-            }
-            fn reads_old_object(&self, _: usize) -> bool {
-                false
-            }
-            fn evaluate(&mut self, policy: usize, document: usize, request: &str, _: &str) -> Evaluation {
-                let payload = validate_payload(request, "{}");
-                let answer = match policy {
-                    0 => check::answer::<SyncDrift>(payload.as_bytes(), &Unreachable),
-                    _ => check::answer::<ObjectValidation>(payload.as_bytes(), &Unreachable),
-                };
-                let response = &answer.response;
-                Evaluation::new(
-                    document,
-                    policy,
-                    response.accepted,
-                    response.message.clone(),
-                    response.code,
-                    response.warnings.clone(),
-                    None,
-                )
-                .with_findings(answer.findings())
-            }
-        }
         let text = "apiVersion: cert-manager.io/v1\nkind: Certificate\nmetadata: {name: api, namespace: shop}\nspec: {secretName: api-tls}\n";
         let documents = input::objects_of(0, "c.yaml", text).documents;
         let sources = [Source {
@@ -657,7 +666,17 @@ mod tests {
         let plurals = Plurals::new(&documents);
         let rules = |policies: usize| {
             let mut out = Vec::new();
-            evaluate_document(&mut Core(policies), 0, &documents[0], &sources, &plurals, &mut out);
+            evaluate_document(
+                &mut CoreChecks {
+                    count: policies,
+                    validation_only: false,
+                },
+                0,
+                &documents[0],
+                &sources,
+                &plurals,
+                &mut out,
+            );
             out.iter()
                 .map(|e| {
                     let rules: Vec<&str> = e.findings.iter().map(|f| f.listed.rule.as_str()).collect();
@@ -672,47 +691,6 @@ mod tests {
 
     #[test]
     fn a_rejection_left_with_some_findings_of_a_kustomize_input_names_only_them() {
-        use syncguard::check;
-        use syncguard::checks::object_validation::ObjectValidation;
-        use syncguard::cluster::{Cluster, Items, LookupError};
-
-        /// No cluster: the Deployment's schema is built in.
-        struct Nothing;
-        impl Cluster for Nothing {
-            fn list_all(&self, _: &str, _: &str, _: &[&str]) -> Result<Items, LookupError> {
-                Err(LookupError::Other("no cluster".into()))
-            }
-            fn get(&self, _: &str, _: &str, _: &str, _: Option<&str>, _: &[&str]) -> Result<String, LookupError> {
-                Err(LookupError::Other("no cluster".into()))
-            }
-        }
-        struct Validation;
-        impl Evaluator for Validation {
-            fn policy_count(&self) -> usize {
-                1
-            }
-            fn matches(&self, _: usize, _: &str, _: &str, _: &str, _: Operation) -> bool {
-                true
-            }
-            fn reads_old_object(&self, _: usize) -> bool {
-                false
-            }
-            fn evaluate(&mut self, policy: usize, document: usize, request: &str, _: &str) -> Evaluation {
-                let payload = validate_payload(request, "{}");
-                let answer = check::answer::<ObjectValidation>(payload.as_bytes(), &Nothing);
-                let response = &answer.response;
-                Evaluation::new(
-                    document,
-                    policy,
-                    response.accepted,
-                    response.message.clone(),
-                    response.code,
-                    response.warnings.clone(),
-                    None,
-                )
-                .with_findings(answer.findings())
-            }
-        }
         // A resource a kustomization lists, without the selector kustomize adds (left out) and
         // with a replica count of the wrong type (kept), and a second wrong value (kept).
         let text = "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: typo, namespace: kube-system}\n\
@@ -727,7 +705,17 @@ mod tests {
         let plurals = Plurals::new(&documents);
         let judge = |documents: &[Document]| {
             let mut out = Vec::new();
-            evaluate_document(&mut Validation, 0, &documents[0], &sources, &plurals, &mut out);
+            evaluate_document(
+                &mut CoreChecks {
+                    count: 1,
+                    validation_only: true,
+                },
+                0,
+                &documents[0],
+                &sources,
+                &plurals,
+                &mut out,
+            );
             out.remove(0)
         };
         let whole = judge(&documents);
