@@ -197,10 +197,19 @@ fn walk(schema: &Node<'_>, path: &str, at: &str, options: Options, errors: &mut 
 /// The errors of a schema's Kubernetes extensions, after those of the schemas it holds.
 fn extensions(schema: &Node<'_>, path: &str, at: &str, options: Options, errors: &mut Vec<FieldError>) {
     let mut push = |error: FieldError, step: &str| errors.push(at_step(error, at, step));
-    if options.always && schema.get("x-kubernetes-preserve-unknown-fields").and_then(Node::as_bool) == Some(false) {
+    if options.always
+        && schema
+            .get("x-kubernetes-preserve-unknown-fields")
+            .and_then(Node::as_bool)
+            == Some(false)
+    {
         let step = ".x-kubernetes-preserve-unknown-fields";
         push(
-            FieldError::invalid(format!("{path}{step}"), BadValue::Bool(false), "must be true or undefined"),
+            FieldError::invalid(
+                format!("{path}{step}"),
+                BadValue::Bool(false),
+                "must be true or undefined",
+            ),
             step,
         );
     }
@@ -421,12 +430,17 @@ mod tests {
             found,
             [
                 (
-                    format!("{ROOT}.properties[l].uniqueItems: Forbidden: uniqueItems cannot be set to true since the runtime complexity becomes quadratic"),
+                    format!(
+                        "{ROOT}.properties[l].uniqueItems: Forbidden: uniqueItems cannot be set to true since the runtime complexity becomes quadratic"
+                    ),
                     "spec.versions[0].schema.openAPIV3Schema.properties[spec].properties[l].uniqueItems".to_string()
                 ),
                 (
-                    format!("{ROOT}.x-kubernetes-preserve-unknown-fields: Invalid value: false: must be true or undefined"),
-                    "spec.versions[0].schema.openAPIV3Schema.properties[spec].x-kubernetes-preserve-unknown-fields".to_string()
+                    format!(
+                        "{ROOT}.x-kubernetes-preserve-unknown-fields: Invalid value: false: must be true or undefined"
+                    ),
+                    "spec.versions[0].schema.openAPIV3Schema.properties[spec].x-kubernetes-preserve-unknown-fields"
+                        .to_string()
                 ),
             ]
         );
@@ -455,8 +469,12 @@ mod tests {
         assert_eq!(
             found,
             [
-                format!("{ROOT}.properties[m].x-kubernetes-map-type: Unsupported value: \"merge\": supported values: \"atomic\", \"granular\""),
-                format!("{ROOT}.properties[l].x-kubernetes-list-type: Unsupported value: \"list\": supported values: \"atomic\", \"set\", \"map\""),
+                format!(
+                    "{ROOT}.properties[m].x-kubernetes-map-type: Unsupported value: \"merge\": supported values: \"atomic\", \"granular\""
+                ),
+                format!(
+                    "{ROOT}.properties[l].x-kubernetes-list-type: Unsupported value: \"list\": supported values: \"atomic\", \"set\", \"map\""
+                ),
             ]
         );
         for valid in [
@@ -484,9 +502,15 @@ mod tests {
             found,
             [
                 format!("{ROOT}.items.nullable: Forbidden: cannot be nullable when x-kubernetes-list-type is map"),
-                format!("{ROOT}.items.properties[name].default: Required value: this property is in x-kubernetes-list-map-keys, so it must have a default or be a required property"),
-                format!("{ROOT}.items.properties[name].nullable: Forbidden: this property is in x-kubernetes-list-map-keys, so it cannot be nullable"),
-                format!("{ROOT}.items.properties[port].default: Required value: this property is in x-kubernetes-list-map-keys, so it must have a default or be a required property"),
+                format!(
+                    "{ROOT}.items.properties[name].default: Required value: this property is in x-kubernetes-list-map-keys, so it must have a default or be a required property"
+                ),
+                format!(
+                    "{ROOT}.items.properties[name].nullable: Forbidden: this property is in x-kubernetes-list-map-keys, so it cannot be nullable"
+                ),
+                format!(
+                    "{ROOT}.items.properties[port].default: Required value: this property is in x-kubernetes-list-map-keys, so it must have a default or be a required property"
+                ),
             ]
         );
         let good = list(
