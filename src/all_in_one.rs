@@ -9,6 +9,11 @@
 //! checks before it changed it, so the result is one object. The checks' findings are rendered
 //! together, once, by [`crate::render::answer`], each within the room its prefix leaves.
 //!
+//! object-validation judges here only what the API server stored (a CRD update's stored objects,
+//! the audit's stored custom resources: [`Judged::Stored`]), never the object a request writes:
+//! the all-in-one is a mutating webhook, which sees a CREATE before the API server has set its
+//! uid and validated it, and before the mutating webhooks after it have filled it in.
+//!
 //! crd-schema-fields and sync-drift, when both are enabled and judge a request (a CRD's), read
 //! its object once and walk each of its trees once for the two
 //! ([`with_sync_drift`]): at sync-drift's turn, so that it sees
@@ -582,8 +587,16 @@ mod tests {
         let request = machine_deployment("CREATE", serde_json::json!({"name": "md", "namespace": "shop"}), 5);
         let payload = syncguard_testkit::payload(&request, &serde_json::json!({}));
         let alone = check::decide::<ObjectValidation>(payload.as_bytes(), &cluster);
-        assert!(!alone.accepted, "object-validation alone judges the manifest: {alone:?}");
-        assert!(alone.message.unwrap_or_default().contains("spec.selector: Required value"));
+        assert!(
+            !alone.accepted,
+            "object-validation alone judges the manifest: {alone:?}"
+        );
+        assert!(
+            alone
+                .message
+                .unwrap_or_default()
+                .contains("spec.selector: Required value")
+        );
         let all = check::decide::<AllInOne>(payload.as_bytes(), &cluster);
         assert!(all.accepted, "{all:?}");
         let said = all.warnings.join("\n");
@@ -610,7 +623,9 @@ mod tests {
         let message = all.message.unwrap_or_default();
         assert!(
             message.contains("object-validation: ")
-                && message.contains("spec.replicas: Invalid value: 5: spec.replicas in body should be less than or equal to 3"),
+                && message.contains(
+                    "spec.replicas: Invalid value: 5: spec.replicas in body should be less than or equal to 3"
+                ),
             "{message}"
         );
         // Within its new schema, it passes.

@@ -27,6 +27,11 @@
 //! playground, `kwctl run` on a rendered chart) gets the settings' actions, by default a
 //! refusal for what the API server would refuse.
 //!
+//! The all-in-one runs the check on what the API server stored only ([`Judged::Stored`]): it is
+//! a mutating webhook, called before the API server sets a CREATE's uid and validates it, so
+//! there every object a request writes would look like a manifest, and one a later mutating
+//! webhook completes would be refused.
+//!
 //! # Audit
 //! Kubewarden's audit scanner sends each object the cluster stores as a CREATE of it, the object
 //! as it is stored (with its `resourceVersion`, which the API server never lets a CREATE carry),
