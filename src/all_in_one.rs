@@ -455,6 +455,13 @@ mod tests {
         );
         let job: Value = serde_json::from_str(&std::fs::read_to_string(job_path).unwrap()).unwrap();
         assert_eq!(reads::<AllInOne>(&job), 1);
+        // An UPDATE's old object is not read whole for object-validation, which judges no
+        // object a request writes in the all-in-one.
+        let mut update = deployment.clone();
+        update["operation"] = serde_json::json!("UPDATE");
+        update["oldObject"] = deployment["object"].clone();
+        assert_eq!(reads::<AllInOne>(&update), 1);
+        assert_eq!(reads::<ObjectValidation>(&update), 2);
         for request in [&crd, &deployment] {
             assert_eq!(reads::<AllInOne>(request), 1);
             assert_eq!(reads::<SyncDrift>(request), 1);
