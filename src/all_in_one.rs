@@ -9,6 +9,11 @@
 //! checks before it changed it, so the result is one object. The checks' findings are rendered
 //! together, once, by [`crate::render::answer`], each within the room its prefix leaves.
 //!
+//! object-validation judges here only what the API server stored (a CRD update's stored objects,
+//! the audit's stored custom resources: [`Judged::Stored`]), never the object a request writes:
+//! the all-in-one is a mutating webhook, which sees a CREATE before the API server has set its
+//! uid and validated it, and before the mutating webhooks after it have filled it in.
+//!
 //! crd-schema-fields and sync-drift, when both are enabled and judge a request (a CRD's), read
 //! its object once and walk each of its trees once for the two
 //! ([`with_sync_drift`]): at sync-drift's turn, so that it sees
@@ -17,7 +22,7 @@
 use crate::admission::{GroupVersionKind, ObjectJson, Request};
 use crate::check::{self, Check, Module, Objects};
 use crate::checks::crd_schema_fields::{self, CrdSchemaFields};
-use crate::checks::object_validation::ObjectValidation;
+use crate::checks::object_validation::{self, Judged, ObjectValidation};
 use crate::checks::sync_drift::{self, SyncDrift};
 use crate::cluster::Cluster;
 use crate::finding::{Malformed, Report};
@@ -70,6 +75,9 @@ impl Visit for Run<'_, '_> {
         {
             return self.both(at);
         }
+        if C::NAME == <ObjectValidation as Check>::NAME {
+            return self.stored_only();
+        }
         let defaults;
         let settings = match &section.settings {
             Some(settings) => settings,
@@ -98,6 +106,17 @@ impl Run<'_, '_> {
         if let Some(part) = part {
             self.add(part);
         }
+    }
+
+    /// Runs object-validation on what the API server stored only ([`Judged::Stored`]: the
+    /// all-in-one is a mutating webhook, which sees a CREATE before the API server has
+    /// validated it and before the mutating webhooks after it have filled it in).
+    fn stored_only(&mut self) {
+        let settings = object_validation::Settings {
+            judged: Judged::Stored,
+            ..self.settings.object_validation.settings.clone().unwrap_or_default()
+        };
+        self.run::<ObjectValidation>(&settings);
     }
 
     /// Adds a check's part, and the object as it changed it.
@@ -241,8 +260,15 @@ struct ReadsWhole<'r, 'a> {
 
 impl Visit for ReadsWhole<'_, '_> {
     fn visit<C: Check>(&mut self, section: &Section<C>) {
-        self.any |= section.enabled && C::READS_WHOLE && check::applies::<C>(self.request);
+        self.any |= section.enabled && reads_whole_here(C::NAME, C::READS_WHOLE) && check::applies::<C>(self.request);
     }
+}
+
+/// Whether check `name`, which reads the whole object when `reads_whole`, reads it whole in the
+/// all-in-one: object-validation judges here only what the API server stored
+/// ([`Judged::Stored`]), rarely, and reads that itself when it does.
+fn reads_whole_here(name: &str, reads_whole: bool) -> bool {
+    reads_whole && name != <ObjectValidation as Check>::NAME
 }
 
 /// Collects the lookups the settings of every enabled check name.
@@ -281,7 +307,8 @@ impl Module for AllInOne {
     fn reads_whole(kind: &GroupVersionKind<'_>, old: bool) -> bool {
         // Whatever the settings enable: they come after the request in the payload.
         registry::CHECKS.iter().any(|entry| {
-            (if old { entry.reads_whole.1 } else { entry.reads_whole.0 }) && check::is_one_of(entry.kinds, kind)
+            reads_whole_here(entry.name, if old { entry.reads_whole.1 } else { entry.reads_whole.0 })
+                && check::is_one_of(entry.kinds, kind)
         })
     }
 
@@ -428,6 +455,13 @@ mod tests {
         );
         let job: Value = serde_json::from_str(&std::fs::read_to_string(job_path).unwrap()).unwrap();
         assert_eq!(reads::<AllInOne>(&job), 1);
+        // An UPDATE's old object is not read whole for object-validation, which judges no
+        // object a request writes in the all-in-one.
+        let mut update = deployment.clone();
+        update["operation"] = serde_json::json!("UPDATE");
+        update["oldObject"] = deployment["object"].clone();
+        assert_eq!(reads::<AllInOne>(&update), 1);
+        assert_eq!(reads::<ObjectValidation>(&update), 2);
         for request in [&crd, &deployment] {
             assert_eq!(reads::<AllInOne>(request), 1);
             assert_eq!(reads::<SyncDrift>(request), 1);
@@ -486,12 +520,18 @@ mod tests {
 
     #[test]
     fn an_unreadable_crd_is_said_once_by_object_validation() {
+        // A stored Certificate as the audit sends it (a CREATE with its `resourceVersion`), the
+        // one custom resource object-validation judges in the all-in-one; sync-drift judges the
+        // manifest last applied to it, which holds a field the stored object lacks (pruned?).
+        let manifest = serde_json::json!({"apiVersion": "cert-manager.io/v1", "kind": "Certificate",
+            "metadata": {"name": "api", "namespace": "shop"}, "spec": {"secretName": "api-tls", "isCa": true}});
         let request = serde_json::json!({
             "uid": "1", "operation": "CREATE", "name": "api", "namespace": "shop",
             "kind": {"group": "cert-manager.io", "version": "v1", "kind": "Certificate"},
             "resource": {"group": "cert-manager.io", "version": "v1", "resource": "certificates"},
             "object": {"apiVersion": "cert-manager.io/v1", "kind": "Certificate",
-                "metadata": {"name": "api", "namespace": "shop"},
+                "metadata": {"name": "api", "namespace": "shop", "resourceVersion": "42",
+                    "annotations": {LAST_APPLIED: manifest.to_string()}},
                 "spec": {"secretName": "api-tls"}}});
         let warnings = |settings: Value, alone: Option<&str>| {
             let payload = syncguard_testkit::payload(&request, &settings);
@@ -519,6 +559,86 @@ mod tests {
             let said = warnings(settings.clone(), None);
             assert!(said.contains(drift) && !said.contains(validation), "{settings}: {said}");
         }
+    }
+
+    /// A CRD of MachineDeployment-like objects whose `spec.selector` is required, as Cluster
+    /// API's is (its defaulting webhook fills it in).
+    fn machine_deployment_crd() -> Value {
+        serde_json::json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+            "metadata": {"name": "machinedeployments.cluster.x-k8s.io", "uid": "c1", "resourceVersion": "7"},
+            "spec": {"group": "cluster.x-k8s.io", "scope": "Namespaced",
+                "names": {"kind": "MachineDeployment", "plural": "machinedeployments"},
+                "versions": [{"name": "v1beta1", "served": true, "storage": true,
+                    "schema": {"openAPIV3Schema": {"type": "object", "properties": {
+                        "spec": {"type": "object", "required": ["clusterName", "selector"], "properties": {
+                            "clusterName": {"type": "string", "minLength": 1},
+                            "selector": {"type": "object", "x-kubernetes-preserve-unknown-fields": true},
+                            "replicas": {"type": "integer", "maximum": 3}}}}}}}]}})
+    }
+
+    /// A request for a MachineDeployment of `replicas` without `spec.selector`.
+    fn machine_deployment(operation: &str, metadata: Value, replicas: u32) -> Value {
+        serde_json::json!({
+            "uid": "1", "operation": operation, "name": "md", "namespace": "shop",
+            "kind": {"group": "cluster.x-k8s.io", "version": "v1beta1", "kind": "MachineDeployment"},
+            "resource": {"group": "cluster.x-k8s.io", "version": "v1beta1", "resource": "machinedeployments"},
+            "object": {"apiVersion": "cluster.x-k8s.io/v1beta1", "kind": "MachineDeployment",
+                "metadata": metadata, "spec": {"clusterName": "prod", "replicas": replicas}}})
+    }
+
+    #[test]
+    fn a_create_a_later_mutating_webhook_completes_is_never_refused() {
+        // As a mutating webhook sees it: no uid, no creation time yet, and Cluster API's
+        // defaulting webhook, which fills `spec.selector`, may still come.
+        let cluster = crate::cluster::Objects(vec![machine_deployment_crd()]);
+        let request = machine_deployment("CREATE", serde_json::json!({"name": "md", "namespace": "shop"}), 5);
+        let payload = syncguard_testkit::payload(&request, &serde_json::json!({}));
+        let alone = check::decide::<ObjectValidation>(payload.as_bytes(), &cluster);
+        assert!(
+            !alone.accepted,
+            "object-validation alone judges the manifest: {alone:?}"
+        );
+        assert!(
+            alone
+                .message
+                .unwrap_or_default()
+                .contains("spec.selector: Required value")
+        );
+        let all = check::decide::<AllInOne>(payload.as_bytes(), &cluster);
+        assert!(all.accepted, "{all:?}");
+        let said = all.warnings.join("\n");
+        assert!(!said.contains("object-validation"), "{said}");
+        // Nor judged, any more than a manifest `kwctl run` sends, or an UPDATE of it.
+        let update = machine_deployment("UPDATE", serde_json::json!({"name": "md", "namespace": "shop"}), 5);
+        let mut update = update;
+        update["oldObject"] = update["object"].clone();
+        let payload = syncguard_testkit::payload(&update, &serde_json::json!({}));
+        assert!(check::decide::<AllInOne>(payload.as_bytes(), &cluster).accepted);
+    }
+
+    #[test]
+    fn a_stored_custom_resource_is_still_judged_in_the_audit() {
+        let cluster = crate::cluster::Objects(vec![machine_deployment_crd()]);
+        // As the audit scanner sends it: a CREATE of the stored object, `resourceVersion` and all.
+        let stored = serde_json::json!({"name": "md", "namespace": "shop", "uid": "u1", "resourceVersion": "42",
+            "creationTimestamp": "2026-01-01T00:00:00Z"});
+        let mut request = machine_deployment("CREATE", stored, 5);
+        request["object"]["spec"]["selector"] = serde_json::json!({"matchLabels": {"app": "md"}});
+        let payload = syncguard_testkit::payload(&request, &serde_json::json!({}));
+        let all = check::decide::<AllInOne>(payload.as_bytes(), &cluster);
+        assert!(!all.accepted, "{all:?}");
+        let message = all.message.unwrap_or_default();
+        assert!(
+            message.contains("object-validation: ")
+                && message.contains(
+                    "spec.replicas: Invalid value: 5: spec.replicas in body should be less than or equal to 3"
+                ),
+            "{message}"
+        );
+        // Within its new schema, it passes.
+        request["object"]["spec"]["replicas"] = serde_json::json!(2);
+        let payload = syncguard_testkit::payload(&request, &serde_json::json!({}));
+        assert!(check::decide::<AllInOne>(payload.as_bytes(), &cluster).accepted);
     }
 
     #[test]

@@ -27,6 +27,22 @@ fn all_in_one_settings(policy: &str, case: &Case) -> Value {
     settings
 }
 
+/// Whether the all-in-one judges the request at `path` with object-validation, which it runs on
+/// what the API server stored only (`syncguard::checks::object_validation::Judged::Stored`): a
+/// CRD update (its stored objects) or a stored object the audit sends (a CREATE with a
+/// `resourceVersion`).
+fn stored_for_the_all_in_one(path: &std::path::Path) -> bool {
+    let request = testing::admission_request(path);
+    let crd_update = request["operation"] == "UPDATE"
+        && request["kind"]["group"] == "apiextensions.k8s.io"
+        && request["kind"]["kind"] == "CustomResourceDefinition";
+    let stored = request["operation"] == "CREATE"
+        && request["object"]["metadata"]["resourceVersion"]
+            .as_str()
+            .is_some_and(|v| !v.is_empty());
+    crd_update || stored
+}
+
 fn prefixed(policy: &str, text: &str) -> String {
     format!("{policy}: {text}")
 }
@@ -79,6 +95,22 @@ fn evaluate(engine: &Engine, all_in_one: &std::path::Path, job: &Job) -> Vec<Str
             // The same answer behind the check's name, and the same findings. Each text alone
             // has the API server's whole limit, in the all-in-one what the name leaves: a text
             // that only fitted alone is cut to fit there (the same finding, said shorter).
+            // object-validation judges in the all-in-one only what the API server stored
+            // (`Judged::Stored`): the object a request writes gets nothing said there.
+            let unjudged = policy == "object-validation" && !stored_for_the_all_in_one(&request);
+            if unjudged {
+                if !all.allowed
+                    || !all.message().is_empty()
+                    || !all.all_warnings().is_empty()
+                    || all.patch.is_some()
+                    || all.audit_annotations.is_some()
+                {
+                    problems.push(format!(
+                        "{name}: the all-in-one judged an object a request writes with object-validation: {all:?}"
+                    ));
+                }
+                return problems;
+            }
             let same_or_cut = |single: &str, all: &str, limit: usize| {
                 let whole = prefixed(policy, single);
                 all == whole || (whole.chars().count() > limit && all.starts_with(&format!("{policy}: ")))

@@ -27,6 +27,11 @@
 //! playground, `kwctl run` on a rendered chart) gets the settings' actions, by default a
 //! refusal for what the API server would refuse.
 //!
+//! The all-in-one runs the check on what the API server stored only ([`Judged::Stored`]): it is
+//! a mutating webhook, called before the API server sets a CREATE's uid and validates it, so
+//! there every object a request writes would look like a manifest, and one a later mutating
+//! webhook completes would be refused.
+//!
 //! # Audit
 //! Kubewarden's audit scanner sends each object the cluster stores as a CREATE of it, the object
 //! as it is stored (with its `resourceVersion`, which the API server never lets a CREATE carry),
@@ -132,6 +137,31 @@ pub struct Settings {
     /// each one is listed in the cluster on an update of its CRD, so a deployment grants each
     /// in its `contextAwareResources`.
     pub stored_objects: Vec<StoredResource>,
+    /// What the check judges: not read from the settings, the module that runs the check
+    /// chooses it ([`Judged`]).
+    #[serde(skip)]
+    pub judged: Judged,
+}
+
+/// What object-validation judges of a request, as the module that runs it chooses.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Judged {
+    /// Every object, a manifest as a stored one: the object-validation module (a validating
+    /// webhook), `syncguard scan` and the playground.
+    #[default]
+    Every,
+    /// Only what the API server stored: a CRD update's stored objects (`storedObjects`) and a
+    /// stored custom resource the audit sends ([`is_stored`]), never the request's own object
+    /// otherwise. The all-in-one runs the check so, because it is a mutating webhook: the API
+    /// server calls mutating webhooks before its registry sets the object's uid and creation
+    /// time and validates it (the create handler, `createHandler` in the apiserver's
+    /// `endpoints/handlers/create.go`, runs the mutating `Admit` before the registry's `Create`,
+    /// whose `FillObjectMetaSystemFields` and `BeforeCreate` follow), so every CREATE reaches it
+    /// looking like a manifest, and a field a later mutating webhook fills (Cluster API's
+    /// defaulting of `MachineDeployment.spec.selector`) would be refused as missing. Nor can a
+    /// mutating webhook tell a `kwctl run` manifest from such a CREATE: manifests are for the
+    /// object-validation module, `syncguard scan` and the playground.
+    Stored,
 }
 
 /// A custom resource whose stored objects an update of its CRD is judged against, named as a
@@ -159,6 +189,7 @@ impl Default for Settings {
             max_findings: 20,
             kubernetes_version: format!("1.{NEWEST_MINOR}"),
             stored_objects: Vec::new(),
+            judged: Judged::Every,
         }
     }
 }
@@ -235,16 +266,17 @@ impl Check for ObjectValidation {
         settings: &Settings,
         cluster: &dyn Cluster,
     ) -> Result<Report, Malformed> {
+        // Judging only what the API server stored, a request that can be neither a CRD update nor
+        // the audit's stored custom resource is not even read.
+        if settings.judged == Judged::Stored && !may_be_stored(request) {
+            return Ok(Report::nothing());
+        }
         let (node, _) = objects
             .tree()
             .map_err(|e| Malformed::new(format!("the object is not JSON: {e}")))?;
         if !matches!(node, Node::Object(_)) {
             return Err(Malformed::new("the object is not a JSON object"));
         }
-        let old = match objects.old_tree() {
-            Some(Ok((old, _))) if request.is_update() => Some(old),
-            _ => None,
-        };
         let metadata = node.get("metadata");
         let text = |key: &str| {
             metadata
@@ -273,7 +305,10 @@ impl Check for ObjectValidation {
         // which an upgrade keeps compatible). Judging them would cost a schema's compilation per
         // request, for nothing: policy-server instantiates a module afresh for each. A CRD
         // update's stored objects are judged all the same.
-        if (live && !stored_object) || (stored_object && (built_in || group.is_empty())) {
+        // Judging only what the API server stored, a CRD update's own object and an object the
+        // request writes are not judged either.
+        let unjudged = settings.judged == Judged::Stored && !stored_object;
+        if unjudged || (live && !stored_object) || (stored_object && (built_in || group.is_empty())) {
             let findings = if crd_update {
                 stored_objects(node, settings, cluster)
             } else {
@@ -281,6 +316,10 @@ impl Check for ObjectValidation {
             };
             return Ok(Report::new(subject, findings));
         }
+        let old = match objects.old_tree() {
+            Some(Ok((old, _))) if request.is_update() => Some(old),
+            _ => None,
+        };
         let mut errors: Vec<(&'static str, FieldError)> = Vec::new();
         let mut others: Vec<Finding> = Vec::new();
         let api_version = if group.is_empty() {
@@ -474,6 +513,21 @@ pub fn is_stored(request: &Request<'_>, metadata: Option<&Node<'_>>) -> bool {
             .and_then(|m| m.get("resourceVersion"))
             .and_then(Node::as_str)
             .is_some_and(|v| !v.is_empty())
+}
+
+/// Whether a request, by its operation and kind alone, may hold what the API server stored: a
+/// CRD update (its stored objects) or a CREATE of a custom resource (the audit's stored object).
+fn may_be_stored(request: &Request<'_>) -> bool {
+    let kind = &request.kind;
+    let crd = kind.group == "apiextensions.k8s.io" && kind.kind == "CustomResourceDefinition";
+    match request.operation {
+        Some(Operation::Update) => crd,
+        Some(Operation::Create) => {
+            !kind.group.is_empty()
+                && crate::generated::api_cluster_scoped(&kind.group, &kind.version, &kind.kind).is_none()
+        }
+        _ => false,
+    }
 }
 
 /// Checks `storedObjects`: each a custom resource's `apiVersion` (`<group>/<version>`) and kind,
