@@ -1116,7 +1116,10 @@ fn goals(report: &mut Report, singles: usize) {
     let drift = report.modules[..singles.min(report.modules.len())]
         .iter()
         .find(|m| m.module == "sync-drift");
-    for label in DRIFT_CLEAN_FIXTURES.into_iter().filter(|_| drift.is_some() || singles == CHECKS.len()) {
+    for label in DRIFT_CLEAN_FIXTURES
+        .into_iter()
+        .filter(|_| drift.is_some() || singles == CHECKS.len())
+    {
         let figures = drift.and_then(|m| m.fixtures.iter().find(|f| f.fixture == label));
         report.goals.push(Goal {
             goal: format!(
