@@ -85,11 +85,6 @@ pub struct BenchArgs {
     /// CRDs in the cluster of the context lookup case; 0 skips it.
     #[arg(long, value_name = "N", default_value_t = CLUSTER_CRDS)]
     cluster_crds: usize,
-    /// Only these single checks (comma-separated policy names), each fixture beside its module
-    /// of d811579 and the floors, as in the whole run; the all-in-one, the Prometheus UPDATE, the
-    /// custom resource, the scans and the lookup are left out.
-    #[arg(long, value_name = "POLICY", value_delimiter = ',')]
-    only: Vec<String>,
 }
 
 /// The Makefile's size pass (`WASM_OPT`).
@@ -457,9 +452,6 @@ pub fn bench(args: BenchArgs) -> Result<()> {
     let read_floor = load(&args.read_floor)?;
     let mut policies = Vec::new();
     for entry in CHECKS {
-        if !args.only.is_empty() && !args.only.iter().any(|name| name == entry.name) {
-            continue;
-        }
         let dir = args.policies_dir.join(entry.name);
         let module = if dir.join("annotated-policy.wasm").is_file() {
             dir.join("annotated-policy.wasm")
@@ -506,18 +498,15 @@ pub fn bench(args: BenchArgs) -> Result<()> {
         custom_resource: None,
         goals: Vec::new(),
     };
-    let whole = args.only.is_empty();
-    if whole {
-        report.custom_resource = Some(custom_resource_cost(
-            &engine,
-            &args.policies_dir,
-            &floor,
-            &read_floor,
-            args.iterations,
-        )?);
-    }
+    report.custom_resource = Some(custom_resource_cost(
+        &engine,
+        &args.policies_dir,
+        &floor,
+        &read_floor,
+        args.iterations,
+    )?);
     let jobs = default_jobs();
-    if whole && args.scan_manifests > 0 {
+    if args.scan_manifests > 0 {
         for (tree, every, label) in [
             (&args.scan_tree, inputs::FEW_CRDS, "one in a hundred a CRD"),
             (&args.scan_crd_tree, CRD_HEAVY_EVERY, "a quarter CRDs"),
@@ -536,7 +525,7 @@ pub fn bench(args: BenchArgs) -> Result<()> {
         );
         report.custom_resource_scan = Some(scan_throughput(&args.policies_dir, tree, files, input, jobs)?);
     }
-    if whole && args.real_crds.is_file() {
+    if args.real_crds.is_file() {
         let crds = inputs::real_crds(&args.real_crds)?;
         let files = inputs::write_real_crds(&args.real_crds_dir, &crds)?;
         let input = format!("{files} real CRDs of widely used projects");
@@ -916,7 +905,7 @@ fn sweep(
         }
     }
     let mut singles = BTreeMap::new();
-    if args.only.is_empty() && args.all_in_one.is_file() {
+    if args.all_in_one.is_file() {
         modules.push(measure(ALL_IN_ONE, &args.all_in_one, &all_fixtures, None)?);
         singles = single_checks(engine, &modules, policies, args.iterations)?;
     }
@@ -1116,10 +1105,7 @@ fn goals(report: &mut Report, singles: usize) {
     let drift = report.modules[..singles.min(report.modules.len())]
         .iter()
         .find(|m| m.module == "sync-drift");
-    for label in DRIFT_CLEAN_FIXTURES
-        .into_iter()
-        .filter(|_| drift.is_some() || singles == CHECKS.len())
-    {
+    for label in DRIFT_CLEAN_FIXTURES {
         let figures = drift.and_then(|m| m.fixtures.iter().find(|f| f.fixture == label));
         report.goals.push(Goal {
             goal: format!(
