@@ -271,6 +271,21 @@ fn reads_whole_here(name: &str, reads_whole: bool) -> bool {
     reads_whole && name != <ObjectValidation as Check>::NAME
 }
 
+/// Finds whether any check reads the whole object (`old`: the old object) of a request of
+/// `kind` in the all-in-one, enabled or not ([`Module::reads_whole`]).
+struct ReadsWholeOfKind<'k, 'a> {
+    kind: &'k GroupVersionKind<'a>,
+    old: bool,
+    any: bool,
+}
+
+impl Visit for ReadsWholeOfKind<'_, '_> {
+    fn visit<C: Check>(&mut self, _: &Section<C>) {
+        let reads = if self.old { C::READS_OLD_WHOLE } else { C::READS_WHOLE };
+        self.any |= reads_whole_here(C::NAME, reads) && check::is_one_of(C::KINDS, self.kind);
+    }
+}
+
 /// Collects the lookups the settings of every enabled check name.
 struct SettingsLookups(Vec<(String, String)>);
 
@@ -305,11 +320,13 @@ impl Module for AllInOne {
     }
 
     fn reads_whole(kind: &GroupVersionKind<'_>, old: bool) -> bool {
-        // Whatever the settings enable: they come after the request in the payload.
-        registry::CHECKS.iter().any(|entry| {
-            reads_whole_here(entry.name, if old { entry.reads_whole.1 } else { entry.reads_whole.0 })
-                && check::is_one_of(entry.kinds, kind)
-        })
+        // Whatever the settings enable: they come after the request in the payload. Asked of
+        // the checks' types over default sections, not of `registry::CHECKS`: its entries hold
+        // each check's single-module operations as function pointers, which would link every one
+        // of them into this module (about 90 KB, docs/benchmarks.md).
+        let mut any = ReadsWholeOfKind { kind, old, any: false };
+        registry::visit_sections(&Settings::default(), &mut any);
+        any.any
     }
 
     fn decide<'a>(
