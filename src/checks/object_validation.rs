@@ -742,27 +742,29 @@ const SCHEMA_LEVEL: usize = 5;
 /// read so, or a schema nested near serde_json's 128 levels (which count from the answer's
 /// root), is read whole as before, so that its error is the whole read's.
 fn compile_crd(text: &str, version: &str, minor: u32, name: &str) -> Result<Compiled, String> {
-    let read = json::read(text, CrdPart::VersionsRoot, usize::MAX).ok().and_then(|crd| {
-        let versions = match crd.at(&["spec", "versions"]) {
-            Some(Node::Array(versions)) => versions,
-            _ => return Some(Err(format!("CRD {name} has no spec.versions"))),
-        };
-        let Some((index, entry)) = versions
-            .iter()
-            .enumerate()
-            .find(|(_, v)| v.get("name").and_then(Node::as_str) == Some(version))
-        else {
-            return Some(compile_version(None, version, minor, name));
-        };
-        let schema = match entry.get("schema") {
-            Some(Node::Raw(raw)) => {
-                let (schema, depth) = json::read_noting_depth(raw.get(), json::Everything, usize::MAX).ok()?;
-                (depth + SCHEMA_LEVEL < 120).then_some(schema)?
-            }
-            _ => Node::Null,
-        };
-        Some(compile_version(Some((index, entry, &schema)), version, minor, name))
-    });
+    let read = json::read(text, CrdPart::VersionsRoot, usize::MAX)
+        .ok()
+        .and_then(|crd| {
+            let versions = match crd.at(&["spec", "versions"]) {
+                Some(Node::Array(versions)) => versions,
+                _ => return Some(Err(format!("CRD {name} has no spec.versions"))),
+            };
+            let Some((index, entry)) = versions
+                .iter()
+                .enumerate()
+                .find(|(_, v)| v.get("name").and_then(Node::as_str) == Some(version))
+            else {
+                return Some(compile_version(None, version, minor, name));
+            };
+            let schema = match entry.get("schema") {
+                Some(Node::Raw(raw)) => {
+                    let (schema, depth) = json::read_noting_depth(raw.get(), json::Everything, usize::MAX).ok()?;
+                    (depth + SCHEMA_LEVEL < 120).then_some(schema)?
+                }
+                _ => Node::Null,
+            };
+            Some(compile_version(Some((index, entry, &schema)), version, minor, name))
+        });
     read.unwrap_or_else(|| {
         let crd = json::read(text, json::Everything, usize::MAX)
             .map_err(|e| format!("the answer for {name} is not JSON: {e}"))?;
@@ -907,7 +909,9 @@ fn crd_by_plural(group: &str, kind: &str, cluster: &dyn Cluster) -> Option<(Stri
 /// The kind a CRD answer defines (`spec.names.kind`), reading nothing else of it.
 fn defined_kind(text: &str) -> Option<String> {
     let crd = json::read(text, CrdPart::KindRoot, 8).ok()?;
-    crd.at(&["spec", "names", "kind"]).and_then(Node::as_str).map(str::to_string)
+    crd.at(&["spec", "names", "kind"])
+        .and_then(Node::as_str)
+        .map(str::to_string)
 }
 
 /// The compiled schema of a custom resource's CRD version, or why there is none.
@@ -931,7 +935,11 @@ fn crd_schema(
     }
     // Kubewarden's audit scanner names the resource by the object's kind, not its plural.
     let by_kind = resource.resource == kind;
-    let guessed = if by_kind { crd_by_plural(group, kind, cluster) } else { None };
+    let guessed = if by_kind {
+        crd_by_plural(group, kind, cluster)
+    } else {
+        None
+    };
     let (name, found) = match guessed {
         Some((name, text)) => (name, Ok(text)),
         None => {

@@ -188,7 +188,10 @@ fn policies(args: &PolicyServerArgs, floors: [&Path; 4]) -> Result<Vec<Loaded>> 
     let mut loaded: Vec<Loaded> = Vec::new();
     for (id, module) in FLOORS.iter().zip(floors) {
         let (settings, metadata) = if *id == LOOKUP_FLOOR {
-            (lookup_floor_settings(), Some(Metadata::from_yaml(LOOKUP_FLOOR_METADATA)?))
+            (
+                lookup_floor_settings(),
+                Some(Metadata::from_yaml(LOOKUP_FLOOR_METADATA)?),
+            )
         } else {
             (json!({}), None)
         };
