@@ -875,7 +875,7 @@ pub fn likely_plural(kind: &str) -> String {
     if ["s", "x", "z", "ch", "sh"].into_iter().any(ends) {
         format!("{word}es")
     } else if let Some(stem) = word.strip_suffix('y')
-        && stem.chars().last().is_some_and(|c| !"aeiou".contains(c))
+        && stem.chars().next_back().is_some_and(|c| !"aeiou".contains(c))
     {
         format!("{stem}ies")
     } else {
