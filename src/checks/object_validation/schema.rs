@@ -596,7 +596,6 @@ impl Compiler<'_, '_> {
         let mut format_name = String::new();
         for (key, value) in entries.iter() {
             let at = Path::Key(path, key);
-            let at = &at;
             match key.as_ref() {
                 "type" => {
                     let names: Vec<&str> = match value {
@@ -638,7 +637,7 @@ impl Compiler<'_, '_> {
                 "required" => match value {
                     Node::Array(items) => {
                         for (i, item) in items.iter().enumerate() {
-                            node.required.push(string_of(item, &Path::Index(at, i))?.to_string());
+                            node.required.push(string_of(item, &Path::Index(&at, i))?.to_string());
                         }
                     }
                     Node::Null => {}
@@ -653,7 +652,7 @@ impl Compiler<'_, '_> {
                     };
                     let mut properties = Vec::with_capacity(members.len());
                     for (name, property) in members.iter() {
-                        let sub = Path::Key(at, name);
+                        let sub = Path::Key(&at, name);
                         properties.push((name.to_string(), self.compile(property, &sub)?));
                     }
                     properties.sort_by(|a, b| a.0.cmp(&b.0));
@@ -679,7 +678,7 @@ impl Compiler<'_, '_> {
                         // A tuple: its first schema stands for every item (the API server
                         // refuses tuples in a CRD; no built-in kind has one).
                         if let Some(first) = schemas.first() {
-                            node.items = Some(self.compile(first, &Path::Index(at, 0))?);
+                            node.items = Some(self.compile(first, &Path::Index(&at, 0))?);
                         }
                     }
                     Node::Null => {}
@@ -694,7 +693,7 @@ impl Compiler<'_, '_> {
                     };
                     let mut compiled = Vec::with_capacity(schemas.len());
                     for (i, sub) in schemas.iter().enumerate() {
-                        compiled.push(self.compile(sub, &Path::Index(at, i))?);
+                        compiled.push(self.compile(sub, &Path::Index(&at, i))?);
                     }
                     match key.as_ref() {
                         "allOf" => node.all_of = compiled,
@@ -717,7 +716,7 @@ impl Compiler<'_, '_> {
                     Node::Array(items) => {
                         for (i, item) in items.iter().enumerate() {
                             node.list_map_keys
-                                .push(string_of(item, &Path::Index(at, i))?.to_string());
+                                .push(string_of(item, &Path::Index(&at, i))?.to_string());
                         }
                     }
                     Node::Null => {}
