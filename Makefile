@@ -72,7 +72,7 @@ cli:
 ## policies/<name>/policy.wasm (replaced only when it changed: the command embeds policies/ and
 ## rebuilds when it changes)
 policies: setup
-	$(CARGO) build --locked --release --target $(TARGET) $(foreach p,$(POLICIES),-p $(call package_of,$(p))) -p syncguard-noop -p syncguard-read-floor -p syncguard-sdk-floor
+	$(CARGO) build --locked --release --target $(TARGET) $(foreach p,$(POLICIES),-p $(call package_of,$(p))) -p syncguard-noop -p syncguard-read-floor -p syncguard-sdk-floor -p syncguard-lookup-floor
 	@mkdir -p target/modules
 	@for p in $(POLICIES); do \
 	  crate=$$(sed -n 's/^name = "\(.*\)"/\1/p' policies/$$p/Cargo.toml | head -1 | tr - _); \
@@ -82,6 +82,7 @@ policies: setup
 	$(WASM_OPT) $(WASM_DIR)/syncguard_noop.wasm -o bench/noop/policy.wasm
 	$(WASM_OPT) $(WASM_DIR)/syncguard_read_floor.wasm -o bench/read-floor/policy.wasm
 	$(WASM_OPT) $(WASM_DIR)/syncguard_sdk_floor.wasm -o bench/sdk-floor/policy.wasm
+	$(WASM_OPT) $(WASM_DIR)/syncguard_lookup_floor.wasm -o bench/lookup-floor/policy.wasm
 
 ## annotate: embed metadata.yml and README.md in each module, as kwctl annotate does
 annotate: cli policies
@@ -210,7 +211,7 @@ fmt:
 
 clean:
 	$(CARGO) clean
-	rm -f $(MODULES) $(ANNOTATED) bench/noop/policy.wasm bench/read-floor/policy.wasm bench/sdk-floor/policy.wasm
+	rm -f $(MODULES) $(ANNOTATED) bench/noop/policy.wasm bench/read-floor/policy.wasm bench/sdk-floor/policy.wasm bench/lookup-floor/policy.wasm
 
 ## bench: one run, one table (and target/bench.json): sizes, cold start, warm validate beside
 ## the floors and beside the single-check modules of d811579 (built once into

@@ -176,24 +176,29 @@ impl Format {
 pub struct Pattern {
     /// The pattern as the schema writes it (quoted in the message).
     pub source: String,
-    /// The compiled expression; none when [`go_regex`] cannot read a pattern Go's RE2 can (a
+    /// The compiled expression, compiled when a value is first matched (most of a CRD's
+    /// patterns are never reached by a given object, and compiling one costs more than
+    /// reading its schema); none when [`go_regex`] cannot read a pattern Go's RE2 can (a
     /// pattern the API server cannot compile makes it refuse the CRD itself), and then the
     /// pattern is not checked: never a refusal the API server would not make.
-    pub regex: Option<regex_lite::Regex>,
+    regex: std::cell::OnceCell<Option<regex_lite::Regex>>,
 }
 
 impl Pattern {
-    /// Compiles a pattern of Go's `regexp` (RE2) dialect ([`go_regex`]).
+    /// A pattern of Go's `regexp` (RE2) dialect ([`go_regex`]), compiled at its first use.
     pub fn compile(source: &str) -> Pattern {
         Pattern {
             source: source.to_string(),
-            regex: go_regex(source).ok(),
+            regex: std::cell::OnceCell::new(),
         }
     }
 
     /// Whether `text` matches, or none when the pattern is not checked.
     pub fn matches(&self, text: &str) -> Option<bool> {
-        self.regex.as_ref().map(|regex| regex.is_match(text))
+        self.regex
+            .get_or_init(|| go_regex(&self.source).ok())
+            .as_ref()
+            .map(|regex| regex.is_match(text))
     }
 }
 
@@ -480,12 +485,12 @@ impl Schema {
     pub fn compile_with(schema: &Node<'_>, components: Components<'_, '_>, minor: u32) -> Result<Schema, SchemaError> {
         let mut compiler = Compiler {
             nodes: Vec::new(),
-            paths: Vec::new(),
+            rule_paths: HashMap::new(),
             refs: HashMap::new(),
             components,
             minor,
         };
-        let root = compiler.compile(schema, "")?;
+        let root = compiler.compile(schema, &Path::Root(""))?;
         let mut compiled = Schema {
             nodes: compiler.nodes,
             root,
@@ -503,7 +508,7 @@ impl Schema {
                     compiled.rules.insert(index, rules);
                 }
                 Err(errors) => {
-                    let path = compiler.paths.get(index).cloned().unwrap_or_default();
+                    let path = compiler.rule_paths.get(&index).cloned().unwrap_or_default();
                     for error in errors {
                         compiled.rule_errors.push(if path.is_empty() {
                             error
@@ -547,8 +552,8 @@ impl Schema {
 
 struct Compiler<'c, 'j> {
     nodes: Vec<SchemaNode>,
-    /// The JSON path of each node in the schema.
-    paths: Vec<String>,
+    /// The JSON path in the schema of each node with CEL rules (their errors name it).
+    rule_paths: HashMap<usize, String>,
     refs: HashMap<String, usize>,
     components: Components<'c, 'j>,
     minor: u32,
@@ -557,7 +562,7 @@ struct Compiler<'c, 'j> {
 const REF_PREFIX: &str = "#/components/schemas/";
 
 impl Compiler<'_, '_> {
-    fn error(path: &str, message: impl Into<String>) -> SchemaError {
+    fn error(path: &Path<'_>, message: impl Into<String>) -> SchemaError {
         SchemaError {
             path: path.to_string(),
             message: message.into(),
@@ -565,7 +570,7 @@ impl Compiler<'_, '_> {
     }
 
     /// Compiles the schema at `path`, its index.
-    fn compile(&mut self, schema: &Node<'_>, path: &str) -> Result<usize, SchemaError> {
+    fn compile(&mut self, schema: &Node<'_>, path: &Path<'_>) -> Result<usize, SchemaError> {
         let entries = match schema {
             Node::Object(entries) => entries,
             Node::TooDeep => return Err(Compiler::error(path, "the schema nests too deep to be read")),
@@ -580,19 +585,17 @@ impl Compiler<'_, '_> {
         // A `$ref` alone (as Kubernetes' documents write it, or with a description beside it).
         if let Some(reference) = schema.get("$ref") {
             let Some(reference) = reference.as_str() else {
-                return Err(Compiler::error(&join(path, "$ref"), "must be a string"));
+                return Err(Compiler::error(&Path::Key(path, "$ref"), "must be a string"));
             };
-            return self.reference(reference, &join(path, "$ref"));
+            return self.reference(reference, &Path::Key(path, "$ref"));
         }
         let index = self.nodes.len();
         self.nodes.push(SchemaNode::default());
-        self.paths.resize(index, String::new());
-        self.paths.push(path.to_string());
         let mut node = SchemaNode::default();
         let mut int_or_string = false;
         let mut format_name = String::new();
         for (key, value) in entries.iter() {
-            let at = join(path, key);
+            let at = Path::Key(path, key);
             match key.as_ref() {
                 "type" => {
                     let names: Vec<&str> = match value {
@@ -634,7 +637,7 @@ impl Compiler<'_, '_> {
                 "required" => match value {
                     Node::Array(items) => {
                         for (i, item) in items.iter().enumerate() {
-                            node.required.push(string_of(item, &format!("{at}[{i}]"))?.to_string());
+                            node.required.push(string_of(item, &Path::Index(&at, i))?.to_string());
                         }
                     }
                     Node::Null => {}
@@ -649,7 +652,7 @@ impl Compiler<'_, '_> {
                     };
                     let mut properties = Vec::with_capacity(members.len());
                     for (name, property) in members.iter() {
-                        let sub = join(&at, name);
+                        let sub = Path::Key(&at, name);
                         properties.push((name.to_string(), self.compile(property, &sub)?));
                     }
                     properties.sort_by(|a, b| a.0.cmp(&b.0));
@@ -675,7 +678,7 @@ impl Compiler<'_, '_> {
                         // A tuple: its first schema stands for every item (the API server
                         // refuses tuples in a CRD; no built-in kind has one).
                         if let Some(first) = schemas.first() {
-                            node.items = Some(self.compile(first, &format!("{at}[0]"))?);
+                            node.items = Some(self.compile(first, &Path::Index(&at, 0))?);
                         }
                     }
                     Node::Null => {}
@@ -690,7 +693,7 @@ impl Compiler<'_, '_> {
                     };
                     let mut compiled = Vec::with_capacity(schemas.len());
                     for (i, sub) in schemas.iter().enumerate() {
-                        compiled.push(self.compile(sub, &format!("{at}[{i}]"))?);
+                        compiled.push(self.compile(sub, &Path::Index(&at, i))?);
                     }
                     match key.as_ref() {
                         "allOf" => node.all_of = compiled,
@@ -713,7 +716,7 @@ impl Compiler<'_, '_> {
                     Node::Array(items) => {
                         for (i, item) in items.iter().enumerate() {
                             node.list_map_keys
-                                .push(string_of(item, &format!("{at}[{i}]"))?.to_string());
+                                .push(string_of(item, &Path::Index(&at, i))?.to_string());
                         }
                     }
                     Node::Null => {}
@@ -745,12 +748,15 @@ impl Compiler<'_, '_> {
             node.format = Format::of(&format_name, node.types, self.minor);
             node.format_name = format_name;
         }
+        if node.validations.is_some() {
+            self.rule_paths.insert(index, path.to_string());
+        }
         self.nodes[index] = node;
         Ok(index)
     }
 
     /// The index of the schema a `$ref` names, compiled once.
-    fn reference(&mut self, reference: &str, path: &str) -> Result<usize, SchemaError> {
+    fn reference(&mut self, reference: &str, path: &Path<'_>) -> Result<usize, SchemaError> {
         if let Some(&index) = self.refs.get(reference) {
             return Ok(index);
         }
@@ -766,10 +772,8 @@ impl Compiler<'_, '_> {
         // Reserve the index first so that a schema referring to itself finds it.
         let index = self.nodes.len();
         self.nodes.push(SchemaNode::default());
-        self.paths.resize(index, String::new());
-        self.paths.push(path.to_string());
         self.refs.insert(reference.to_string(), index);
-        let compiled = self.compile(target, &format!("components.schemas.{name}"))?;
+        let compiled = self.compile(target, &Path::Key(&Path::Root("components.schemas"), name))?;
         self.nodes[index].alias = Some(compiled);
         Ok(index)
     }
@@ -854,15 +858,47 @@ impl<'s> super::cel::SchemaView<'s> for View<'s> {
     }
 }
 
-fn join(path: &str, key: &str) -> String {
-    if path.is_empty() {
-        key.to_string()
-    } else {
-        format!("{path}.{key}")
+/// Where a keyword is in a schema, as an error names it (`properties.spec.required[0]`): a chain
+/// of its parents on the compiler's stack, written out only for an error or a node with CEL
+/// rules, not for each of the thousands of keywords of a CRD's schema.
+#[derive(Clone, Copy)]
+enum Path<'p> {
+    /// Where the schema starts (`""` for the root).
+    Root(&'p str),
+    /// A member of an object.
+    Key(&'p Path<'p>, &'p str),
+    /// An element of an array.
+    Index(&'p Path<'p>, usize),
+}
+
+impl fmt::Display for Path<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Path::Root(root) => f.write_str(root),
+            Path::Key(parent, key) => {
+                if parent.is_empty() {
+                    f.write_str(key)
+                } else {
+                    write!(f, "{parent}.{key}")
+                }
+            }
+            Path::Index(parent, index) => write!(f, "{parent}[{index}]"),
+        }
     }
 }
 
-fn bool_of(value: &Node<'_>, path: &str) -> Result<bool, SchemaError> {
+impl Path<'_> {
+    /// Whether it writes nothing (the root).
+    fn is_empty(&self) -> bool {
+        match self {
+            Path::Root(root) => root.is_empty(),
+            Path::Key(parent, key) => key.is_empty() && parent.is_empty(),
+            Path::Index(..) => false,
+        }
+    }
+}
+
+fn bool_of(value: &Node<'_>, path: &Path<'_>) -> Result<bool, SchemaError> {
     match value {
         Node::Bool(b) => Ok(*b),
         Node::Null => Ok(false),
@@ -870,18 +906,18 @@ fn bool_of(value: &Node<'_>, path: &str) -> Result<bool, SchemaError> {
     }
 }
 
-fn string_of<'n>(value: &'n Node<'_>, path: &str) -> Result<&'n str, SchemaError> {
+fn string_of<'n>(value: &'n Node<'_>, path: &Path<'_>) -> Result<&'n str, SchemaError> {
     value.as_str().ok_or_else(|| Compiler::error(path, "must be a string"))
 }
 
-fn number_of(value: &Node<'_>, path: &str) -> Result<f64, SchemaError> {
+fn number_of(value: &Node<'_>, path: &Path<'_>) -> Result<f64, SchemaError> {
     value
         .number()
         .map(Number::as_f64)
         .ok_or_else(|| Compiler::error(path, "must be a number"))
 }
 
-fn integer_of(value: &Node<'_>, path: &str) -> Result<i64, SchemaError> {
+fn integer_of(value: &Node<'_>, path: &Path<'_>) -> Result<i64, SchemaError> {
     match value.number() {
         Some(Number::U64(n)) => Ok(i64::try_from(n).unwrap_or(i64::MAX)),
         Some(Number::I64(n)) => Ok(n),
