@@ -50,10 +50,22 @@ pub const CONSTRUCTORS: [&str; 13] = [
     "format.datetime",
 ];
 
-/// The longest regular expression `validate` is charged for, per character of its argument
-/// (`MaxRegexSize`): the largest of the library's, govalidator's URL pattern, stood for by a
-/// bound above its length so the cost estimate stays at least cel-go's.
+/// The regular-expression size `validate` is charged for per character of its argument when
+/// the format is not known before the rule runs: above the largest of the library's
+/// `MaxRegexSize`s (govalidator's URL pattern), so the cost bound stays at least cel-go's.
 pub const MAX_REGEX_SIZE: u64 = 1000;
+
+/// The library's `MaxRegexSize` of the format `name` (a [`NAMES`] entry): cel-go charges
+/// `validate` the argument's length times it, times 0.1. The strfmt and URL formats, whose sizes
+/// are lengths of govalidator's and strfmt's patterns, are bounded by [`MAX_REGEX_SIZE`].
+pub fn max_regex_size(name: &str) -> u64 {
+    match name {
+        "dns1123Label" | "dns1035Label" | "dns1123LabelPrefix" | "dns1035LabelPrefix" => 30,
+        "dns1123Subdomain" | "qualifiedName" | "dns1123SubdomainPrefix" => 60,
+        "labelValue" => 40,
+        _ => MAX_REGEX_SIZE,
+    }
+}
 
 /// One of the library's formats (its index in [`NAMES`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -729,3 +729,19 @@ fn format_library_rules_from_kubernetes_1_31() {
         ]
     );
 }
+
+/// `validate` costs the string's length times the format's regular-expression size, tenfold
+/// less (cel-go's estimate): a label check on a long string runs, a URI check on it is stopped.
+#[test]
+fn format_validation_costs_by_its_format() {
+    let long = format!("\"{}\"", "a".repeat(100_000));
+    let label = r#"{"type":"string","x-kubernetes-validations":[{"rule":"!format.dns1123Label().validate(self).hasValue()","message":"not a label"}]}"#;
+    assert_eq!(messages(&run(label, &long, None)), ["not a label"]);
+    let uri = r#"{"type":"string","x-kubernetes-validations":[{"rule":"!format.uri().validate(self).hasValue()"}]}"#;
+    assert_eq!(
+        messages(&run(uri, &long, None)),
+        [
+            "'operation cancelled: actual cost limit exceeded': no further validation rules will be run due to call cost exceeds limit for rule: !format.uri().validate(self).hasValue()"
+        ]
+    );
+}
