@@ -711,6 +711,9 @@ fn format_library_answers_as_kubernetes() {
 /// A CRD rule may call the format library from Kubernetes 1.31, and it judges objects.
 #[test]
 fn format_library_rules_from_kubernetes_1_31() {
+    // Other namespaced functions (`sets.`, `ip.`, `lists.`) are the namespace's, not a variable's (they were refused as undeclared `sets`...).
+    let namespaced = r#"{"type":"string","x-kubernetes-validations":[{"rule":"sets.contains([1], [1]) && ip.isCanonical('::1') && lists.range(2) == [0, 1]"}]}"#;
+    assert_eq!(run(namespaced, r#""x""#, None), []);
     let schema = r#"{"type":"string","x-kubernetes-validations":[{"rule":"!format.dns1123Label().validate(self).hasValue()","messageExpression":"format.dns1123Label().validate(self).value().join('\\n')"}]}"#;
     assert_eq!(run(schema, r#""my-name""#, None), []);
     assert_eq!(
