@@ -1123,7 +1123,7 @@ fn is_rgb_color(text: &str) -> bool {
 }
 
 /// Whether `text` is valid in `format`, as kube-openapi's `strfmt` registry finds it.
-fn format_valid(format: Format, text: &str) -> bool {
+pub fn format_valid(format: Format, text: &str) -> bool {
     use std::sync::OnceLock;
     static PATTERNS: OnceLock<[regex_lite::Regex; 6]> = OnceLock::new();
     let patterns = PATTERNS.get_or_init(|| {

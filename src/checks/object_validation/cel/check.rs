@@ -159,6 +159,35 @@ impl<'a> Checker<'a> {
                 )
             }
             Expr::Call(call) => {
+                // A namespaced function (`format.named(...)`, `sets.contains(...)`): its target
+                // is the namespace, not a variable. cel-go looks the qualified name up first;
+                // without it (an older minor) it checks the target as a variable and then the
+                // bare function name, undeclared both.
+                let qualified = match call.target.as_deref().map(|t| &t.expr) {
+                    Some(Expr::Ident(namespace)) if !scope.iter().any(|(n, _)| n == namespace) => {
+                        library::introduced(&format!("{namespace}.{}", call.func_name))
+                    }
+                    _ => None,
+                };
+                if let Some(since) = qualified {
+                    if since <= self.minor {
+                        for arg in &call.args {
+                            self.visit(arg, scope);
+                        }
+                        return None;
+                    }
+                    if let Some(target) = &call.target {
+                        self.visit(target, scope);
+                    }
+                    for arg in &call.args {
+                        self.visit(arg, scope);
+                    }
+                    self.issue(
+                        expr,
+                        format!("undeclared reference to '{}' (in container '')", call.func_name),
+                    );
+                    return None;
+                }
                 if library::introduced(&call.func_name).is_some_and(|since| since > self.minor) {
                     self.issue(
                         expr,

@@ -213,6 +213,17 @@ fn walk<'v, 'e: 'v>(
             {
                 cost = cost.saturating_add(total);
             }
+            if call.func_name == "validate" {
+                // The format library: the string's length times the format's regular-expression
+                // size, times cel-go's string traversal factor (0.1).
+                let regex = call
+                    .target
+                    .as_deref()
+                    .and_then(constructed_format)
+                    .map_or(super::format::MAX_REGEX_SIZE, super::format::max_regex_size);
+                let length = sizes.last().map_or(0, |s| s.len());
+                cost = cost.saturating_add(length.saturating_mul(regex).div_ceil(10));
+            }
             let size = match (call.func_name.as_str(), sizes.as_slice()) {
                 ("_[_]", [Size::Exact(Value::List(l)), index]) => match index {
                     Size::Exact(Value::Int(i)) => usize::try_from(*i)
@@ -282,6 +293,19 @@ fn walk<'v, 'e: 'v>(
             (cost, Size::Upto(deepest))
         }
         Expr::Struct(_) | Expr::Unspecified => (1, Size::Upto(0)),
+    }
+}
+
+/// The format a `format.<name>()` call makes: its name.
+fn constructed_format(expr: &IdedExpr) -> Option<&str> {
+    match &expr.expr {
+        Expr::Call(call)
+            if call.args.is_empty()
+                && matches!(call.target.as_deref().map(|t| &t.expr), Some(Expr::Ident(n)) if n == "format") =>
+        {
+            Some(call.func_name.as_str())
+        }
+        _ => None,
     }
 }
 

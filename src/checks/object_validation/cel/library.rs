@@ -74,6 +74,22 @@ pub fn introduced(function: &str) -> Option<u32> {
         | "containsCIDR"
         | "prefixLength"
         | "masked" => 30,
+        // The format library.
+        "format.named"
+        | "format.dns1123Label"
+        | "format.dns1123Subdomain"
+        | "format.dns1035Label"
+        | "format.qualifiedName"
+        | "format.dns1123LabelPrefix"
+        | "format.dns1123SubdomainPrefix"
+        | "format.dns1035LabelPrefix"
+        | "format.labelValue"
+        | "format.uri"
+        | "format.uuid"
+        | "format.byte"
+        | "format.date"
+        | "format.datetime"
+        | "validate" => 31,
         // The semver library.
         "semver" | "isSemver" | "major" | "minor" | "patch" => 33,
         // ext.Lists version 3.
@@ -87,7 +103,7 @@ pub fn introduced(function: &str) -> Option<u32> {
 /// Registers Kubernetes' libraries on `env` (CEL's own and the strings extension are the
 /// `cel` crate's).
 pub fn register(env: &mut Env) -> Result<(), DeclarationError> {
-    use super::{net, quantity, semver, url};
+    use super::{format, net, quantity, semver, url};
     let quantity_type = || Type::new_opaque_type(quantity::TYPE);
     let url_type = || Type::new_opaque_type(url::TYPE);
     let ip_type = || Type::new_opaque_type(net::IP_TYPE);
@@ -312,6 +328,34 @@ pub fn register(env: &mut Env) -> Result<(), DeclarationError> {
     )?;
     env.add_member_overload("masked", "cidr_masked", cidr_type(), vec![], lift!(net::masked))?;
     env.add_overload("string", "cidr_to_string", vec![cidr_type()], lift!(net::cidr_string))?;
+    // Named formats (`library/format.go`, 1.31).
+    let format_type = || Type::new_opaque_type(format::TYPE);
+    env.add_overload("format.named", "format-named", vec![STRING_TYPE], lift!(format::named))?;
+    let constants = [
+        lift!(format::constant::<0>) as cel::common::functions::Function,
+        lift!(format::constant::<1>),
+        lift!(format::constant::<2>),
+        lift!(format::constant::<3>),
+        lift!(format::constant::<4>),
+        lift!(format::constant::<5>),
+        lift!(format::constant::<6>),
+        lift!(format::constant::<7>),
+        lift!(format::constant::<8>),
+        lift!(format::constant::<9>),
+        lift!(format::constant::<10>),
+        lift!(format::constant::<11>),
+        lift!(format::constant::<12>),
+    ];
+    for (name, f) in format::CONSTRUCTORS.into_iter().zip(constants) {
+        env.add_overload(name, name, vec![], f)?;
+    }
+    env.add_member_overload(
+        "validate",
+        "format-validate",
+        format_type(),
+        vec![STRING_TYPE],
+        lift!(format::validate),
+    )?;
     // Semantic versions (`library/semverlib.go`, 1.33).
     env.add_overload("semver", "string_to_semver", vec![STRING_TYPE], lift!(semver::semver))?;
     env.add_overload(

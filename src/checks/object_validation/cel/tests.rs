@@ -615,3 +615,136 @@ fn libraries_are_gated_by_the_kubernetes_minor() {
     let reverse = read(r#"{"type":"string","x-kubernetes-validations":[{"rule":"self.reverse() == self"}]}"#);
     assert!(Rules::compile(reverse.get("x-kubernetes-validations").expect("rules"), plain(&reverse)).is_err());
 }
+
+/// What `<Format>.validate(s)` answers: none, or the messages.
+fn validated(source: &str) -> Option<Vec<String>> {
+    let value = eval(source).unwrap_or_else(|e| panic!("{source}: {e}"));
+    let cel::Value::Opaque(o) = &value else {
+        panic!("{source}: {value:?}")
+    };
+    let optional = o.downcast_ref::<cel::objects::OptionalValue>().expect("an optional");
+    optional.value().map(|list| match list {
+        cel::Value::List(items) => items
+            .iter()
+            .map(|m| match m {
+                cel::Value::String(s) => s.to_string(),
+                other => panic!("{source}: {other:?}"),
+            })
+            .collect(),
+        other => panic!("{source}: {other:?}"),
+    })
+}
+
+/// The format library's answers, as `library/format_test.go` asserts them.
+#[test]
+fn format_library_answers_as_kubernetes() {
+    for valid in [
+        "format.dns1123Label().validate('my-label-name')",
+        "format.dns1123Subdomain().validate('apiextensions.k8s.io')",
+        "format.qualifiedName().validate('apiextensions.k8s.io/v1beta1')",
+        "format.dns1123LabelPrefix().validate('my-label-prefix-')",
+        "format.dns1123SubdomainPrefix().validate('mysubdomain.prefix.-')",
+        "format.dns1035LabelPrefix().validate('my-label-prefix-')",
+        "format.uri().validate('http://example.com')",
+        "format.uuid().validate('123e4567-e89b-12d3-a456-426614174000')",
+        "format.byte().validate('aGVsbG8=')",
+        "format.date().validate('2021-01-01')",
+        "format.datetime().validate('2021-01-01T00:00:00Z')",
+        "format.dns1123Subdomain().validate('example.com')",
+        "format.dns1035Label().validate('my-label-name')",
+        "format.qualifiedName().validate('my.name')",
+        "format.date().validate('2020-01-01')",
+        "format.datetime().validate('2020-01-01T00:00:00Z')",
+        "format.labelValue().validate('my-cool-label-Value')",
+        "format.named('dns1123Label').value().validate('my-label-name')",
+    ] {
+        assert_eq!(validated(valid), None, "{valid}");
+    }
+    let label = "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')";
+    let subdomain = r"a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
+    let dns1035 = "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')";
+    for (invalid, message) in [
+        ("format.dns1123Label().validate('contains a space')", label),
+        ("format.dns1123Subdomain().validate('contains a space')", subdomain),
+        ("format.dns1035Label().validate('contains a space')", dns1035),
+        (
+            "format.qualifiedName().validate('contains a space')",
+            "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')",
+        ),
+        ("format.dns1123LabelPrefix().validate('contains a space-')", label),
+        (
+            "format.dns1123SubdomainPrefix().validate('contains a space-')",
+            subdomain,
+        ),
+        ("format.dns1035LabelPrefix().validate('contains a space-')", dns1035),
+        ("format.byte().validate('aGVsbG8')", "invalid base64"),
+        ("format.date().validate('2020-01-32')", "invalid date"),
+        ("format.datetime().validate('2020-01-32T00:00:00Z')", "invalid datetime"),
+        (
+            "format.labelValue().validate('my-cool-label-Value!!\\n\\n!!!')",
+            "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')",
+        ),
+        ("format.uuid().validate('123')", "does not match the UUID format"),
+        // `url.ParseRequestURI`'s error.
+        (
+            "format.uri().validate('example.com')",
+            "parse \"example.com\": invalid URI for request",
+        ),
+        ("format.named('dns1035Label').value().validate('1abc')", dns1035),
+    ] {
+        assert_eq!(validated(invalid), Some(vec![message.to_owned()]), "{invalid}");
+    }
+    // Every name looks up its format, which equals its constructor's and no other.
+    let names = super::format::NAMES;
+    all_true(&["!format.named('unknown').hasValue()"]);
+    for lhs in names {
+        all_true(&[
+            &format!("format.named('{lhs}').hasValue()"),
+            &format!("format.named('{lhs}').value() == format.{lhs}()"),
+        ]);
+        for rhs in names.iter().filter(|rhs| **rhs != lhs) {
+            all_true(&[&format!("format.{lhs}() != format.{rhs}()")]);
+        }
+    }
+}
+
+/// A CRD rule may call the format library from Kubernetes 1.31, and it judges objects.
+#[test]
+fn format_library_rules_from_kubernetes_1_31() {
+    // Other namespaced functions (`sets.`, `ip.`, `lists.`) are the namespace's, not a variable's (they were refused as undeclared `sets`...).
+    let namespaced = r#"{"type":"string","x-kubernetes-validations":[{"rule":"sets.contains([1], [1]) && ip.isCanonical('::1') && lists.range(2) == [0, 1]"}]}"#;
+    assert_eq!(run(namespaced, r#""x""#, None), []);
+    let schema = r#"{"type":"string","x-kubernetes-validations":[{"rule":"!format.dns1123Label().validate(self).hasValue()","messageExpression":"format.dns1123Label().validate(self).value().join('\\n')"}]}"#;
+    assert_eq!(run(schema, r#""my-name""#, None), []);
+    assert_eq!(
+        messages(&run(schema, r#""My.Name""#, None)),
+        [
+            "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')"
+        ]
+    );
+    let named = read(r#"{"type":"string","x-kubernetes-validations":[{"rule":"format.named('uri').hasValue()"}]}"#);
+    let rules = named.get("x-kubernetes-validations").expect("rules");
+    assert!(Rules::compile_for(rules, plain(&named), 31).is_ok());
+    assert_eq!(
+        Rules::compile_for(rules, plain(&named), 30).expect_err("1.30 has no format library"),
+        [
+            "x-kubernetes-validations[0].rule: Invalid value: {\"rule\":\"format.named('uri').hasValue()\"}: compilation failed: ERROR: <input>:1:1: undeclared reference to 'format' (in container '')\n | format.named('uri').hasValue()\n | ^\nERROR: <input>:1:13: undeclared reference to 'named' (in container '')\n | format.named('uri').hasValue()\n | ............^"
+        ]
+    );
+}
+
+/// `validate` costs the string's length times the format's regular-expression size, tenfold
+/// less (cel-go's estimate): a label check on a long string runs, a URI check on it is stopped.
+#[test]
+fn format_validation_costs_by_its_format() {
+    let long = format!("\"{}\"", "a".repeat(100_000));
+    let label = r#"{"type":"string","x-kubernetes-validations":[{"rule":"!format.dns1123Label().validate(self).hasValue()","message":"not a label"}]}"#;
+    assert_eq!(messages(&run(label, &long, None)), ["not a label"]);
+    let uri = r#"{"type":"string","x-kubernetes-validations":[{"rule":"!format.uri().validate(self).hasValue()"}]}"#;
+    assert_eq!(
+        messages(&run(uri, &long, None)),
+        [
+            "'operation cancelled: actual cost limit exceeded': no further validation rules will be run due to call cost exceeds limit for rule: !format.uri().validate(self).hasValue()"
+        ]
+    );
+}

@@ -47,6 +47,13 @@ pub fn parse(raw: &str) -> Result<Url, String> {
     parse_with(without_fragment, false).map_err(|reason| parse_error(raw, &reason))
 }
 
+/// `url.ParseRequestURI`'s answer: its error text for a string it refuses.
+pub fn parse_request_uri(raw: &str) -> Result<(), String> {
+    parse_with(raw, true)
+        .map(drop)
+        .map_err(|reason| parse_error(raw, &reason))
+}
+
 /// Go's `url.parse`.
 fn parse_with(raw: &str, via_request: bool) -> Result<Url, String> {
     if raw.bytes().any(|b| b < 0x20 || b == 0x7f) {
