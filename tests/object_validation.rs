@@ -105,6 +105,10 @@ const RULES: &[(&str, &str)] = &[
         "the string `format` function (ext.Strings version 2)",
     ),
     ("cel:semver", "the semver library"),
+    (
+        "cel:format",
+        "the format library (`format.named`, `format.dns1123Label()`...; Kubernetes 1.31)",
+    ),
     ("cel:cost", "the CEL cost limits"),
     // Built-in kinds and every object's metadata.
     ("builtin", "a built-in kind against Kubernetes' published schema"),
