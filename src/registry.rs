@@ -49,9 +49,6 @@ pub struct Entry {
     pub settings_lookups: fn(Option<&str>) -> Result<Vec<check::Grant>, String>,
     /// Whether it judges an UPDATE by what it changes ([`Check::READS_OLD_OBJECT`]).
     pub reads_old_object: bool,
-    /// Whether it reads the object, and the old object, whole ([`Check::READS_WHOLE`],
-    /// [`Check::READS_OLD_WHOLE`]).
-    pub reads_whole: (bool, bool),
 }
 
 impl Entry {
@@ -70,7 +67,6 @@ impl Entry {
             check_settings: |raw| check::parse_settings::<C>(raw).map(|_| ()),
             settings_lookups: check::settings_lookups::<C>,
             reads_old_object: C::READS_OLD_OBJECT,
-            reads_whole: (C::READS_WHOLE, C::READS_OLD_WHOLE),
         }
     }
 

@@ -6,11 +6,6 @@
 //! waPC operation, over an offline cluster holding the case's CRD and stored objects), and
 //! [`every_rule_is_covered_both_ways`] is the table: it fails when a rule loses its accepted or its
 //! refused case, or when a case names a rule the list does not have.
-//!
-//! Not in the list, because object-validation does not have it: Kubernetes' own CEL format
-//! library (`library.Format`, Kubernetes 1.31: `format.named(...)`, `format.dns1123Label()`
-//! and their `validate`); a CRD whose rules call it is reported as a schema whose rules do not
-//! compile, and its objects' rules are not checked.
 
 use serde::Deserialize;
 use serde_json::{Value, json};

@@ -10,8 +10,10 @@
 //!   an `unknownCrd` finding (never a refusal): the object was not validated.
 //! - **Every object's metadata**: `metadata.name` and `generateName` by its kind's name rule,
 //!   `metadata.namespace`, label keys and values, annotation keys and their total size.
-//! - **A CustomResourceDefinition's own validation** ([`crd`]): a schema `type` the API server
-//!   does not support, at the path its internal version names.
+//! - **A CustomResourceDefinition's own validation** ([`crd`]), the rules of the API server's
+//!   that are certain offline (a schema `type` it does not support, `uniqueItems: true`,
+//!   `x-kubernetes-preserve-unknown-fields: false`, unsupported list and map types, a list map's
+//!   keys), at the path its internal version names.
 //! - **A CRD update against the objects it stores** ([`stored`]): for a kind the settings'
 //!   `storedObjects` name (each one a lookup the deployment grants in its
 //!   `contextAwareResources`), the stored objects are listed (`list_resources_all`) and judged
@@ -794,7 +796,9 @@ const SCHEMA_LEVEL: usize = 5;
 ///
 /// Only the version's schema is read into a tree ([`CrdPart`]). An answer that does not
 /// read so, or a schema nested near serde_json's 128 levels (which count from the answer's
-/// root), is read whole as before, so that its error is the whole read's.
+/// root), is read whole as before, so that its error is the whole read's. (The parts stepped
+/// over are not held to serde_json's nesting limit: an answer nested deeper than 128 levels only
+/// in its metadata or another version now compiles, where the whole read called it not JSON.)
 fn compile_crd(text: &str, version: &str, minor: u32, name: &str) -> Result<Compiled, String> {
     let read = json::read(text, CrdPart::VersionsRoot, usize::MAX)
         .ok()
@@ -1170,7 +1174,17 @@ mod tests {
     }
 
     #[test]
-    fn the_likely_plural_is_the_api_servers_for_regular_nouns() {
+    fn the_kind_lookup_asks_for_sync_drifts_fields_and_the_kind() {
+        let mut fields: Vec<&str> = CRD_FIELDS.to_vec();
+        fields.push("spec.names.kind");
+        fields.sort_unstable();
+        assert_eq!(CRD_KIND_FIELDS, fields.as_slice());
+    }
+
+    /// kube-rs's `to_plural` and kubebuilder's generated CRDs form these; a kind named otherwise
+    /// (flect's irregular nouns, a plural chosen by hand) only costs the list.
+    #[test]
+    fn the_likely_plural_is_the_regular_english_plural() {
         let plurals = [
             ("Prometheus", "prometheuses"),
             ("NetworkPolicy", "networkpolicies"),

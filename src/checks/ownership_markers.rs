@@ -577,7 +577,6 @@ fn fleet_markers(meta: &Meta, old: Option<&Meta>, target: &ObjectRef) -> Option<
                object as missing or not owned by it (Fleet issue 2134) and tries to create or \
                take it over again";
     match (id, hash) {
-        (Some(_), Some(hash)) if hash == expected => None,
         (Some(_), Some(hash)) => {
             let stale = match old {
                 Some(old)

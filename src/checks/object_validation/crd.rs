@@ -26,7 +26,9 @@
 //! existing persisted data"): the types (`requireValidPropertyType`) and the `set` and `map`
 //! lists' items and keys (`requireMapListKeysMapSetValidation`); the others hold on every write.
 //!
-//! Not checked: a `default` that does not validate against its schema (`ValidateDefaults`,
+//! Not checked, among others: a `map` list without keys, a `set` of non-atomic items, list-map
+//! keys that are missing or not scalars, a list or map type on a schema of another type,
+//! `definitions`, `dependencies` and `$ref`, a `nullable` root; a `default` that does not validate against its schema (`ValidateDefaults`,
 //! whose messages name the default's value as the root of kube-openapi's validator, a form no
 //! test of the sources shows), the structural schema rules, the CEL rules' compilation and cost
 //! (object-validation compiles the rules when it judges a custom resource).

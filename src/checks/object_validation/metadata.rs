@@ -242,10 +242,15 @@ impl NameRule {
 
     /// The messages of `name` (a `generateName` prefix when `prefix`).
     pub fn check(self, name: &str, prefix: bool) -> Vec<String> {
-        // `maskTrailingDash`: a prefix may end with `-` (the last two characters become `a`).
+        // `maskTrailingDash`: a prefix may end with `-` (its last two bytes become `a`). Go cuts
+        // bytes: a character cut in two leaves bytes no name pattern allows, written here as the
+        // same number of `_`, which no pattern masked here allows either: lengths and messages
+        // stay Go's.
         let masked;
         let name = if prefix && self != NameRule::PathSegment && name.len() > 1 && name.ends_with('-') {
-            masked = format!("{}a", &name[..name.len() - 2]);
+            let cut = name.len() - 2;
+            let whole = (0..=cut).rev().find(|&i| name.is_char_boundary(i)).unwrap_or(0);
+            masked = format!("{}{}a", &name[..whole], "_".repeat(cut - whole));
             masked.as_str()
         } else {
             name
@@ -365,6 +370,16 @@ mod tests {
             .iter()
             .map(ToString::to_string)
             .collect()
+    }
+
+    #[test]
+    fn a_prefix_cut_inside_a_character_is_judged_as_go_judges_its_bytes() {
+        // `maskTrailingDash` cuts "é-" (bytes c3 a9 2d) to "\xc3a": two bytes the pattern refuses.
+        let subdomain = NameRule::Subdomain.check("é-", true);
+        assert_eq!(subdomain, is_dns1123_subdomain("_a"));
+        assert!(!subdomain.is_empty());
+        assert_eq!(NameRule::Label.check("ab-", true), Vec::<String>::new());
+        assert_eq!(NameRule::Dns1035.check("xé-", true), is_dns1035_label("x_a"));
     }
 
     #[test]

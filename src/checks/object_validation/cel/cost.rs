@@ -214,15 +214,17 @@ fn walk<'v, 'e: 'v>(
                 cost = cost.saturating_add(total);
             }
             if call.func_name == "validate" {
-                // The format library: the string's length times the format's regular-expression
-                // size, times cel-go's string traversal factor (0.1).
+                // The format library (apiserver library/cost.go `CallCost`): the string's length
+                // plus one times the traversal factor (0.1), times the format's regular-expression
+                // size times the regex length factor (0.25), each rounded up.
                 let regex = call
                     .target
                     .as_deref()
                     .and_then(constructed_format)
                     .map_or(super::format::MAX_REGEX_SIZE, super::format::max_regex_size);
                 let length = sizes.last().map_or(0, |s| s.len());
-                cost = cost.saturating_add(length.saturating_mul(regex).div_ceil(10));
+                let string = length.saturating_add(1).div_ceil(10);
+                cost = cost.saturating_add(string.saturating_mul(regex.div_ceil(4)));
             }
             let size = match (call.func_name.as_str(), sizes.as_slice()) {
                 ("_[_]", [Size::Exact(Value::List(l)), index]) => match index {

@@ -50,19 +50,22 @@ pub const CONSTRUCTORS: [&str; 13] = [
     "format.datetime",
 ];
 
-/// The regular-expression size `validate` is charged for per character of its argument when
-/// the format is not known before the rule runs: above the largest of the library's
-/// `MaxRegexSize`s (govalidator's URL pattern), so the cost bound stays at least cel-go's.
-pub const MAX_REGEX_SIZE: u64 = 1000;
+/// The regular-expression size `validate` is charged for when the format is not known before the
+/// rule runs: the largest of the library's `MaxRegexSize`s (the URI format's, govalidator's URL
+/// pattern's length, which format.go writes as 1103), so the cost bound stays at least cel-go's.
+pub const MAX_REGEX_SIZE: u64 = 1103;
 
-/// The library's `MaxRegexSize` of the format `name` (a [`NAMES`] entry): cel-go charges
-/// `validate` the argument's length times it, times 0.1. The strfmt and URL formats, whose sizes
-/// are lengths of govalidator's and strfmt's patterns, are bounded by [`MAX_REGEX_SIZE`].
+/// The library's `MaxRegexSize` of the format `name` (a [`NAMES`] entry), as format.go sets it:
+/// the name formats' own figures, the lengths of govalidator's Base64 pattern (84) and of
+/// strfmt's UUID (70) and date-time (71) patterns, the URL pattern's for `uri`.
 pub fn max_regex_size(name: &str) -> u64 {
     match name {
         "dns1123Label" | "dns1035Label" | "dns1123LabelPrefix" | "dns1035LabelPrefix" => 30,
         "dns1123Subdomain" | "qualifiedName" | "dns1123SubdomainPrefix" => 60,
         "labelValue" => 40,
+        "uuid" => 70,
+        "byte" => 84,
+        "date" | "datetime" => 71,
         _ => MAX_REGEX_SIZE,
     }
 }
