@@ -314,6 +314,188 @@ impl HostCalls for NoCluster {
     }
 }
 
+// ---------------------------------------------------------------------------------------------
+// The CRD of a custom resource.
+
+/// The CRD fields the checks that judge a custom resource against its CRD read (`get_resource`
+/// field masks): sync-drift's pruning and object-validation's schema. One set for both, so that a
+/// host that keeps answers (Kubewarden's cache, [`Remembered`] in the all-in-one) serves both
+/// from one lookup.
+pub const CRD_FIELDS: &[&str] = &["spec.preserveUnknownFields", "spec.scope", "spec.versions"];
+
+/// [`CRD_FIELDS`] and the kind the CRD defines: the masks of the lookup by the likely name
+/// ([`crd_of_resource`]), whose answer must show it defines the kind.
+pub const CRD_KIND_FIELDS: &[&str] = &[
+    "spec.names.kind",
+    "spec.preserveUnknownFields",
+    "spec.scope",
+    "spec.versions",
+];
+
+/// The CRD fields read of every CRD when the CRD of a kind is found by listing them.
+pub const CRD_NAME_FIELDS: &[&str] = &["spec.group", "spec.names.kind"];
+
+/// The plural the API server most likely serves `kind` as: the lowercase kind in English
+/// plural, as kubebuilder's generated CRDs (gobuffalo/flect) and kube-rs's `ApiResource` form
+/// it for regular nouns (`Prometheus` `prometheuses`, `NetworkPolicy` `networkpolicies`,
+/// `Gateway` `gateways`). The 500 real CRDs of the bench all follow it; a CRD named by hand
+/// (Kube-OVN's `iptables-eips`, Gatekeeper's `assign`) does not, and is then found by listing.
+/// Written by hand: a guess that misses only costs the list it saves, and an inflection crate's
+/// irregular nouns would not make it a better guess of names people chose.
+pub fn likely_plural(kind: &str) -> String {
+    let word = kind.to_ascii_lowercase();
+    let ends = |suffix: &str| word.ends_with(suffix);
+    if ["s", "x", "z", "ch", "sh"].into_iter().any(ends) {
+        format!("{word}es")
+    } else if let Some(stem) = word.strip_suffix('y')
+        && stem.chars().next_back().is_some_and(|c| !"aeiou".contains(c))
+    {
+        format!("{stem}ies")
+    } else {
+        format!("{word}s")
+    }
+}
+
+/// The parts of a CRD answer the custom-resource checks read, everything else stepped over (the
+/// `metadata` Kubewarden always sends whole, the other versions' schemas): from
+/// [`CrdPart::KindRoot`], `spec.names.kind` alone; from [`CrdPart::VersionsRoot`], what
+/// compiling a version needs, `spec.versions` with each version's `name` and `subresources` read
+/// and its `schema` left as text. One grammar for both, so a module holds one reader for them.
+#[derive(Clone, Copy)]
+pub enum CrdPart {
+    /// The answer, read for `spec.names.kind`.
+    KindRoot,
+    /// Its `spec`.
+    KindSpec,
+    /// Its `spec.names`.
+    Names,
+    /// The answer, read for `spec.versions`.
+    VersionsRoot,
+    /// Its `spec`.
+    VersionsSpec,
+    /// `spec.versions`.
+    List,
+    /// One version: `name` and `subresources` read, `schema` kept as text.
+    Version,
+    /// A value read whole.
+    All,
+}
+
+impl crate::json::Grammar for CrdPart {
+    fn member(self, key: &str) -> crate::json::Read<Self> {
+        use crate::json::Read::{Parse, Raw, Skip};
+        match (self, key) {
+            (CrdPart::KindRoot, "spec") => Parse(CrdPart::KindSpec),
+            (CrdPart::KindSpec, "names") => Parse(CrdPart::Names),
+            (CrdPart::Names, "kind") => Parse(CrdPart::All),
+            (CrdPart::VersionsRoot, "spec") => Parse(CrdPart::VersionsSpec),
+            (CrdPart::VersionsSpec, "versions") => Parse(CrdPart::List),
+            (CrdPart::Version, "name" | "subresources") => Parse(CrdPart::All),
+            (CrdPart::Version, "schema") => Raw,
+            (CrdPart::All, _) => Parse(CrdPart::All),
+            _ => Skip,
+        }
+    }
+    fn element(self) -> crate::json::Read<Self> {
+        match self {
+            CrdPart::List => crate::json::Read::Parse(CrdPart::Version),
+            CrdPart::All => crate::json::Read::Parse(CrdPart::All),
+            _ => crate::json::Read::Skip,
+        }
+    }
+}
+
+/// Why the CRD of a custom resource is not at hand ([`crd_of_resource`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CrdMissing {
+    /// No CRD of that name exists.
+    NotFound {
+        /// The CRD's name.
+        name: String,
+    },
+    /// The cluster's CRDs (listed for a resource named by its kind) hold none of that group and
+    /// kind.
+    NoneOfKind,
+    /// The CRDs could not be listed: the host's error.
+    Unlisted(String),
+    /// The list of CRDs is not JSON: the reader's error.
+    ListNotJson(String),
+    /// The CRD could not be read: its name and the host's error.
+    Unreadable {
+        /// The CRD's name.
+        name: String,
+        /// The host's error.
+        error: String,
+    },
+}
+
+/// The CRD (its name and the answer's text, pruned to [`CRD_FIELDS`] or [`CRD_KIND_FIELDS`]) of a
+/// custom resource of `kind` in `group` that the request names as `resource`.
+///
+/// Admission requests name the resource by its plural, which with the group is the CRD's name.
+/// Kubewarden's audit scanner names it by the object's kind (audit-scanner's
+/// `internal/scanner/admission_request.go` sets `Resource` to the kind), so the CRD's name is not
+/// in the request: it is first read by its likely name ([`likely_plural`]), its answer carrying
+/// `spec.names.kind` to check it defines that kind, and only when that misses found in the list
+/// of every CRD. Listing costs far more than reading the CRD (in policy-server about 31 million
+/// instructions per audited object for a cluster of 500 CRDs, against 1 million for the whole
+/// request of the SDK floor: docs/benchmarks.md).
+pub fn crd_of_resource(
+    resource: &str,
+    group: &str,
+    kind: &str,
+    cluster: &dyn Cluster,
+) -> Result<(String, String), CrdMissing> {
+    const API_VERSION: &str = "apiextensions.k8s.io/v1";
+    const CRD: &str = "CustomResourceDefinition";
+    let name = if resource == kind {
+        let guess = format!("{}.{group}", likely_plural(kind));
+        if let Ok(text) = cluster.get(API_VERSION, CRD, &guess, None, CRD_KIND_FIELDS)
+            && defined_kind(&text).as_deref() == Some(kind)
+        {
+            return Ok((guess, text));
+        }
+        crd_named_in_list(group, kind, cluster)?
+    } else {
+        format!("{resource}.{group}")
+    };
+    match cluster.get(API_VERSION, CRD, &name, None, CRD_FIELDS) {
+        Ok(text) => Ok((name, text)),
+        Err(LookupError::NotFound(_)) => Err(CrdMissing::NotFound { name }),
+        Err(e) => Err(CrdMissing::Unreadable { name, error: e.into() }),
+    }
+}
+
+/// The kind a CRD answer defines (`spec.names.kind`), reading nothing else of it.
+fn defined_kind(text: &str) -> Option<String> {
+    let crd = crate::json::read(text, CrdPart::KindRoot, 8).ok()?;
+    crd.at(&["spec", "names", "kind"])
+        .and_then(crate::json::Node::as_str)
+        .map(str::to_string)
+}
+
+/// The name of the CRD that serves `kind` in `group`, from the list of the cluster's CRDs.
+fn crd_named_in_list(group: &str, kind: &str, cluster: &dyn Cluster) -> Result<String, CrdMissing> {
+    use crate::json::Node;
+    let items = cluster
+        .list_all("apiextensions.k8s.io/v1", "CustomResourceDefinition", CRD_NAME_FIELDS)
+        .map_err(|e| CrdMissing::Unlisted(e.into()))?;
+    let list = crate::json::read(items.text(), crate::json::Everything, usize::MAX)
+        .map_err(|e| CrdMissing::ListNotJson(e.to_string()))?;
+    let crds: &[Node<'_>] = match list.get("items") {
+        Some(Node::Array(items)) => items,
+        _ => &[],
+    };
+    let field = |crd: &Node<'_>, keys: &[&str]| crd.at(keys).and_then(Node::as_str).map(str::to_string);
+    crds.iter()
+        .find(|crd| {
+            field(crd, &["spec", "group"]).as_deref() == Some(group)
+                && field(crd, &["spec", "names", "kind"]).as_deref() == Some(kind)
+        })
+        .and_then(|crd| field(crd, &["metadata", "name"]))
+        .ok_or(CrdMissing::NoneOfKind)
+}
+
 /// A cluster that lists fixed objects as they are, for the core's unit tests (the host side's
 /// offline cluster, which also prunes them as Kubewarden does, is syncguard-scan's).
 #[cfg(test)]
@@ -585,5 +767,32 @@ mod tests {
             none.get("v1", "ConfigMap", "a", None, &[]).unwrap_err().to_string(),
             "no cluster lookups are available here (asked for ConfigMap a in v1)"
         );
+    }
+
+    #[test]
+    fn the_kind_lookup_asks_for_the_crd_fields_and_the_kind() {
+        let mut fields: Vec<&str> = CRD_FIELDS.to_vec();
+        fields.push("spec.names.kind");
+        fields.sort_unstable();
+        assert_eq!(CRD_KIND_FIELDS, fields.as_slice());
+    }
+
+    /// kube-rs's `to_plural` and kubebuilder's generated CRDs form these; a kind named otherwise
+    /// (flect's irregular nouns, a plural chosen by hand) only costs the list.
+    #[test]
+    fn the_likely_plural_is_the_regular_english_plural() {
+        let plurals = [
+            ("Prometheus", "prometheuses"),
+            ("NetworkPolicy", "networkpolicies"),
+            ("Gateway", "gateways"),
+            ("Certificate", "certificates"),
+            ("Ingress", "ingresses"),
+            ("Mailbox", "mailboxes"),
+            ("Batch", "batches"),
+            ("Mesh", "meshes"),
+        ];
+        for (kind, plural) in plurals {
+            assert_eq!(likely_plural(kind), plural);
+        }
     }
 }

@@ -4,9 +4,11 @@
 //! # What it judges
 //! Every kind, on CREATE and UPDATE:
 //! - **A custom resource** against its CRD's structural schema for the object's version: the
-//!   CRD is looked up as `<resource>.<group>` (`get_resource`, field masks [`CRD_FIELDS`]), which
-//!   `syncguard scan` answers from the scanned tree and the cluster snapshot, and policy-server
-//!   from the cluster. A CRD that is not found, or that does not serve the object's version, is
+//!   CRD is looked up as `<resource>.<group>` (`get_resource`, field masks
+//!   [`cluster::CRD_FIELDS`]; by its likely plural, or in the list of CRDs, where the request
+//!   names the resource by its kind as Kubewarden's audit scanner does:
+//!   [`cluster::crd_of_resource`]), which `syncguard scan` answers from the scanned tree and the
+//!   cluster snapshot, and policy-server from the cluster. A CRD that is not found, or that does not serve the object's version, is
 //!   an `unknownCrd` finding (never a refusal): the object was not validated.
 //! - **Every object's metadata**: `metadata.name` and `generateName` by its kind's name rule,
 //!   `metadata.namespace`, label keys and values, annotation keys and their total size.
@@ -62,7 +64,7 @@ pub mod validate;
 
 use crate::admission::{Operation, Request};
 use crate::check::{Check, GroupKind, Lookup, Objects};
-use crate::cluster::{Cluster, LookupError};
+use crate::cluster::{self, Cluster, CrdMissing, CrdPart, LookupError};
 use crate::finding::{Finding, List, Malformed, Report, RuleDoc, Subject};
 use crate::json::{self, Node};
 use crate::rules::{self, Rule};
@@ -116,9 +118,8 @@ const LISTED: &[&str] = &["schemaViolation", "celViolation", "unknownField", "in
 /// The rules whose action cannot be `reject`: they say the object was not validated.
 const NEVER_REJECT: &[&str] = &["unknownCrd", "unreadableSchema", "storedObjectsUnlisted"];
 
-// The CRD's fields read (`get_resource` field masks: the same as sync-drift asks, so a host that
-// keeps answers serves both from one) and the `kubernetesVersion` range are sync-drift's.
-pub use super::sync_drift::{CRD_FIELDS, NEWEST_MINOR, OLDEST_MINOR};
+// The `kubernetesVersion` range is sync-drift's.
+pub use super::sync_drift::{NEWEST_MINOR, OLDEST_MINOR};
 use super::sync_drift::{check_kubernetes_version, minor_of};
 
 /// Settings of the object-validation check.
@@ -746,47 +747,6 @@ fn compiled_of(text: &str, version: &str, minor: u32, name: &str) -> Result<Rc<C
     compiled
 }
 
-/// The parts of a CRD answer the check reads, everything else stepped over (the `metadata`
-/// Kubewarden always sends whole, the other versions' schemas): from [`CrdPart::KindRoot`],
-/// `spec.names.kind` alone; from [`CrdPart::VersionsRoot`], what compiling a version needs,
-/// `spec.versions` with each version's `name` and `subresources` read and its `schema` left as
-/// text. One grammar for both, so the module holds one reader for them.
-#[derive(Clone, Copy)]
-enum CrdPart {
-    KindRoot,
-    KindSpec,
-    Names,
-    VersionsRoot,
-    VersionsSpec,
-    List,
-    Version,
-    All,
-}
-
-impl json::Grammar for CrdPart {
-    fn member(self, key: &str) -> json::Read<Self> {
-        use json::Read::{Parse, Raw, Skip};
-        match (self, key) {
-            (CrdPart::KindRoot, "spec") => Parse(CrdPart::KindSpec),
-            (CrdPart::KindSpec, "names") => Parse(CrdPart::Names),
-            (CrdPart::Names, "kind") => Parse(CrdPart::All),
-            (CrdPart::VersionsRoot, "spec") => Parse(CrdPart::VersionsSpec),
-            (CrdPart::VersionsSpec, "versions") => Parse(CrdPart::List),
-            (CrdPart::Version, "name" | "subresources") => Parse(CrdPart::All),
-            (CrdPart::Version, "schema") => Raw,
-            (CrdPart::All, _) => Parse(CrdPart::All),
-            _ => Skip,
-        }
-    }
-    fn element(self) -> json::Read<Self> {
-        match self {
-            CrdPart::List => json::Read::Parse(CrdPart::Version),
-            CrdPart::All => json::Read::Parse(CrdPart::All),
-            _ => json::Read::Skip,
-        }
-    }
-}
-
 /// The nesting level of a version's `schema` in a CRD answer (the answer 1, `spec` 2,
 /// `versions` 3, the version 4).
 const SCHEMA_LEVEL: usize = 5;
@@ -880,98 +840,6 @@ fn compile_version(
     })
 }
 
-/// The CRD fields [`crd_of_kind`] reads of every CRD (`list_resources_all` field masks).
-pub const CRD_NAME_FIELDS: &[&str] = &["spec.group", "spec.names.kind"];
-
-/// The name of the CRD that serves `kind` in `group`, from the cluster's CRDs, or why none is
-/// known.
-fn crd_of_kind(group: &str, kind: &str, cluster: &dyn Cluster) -> Result<String, String> {
-    let not_validated = |why: String| format!("{why}, so this {kind} was not validated");
-    let items = cluster
-        .list_all("apiextensions.k8s.io/v1", "CustomResourceDefinition", CRD_NAME_FIELDS)
-        .map_err(|e| {
-            let e: String = e.into();
-            not_validated(format!(
-                "the CRDs could not be listed to find the one of {kind} in {group} ({})",
-                elide(&e, 120)
-            ))
-        })?;
-    let list = json::read(items.text(), json::Everything, usize::MAX)
-        .map_err(|e| not_validated(format!("the cluster's list of CRDs is not JSON ({e})")))?;
-    let crds: &[Node<'_>] = match list.get("items") {
-        Some(Node::Array(items)) => items,
-        _ => &[],
-    };
-    let field = |crd: &Node<'_>, keys: &[&str]| crd.at(keys).and_then(Node::as_str).map(str::to_string);
-    crds.iter()
-        .find(|crd| {
-            field(crd, &["spec", "group"]).as_deref() == Some(group)
-                && field(crd, &["spec", "names", "kind"]).as_deref() == Some(kind)
-        })
-        .and_then(|crd| field(crd, &["metadata", "name"]))
-        .ok_or_else(|| not_validated(format!("no CRD of {kind} in {group} is known")))
-}
-
-/// The CRD fields [`crd_by_plural`] reads: [`CRD_FIELDS`] and the kind the CRD defines.
-pub const CRD_KIND_FIELDS: &[&str] = &[
-    "spec.names.kind",
-    "spec.preserveUnknownFields",
-    "spec.scope",
-    "spec.versions",
-];
-
-/// The plural the API server most likely serves `kind` as: the lowercase kind in English
-/// plural, as kubebuilder's generated CRDs (gobuffalo/flect) and kube-rs's `ApiResource` form
-/// it for regular nouns (`Prometheus` `prometheuses`, `NetworkPolicy` `networkpolicies`,
-/// `Gateway` `gateways`). The 500 real CRDs of the bench all follow it; a CRD named by hand
-/// (Kube-OVN's `iptables-eips`, Gatekeeper's `assign`) does not, and is then found by listing.
-/// Written by hand: a guess that misses only costs the list it saves, and an inflection crate's
-/// irregular nouns would not make it a better guess of names people chose.
-pub fn likely_plural(kind: &str) -> String {
-    let word = kind.to_ascii_lowercase();
-    let ends = |suffix: &str| word.ends_with(suffix);
-    if ["s", "x", "z", "ch", "sh"].into_iter().any(ends) {
-        format!("{word}es")
-    } else if let Some(stem) = word.strip_suffix('y')
-        && stem.chars().next_back().is_some_and(|c| !"aeiou".contains(c))
-    {
-        format!("{stem}ies")
-    } else {
-        format!("{word}s")
-    }
-}
-
-/// The CRD of `kind` in `group`, read by the name the API server most likely gave it
-/// (`<plural>.<group>`, [`likely_plural`]), with its name; none when there is no CRD of that
-/// name, it cannot be read or it defines another kind (its answer carries `spec.names.kind`).
-///
-/// Kubewarden's audit scanner names a custom resource's resource by its kind, so the CRD's name
-/// is not in the request. Listing the cluster's CRDs to find it costs far more than reading the
-/// CRD (in policy-server, about 31 million instructions per audited object for a cluster of 500
-/// CRDs, against 1 million for the whole request of the SDK floor: docs/benchmarks.md), so the
-/// likely name is tried first and the list is the fallback.
-fn crd_by_plural(group: &str, kind: &str, cluster: &dyn Cluster) -> Option<(String, String)> {
-    let name = format!("{}.{group}", likely_plural(kind));
-    let text = cluster
-        .get(
-            "apiextensions.k8s.io/v1",
-            "CustomResourceDefinition",
-            &name,
-            None,
-            CRD_KIND_FIELDS,
-        )
-        .ok()?;
-    (defined_kind(&text).as_deref() == Some(kind)).then_some((name, text))
-}
-
-/// The kind a CRD answer defines (`spec.names.kind`), reading nothing else of it.
-fn defined_kind(text: &str) -> Option<String> {
-    let crd = json::read(text, CrdPart::KindRoot, 8).ok()?;
-    crd.at(&["spec", "names", "kind"])
-        .and_then(Node::as_str)
-        .map(str::to_string)
-}
-
 /// The compiled schema of a custom resource's CRD version, or why there is none.
 fn crd_schema(
     request: &Request<'_>,
@@ -991,52 +859,26 @@ fn crd_schema(
             "{kind} of {group}/{version}: the request names no resource of its group, so its CRD cannot be looked up and it was not validated"
         )));
     }
-    // Kubewarden's audit scanner names the resource by the object's kind, not its plural.
-    let by_kind = resource.resource == kind;
-    let guessed = if by_kind {
-        crd_by_plural(group, kind, cluster)
-    } else {
-        None
-    };
-    let (name, found) = match guessed {
-        Some((name, text)) => (name, Ok(text)),
-        None => {
-            let name = if by_kind {
-                // The CRD is the one the cluster's CRDs name for that group and kind.
-                crd_of_kind(group, kind, cluster).map_err(unknown)?
-            } else {
-                format!("{}.{group}", resource.resource)
-            };
-            let found = cluster.get(
-                "apiextensions.k8s.io/v1",
-                "CustomResourceDefinition",
-                &name,
-                None,
-                CRD_FIELDS,
-            );
-            (name, found)
-        }
-    };
-    let text = match found {
-        Ok(text) => text,
-        Err(LookupError::NotFound(_)) => {
-            return Err(unknown(format!(
-                "no CRD {name} is known (neither in the scanned files, the cluster snapshot nor the cluster), so this {kind} was not validated"
-            )));
-        }
-        Err(e) => {
-            let e: String = e.into();
-            return Err(unknown(format!(
-                "the CRD {name} could not be read ({}), so this {kind} was not validated",
+    let not_validated = |why: String| unknown(format!("{why}, so this {kind} was not validated"));
+    let (name, text) = cluster::crd_of_resource(&resource.resource, group, kind, cluster).map_err(|missing| {
+        not_validated(match missing {
+            CrdMissing::NotFound { name } => {
+                format!("no CRD {name} is known (neither in the scanned files, the cluster snapshot nor the cluster)")
+            }
+            CrdMissing::NoneOfKind => format!("no CRD of {kind} in {group} is known"),
+            CrdMissing::Unlisted(e) => format!(
+                "the CRDs could not be listed to find the one of {kind} in {group} ({})",
                 elide(&e, 120)
-            )));
-        }
-    };
+            ),
+            CrdMissing::ListNotJson(e) => format!("the cluster's list of CRDs is not JSON ({e})"),
+            CrdMissing::Unreadable { name, error } => {
+                format!("the CRD {name} could not be read ({})", elide(&error, 120))
+            }
+        })
+    })?;
     match compiled_of(&text, version, minor, &name) {
         Ok(compiled) => Ok(compiled),
-        Err(why) if why.contains("serves no version") => {
-            Err(unknown(format!("{why}, so this {kind} was not validated")))
-        }
+        Err(why) if why.contains("serves no version") => Err(not_validated(why)),
         Err(why) => Err(Unvalidated {
             rule: "unreadableSchema",
             text: format!("{why}; this {kind} was not validated"),
@@ -1171,33 +1013,6 @@ mod tests {
         )))
         .unwrap();
         assert!(off.is_empty());
-    }
-
-    #[test]
-    fn the_kind_lookup_asks_for_sync_drifts_fields_and_the_kind() {
-        let mut fields: Vec<&str> = CRD_FIELDS.to_vec();
-        fields.push("spec.names.kind");
-        fields.sort_unstable();
-        assert_eq!(CRD_KIND_FIELDS, fields.as_slice());
-    }
-
-    /// kube-rs's `to_plural` and kubebuilder's generated CRDs form these; a kind named otherwise
-    /// (flect's irregular nouns, a plural chosen by hand) only costs the list.
-    #[test]
-    fn the_likely_plural_is_the_regular_english_plural() {
-        let plurals = [
-            ("Prometheus", "prometheuses"),
-            ("NetworkPolicy", "networkpolicies"),
-            ("Gateway", "gateways"),
-            ("Certificate", "certificates"),
-            ("Ingress", "ingresses"),
-            ("Mailbox", "mailboxes"),
-            ("Batch", "batches"),
-            ("Mesh", "meshes"),
-        ];
-        for (kind, plural) in plurals {
-            assert_eq!(likely_plural(kind), plural);
-        }
     }
 
     #[test]

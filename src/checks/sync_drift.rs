@@ -21,8 +21,9 @@
 //!
 //! # Cost
 //! Built-in kinds and CRDs need no lookup. A custom resource is judged against its CRD's
-//! structural schema, read with one `get_resource` of `<resource>.<group>` (with field masks), and
-//! only when there is something the schema could prune: a manifest with a field besides
+//! structural schema, read with one `get_resource` of `<resource>.<group>` (with field masks; a
+//! request that names the resource by its kind, as the audit scanner's do, reads it by its likely
+//! name first: [`cluster::crd_of_resource`]), and only when there is something the schema could prune: a manifest with a field besides
 //! `apiVersion`, `kind`, `metadata` and `status`, or a live object that does not hold everything
 //! last-applied holds there. The answer is read straight into the few members the walk needs
 //! ([`Slim`]), and a module instance keeps the last few CRD versions it read, found again by a
@@ -36,7 +37,7 @@
 use crate::admission::Request;
 use crate::check::shared_walk::{Alone, Beside, Keys};
 use crate::check::{Check, GroupKind, Lookup, Objects};
-use crate::cluster::{Cluster, LookupError};
+use crate::cluster::{self, Cluster, CrdMissing};
 use crate::finding::{Finding, Fix, List, Malformed, Report, RuleDoc, Subject};
 use crate::generated::api_type_of;
 use crate::json::{self, Members, Node};
@@ -156,9 +157,6 @@ const LISTED: &[&str] = &[
     "defaulted",
     "mutated",
 ];
-
-/// The fields of a CRD the walk reads, as `get_resource` field masks.
-pub const CRD_FIELDS: &[&str] = &["spec.preserveUnknownFields", "spec.scope", "spec.versions"];
 
 /// The oldest and the newest Kubernetes minor versions (1.MINOR) the `kubernetesVersion`
 /// setting accepts; the newest is the default, the release of the API tables.
@@ -800,25 +798,23 @@ fn pruning_of(text: &str, version: &str, name: &str) -> Result<Rc<Pruning>, Stri
     Ok(pruning)
 }
 
-/// Reads what the custom resource's CRD (`<resource>.<group>`, named by the request's resource)
-/// prunes of its version; `Ok(None)` when the CRD does not exist or the request names no
-/// resource, `Err` when the lookup failed.
+/// Reads what the custom resource's CRD (named by the request's resource:
+/// [`cluster::crd_of_resource`]) prunes of its version; `Ok(None)` when the CRD does not exist or
+/// the request names no resource, `Err` when the lookup failed.
 fn read_crd(request: &Request<'_>, identity: &Identity, cluster: &dyn Cluster) -> Result<Option<Rc<Pruning>>, String> {
     let resource = &request.resource;
     if resource.resource.is_empty() || resource.group != identity.group.as_str() {
         return Ok(None);
     }
-    let name = format!("{}.{}", resource.resource, identity.group);
-    match cluster.get(
-        "apiextensions.k8s.io/v1",
-        "CustomResourceDefinition",
-        &name,
-        None,
-        CRD_FIELDS,
-    ) {
-        Ok(text) => pruning_of(&text, &identity.version, &name).map(Some),
-        Err(LookupError::NotFound(_)) => Ok(None),
-        Err(e) => Err(e.into()),
+    match cluster::crd_of_resource(&resource.resource, &identity.group, &identity.kind, cluster) {
+        Ok((name, text)) => pruning_of(&text, &identity.version, &name).map(Some),
+        Err(CrdMissing::NotFound { .. } | CrdMissing::NoneOfKind) => Ok(None),
+        Err(CrdMissing::Unlisted(e)) => Err(format!(
+            "the CRDs could not be listed to find the one of {} in {}: {e}",
+            identity.kind, identity.group
+        )),
+        Err(CrdMissing::ListNotJson(e)) => Err(format!("the cluster's list of CRDs is not JSON: {e}")),
+        Err(CrdMissing::Unreadable { error, .. }) => Err(error),
     }
 }
 
@@ -1086,6 +1082,50 @@ mod tests {
             [
                 "Widget default/deep: the object nests deeper than 128 levels of JSON; it was not checked. See https://github.com/syncguard/syncguard/tree/main/policies/sync-drift#where-it-looks"
             ]
+        );
+    }
+
+    /// Kubewarden's audit scanner names a custom resource's resource by its kind: the CRD is
+    /// still found (by its likely plural, or in the list of CRDs when it was named by hand), so a
+    /// field the schema declares and the cluster removed is not called pruned.
+    #[test]
+    fn an_audited_custom_resource_is_judged_against_its_crd() {
+        use crate::cluster::Objects;
+        let crd = |name: &str| {
+            serde_json::json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+              "metadata": {"name": name},
+              "spec": {"group": "example.com", "scope": "Namespaced",
+                "names": {"kind": "Widget", "plural": name.split('.').next().unwrap()},
+                "versions": [{"name": "v1", "served": true, "storage": true, "schema": {"openAPIV3Schema": {
+                  "type": "object", "properties": {"spec": {"type": "object", "properties": {"size": {"type": "string"}}}}}}}]}})
+        };
+        let applied = r#"{\"apiVersion\":\"example.com/v1\",\"kind\":\"Widget\",\"metadata\":{\"name\":\"w\",\"namespace\":\"default\"},\"spec\":{\"colour\":\"red\",\"size\":\"s\"}}"#;
+        let payload = format!(
+            r#"{{"request":{{"uid":"1","kind":{{"group":"example.com","version":"v1","kind":"Widget"}},"resource":{{"group":"example.com","version":"v1","resource":"Widget"}},"operation":"CREATE","userInfo":{{}},"namespace":"default","name":"w","object":{{"apiVersion":"example.com/v1","kind":"Widget","metadata":{{"annotations":{{"kubectl.kubernetes.io/last-applied-configuration":"{applied}"}},"creationTimestamp":"2026-01-01T00:00:00Z","name":"w","namespace":"default","resourceVersion":"5","uid":"u1"}},"spec":{{}}}}}},"settings":{{}}}}"#
+        );
+        for name in ["widgets.example.com", "wdgts.example.com"] {
+            let cluster = Objects(vec![crd(name)]);
+            let response = decode_response(&handle_validate::<SyncDrift>(payload.as_bytes(), &cluster)).unwrap();
+            let warnings = response.warnings.unwrap_or_default();
+            assert!(
+                warnings
+                    .iter()
+                    .any(|w| w.contains("spec.colour: not in the CRD's schema"))
+                    && warnings
+                        .iter()
+                        .any(|w| w.contains("spec.size: applied `\"s\"`, then removed in the cluster")),
+                "{name}: {warnings:?}"
+            );
+        }
+        let response = decode_response(&handle_validate::<SyncDrift>(payload.as_bytes(), &Objects(vec![]))).unwrap();
+        // Without the CRD every field missing from the stored object reads as pruned, the one
+        // cause the schema would have told apart: what the audit said before it found the CRD.
+        let warnings = response.warnings.unwrap_or_default();
+        assert!(
+            warnings
+                .iter()
+                .any(|w| w.contains("spec.size: not in the CRD's schema")),
+            "{warnings:?}"
         );
     }
 

@@ -167,7 +167,7 @@ const LOOKUP_FLOOR: &str = "lookup-floor";
 /// Prometheus (its resource named by its kind): the CRD read by its likely name, with the field
 /// masks that carry its kind.
 fn lookup_floor_settings() -> Value {
-    use syncguard::checks::object_validation::{CRD_KIND_FIELDS, likely_plural};
+    use syncguard::cluster::{CRD_KIND_FIELDS, likely_plural};
     let name = format!("{}.monitoring.coreos.com", likely_plural("Prometheus"));
     let request = syncguard::cluster::get_request(
         "apiextensions.k8s.io/v1",
