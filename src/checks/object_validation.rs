@@ -749,9 +749,8 @@ fn compiled_of(text: &str, version: &str, minor: u32, name: &str) -> Result<Rc<C
 /// The parts of a CRD answer the check reads, everything else stepped over (the `metadata`
 /// Kubewarden always sends whole, the other versions' schemas): from [`CrdPart::KindRoot`],
 /// `spec.names.kind` alone; from [`CrdPart::VersionsRoot`], what compiling a version needs,
-/// `spec.versions` with each version's `name`, `subresources` and `schema` read, the
-/// `openAPIV3Schema` of the schema left as text. One grammar for both, so the module holds one
-/// reader for them.
+/// `spec.versions` with each version's `name` and `subresources` read and its `schema` left as
+/// text. One grammar for both, so the module holds one reader for them.
 #[derive(Clone, Copy)]
 enum CrdPart {
     KindRoot,
@@ -761,7 +760,6 @@ enum CrdPart {
     VersionsSpec,
     List,
     Version,
-    Schema,
     All,
 }
 
@@ -775,38 +773,36 @@ impl json::Grammar for CrdPart {
             (CrdPart::VersionsRoot, "spec") => Parse(CrdPart::VersionsSpec),
             (CrdPart::VersionsSpec, "versions") => Parse(CrdPart::List),
             (CrdPart::Version, "name" | "subresources") => Parse(CrdPart::All),
-            (CrdPart::Version, "schema") => Parse(CrdPart::Schema),
-            (CrdPart::Schema, "openAPIV3Schema") => Raw,
-            (CrdPart::All | CrdPart::Schema, _) => Parse(CrdPart::All),
+            (CrdPart::Version, "schema") => Raw,
+            (CrdPart::All, _) => Parse(CrdPart::All),
             _ => Skip,
         }
     }
     fn element(self) -> json::Read<Self> {
         match self {
             CrdPart::List => json::Read::Parse(CrdPart::Version),
-            CrdPart::All | CrdPart::Schema => json::Read::Parse(CrdPart::All),
+            CrdPart::All => json::Read::Parse(CrdPart::All),
             _ => json::Read::Skip,
         }
     }
 }
 
-/// The nesting level of a version's `openAPIV3Schema` in a CRD answer (the answer 1, `spec` 2,
-/// `versions` 3, the version 4, its `schema` 5).
-const OPENAPI_LEVEL: usize = 6;
+/// The nesting level of a version's `schema` in a CRD answer (the answer 1, `spec` 2,
+/// `versions` 3, the version 4).
+const SCHEMA_LEVEL: usize = 5;
 
 /// Compiles `version`'s schema of the CRD `text`; `Err` says why it cannot be (the version is
 /// not there: `Ok` is never a silent accept).
 ///
-/// Only the version's schema is read into a tree ([`CrdPart`]), and compiled as objects reach
-/// its nodes ([`Schema::compile_text`]). An answer that does not read so, or a schema nested
-/// near serde_json's 128 levels (which count from the answer's root), is read whole and its
-/// schema compiled whole, so that its error is the whole read's. (The parts stepped over are not
-/// held to serde_json's nesting limit: an answer nested deeper than 128 levels only in its
-/// metadata or another version compiles, where the whole read calls it not JSON.)
+/// Only the version's schema is read into a tree ([`CrdPart`]). An answer that does not
+/// read so, or a schema nested near serde_json's 128 levels (which count from the answer's
+/// root), is read whole as before, so that its error is the whole read's. (The parts stepped
+/// over are not held to serde_json's nesting limit: an answer nested deeper than 128 levels only
+/// in its metadata or another version now compiles, where the whole read called it not JSON.)
 fn compile_crd(text: &str, version: &str, minor: u32, name: &str) -> Result<Compiled, String> {
-    let read = json::read_noting_depth(text, CrdPart::VersionsRoot, usize::MAX)
+    let read = json::read(text, CrdPart::VersionsRoot, usize::MAX)
         .ok()
-        .and_then(|(crd, deepest)| {
+        .and_then(|crd| {
             let versions = match crd.at(&["spec", "versions"]) {
                 Some(Node::Array(versions)) => versions,
                 _ => return Some(Err(format!("CRD {name} has no spec.versions"))),
@@ -818,19 +814,14 @@ fn compile_crd(text: &str, version: &str, minor: u32, name: &str) -> Result<Comp
             else {
                 return Some(compile_version(None, version, minor, name));
             };
-            let openapi = entry.get("schema").and_then(|schema| schema.get("openAPIV3Schema"));
-            let Some(Node::Raw(raw)) = openapi else {
-                return (deepest < 119)
-                    .then(|| compile_version(Some((index, entry, openapi, None)), version, minor, name));
+            let schema = match entry.get("schema") {
+                Some(Node::Raw(raw)) => {
+                    let (schema, depth) = json::read_noting_depth(raw.get(), json::Everything, usize::MAX).ok()?;
+                    (depth + SCHEMA_LEVEL < 120).then_some(schema)?
+                }
+                _ => Node::Null,
             };
-            let (schema, depth) = json::read_noting_depth(raw.get(), json::Everything, usize::MAX).ok()?;
-            (deepest.max(depth + OPENAPI_LEVEL - 1) < 119).then_some(())?;
-            Some(compile_version(
-                Some((index, entry, Some(&schema), Some(raw.get()))),
-                version,
-                minor,
-                name,
-            ))
+            Some(compile_version(Some((index, entry, &schema)), version, minor, name))
         });
     read.unwrap_or_else(|| {
         let crd = json::read(text, json::Everything, usize::MAX)
@@ -842,38 +833,28 @@ fn compile_crd(text: &str, version: &str, minor: u32, name: &str) -> Result<Comp
                 .find(|(_, v)| v.get("name").and_then(Node::as_str) == Some(version)),
             _ => return Err(format!("CRD {name} has no spec.versions")),
         };
-        let found = found.map(|(index, entry)| {
-            let openapi = entry.get("schema").and_then(|schema| schema.get("openAPIV3Schema"));
-            (index, entry, openapi, None)
-        });
+        let found = found.map(|(index, entry)| (index, entry, entry.get("schema").unwrap_or(&Node::Null)));
         compile_version(found, version, minor, name)
     })
 }
 
-/// The CRD version found: its index, its entry, its `openAPIV3Schema` (if it has one) and that
-/// schema's JSON text (when it is to be compiled as reached).
-type FoundVersion<'a, 'j> = (usize, &'a Node<'j>, Option<&'a Node<'j>>, Option<&'a str>);
-
-/// Compiles the CRD version `found`, or says the CRD `name` serves no `version`.
+/// Compiles the CRD version `found` (its index, its entry and its `schema`), or says the CRD
+/// `name` serves no `version`.
 fn compile_version(
-    found: Option<FoundVersion<'_, '_>>,
+    found: Option<(usize, &Node<'_>, &Node<'_>)>,
     version: &str,
     minor: u32,
     name: &str,
 ) -> Result<Compiled, String> {
-    let Some((index, entry, openapi, text)) = found else {
+    let Some((index, entry, schema)) = found else {
         return Err(format!("CRD {name} serves no version {}", quote(version)));
     };
     let status_subresource = entry
         .at(&["subresources", "status"])
         .is_some_and(|status| !status.is_null());
     let path = format!("spec.versions[{index}].schema.openAPIV3Schema");
-    let schema = match openapi {
-        Some(schema) => match text {
-            Some(text) => Schema::compile_text(text, schema, minor),
-            None => Schema::compile(schema, None, minor),
-        }
-        .map_err(|e| {
+    let schema = match schema.get("openAPIV3Schema") {
+        Some(schema) => Schema::compile(schema, None, minor).map_err(|e| {
             let at = if e.path.is_empty() {
                 path.clone()
             } else {

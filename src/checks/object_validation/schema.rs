@@ -15,7 +15,6 @@
 
 use crate::json::{Node, Number};
 use std::borrow::Cow;
-use std::cell::{Cell, OnceCell};
 use std::collections::HashMap;
 use std::fmt;
 
@@ -433,24 +432,10 @@ impl fmt::Display for SchemaError {
 }
 
 /// A compiled schema: the arena and its root.
-///
-/// A CRD version's schema ([`Schema::compile_text`]) is compiled as the validator reaches it: a
-/// first pass over the whole schema (the compile's own keyword code, building nothing) finds the
-/// error a whole compile would report and numbers the nodes as a whole compile would, and each
-/// node is compiled from its JSON text on first reach (an object of a large CRD sets a few dozen
-/// of its hundreds of fields). A node reached is kept for the next objects.
 #[derive(Debug)]
 pub struct Schema {
     /// Every schema node; `$ref`s share theirs.
-    slots: Vec<Slot>,
-    /// The JSON text the nodes not yet compiled are read from (empty when compiled whole).
-    text: Box<str>,
-    /// Per node, the index of the first node after its subtree (compiled as reached only).
-    next: Vec<u32>,
-    /// Per node, its parent's index (compiled as reached only; the root's is its own).
-    parent: Vec<u32>,
-    /// The Kubernetes minor the schema is compiled for.
-    minor: u32,
+    pub nodes: Vec<SchemaNode>,
     /// The root's index.
     pub root: usize,
     /// The compiled CEL rules of the nodes that have `x-kubernetes-validations`, by node index.
@@ -458,15 +443,6 @@ pub struct Schema {
     /// The rules the CEL library could not compile, each with its node's path: the API server
     /// refuses such a CRD, so they are reported rather than checked.
     pub rule_errors: Vec<String>,
-}
-
-/// One node of the arena: compiled, or where its JSON text is.
-#[derive(Debug, Default)]
-struct Slot {
-    /// The byte range of the node's schema in [`Schema::text`], known once its parent is compiled.
-    span: Cell<Option<(u32, u32)>>,
-    /// The node, once compiled.
-    node: OnceCell<SchemaNode>,
 }
 
 /// Where a schema's `$ref: "#/components/schemas/<name>"` point.
@@ -505,82 +481,36 @@ impl Schema {
         Schema::compile_with(schema, components, minor)
     }
 
-    /// [`Schema::compile`] with `$ref`s into `components`: every node compiled at once (a
-    /// built-in kind's, whose table is ours and tested whole; a CRD update's stored objects').
+    /// [`Schema::compile`] with `$ref`s into `components`.
     pub fn compile_with(schema: &Node<'_>, components: Components<'_, '_>, minor: u32) -> Result<Schema, SchemaError> {
-        let mut compiler = Compiler::new(Mode::Whole, components, minor);
-        let root = compiler.compile(schema, &Path::Root(""))?;
-        let slots = compiler
-            .nodes
-            .into_iter()
-            .map(|node| Slot {
-                span: Cell::new(None),
-                node: OnceCell::from(node),
-            })
-            .collect();
-        let schema = Schema {
-            slots,
-            text: Box::default(),
-            next: Vec::new(),
-            parent: Vec::new(),
+        let mut compiler = Compiler {
+            nodes: Vec::new(),
+            rule_paths: HashMap::new(),
+            refs: HashMap::new(),
+            components,
             minor,
+        };
+        let root = compiler.compile(schema, &Path::Root(""))?;
+        let mut compiled = Schema {
+            nodes: compiler.nodes,
             root,
             rules: HashMap::new(),
             rule_errors: Vec::new(),
         };
-        let mut rule_paths: Vec<(usize, String)> = compiler.rule_paths.into_iter().collect();
-        rule_paths.sort_unstable();
-        Ok(schema.with_rules(rule_paths))
-    }
-
-    /// Compiles the schema whose JSON text is `text`, read as `schema` (a CRD version's
-    /// `openAPIV3Schema`, which has no `$ref`), for Kubernetes 1.`minor`, as the validator
-    /// reaches its nodes: the same schema, errors and answers as [`Schema::compile`]'s.
-    ///
-    /// The first pass runs the compile's keyword code over the whole schema without building a
-    /// node ([`Mode::Survey`]), so that it stops at the error, at the path, a whole compile stops
-    /// at; it numbers the nodes as a whole compile does and notes where each subtree ends. The
-    /// nodes with CEL rules (and their parents) are compiled now, since a rule that does not
-    /// compile is reported whether or not an object reaches it.
-    pub fn compile_text(text: &str, schema: &Node<'_>, minor: u32) -> Result<Schema, SchemaError> {
-        let mut compiler = Compiler::new(Mode::Survey, Components::None, minor);
-        let root = compiler.compile(schema, &Path::Root(""))?;
-        let mut slots: Vec<Slot> = std::iter::repeat_with(Slot::default)
-            .take(compiler.next.len())
-            .collect();
-        if let Some(slot) = slots.get_mut(root) {
-            slot.span.set(Some((0, u32::try_from(text.len()).unwrap_or(u32::MAX))));
-        }
-        let schema = Schema {
-            slots,
-            text: text.into(),
-            next: compiler.next,
-            parent: compiler.parent,
-            minor,
-            root,
-            rules: HashMap::new(),
-            rule_errors: Vec::new(),
-        };
-        let mut rule_paths: Vec<(usize, String)> = compiler.rule_paths.into_iter().collect();
-        rule_paths.sort_unstable();
-        Ok(schema.with_rules(rule_paths))
-    }
-
-    /// The schema with the CEL rules of the nodes at `rule_paths` (index and path, in index
-    /// order) compiled once against the schema node they sit on.
-    fn with_rules(mut self, rule_paths: Vec<(usize, String)>) -> Schema {
-        let mut rules = Vec::new();
-        let mut rule_errors = Vec::new();
-        for (index, path) in rule_paths {
-            let Some(validations) = self.node(index).validations.as_ref() else {
+        // CEL rules, compiled once against the schema node they sit on.
+        for index in 0..compiled.nodes.len() {
+            let Some(validations) = compiled.nodes[index].validations.as_ref() else {
                 continue;
             };
-            let view = View::new(&self, index, index == self.root);
+            let view = View::new(&compiled, index, index == compiled.root);
             match super::cel::Rules::compile(validations, view) {
-                Ok(compiled) => rules.push((index, compiled)),
+                Ok(rules) => {
+                    compiled.rules.insert(index, rules);
+                }
                 Err(errors) => {
+                    let path = compiler.rule_paths.get(&index).cloned().unwrap_or_default();
                     for error in errors {
-                        rule_errors.push(if path.is_empty() {
+                        compiled.rule_errors.push(if path.is_empty() {
                             error
                         } else {
                             format!("{path}.{error}")
@@ -589,76 +519,12 @@ impl Schema {
                 }
             }
         }
-        self.rules.extend(rules);
-        self.rule_errors = rule_errors;
-        self
+        Ok(compiled)
     }
 
-    /// How many nodes the schema has (compiled or not).
-    pub fn len(&self) -> usize {
-        self.slots.len()
-    }
-
-    /// Whether it has no node (never: a schema has its root).
-    pub fn is_empty(&self) -> bool {
-        self.slots.is_empty()
-    }
-
-    /// The node at `index`, compiled on first reach.
+    /// The node at `index`.
     pub fn node(&self, index: usize) -> &SchemaNode {
-        let slot = &self.slots[index];
-        slot.node.get_or_init(|| self.compile_node(index))
-    }
-
-    /// Compiles node `index` from its text: its keywords read, its subschemas only numbered
-    /// and located ([`Mode::Shallow`]). Its parent is compiled first (which locates it).
-    fn compile_node(&self, index: usize) -> SchemaNode {
-        if self.slots[index].span.get().is_none()
-            && let Some(&parent) = self.parent.get(index)
-            && parent as usize != index
-        {
-            self.node(parent as usize);
-        }
-        let Some((start, end)) = self.slots[index].span.get() else {
-            return SchemaNode::default();
-        };
-        let Some(text) = self.text.get(start as usize..end as usize) else {
-            return SchemaNode::default();
-        };
-        let Ok(Node::Object(entries)) = crate::json::read(text, Shallow::Schema, usize::MAX) else {
-            return SchemaNode::default();
-        };
-        // The subschemas of `items`, `additionalProperties` and `not` were left as text; those
-        // that are not an object (a tuple, a boolean, null) are read now, as the keywords need.
-        let entries: Vec<_> = entries
-            .into_iter()
-            .map(|(key, value)| {
-                let value = match (key.as_ref(), &value) {
-                    ("items" | "additionalProperties" | "not", Node::Raw(raw)) if !raw.get().starts_with('{') => {
-                        let grammar = if key == "items" { Shallow::List } else { Shallow::Whole };
-                        crate::json::read(raw.get(), grammar, usize::MAX).unwrap_or(Node::Null)
-                    }
-                    _ => value,
-                };
-                (key, value)
-            })
-            .collect();
-        let mut compiler = Compiler::new(
-            Mode::Shallow {
-                base: self.text.as_ptr() as usize,
-                cursor: index + 1,
-            },
-            Components::None,
-            self.minor,
-        );
-        compiler.after = &self.next;
-        let node = compiler
-            .keywords(&Node::Object(entries), index, &Path::Root(""))
-            .unwrap_or_default();
-        for (child, span) in compiler.children {
-            self.slots[child].span.set(Some(span));
-        }
-        node
+        &self.nodes[index]
     }
 
     /// The root node.
@@ -670,7 +536,7 @@ impl Schema {
     pub fn resolve(&self, mut index: usize) -> usize {
         // Aliases of aliases are few; a cycle of them (a schema that is only itself) stops.
         for _ in 0..32 {
-            match self.node(index).alias {
+            match self.nodes[index].alias {
                 Some(target) => index = target,
                 None => break,
             }
@@ -680,36 +546,12 @@ impl Schema {
 
     /// The node `index` stands for.
     pub fn resolved(&self, index: usize) -> &SchemaNode {
-        self.node(self.resolve(index))
+        &self.nodes[self.resolve(index)]
     }
 }
 
-/// What a [`Compiler`] makes of the schemas it reads.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Mode {
-    /// Every node built, its subschemas compiled in turn.
-    Whole,
-    /// Every node read for its errors and numbered, none built ([`Schema::compile_text`]).
-    Survey,
-    /// One node built from its text, its subschemas (left as text) only numbered and located:
-    /// `cursor` is the next one's index, `base` where the schema's text starts in memory.
-    Shallow { base: usize, cursor: usize },
-}
-
 struct Compiler<'c, 'j> {
-    mode: Mode,
-    /// The nodes built ([`Mode::Whole`]).
     nodes: Vec<SchemaNode>,
-    /// Per node, the index after its subtree ([`Mode::Survey`]).
-    next: Vec<u32>,
-    /// Per node, its parent's index ([`Mode::Survey`]).
-    parent: Vec<u32>,
-    /// The node whose keywords are being read ([`Mode::Survey`]).
-    current: u32,
-    /// The subschemas met, with the byte range of their text ([`Mode::Shallow`]).
-    children: Vec<(usize, (u32, u32))>,
-    /// Per node, the index after its subtree, as the survey found ([`Mode::Shallow`]).
-    after: &'c [u32],
     /// The JSON path in the schema of each node with CEL rules (their errors name it).
     rule_paths: HashMap<usize, String>,
     refs: HashMap<String, usize>,
@@ -719,24 +561,6 @@ struct Compiler<'c, 'j> {
 
 const REF_PREFIX: &str = "#/components/schemas/";
 
-impl<'c, 'j> Compiler<'c, 'j> {
-    fn new(mode: Mode, components: Components<'c, 'j>, minor: u32) -> Self {
-        Compiler {
-            mode,
-            nodes: Vec::new(),
-            next: Vec::new(),
-            parent: Vec::new(),
-            current: 0,
-            children: Vec::new(),
-            after: &[],
-            rule_paths: HashMap::new(),
-            refs: HashMap::new(),
-            components,
-            minor,
-        }
-    }
-}
-
 impl Compiler<'_, '_> {
     fn error(path: &Path<'_>, message: impl Into<String>) -> SchemaError {
         SchemaError {
@@ -745,48 +569,14 @@ impl Compiler<'_, '_> {
         }
     }
 
-    /// How many nodes are numbered so far.
-    fn count(&self) -> usize {
-        match self.mode {
-            Mode::Survey => self.next.len(),
-            _ => self.nodes.len(),
-        }
-    }
-
-    /// Whether nodes are built (not only read for errors).
-    fn builds(&self) -> bool {
-        self.mode != Mode::Survey
-    }
-
-    /// The index of the subschema `schema` at `path`: compiled, or in [`Mode::Shallow`] numbered
-    /// and located (its text left for its first reach).
-    fn subschema(&mut self, schema: &Node<'_>, path: &Path<'_>) -> Result<usize, SchemaError> {
-        let Mode::Shallow { base, cursor } = self.mode else {
-            return self.compile(schema, path);
-        };
-        let Node::Raw(raw) = schema else {
-            return Err(Compiler::error(path, "a schema must be an object"));
-        };
-        let start = (raw.get().as_ptr() as usize).wrapping_sub(base);
-        let span = (
-            u32::try_from(start).unwrap_or(u32::MAX),
-            u32::try_from(start + raw.get().len()).unwrap_or(u32::MAX),
-        );
-        self.children.push((cursor, span));
-        // The next subschema of this node is numbered after this one's subtree.
-        let next = self.after.get(cursor).map_or(cursor + 1, |&next| next as usize);
-        self.mode = Mode::Shallow { base, cursor: next };
-        Ok(cursor)
-    }
-
     /// Compiles the schema at `path`, its index.
     fn compile(&mut self, schema: &Node<'_>, path: &Path<'_>) -> Result<usize, SchemaError> {
-        match schema {
-            Node::Object(_) => {}
+        let entries = match schema {
+            Node::Object(entries) => entries,
             Node::TooDeep => return Err(Compiler::error(path, "the schema nests too deep to be read")),
             _ => return Err(Compiler::error(path, "a schema must be an object")),
-        }
-        if self.count() >= MAX_NODES {
+        };
+        if self.nodes.len() >= MAX_NODES {
             return Err(Compiler::error(
                 path,
                 format!("the schema has more than {MAX_NODES} nodes"),
@@ -799,33 +589,11 @@ impl Compiler<'_, '_> {
             };
             return self.reference(reference, &Path::Key(path, "$ref"));
         }
-        let index = self.count();
-        if self.mode == Mode::Survey {
-            self.next.push(0);
-            self.parent.push(self.current);
-            let parent = std::mem::replace(&mut self.current, index as u32);
-            let read = self.keywords(schema, index, path);
-            self.current = parent;
-            read?;
-            self.next[index] = self.next.len() as u32;
-        } else {
-            self.nodes.push(SchemaNode::default());
-            self.nodes[index] = self.keywords(schema, index, path)?;
-        }
-        Ok(index)
-    }
-
-    /// The node `schema` (an object) at `index` and `path` makes, its subschemas compiled
-    /// ([`Compiler::subschema`]); in [`Mode::Survey`] only its errors matter.
-    fn keywords(&mut self, schema: &Node<'_>, index: usize, path: &Path<'_>) -> Result<SchemaNode, SchemaError> {
-        let Node::Object(entries) = schema else {
-            return Err(Compiler::error(path, "a schema must be an object"));
-        };
-        let builds = self.builds();
+        let index = self.nodes.len();
+        self.nodes.push(SchemaNode::default());
         let mut node = SchemaNode::default();
         let mut int_or_string = false;
         let mut format_name = String::new();
-        let mut has_rules = false;
         for (key, value) in entries.iter() {
             let at = Path::Key(path, key);
             match key.as_ref() {
@@ -848,12 +616,11 @@ impl Compiler<'_, '_> {
                 "nullable" => node.nullable = bool_of(value, &at)?,
                 "format" => format_name = string_of(value, &at)?.to_string(),
                 "enum" => match value {
-                    Node::Array(items) if builds => node.enum_values = Some(items.iter().map(owned).collect()),
-                    Node::Array(_) => {}
+                    Node::Array(items) => node.enum_values = Some(items.iter().map(owned).collect()),
                     Node::Null => {}
                     _ => return Err(Compiler::error(&at, "must be an array")),
                 },
-                "default" if builds => node.default = Some(owned(value)),
+                "default" => node.default = Some(owned(value)),
                 "maximum" => node.maximum = Some(number_of(value, &at)?),
                 "minimum" => node.minimum = Some(number_of(value, &at)?),
                 "multipleOf" => node.multiple_of = Some(number_of(value, &at)?),
@@ -870,10 +637,7 @@ impl Compiler<'_, '_> {
                 "required" => match value {
                     Node::Array(items) => {
                         for (i, item) in items.iter().enumerate() {
-                            let name = string_of(item, &Path::Index(&at, i))?;
-                            if builds {
-                                node.required.push(name.to_string());
-                            }
+                            node.required.push(string_of(item, &Path::Index(&at, i))?.to_string());
                         }
                     }
                     Node::Null => {}
@@ -889,7 +653,7 @@ impl Compiler<'_, '_> {
                     let mut properties = Vec::with_capacity(members.len());
                     for (name, property) in members.iter() {
                         let sub = Path::Key(&at, name);
-                        properties.push((name.to_string(), self.subschema(property, &sub)?));
+                        properties.push((name.to_string(), self.compile(property, &sub)?));
                     }
                     properties.sort_by(|a, b| a.0.cmp(&b.0));
                     properties.dedup_by(|later, earlier| {
@@ -906,7 +670,7 @@ impl Compiler<'_, '_> {
                     node.additional_properties = match value {
                         Node::Bool(b) => Additional::Allows(*b),
                         Node::Null => Additional::Unset,
-                        _ => Additional::Schema(self.subschema(value, &at)?),
+                        _ => Additional::Schema(self.compile(value, &at)?),
                     }
                 }
                 "items" => match value {
@@ -914,11 +678,11 @@ impl Compiler<'_, '_> {
                         // A tuple: its first schema stands for every item (the API server
                         // refuses tuples in a CRD; no built-in kind has one).
                         if let Some(first) = schemas.first() {
-                            node.items = Some(self.subschema(first, &Path::Index(&at, 0))?);
+                            node.items = Some(self.compile(first, &Path::Index(&at, 0))?);
                         }
                     }
                     Node::Null => {}
-                    _ => node.items = Some(self.subschema(value, &at)?),
+                    _ => node.items = Some(self.compile(value, &at)?),
                 },
                 "allOf" | "anyOf" | "oneOf" => {
                     let Node::Array(schemas) = value else {
@@ -929,7 +693,7 @@ impl Compiler<'_, '_> {
                     };
                     let mut compiled = Vec::with_capacity(schemas.len());
                     for (i, sub) in schemas.iter().enumerate() {
-                        compiled.push(self.subschema(sub, &Path::Index(&at, i))?);
+                        compiled.push(self.compile(sub, &Path::Index(&at, i))?);
                     }
                     match key.as_ref() {
                         "allOf" => node.all_of = compiled,
@@ -937,7 +701,7 @@ impl Compiler<'_, '_> {
                         _ => node.one_of = compiled,
                     }
                 }
-                "not" => node.not = Some(self.subschema(value, &at)?),
+                "not" => node.not = Some(self.compile(value, &at)?),
                 "x-kubernetes-preserve-unknown-fields" => node.preserve_unknown_fields = bool_of(value, &at)?,
                 "x-kubernetes-embedded-resource" => node.embedded_resource = bool_of(value, &at)?,
                 "x-kubernetes-list-type" => {
@@ -959,12 +723,7 @@ impl Compiler<'_, '_> {
                     _ => return Err(Compiler::error(&at, "must be an array of strings")),
                 },
                 "x-kubernetes-map-type" => node.map_type = Some(string_of(value, &at)?.to_string()),
-                "x-kubernetes-validations" if !value.is_null() => {
-                    has_rules = true;
-                    if builds {
-                        node.validations = Some(owned(value));
-                    }
-                }
+                "x-kubernetes-validations" if !value.is_null() => node.validations = Some(owned(value)),
                 _ => {}
             }
         }
@@ -989,10 +748,11 @@ impl Compiler<'_, '_> {
             node.format = Format::of(&format_name, node.types, self.minor);
             node.format_name = format_name;
         }
-        if has_rules && !matches!(self.mode, Mode::Shallow { .. }) {
+        if node.validations.is_some() {
             self.rule_paths.insert(index, path.to_string());
         }
-        Ok(node)
+        self.nodes[index] = node;
+        Ok(index)
     }
 
     /// The index of the schema a `$ref` names, compiled once.
@@ -1010,47 +770,12 @@ impl Compiler<'_, '_> {
             ));
         };
         // Reserve the index first so that a schema referring to itself finds it.
-        // (Only a whole compile has components: a surveyed schema has no `$ref` to follow.)
         let index = self.nodes.len();
         self.nodes.push(SchemaNode::default());
         self.refs.insert(reference.to_string(), index);
         let compiled = self.compile(target, &Path::Key(&Path::Root("components.schemas"), name))?;
         self.nodes[index].alias = Some(compiled);
         Ok(index)
-    }
-}
-
-/// How a node's text is read when it is first reached ([`Schema::compile_node`]): its keywords
-/// whole (but `description`, which no check reads), its subschemas left as text.
-#[derive(Clone, Copy)]
-enum Shallow {
-    /// A schema object.
-    Schema,
-    /// `properties`: each member a subschema.
-    Members,
-    /// `allOf`, `anyOf`, `oneOf` or a tuple's `items`: each element a subschema.
-    List,
-    /// Any other value, read whole.
-    Whole,
-}
-
-impl crate::json::Grammar for Shallow {
-    fn member(self, key: &str) -> crate::json::Read<Self> {
-        use crate::json::Read::{Parse, Raw, Skip};
-        match (self, key) {
-            (Shallow::Schema, "properties") => Parse(Shallow::Members),
-            (Shallow::Schema, "items" | "additionalProperties" | "not") => Raw,
-            (Shallow::Schema, "allOf" | "anyOf" | "oneOf") => Parse(Shallow::List),
-            (Shallow::Schema, "description") => Skip,
-            (Shallow::Members, _) => Raw,
-            _ => Parse(Shallow::Whole),
-        }
-    }
-    fn element(self) -> crate::json::Read<Self> {
-        match self {
-            Shallow::List => crate::json::Read::Raw,
-            _ => crate::json::Read::Parse(Shallow::Whole),
-        }
     }
 }
 
@@ -1287,150 +1012,13 @@ mod tests {
         .unwrap();
         let root = json::read(r##"{"$ref":"#/components/schemas/Props"}"##, Everything, 128).unwrap();
         let schema = Schema::compile(&root, Some(&components), 35).unwrap();
-        assert!(schema.len() < 10);
+        assert!(schema.nodes.len() < 10);
         let root = schema.root_node();
         assert_eq!(root.property("not"), Some(schema.root));
         let items = schema.resolved(root.property("items").unwrap());
         assert!(items.all_of.is_empty() && items.property("not").is_some());
         let missing = json::read(r##"{"$ref":"#/components/schemas/Nope"}"##, Everything, 128).unwrap();
         assert!(Schema::compile(&missing, Some(&components), 35).is_err());
-    }
-
-    /// Every CRD version's schema of the repository's fixtures and of `bench/real-crds`, as JSON
-    /// text: (where, text).
-    fn every_crd_schema() -> Vec<(String, String)> {
-        fn walk(dir: &std::path::Path, found: &mut Vec<std::path::PathBuf>) {
-            let Ok(entries) = std::fs::read_dir(dir) else { return };
-            for entry in entries.flatten() {
-                let path = entry.path();
-                let name = entry.file_name();
-                if path.is_dir() {
-                    if !matches!(name.to_str(), Some("target" | "node_modules" | ".git")) {
-                        walk(&path, found);
-                    }
-                } else if path
-                    .extension()
-                    .is_some_and(|e| e == "yaml" || e == "yml" || e == "json")
-                {
-                    found.push(path);
-                }
-            }
-        }
-        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-        let mut files = Vec::new();
-        walk(root, &mut files);
-        files.sort();
-        let mut crds: Vec<(String, serde_json::Value)> = Vec::new();
-        for file in files {
-            let Ok(text) = std::fs::read_to_string(&file) else {
-                continue;
-            };
-            if !text.contains("CustomResourceDefinition") {
-                continue;
-            }
-            let name = file.strip_prefix(root).unwrap_or(&file).display().to_string();
-            for document in serde_yaml_ng::Deserializer::from_str(&text) {
-                if let Ok(value) = serde::Deserialize::deserialize(document) {
-                    crds.push((name.clone(), value));
-                }
-            }
-        }
-        let gz = std::fs::File::open(root.join("bench/real-crds/crds.json.gz")).unwrap();
-        let real: Vec<serde_json::Value> = serde_json::from_reader(flate2::read::GzDecoder::new(gz)).unwrap();
-        crds.extend(real.into_iter().map(|crd| ("bench/real-crds".to_string(), crd)));
-        let mut schemas = Vec::new();
-        let mut pending: Vec<(String, serde_json::Value)> = crds;
-        while let Some((name, value)) = pending.pop() {
-            // Lists, AdmissionReviews and kubectl-validate's cases hold CRDs within.
-            for key in ["items", "object", "oldObject", "request"] {
-                match &value[key] {
-                    serde_json::Value::Array(items) => pending.extend(items.iter().map(|i| (name.clone(), i.clone()))),
-                    serde_json::Value::Object(_) => pending.push((name.clone(), value[key].clone())),
-                    _ => {}
-                }
-            }
-            if value["kind"] != "CustomResourceDefinition" {
-                continue;
-            }
-            for version in value["spec"]["versions"].as_array().into_iter().flatten() {
-                let schema = &version["schema"]["openAPIV3Schema"];
-                if !schema.is_null() {
-                    schemas.push((format!("{name}: {}", value["metadata"]["name"]), schema.to_string()));
-                }
-            }
-        }
-        schemas
-    }
-
-    /// A schema compiled as reached, every node compiled in `order`, as a whole compile's nodes
-    /// print.
-    fn every_node(schema: &Schema, order: impl Iterator<Item = usize>) -> Vec<String> {
-        let mut nodes: Vec<(usize, String)> = order.map(|i| (i, format!("{:?}", schema.node(i)))).collect();
-        nodes.sort_by_key(|(i, _)| *i);
-        nodes.into_iter().map(|(_, node)| node).collect()
-    }
-
-    /// Compiles `text` whole and as reached, and holds that they agree: the same error, or the
-    /// same nodes (compiled in index order and, afresh, in reverse), CEL rules and rule errors.
-    fn agree(name: &str, text: &str) -> bool {
-        let tree = json::read(text, Everything, usize::MAX).unwrap();
-        let whole = Schema::compile(&tree, None, 35);
-        let lazy = Schema::compile_text(text, &tree, 35);
-        match (whole, lazy) {
-            (Err(whole), Err(lazy)) => {
-                assert_eq!(whole, lazy, "{name}");
-                false
-            }
-            (Ok(whole), Ok(lazy)) => {
-                assert_eq!(whole.len(), lazy.len(), "{name}");
-                assert_eq!(whole.rule_errors, lazy.rule_errors, "{name}");
-                let keys = |s: &Schema| {
-                    let mut keys: Vec<usize> = s.rules.keys().copied().collect();
-                    keys.sort_unstable();
-                    keys
-                };
-                assert_eq!(keys(&whole), keys(&lazy), "{name}");
-                let expected = every_node(&whole, 0..whole.len());
-                assert_eq!(expected, every_node(&lazy, 0..lazy.len()), "{name}");
-                let backwards = Schema::compile_text(text, &tree, 35).unwrap();
-                assert_eq!(expected, every_node(&backwards, (0..backwards.len()).rev()), "{name}");
-                true
-            }
-            (whole, lazy) => panic!("{name}: whole {:?}, as reached {:?}", whole.err(), lazy.err()),
-        }
-    }
-
-    #[test]
-    fn compiled_as_reached_is_compiled_whole() {
-        let schemas = every_crd_schema();
-        assert!(schemas.len() > 500, "{} schemas", schemas.len());
-        let mut compiled = 0;
-        for (name, text) in &schemas {
-            compiled += usize::from(agree(name, text));
-        }
-        assert!(compiled > 500);
-        // Errors anywhere in a schema: a keyword of the wrong type, an unknown type or list type,
-        // a `$ref`, a schema that is not an object, a CEL rule that does not compile, each put
-        // into the n-th schema object of the text (its n-th `{"`), for every n of a few schemas.
-        let breaks = [
-            r#"{"type":"strign","#,
-            r#"{"maxLength":"5","#,
-            r#"{"x-kubernetes-list-type":"bag","#,
-            r##"{"$ref":"#/components/schemas/X","##,
-            r#"{"required":[1],"#,
-            r#"{"x-kubernetes-validations":[{"rule":"self.+"}],"#,
-            r#"{"properties":{"a":3},"#,
-        ];
-        for (name, text) in schemas.iter().filter(|(_, text)| text.len() < 20_000).step_by(25) {
-            for (n, (at, _)) in text.match_indices("{\"").enumerate().step_by(7) {
-                for broken in breaks {
-                    let text = format!("{}{broken}{}", &text[..at], &text[at + 1..]);
-                    if json::read(&text, Everything, usize::MAX).is_ok() {
-                        agree(&format!("{name} broken at {n} with {broken}"), &text);
-                    }
-                }
-            }
-        }
     }
 
     #[test]
