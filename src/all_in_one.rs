@@ -206,7 +206,14 @@ pub(crate) fn with_sync_drift(
         .and_then(Node::as_str)
         .filter(|_| wanted)
         .map(|text| {
-            json::read_noting_depth(text, json::Everything, usize::MAX).map(|(node, deepest)| {
+            // sync-drift compares the manifest with a live object; otherwise crd-schema-fields
+            // alone reads it, and need not build its `spec` where it is the object's.
+            let read = if request.is_update() || sync_drift::is_live(metadata) {
+                json::read_noting_depth(text, json::Everything, usize::MAX)
+            } else {
+                crd_schema_fields::read_manifest(tree, text, usize::MAX)
+            };
+            read.map(|(node, deepest)| {
                 manifest_depth = deepest;
                 node
             })
