@@ -95,13 +95,23 @@ impl Run<'_, '_> {
     /// request's own objects, read once for every check, or, once a check has changed the
     /// object, the changed one (read for each check after it; only a mutation costs that).
     fn run<C: Check>(&mut self, settings: &C::Settings) {
+        self.run_with::<C>(settings, C::check);
+    }
+
+    /// [`Run::run`] with `judge` in place of [`Check::check`].
+    fn run_with<C: Check>(
+        &mut self,
+        settings: &C::Settings,
+        judge: impl FnOnce(&Request<'_>, &Objects<'_>, &C::Settings, &dyn Cluster) -> Result<Report, Malformed>,
+    ) {
         let part = match self.mutated.as_ref() {
             Some(object) => {
                 let mut current = self.request.clone();
                 current.object = Some(ObjectJson::Parsed(object));
-                check::evaluate::<C>(&current, settings, self.cluster)
+                let objects = current.object.map(|object| Objects::new(object, current.old_object));
+                check::evaluate_with::<C>(&current, objects.as_ref(), settings, self.cluster, judge)
             }
-            None => check::evaluate_on::<C>(self.request, self.objects, settings, self.cluster),
+            None => check::evaluate_with::<C>(self.request, self.objects, settings, self.cluster, judge),
         };
         if let Some(part) = part {
             self.add(part);
@@ -112,11 +122,17 @@ impl Run<'_, '_> {
     /// all-in-one is a mutating webhook, which sees a CREATE before the API server has
     /// validated it and before the mutating webhooks after it have filled it in).
     fn stored_only(&mut self) {
-        let settings = object_validation::Settings {
-            judged: Judged::Stored,
-            ..self.settings.object_validation.settings.clone().unwrap_or_default()
+        let defaults;
+        let settings = match &self.settings.object_validation.settings {
+            Some(settings) => settings,
+            None => {
+                defaults = object_validation::Settings::default();
+                &defaults
+            }
         };
-        self.run::<ObjectValidation>(&settings);
+        self.run_with::<ObjectValidation>(settings, |request, objects, settings, cluster| {
+            ObjectValidation::judge(request, objects, settings, Judged::Stored, cluster)
+        });
     }
 
     /// Adds a check's part, and the object as it changed it.
@@ -206,7 +222,14 @@ pub(crate) fn with_sync_drift(
         .and_then(Node::as_str)
         .filter(|_| wanted)
         .map(|text| {
-            json::read_noting_depth(text, json::Everything, usize::MAX).map(|(node, deepest)| {
+            // sync-drift compares the manifest with a live object; otherwise crd-schema-fields
+            // alone reads it, and need not build its `spec` where it is the object's.
+            let read = if request.is_update() || sync_drift::is_live(metadata) {
+                json::read_noting_depth(text, json::Everything, usize::MAX)
+            } else {
+                crd_schema_fields::read_manifest(tree, text, usize::MAX)
+            };
+            read.map(|(node, deepest)| {
                 manifest_depth = deepest;
                 node
             })
@@ -260,15 +283,17 @@ struct ReadsWhole<'r, 'a> {
 
 impl Visit for ReadsWhole<'_, '_> {
     fn visit<C: Check>(&mut self, section: &Section<C>) {
-        self.any |= section.enabled && reads_whole_here(C::NAME, C::READS_WHOLE) && check::applies::<C>(self.request);
+        self.any |=
+            section.enabled && reads_whole_here::<C>(&self.request.kind, false) && check::applies::<C>(self.request);
     }
 }
 
-/// Whether check `name`, which reads the whole object when `reads_whole`, reads it whole in the
-/// all-in-one: object-validation judges here only what the API server stored
-/// ([`Judged::Stored`]), rarely, and reads that itself when it does.
-fn reads_whole_here(name: &str, reads_whole: bool) -> bool {
-    reads_whole && name != <ObjectValidation as Check>::NAME
+/// Whether check `C` reads the object (`old`: the old object) of a request of `kind` whole in the
+/// all-in-one: as it does alone ([`Module::reads_whole`]), but object-validation, which judges
+/// here only what the API server stored ([`Judged::Stored`]), rarely, and reads that itself when
+/// it does.
+fn reads_whole_here<C: Check>(kind: &GroupVersionKind<'_>, old: bool) -> bool {
+    C::NAME != <ObjectValidation as Check>::NAME && <C as Module>::reads_whole(kind, old)
 }
 
 /// Finds whether any check reads the whole object (`old`: the old object) of a request of
@@ -281,8 +306,7 @@ struct ReadsWholeOfKind<'k, 'a> {
 
 impl Visit for ReadsWholeOfKind<'_, '_> {
     fn visit<C: Check>(&mut self, _: &Section<C>) {
-        let reads = if self.old { C::READS_OLD_WHOLE } else { C::READS_WHOLE };
-        self.any |= reads_whole_here(C::NAME, reads) && check::is_one_of(C::KINDS, self.kind);
+        self.any |= reads_whole_here::<C>(self.kind, self.old);
     }
 }
 

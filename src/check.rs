@@ -233,6 +233,18 @@ pub fn evaluate_on<C: Check>(
     settings: &C::Settings,
     cluster: &dyn Cluster,
 ) -> Option<Part> {
+    evaluate_with::<C>(request, objects, settings, cluster, C::check)
+}
+
+/// [`evaluate_on`] with `judge` in place of [`Check::check`]: the all-in-one runs
+/// object-validation so, on what the API server stored only.
+pub fn evaluate_with<C: Check>(
+    request: &Request<'_>,
+    objects: Option<&Objects<'_>>,
+    settings: &C::Settings,
+    cluster: &dyn Cluster,
+    judge: impl FnOnce(&Request<'_>, &Objects<'_>, &C::Settings, &dyn Cluster) -> Result<Report, Malformed>,
+) -> Option<Part> {
     if !applies::<C>(request) {
         return None;
     }
@@ -242,7 +254,7 @@ pub fn evaluate_on<C: Check>(
     if C::NEEDS_OLD_OBJECT && request.is_update() && objects.old_object.is_none() {
         return Some(Part::refusal(C::NAME, NO_OLD_OBJECT.to_string(), 400));
     }
-    Some(part::<C>(C::check(request, objects, settings, cluster)))
+    Some(part::<C>(judge(request, objects, settings, cluster)))
 }
 
 /// Check `C`'s part of the answer, from what it made of a request it judges: its report, or a

@@ -510,6 +510,203 @@ pub fn read_from<'de, D: Deserializer<'de>, G: Grammar>(
     Ok((node, deepest.get()))
 }
 
+/// [`read_noting_depth`] of `text` with [`Everything`], except the root's first member `key` when
+/// its value is exactly `known` (the same tree: the same members in the same order, duplicates
+/// included, and strings and numbers as [`Node`] holds them): that value is compared with `known`
+/// as it is read, nothing built, and left [`Node::Skipped`]; `true` says so. The depth noted is
+/// the one [`read_noting_depth`] would note. When the value differs (or the text is no object, or
+/// no JSON), the text is read again whole, as [`read_noting_depth`] reads it, errors included: a
+/// last-applied manifest whose `spec` is the object's own is thus read once, not built twice.
+pub fn read_unless_known<'j>(
+    text: &'j str,
+    key: &str,
+    known: &Node<'_>,
+    max_depth: usize,
+) -> Result<(Node<'j>, usize, bool), serde_json::Error> {
+    if max_depth >= 2 {
+        let (deepest, scratch) = (Cell::new(0), Scratch::default());
+        let root = Unless {
+            key,
+            known,
+            seed: Seed {
+                grammar: Everything,
+                level: 1,
+                max_depth,
+                deepest: &deepest,
+                scratch: &scratch,
+            },
+        };
+        let mut de = serde_json::Deserializer::from_str(text);
+        // Any error (the value differs, or the text is not JSON) is found again, or not, by the
+        // whole read below.
+        if let Ok((node, skipped)) = de.deserialize_map(root)
+            && de.end().is_ok()
+        {
+            return Ok((node, deepest.get(), skipped));
+        }
+    }
+    read_noting_depth(text, Everything, max_depth).map(|(node, deepest)| (node, deepest, false))
+}
+
+/// The root of [`read_unless_known`]: an object, its first member `key` compared with `known`.
+struct Unless<'c, 'k, 'j> {
+    key: &'c str,
+    known: &'c Node<'k>,
+    seed: Seed<'c, 'j, Everything>,
+}
+
+impl<'de> Visitor<'de> for Unless<'_, '_, 'de> {
+    type Value = (Node<'de>, bool);
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a JSON object")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let seed = self.seed;
+        seed.deepest.set(seed.deepest.get().max(seed.level));
+        let mut entries = Vec::new();
+        let mut skipped = false;
+        while let Some(crate::admission::Text(key)) = map.next_key()? {
+            let value = if !skipped && key == self.key {
+                skipped = true;
+                map.next_value_seed(Same {
+                    known: self.known,
+                    level: seed.level + 1,
+                    max_depth: seed.max_depth,
+                    deepest: seed.deepest,
+                })?;
+                Node::Skipped
+            } else {
+                map.next_value_seed(seed.child(Everything))?
+            };
+            entries.push((key, value));
+        }
+        Ok((Node::Object(entries), skipped))
+    }
+}
+
+/// Reads a value at nesting `level`, building nothing, and fails as soon as it is not `known`
+/// (or nests a container deeper than `max_depth`, which a whole read would cut off).
+struct Same<'c, 'k> {
+    known: &'c Node<'k>,
+    level: usize,
+    max_depth: usize,
+    deepest: &'c Cell<usize>,
+}
+
+impl<'c, 'k> Same<'c, 'k> {
+    /// The error that stops the read where the value differs.
+    fn differs<E: serde::de::Error>() -> E {
+        E::custom("not the known value")
+    }
+
+    /// `Ok` when `same`.
+    fn is<E: serde::de::Error>(same: bool) -> Result<(), E> {
+        if same { Ok(()) } else { Err(Self::differs()) }
+    }
+
+    /// Whether a container at this level may be read, as a whole read would read it.
+    fn enter<E: serde::de::Error>(&self) -> Result<(), E> {
+        if self.level > self.max_depth {
+            return Err(Self::differs());
+        }
+        self.deepest.set(self.deepest.get().max(self.level));
+        Ok(())
+    }
+
+    /// The same reader for a value `known` holds, one level down.
+    fn within(&self, known: &'c Node<'k>) -> Same<'c, 'k> {
+        Same {
+            known,
+            level: self.level + 1,
+            max_depth: self.max_depth,
+            deepest: self.deepest,
+        }
+    }
+}
+
+impl<'de> DeserializeSeed<'de> for Same<'_, '_> {
+    type Value = ();
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Same<'_, '_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a JSON value")
+    }
+
+    // Each scalar as [`Seed`] reads it, compared with the known node.
+    fn visit_bool<E: serde::de::Error>(self, value: bool) -> Result<(), E> {
+        Self::is(matches!(self.known, Node::Bool(known) if *known == value))
+    }
+
+    fn visit_i64<E: serde::de::Error>(self, value: i64) -> Result<(), E> {
+        match u64::try_from(value) {
+            Ok(value) => self.visit_u64(value),
+            Err(_) => Self::is(matches!(self.known.number(), Some(Number::I64(known)) if known == value)),
+        }
+    }
+
+    fn visit_u64<E: serde::de::Error>(self, value: u64) -> Result<(), E> {
+        Self::is(matches!(self.known.number(), Some(Number::U64(known)) if known == value))
+    }
+
+    fn visit_f64<E: serde::de::Error>(self, value: f64) -> Result<(), E> {
+        Self::is(matches!(self.known.number(), Some(Number::F64(known)) if known.to_bits() == value.to_bits()))
+    }
+
+    fn visit_unit<E: serde::de::Error>(self) -> Result<(), E> {
+        Self::is(self.known.is_null())
+    }
+
+    fn visit_none<E: serde::de::Error>(self) -> Result<(), E> {
+        Self::is(self.known.is_null())
+    }
+
+    fn visit_str<E: serde::de::Error>(self, value: &str) -> Result<(), E> {
+        Self::is(self.known.as_str() == Some(value))
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        let Node::Array(items) = self.known else {
+            return Err(Self::differs());
+        };
+        self.enter()?;
+        for item in items {
+            if seq.next_element_seed(self.within(item))?.is_none() {
+                return Err(Self::differs());
+            }
+        }
+        match seq.next_element::<IgnoredAny>()? {
+            None => Ok(()),
+            Some(_) => Err(Self::differs()),
+        }
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        let Node::Object(entries) = self.known else {
+            return Err(Self::differs());
+        };
+        self.enter()?;
+        for (known_key, value) in entries {
+            match map.next_key::<crate::admission::Text>()? {
+                Some(crate::admission::Text(key)) if key == *known_key => map.next_value_seed(self.within(value))?,
+                _ => return Err(Self::differs()),
+            }
+        }
+        match map.next_key::<IgnoredAny>()? {
+            None => Ok(()),
+            Some(_) => Err(Self::differs()),
+        }
+    }
+}
+
 /// Reads an already parsed value whole (the all-in-one hands a check the object a check before
 /// it changed), containers nested deeper than `max_depth` skipped as [`Node::TooDeep`].
 pub fn read_value(value: &serde_json::Value, max_depth: usize) -> Result<Node<'_>, serde_json::Error> {
@@ -829,6 +1026,70 @@ mod tests {
         let wrong = read(r#"{"spec":{"ttlSecondsAfterFinished":"5"}}"#, Everything, 10).unwrap();
         assert!(Job::deserialize(&wrong).is_err());
         assert!(Crd::deserialize(&read("[1]", Everything, 10).unwrap()).is_err());
+    }
+
+    #[test]
+    fn a_known_member_is_compared_not_built_and_anything_else_read_whole() {
+        let known_text = r#"{"a":[1,-2,1.5,"x\"y",true,null,{}],"b":{"c":[]},"b":0}"#;
+        let known = read(known_text, Everything, usize::MAX).unwrap();
+        fn whole(text: &str, max_depth: usize) -> Result<(Node<'_>, usize), serde_json::Error> {
+            read_noting_depth(text, Everything, max_depth)
+        }
+        // The same value, however written: compared, left skipped, the same depth noted.
+        let same = format!(
+            r#"{{"k":1, "spec" : {} ,"z":{{"w":[2]}}}}"#,
+            known_text.replace(',', " , ")
+        );
+        let (node, deepest, skipped) = read_unless_known(&same, "spec", &known, usize::MAX).unwrap();
+        assert!(skipped && matches!(node.get("spec"), Some(Node::Skipped)));
+        assert_eq!(deepest, whole(&same, usize::MAX).unwrap().1);
+        assert_eq!(
+            node.at(&["z", "w"]).map(|w| Canonical(w).to_string()),
+            Some("[2]".into())
+        );
+        // Only the first `spec` is compared; a second is read.
+        let twice = format!(r#"{{"spec":{known_text},"spec":{known_text}}}"#);
+        let (node, _, skipped) = read_unless_known(&twice, "spec", &known, usize::MAX).unwrap();
+        assert!(skipped && matches!(node.as_object().unwrap()[1].1, Node::Object(_)));
+        // A value one byte (or one level) apart, or text that is no object or no JSON: read
+        // whole, as `read_noting_depth` reads it.
+        let differing = [
+            known_text.replace("1.5", "1.6"),
+            known_text.replace("[1,", "[1.0,"),
+            known_text.replace("-2", "2"),
+            known_text.replace("x\\\"y", "x\\\"z"),
+            known_text.replace("true", "false"),
+            known_text.replace("null", "0"),
+            known_text.replace("{}", r#"{"d":1}"#),
+            known_text.replace(r#""c":[]"#, r#""c":[1]"#),
+            known_text.replace(r#","b":0"#, ""),
+            known_text.replace(r#""a""#, r#""A""#),
+            known_text.replace(r#","b":0"#, r#","b":0,"e":1"#),
+            r#"{"b":{"c":[]},"a":[1,-2,1.5,"x\"y",true,null,{}],"b":0}"#.to_string(),
+            "[1]".to_string(),
+        ];
+        for value in &differing {
+            let text = format!(r#"{{"spec":{value},"k":1}}"#);
+            let (node, deepest, skipped) = read_unless_known(&text, "spec", &known, usize::MAX).unwrap();
+            let (expected, expected_deepest) = whole(&text, usize::MAX).unwrap();
+            assert!(!skipped, "{value}");
+            assert_eq!(Canonical(&node).to_string(), Canonical(&expected).to_string());
+            assert_eq!(deepest, expected_deepest);
+        }
+        // Deeper than the limit: cut off as a whole read cuts it.
+        let (node, _, skipped) = read_unless_known(&same, "spec", &known, 3).unwrap();
+        assert!(!skipped);
+        assert!(matches!(node.at(&["spec", "a"]), Some(Node::Array(items)) if matches!(items[6], Node::TooDeep)));
+        for text in ["[1]", "\"spec\"", r#"{"spec":"#, r#"{"spec":1}x"#] {
+            let read =
+                read_unless_known(text, "spec", &known, usize::MAX).map(|(node, ..)| Canonical(&node).to_string());
+            let expected = whole(text, usize::MAX).map(|(node, _)| Canonical(&node).to_string());
+            assert_eq!(
+                read.map_err(|e| e.to_string()),
+                expected.map_err(|e| e.to_string()),
+                "{text}"
+            );
+        }
     }
 
     #[test]

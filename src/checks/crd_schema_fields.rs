@@ -218,9 +218,15 @@ pub(crate) fn judge(
     let mut unreadable = None;
     let in_object = walked.object.unwrap_or_else(|| walk(object, &settings.allowed_keys));
     let in_last_applied = match manifest {
-        Ok(Some(manifest)) => walked
-            .last_applied
-            .unwrap_or_else(|| walk(&manifest, &settings.allowed_keys)),
+        Ok(Some(manifest)) => walked.last_applied.unwrap_or_else(|| {
+            let mut found = walk(&manifest, &settings.allowed_keys);
+            if spec_is_the_objects(&manifest) {
+                // The manifest's `spec` is the object's own, member for member ([`read_manifest`]):
+                // walked, it would give the object's findings under `spec`, at the same paths.
+                found.extend(in_object.iter().filter(|d| under_spec(&d.path)).cloned());
+            }
+            found
+        }),
         Ok(None) => Vec::new(),
         Err(problem) => {
             let text = format!("the last-applied-configuration annotation {problem}");
@@ -262,7 +268,11 @@ pub(crate) fn last_applied<'a>(
     let manifest = match read {
         Some(Ok(manifest)) => Cow::Borrowed(manifest),
         Some(Err(e)) => return Err(unreadable(e)),
-        None => Cow::Owned(parse_node(text).map_err(|e| unreadable(&e))?),
+        None => Cow::Owned(
+            read_manifest(object, text, MAX_DEPTH)
+                .map(|(manifest, _)| manifest)
+                .map_err(|e| unreadable(&e))?,
+        ),
     };
     let field = |key: &str| manifest.at(&[key]).and_then(Node::as_str).unwrap_or("");
     let (api_version, kind) = (field("apiVersion"), field("kind"));
@@ -408,6 +418,45 @@ fn report(subject: Subject, dropped: &[(Dropped, Seen)], settings: &Settings) ->
 /// Parses JSON text into a [`Node`] tree cut off at [`MAX_DEPTH`].
 fn parse_node(text: &str) -> Result<Node<'_>, serde_json::Error> {
     json::read(text, json::Everything, MAX_DEPTH)
+}
+
+/// Reads a last-applied manifest's `text` as [`parse_node`] does (nesting cut off at `max_depth`;
+/// the deepest level read noted), except its `spec` when it is the object's own, member for
+/// member: then it is compared as it is read, not built, and left [`Node::Skipped`]
+/// ([`json::read_unless_known`]), and [`judge`] counts the object's findings under `spec` as the
+/// manifest's too. Kubewarden hands a policy the object with its keys sorted, and `kubectl apply`
+/// records the manifest with sorted keys too, so a CRD applied as written usually has the same
+/// `spec` in both: its second tree would cost as much to build and walk as the object's.
+/// Only where each of the object's findings under `spec` can only come from its `spec`: the object
+/// has one `spec`, and no other member whose name starts as a path under it does.
+pub(crate) fn read_manifest<'t>(
+    object: &Node<'_>,
+    text: &'t str,
+    max_depth: usize,
+) -> Result<(Node<'t>, usize), serde_json::Error> {
+    let entries = object.as_object().unwrap_or_default();
+    let mut specs = entries.iter().filter(|(key, _)| key == "spec" || under_spec(key));
+    match (specs.next(), specs.next()) {
+        (Some((key, spec)), None) if key == "spec" => {
+            json::read_unless_known(text, "spec", spec, max_depth).map(|(node, deepest, _)| (node, deepest))
+        }
+        _ => json::read_noting_depth(text, json::Everything, max_depth),
+    }
+}
+
+/// Whether a manifest read by [`read_manifest`] had the object's own `spec`.
+fn spec_is_the_objects(manifest: &Node<'_>) -> bool {
+    // A manifest read whole holds no skipped value.
+    manifest
+        .as_object()
+        .and_then(|entries| entries.iter().find(|(key, _)| key == "spec"))
+        .is_some_and(|(_, spec)| matches!(spec, Node::Skipped))
+}
+
+/// Whether a finding's path is under the object's `spec`.
+fn under_spec(path: &str) -> bool {
+    path.strip_prefix("spec")
+        .is_some_and(|rest| rest.starts_with(['.', '[']))
 }
 
 /// Reads the request's object into a [`Node`] tree cut off at [`MAX_DEPTH`].
@@ -1398,6 +1447,79 @@ mod tests {
         assert!(lines[1].starts_with(&format!("- {ROOT}.properties.b.typo2 (in last-applied)")));
         assert!(lines[2].starts_with(&format!("- {ROOT}.properties.c.typo3 (in the object)")));
         assert!(message.starts_with("CustomResourceDefinition widgets.example.com: 3 fields the API server drops."));
+    }
+
+    /// JSON text of `value` with every object's keys in reverse order: the same value, which
+    /// [`read_manifest`] cannot match member for member.
+    fn reversed(value: &Value) -> String {
+        match value {
+            Value::Object(map) => {
+                let members: Vec<String> = map
+                    .iter()
+                    .rev()
+                    .map(|(k, v)| format!("{}:{}", json!(k), reversed(v)))
+                    .collect();
+                format!("{{{}}}", members.join(","))
+            }
+            Value::Array(items) => format!("[{}]", items.iter().map(reversed).collect::<Vec<_>>().join(",")),
+            _ => value.to_string(),
+        }
+    }
+
+    /// The verdict on `object` with `annotation` as its last-applied manifest, and whether the
+    /// manifest's `spec` was taken as the object's rather than built.
+    fn with_annotation(object: &Value, annotation: &str) -> (Response, bool) {
+        let mut object = object.clone();
+        object["metadata"]["annotations"] = json!({ LAST_APPLIED: annotation });
+        let text = object.to_string();
+        let tree = parse_node(&text).unwrap();
+        let (manifest, _) = read_manifest(&tree, annotation, MAX_DEPTH).unwrap();
+        (run(&object, json!({})), spec_is_the_objects(&manifest))
+    }
+
+    #[test]
+    fn a_manifest_holding_the_objects_spec_says_what_it_would_say_read_whole() {
+        // Kube-OVN's CRD (findings in its `spec`) and one with a typo, each as a CREATE whose
+        // last-applied manifest is its own: the spec is not built again, and the answer is the
+        // one of the same manifest read whole (its keys in another order).
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/policies/crd-schema-fields/test_data/kube-ovn-fixed.json"
+        );
+        let fixture: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+        let typo = crd(json!({"properties": {"a": {"type": "string", "typo1": 1, "description": "a <b> & c"}}}));
+        for object in [&fixture["object"], &typo] {
+            let mut manifest = object.clone();
+            manifest["metadata"].as_object_mut().unwrap().remove("annotations");
+            let (skipped, same) = with_annotation(object, &manifest.to_string());
+            assert!(same);
+            let (whole, same) = with_annotation(object, &reversed(&manifest));
+            assert!(!same);
+            assert_eq!(skipped, whole);
+        }
+        let (verdict, _) = with_annotation(&typo, &typo.to_string());
+        let message = verdict.message.unwrap();
+        assert!(
+            message.contains(&format!("- {ROOT}.properties.a.typo1 (in the object and last-applied)")),
+            "{message}"
+        );
+        // One byte apart, in a value or in a key: read whole, and its own findings still come.
+        for (from, to, said) in [
+            ("a <b> & c", "a <b> & d", "typo1 (in the object and last-applied)"),
+            ("typo1", "typo2", "typo2 (in last-applied)"),
+        ] {
+            let annotation = typo.to_string().replace(from, to);
+            let (verdict, same) = with_annotation(&typo, &annotation);
+            assert!(!same, "{annotation}");
+            let message = verdict.message.unwrap();
+            assert!(message.contains(&format!("- {ROOT}.properties.a.{said}")), "{message}");
+        }
+        // An object with a member named as a path under `spec` (hostile): read whole.
+        let mut odd = typo.clone();
+        odd["spec.x"] = json!(1);
+        let (verdict, same) = with_annotation(&odd, &typo.to_string());
+        assert!(!same);
+        assert!(verdict.message.unwrap().contains("- spec.x (in the object)"));
     }
 
     #[test]

@@ -140,13 +140,10 @@ pub struct Settings {
     /// each one is listed in the cluster on an update of its CRD, so a deployment grants each
     /// in its `contextAwareResources`.
     pub stored_objects: Vec<StoredResource>,
-    /// What the check judges: not read from the settings, the module that runs the check
-    /// chooses it ([`Judged`]).
-    #[serde(skip)]
-    pub judged: Judged,
 }
 
-/// What object-validation judges of a request, as the module that runs it chooses.
+/// What object-validation judges of a request, as the module that runs it chooses (not a
+/// setting: [`ObjectValidation::judge`] takes it beside the settings).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum Judged {
     /// Every object, a manifest as a stored one: the object-validation module (a validating
@@ -192,7 +189,6 @@ impl Default for Settings {
             max_findings: 20,
             kubernetes_version: format!("1.{NEWEST_MINOR}"),
             stored_objects: Vec::new(),
-            judged: Judged::Every,
         }
     }
 }
@@ -269,9 +265,23 @@ impl Check for ObjectValidation {
         settings: &Settings,
         cluster: &dyn Cluster,
     ) -> Result<Report, Malformed> {
+        Self::judge(request, objects, settings, Judged::Every, cluster)
+    }
+}
+
+impl ObjectValidation {
+    /// The check's report on a request, judging what `judged` says: [`Check::check`] judges
+    /// [`Judged::Every`] object, the all-in-one only what the API server stored.
+    pub fn judge(
+        request: &Request<'_>,
+        objects: &Objects<'_>,
+        settings: &Settings,
+        judged: Judged,
+        cluster: &dyn Cluster,
+    ) -> Result<Report, Malformed> {
         // Judging only what the API server stored, a request that can be neither a CRD update nor
         // the audit's stored custom resource is not even read.
-        if settings.judged == Judged::Stored && !may_be_stored(request) {
+        if judged == Judged::Stored && !may_be_stored(request) {
             return Ok(Report::nothing());
         }
         let (node, _) = objects
@@ -310,7 +320,7 @@ impl Check for ObjectValidation {
         // update's stored objects are judged all the same.
         // Judging only what the API server stored, a CRD update's own object and an object the
         // request writes are not judged either.
-        let unjudged = settings.judged == Judged::Stored && !stored_object;
+        let unjudged = judged == Judged::Stored && !stored_object;
         if unjudged || (live && !stored_object) || (stored_object && (built_in || group.is_empty())) {
             let findings = if crd_update {
                 stored_objects(node, settings, cluster)

@@ -1,13 +1,14 @@
 //! The benchmark's lookup floor: makes the host calls its settings name (each a Kubewarden
 //! `kubernetes` operation and its request, as a context-aware check makes them), reads every
 //! answer through (serde_json's `IgnoredAny`: every byte looked at, nothing built), drops it and
-//! accepts, without reading the request. Its count less the no-op module's is what the lookups
-//! cost, the host's side and the module's reading of the answers, so a context-aware check's
-//! own work can be set against the SDK floor apart from them (docs/benchmarks.md).
+//! accepts, stepping over the request as the read floor does. Its count less the read floor's is
+//! what the lookups cost, the host's side and the module's reading of the answers, so a
+//! context-aware check's own work can be set against the SDK floor apart from them
+//! (docs/benchmarks.md).
 
 use serde::Deserialize;
 use serde::de::IgnoredAny;
-use wapc_guest::{CallResult, register_function};
+use syncguard_floor::wapc_guest::{self, CallResult};
 
 /// One host call: `get_resource`, `list_resources_all`... and its request.
 #[derive(Deserialize)]
@@ -40,21 +41,7 @@ fn validate(payload: &[u8]) -> CallResult {
             std::hint::black_box(read.is_ok());
         }
     }
-    Ok(br#"{"accepted":true,"message":null,"code":null,"mutated_object":null,"audit_annotations":null,"warnings":null}"#.to_vec())
+    Ok(syncguard_floor::ACCEPT.to_vec())
 }
 
-fn validate_settings(_payload: &[u8]) -> CallResult {
-    Ok(br#"{"valid":true,"message":null}"#.to_vec())
-}
-
-fn protocol_version(_payload: &[u8]) -> CallResult {
-    Ok(br#""v1""#.to_vec())
-}
-
-/// waPC entry point: registers the three operations Kubewarden calls.
-#[unsafe(no_mangle)]
-pub extern "C" fn wapc_init() {
-    register_function("validate", validate);
-    register_function("validate_settings", validate_settings);
-    register_function("protocol_version", protocol_version);
-}
+syncguard_floor::floor!(validate);

@@ -4,10 +4,9 @@
 //! time can be set against the cost of merely reading its request.
 
 use serde::de::IgnoredAny;
-use wapc_guest::{CallResult, register_function};
+use syncguard_floor::ACCEPT;
+use syncguard_floor::wapc_guest::CallResult;
 
-const ACCEPT: &[u8] =
-    br#"{"accepted":true,"message":null,"code":null,"mutated_object":null,"audit_annotations":null,"warnings":null}"#;
 const REFUSE: &[u8] =
     br#"{"accepted":false,"message":"not JSON","code":400,"mutated_object":null,"audit_annotations":null,"warnings":null}"#;
 
@@ -18,18 +17,4 @@ fn validate(payload: &[u8]) -> CallResult {
     })
 }
 
-fn validate_settings(_payload: &[u8]) -> CallResult {
-    Ok(br#"{"valid":true,"message":null}"#.to_vec())
-}
-
-fn protocol_version(_payload: &[u8]) -> CallResult {
-    Ok(br#""v1""#.to_vec())
-}
-
-/// waPC entry point: registers the three operations Kubewarden calls.
-#[unsafe(no_mangle)]
-pub extern "C" fn wapc_init() {
-    register_function("validate", validate);
-    register_function("validate_settings", validate_settings);
-    register_function("protocol_version", protocol_version);
-}
+syncguard_floor::floor!(validate);

@@ -36,7 +36,10 @@
 //! goals) and to the read floor's (the distance to the lower bound of a whole-object check).
 //!
 //! The all-in-one runs with crd-kind-collision disabled: its goal is set against the SDK floor,
-//! which looks nothing up; crd-kind-collision's own module shows what the lookup costs.
+//! which looks nothing up; crd-kind-collision's own module shows what the lookup costs. The
+//! lookup floor runs twice, with object-validation's lookup of the audited custom resource and
+//! with crd-kind-collision's list of CRDs (`crd-lookup-floor`), so that each of the two
+//! context-aware checks is also printed less its lookups.
 
 use anyhow::{Context, Result, anyhow, bail};
 use http_body_util::{BodyExt, Full};
@@ -179,6 +182,42 @@ fn lookup_floor_settings() -> Value {
     json!({"lookups": [{"operation": syncguard::cluster::GET_RESOURCE, "request": request}]})
 }
 
+/// The lookup floor once more, with crd-kind-collision's lookup: the cluster's CRDs listed with
+/// the check's field masks, answered by policy-server's reflector as the module's is.
+const CRD_LOOKUP_FLOOR: &str = "crd-lookup-floor";
+
+/// The settings of [`CRD_LOOKUP_FLOOR`]: the one host call crd-kind-collision makes.
+fn crd_lookup_floor_settings() -> Value {
+    use syncguard::checks::crd_kind_collision::LISTED_CRD_FIELDS;
+    let request =
+        syncguard::cluster::list_all_request("apiextensions.k8s.io/v1", "CustomResourceDefinition", LISTED_CRD_FIELDS);
+    json!({"lookups": [{"operation": syncguard::cluster::LIST_RESOURCES_ALL, "request": request}]})
+}
+
+/// The metadata of [`CRD_LOOKUP_FLOOR`]: sent the CRDs crd-kind-collision is sent, granted its
+/// lookup.
+const CRD_LOOKUP_FLOOR_METADATA: &str = "rules:\n  - apiGroups: [apiextensions.k8s.io]\n    apiVersions: [v1]\n    resources: [customresourcedefinitions]\n    operations: [CREATE, UPDATE]\ncontextAwareResources:\n  - apiVersion: apiextensions.k8s.io/v1\n    kind: CustomResourceDefinition\nhostCapabilities: [kubernetes/list_resources_all]\nmutating: false\nexecutionMode: kubewarden-wapc\npolicyType: kubernetes\n";
+
+/// The lookup floor that makes the lookups of context-aware check `id`, if it has one.
+fn lookup_floor_of(id: &str) -> Option<&'static str> {
+    match id {
+        "object-validation" => Some(LOOKUP_FLOOR),
+        "crd-kind-collision" => Some(CRD_LOOKUP_FLOOR),
+        _ => None,
+    }
+}
+
+/// The goal of check `id` less its lookups on the payload `label`, against the SDK floor: a
+/// single check's (1.1x: crd-kind-collision reads only the start of the object, but the list of
+/// CRDs its lookup answers is read, by the module, into what it compares), object-validation's
+/// on a custom resource as [`instruction_goal`].
+fn less_lookups_goal(id: &str, label: &str) -> f64 {
+    match id {
+        "crd-kind-collision" => 1.1,
+        _ => instruction_goal(id, label),
+    }
+}
+
 /// The lookup floor's metadata: sent only the audited custom resource, granted the CRD lookups.
 const LOOKUP_FLOOR_METADATA: &str = "rules:\n  - apiGroups: [monitoring.coreos.com]\n    apiVersions: [v1]\n    resources: [Prometheus]\n    operations: [CREATE, UPDATE]\ncontextAwareResources:\n  - apiVersion: apiextensions.k8s.io/v1\n    kind: CustomResourceDefinition\nhostCapabilities: [kubernetes/get_resource, kubernetes/list_resources_all]\nmutating: false\nexecutionMode: kubewarden-wapc\npolicyType: kubernetes\n";
 
@@ -201,6 +240,14 @@ fn policies(args: &PolicyServerArgs, floors: [&Path; 4]) -> Result<Vec<Loaded>> 
             settings,
             metadata,
         });
+        if *id == LOOKUP_FLOOR {
+            loaded.push(Loaded {
+                id: CRD_LOOKUP_FLOOR,
+                module: module.to_path_buf(),
+                settings: crd_lookup_floor_settings(),
+                metadata: Some(Metadata::from_yaml(CRD_LOOKUP_FLOOR_METADATA)?),
+            });
+        }
     }
     let mut names: Vec<String> = std::fs::read_dir(&args.policies_dir)
         .with_context(|| format!("cannot read {}", args.policies_dir.display()))?
@@ -268,7 +315,7 @@ const CUSTOM_RESOURCE: &str = "custom resource";
 
 /// Whether `id` is one of the floors the checks are set against (no goal of its own).
 fn is_floor(id: &str) -> bool {
-    FLOORS.contains(&id)
+    FLOORS.contains(&id) || id == CRD_LOOKUP_FLOOR
 }
 
 /// Goal: a Deployment's p50 at most this multiple of the no-op module's.
@@ -731,7 +778,8 @@ fn instructions(
     let mut unmet = Vec::new();
     for payload in payloads {
         let (label, body) = (&payload.label, &payload.body);
-        let (mut floor, mut sdk_floor, mut read_floor, mut lookup_floor) = (None, None, None, None);
+        let (mut floor, mut sdk_floor, mut read_floor) = (None, None, None);
+        let mut lookup_floors: Vec<(&str, f64)> = Vec::new();
         for policy in loaded {
             let id = policy.id;
             if !policy.applies(payload) {
@@ -758,7 +806,7 @@ fn instructions(
             match id {
                 "sdk-floor" => sdk_floor = Some(per_request),
                 "read-floor" => read_floor = Some(per_request),
-                LOOKUP_FLOOR => lookup_floor = Some(per_request),
+                LOOKUP_FLOOR | CRD_LOOKUP_FLOOR => lookup_floors.push((id, per_request)),
                 _ => {}
             }
             let ratio = per_request / floor_count;
@@ -786,14 +834,16 @@ fn instructions(
             println!(
                 "{label:<45} {id:<18} {per_request:>14.0} {ratio:>8.2} {sdk_column:>8} {read_column:>8}  {verdict}"
             );
-            // Issue 46's goal set apart from the lookups: object-validation less what its
-            // lookups cost (the lookup floor less the no-op module), against the SDK floor.
-            if id == "object-validation"
-                && let (Some(lookups), Some(sdk)) = (lookup_floor, sdk_floor)
-            {
-                let own = per_request - (lookups - floor_count);
+            // A context-aware check's goal set apart from its lookups: the check less what its
+            // lookups cost (its lookup floor less the read floor: both step over the payload, the
+            // lookup floor also makes the calls and reads their answers), against the SDK floor.
+            let lookups = lookup_floor_of(id)
+                .and_then(|floor_id| lookup_floors.iter().find(|(f, _)| *f == floor_id))
+                .map(|(_, count)| *count);
+            if let (Some(lookups), Some(sdk), Some(read)) = (lookups, sdk_floor, read_floor) {
+                let own = per_request - (lookups - read);
                 let own_ratio = own / sdk;
-                let goal = instruction_goal(id, label);
+                let goal = less_lookups_goal(id, label);
                 let verdict = if own_ratio <= goal {
                     format!("met (<= {goal}x SDK floor)")
                 } else {
