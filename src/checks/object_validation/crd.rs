@@ -1,18 +1,47 @@
 //! A CustomResourceDefinition's own validation, the part of apiextensions-apiserver's
 //! `ValidateCustomResourceDefinition` (`pkg/apis/apiextensions/validation/validation.go`) a
-//! manifest meets and that is certain offline, each schema's keywords as
-//! `ValidateCustomResourceDefinitionOpenAPISchema` checks them:
-//! - a `type` that is none of OpenAPI v3's (`strign`), `field.NotSupported`;
-//! - `uniqueItems: true`, forbidden ("the runtime complexity becomes quadratic");
-//! - `x-kubernetes-preserve-unknown-fields: false` ("must be true or undefined");
-//! - an `x-kubernetes-map-type` other than `atomic` or `granular`, an `x-kubernetes-list-type`
-//!   other than `atomic`, `set` or `map`;
-//! - a list of type `set` or `map` whose items are `nullable`, and a key of a `map` list
-//!   (`x-kubernetes-list-map-keys`) that is neither required nor defaulted, or is `nullable`
-//!   (`validateMapListKeysMapSet`).
+//! manifest meets and that is certain offline. For each `openAPIV3Schema`, in the order
+//! `validateCustomResourceDefinitionValidation` gives them:
+//! - a `nullable` root ("nullable cannot be true at the root");
+//! - the structural schema's rules (`pkg/apiserver/schema/validation.go`, `ValidateStructural`,
+//!   sorted by their text as it sorts them), when the CRD prunes (`preserveUnknownFields` not
+//!   true; no update relaxes them then) and `NewStructural` (`schema/convert.go`) converts the
+//!   schema: a `type` for the root, every specified field and array item (unless
+//!   `x-kubernetes-int-or-string` or `x-kubernetes-preserve-unknown-fields`), `items` for every
+//!   array, an `object` root without `additionalProperties`, a `string` `kind` and `apiVersion`
+//!   and an `object` `metadata` at the root and in embedded resources, a root `metadata` that
+//!   says no more than `name` and `generateName`, `x-kubernetes-embedded-resource` on objects
+//!   with properties (or preserving unknown fields) and without `additionalProperties`, neither it
+//!   nor `x-kubernetes-preserve-unknown-fields` beside `x-kubernetes-int-or-string`; and under
+//!   `anyOf`, `allOf`, `oneOf` and `not` (`validateNestedValueValidation`), no type, default,
+//!   title, description, `nullable`, extension, CEL rule or `metadata` (int-or-string's `anyOf`
+//!   pattern excepted);
+//! - each schema's keywords as `ValidateCustomResourceDefinitionOpenAPISchema` checks them, a
+//!   schema's own before those of the schemas it holds, its extensions after them: a `type` none
+//!   of OpenAPI v3's (`field.NotSupported`) or `null`; a `default` in the root's `metadata`,
+//!   `kind` or `apiVersion` or in `additionalProperties` under them; `id`, `additionalItems`,
+//!   `patternProperties`, `definitions`, `dependencies` and `$ref` ("is not supported"); a list
+//!   of `items`; `x-kubernetes-embedded-resource` inside resource meta; `uniqueItems: true`
+//!   ("the runtime complexity becomes quadratic"); `additionalProperties` (`false` or a schema)
+//!   beside `properties`; `x-kubernetes-preserve-unknown-fields: false`; an
+//!   `x-kubernetes-map-type` on a schema not of type `object`, or other than `atomic` or
+//!   `granular`; an `x-kubernetes-list-type` on a schema not of type `array`, or other than
+//!   `atomic`, `set` or `map`; a `set` of maps or lists that are not atomic
+//!   (`requireAtomicSetType`); `x-kubernetes-list-map-keys` without a `map` list; a `map` list
+//!   without keys, without an `items` schema, of items not of type `object`, or with keys that are
+//!   not the items' properties, repeat or are not scalars; `nullable` items of a `set` or `map`
+//!   list and a `map` list's key that is `nullable` or neither required nor defaulted
+//!   (`validateMapListKeysMapSet`);
+//! - a schema `NewStructural` cannot convert for a reason none of the above says (`$schema`):
+//!   `spec.validation.openAPIV3Schema: Invalid value: "": OpenAPIV3Schema 'schema' is not
+//!   supported`, which the API server gives only when the schema has no other error; said only
+//!   when it is the schema's one such reason (Go's walk meets properties in random order), not at
+//!   the root and not beside CEL rules (whose keyword errors are not checked here).
 //!
-//! The errors of a schema's own keywords come as the API server gives them: its type and
-//! `uniqueItems` before the schemas it holds, the extensions after them.
+//! Each message is validation.go's, schema/validation.go's or convert.go's, with the values
+//! they print (the source passes the items' `x-kubernetes-list-type` as the value of a `set`
+//! whose object items are not atomic, `null` when unset, and the items' type as that of a
+//! non-scalar key); kubectl-validate (Kubernetes 1.35) gives the same on the rule table's CRDs.
 //!
 //! The API server validates the CRD in its internal version, into which
 //! `Convert_v1_CustomResourceDefinitionSpec_To_apiextensions_CustomResourceDefinitionSpec`
@@ -21,20 +50,27 @@
 //! `spec.versions[i].schema.openAPIV3Schema...` where the versions' schemas differ. The finding
 //! is located at the field in the manifest, under `spec.versions[i]` either way.
 //!
-//! On an update, two rules are off when the old CRD already broke them, as
+//! On an update, three rules are off when the old CRD already broke them, as
 //! `ValidateCustomResourceDefinitionUpdate` sets its options ("don't tighten validation on
-//! existing persisted data"): the types (`requireValidPropertyType`) and the `set` and `map`
-//! lists' items and keys (`requireMapListKeysMapSetValidation`); the others hold on every write.
+//! existing persisted data"): the types (`requireValidPropertyType`), the `set` and `map`
+//! lists' items and keys (`requireMapListKeysMapSetValidation`) and the atomic items of a `set`
+//! (`requireAtomicSetType`); the others hold on every write.
 //!
-//! Not checked, among others: a `map` list without keys, a `set` of non-atomic items, list-map
-//! keys that are missing or not scalars, a list or map type on a schema of another type,
-//! `definitions`, `dependencies` and `$ref`, a `nullable` root; a `default` that does not validate against its schema (`ValidateDefaults`,
-//! whose messages name the default's value as the root of kube-openapi's validator, a form no
-//! test of the sources shows), the structural schema rules, the CEL rules' compilation and cost
-//! (object-validation compiles the rules when it judges a custom resource).
+//! Only what is certain is said: a value whose decoded Go form is in doubt (an empty list or
+//! map where Go's comparison tells nil from empty, in the root `metadata`) does not count, and an
+//! `anyOf` of an `integer` and a `string` schema is taken for int-or-string's pattern whatever
+//! else they hold. Not checked: a `pattern` Go's `regexp` refuses (its message is Go's
+//! parser's); a `map` list whose `items` is a list ("must only have a single schema", whose value
+//! prints the internal type); the status subresource's restriction of the root's fields; a
+//! `default` that does not validate against its schema or is pruned (`ValidateDefaults`, whose
+//! messages name the default's value as the root of kube-openapi's validator, a form no test of
+//! the sources shows); the CEL rules' keywords (`rule`, `message`, `fieldPath`...), compilation
+//! and estimated cost (object-validation compiles the rules when it judges a custom resource);
+//! and the validator built from the schema at the end ("error building validator").
 //!
 //! Nothing here is crd-schema-fields' (a schema keyword the API server drops or a CRD that does
-//! not round-trip) or crd-safe-upgrade's (a change between two versions of a CRD).
+//! not round-trip: `$ref`, `definitions` and the others above are JSONSchemaProps fields, which
+//! it does not report) or crd-safe-upgrade's (a change between two versions of a CRD).
 
 use super::field_error::{BadValue, FieldError, go_json};
 use crate::generated::api_type;
