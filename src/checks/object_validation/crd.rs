@@ -1022,9 +1022,8 @@ fn nested(schema: &Node<'_>, skip_any_of: bool, path: &str, at: &str, errors: &m
     if !text(schema, "type").unwrap_or_default().is_empty() {
         push(".type", empty);
     }
-    match schema.get("additionalProperties") {
-        Some(Node::Object(_) | Node::Bool(true)) => push(".additionalProperties", undefined),
-        _ => {}
+    if let Some(Node::Object(_) | Node::Bool(true)) = schema.get("additionalProperties") {
+        push(".additionalProperties", undefined);
     }
     if set(schema, "default") {
         push(".default", undefined);
