@@ -1,18 +1,47 @@
 //! A CustomResourceDefinition's own validation, the part of apiextensions-apiserver's
 //! `ValidateCustomResourceDefinition` (`pkg/apis/apiextensions/validation/validation.go`) a
-//! manifest meets and that is certain offline, each schema's keywords as
-//! `ValidateCustomResourceDefinitionOpenAPISchema` checks them:
-//! - a `type` that is none of OpenAPI v3's (`strign`), `field.NotSupported`;
-//! - `uniqueItems: true`, forbidden ("the runtime complexity becomes quadratic");
-//! - `x-kubernetes-preserve-unknown-fields: false` ("must be true or undefined");
-//! - an `x-kubernetes-map-type` other than `atomic` or `granular`, an `x-kubernetes-list-type`
-//!   other than `atomic`, `set` or `map`;
-//! - a list of type `set` or `map` whose items are `nullable`, and a key of a `map` list
-//!   (`x-kubernetes-list-map-keys`) that is neither required nor defaulted, or is `nullable`
-//!   (`validateMapListKeysMapSet`).
+//! manifest meets and that is certain offline. For each `openAPIV3Schema`, in the order
+//! `validateCustomResourceDefinitionValidation` gives them:
+//! - a `nullable` root ("nullable cannot be true at the root");
+//! - the structural schema's rules (`pkg/apiserver/schema/validation.go`, `ValidateStructural`,
+//!   sorted by their text as it sorts them), when the CRD prunes (`preserveUnknownFields` not
+//!   true; no update relaxes them then) and `NewStructural` (`schema/convert.go`) converts the
+//!   schema: a `type` for the root, every specified field and array item (unless
+//!   `x-kubernetes-int-or-string` or `x-kubernetes-preserve-unknown-fields`), `items` for every
+//!   array, an `object` root without `additionalProperties`, a `string` `kind` and `apiVersion`
+//!   and an `object` `metadata` at the root and in embedded resources, a root `metadata` that
+//!   says no more than `name` and `generateName`, `x-kubernetes-embedded-resource` on objects
+//!   with properties (or preserving unknown fields) and without `additionalProperties`, neither it
+//!   nor `x-kubernetes-preserve-unknown-fields` beside `x-kubernetes-int-or-string`; and under
+//!   `anyOf`, `allOf`, `oneOf` and `not` (`validateNestedValueValidation`), no type, default,
+//!   title, description, `nullable`, extension, CEL rule or `metadata` (int-or-string's `anyOf`
+//!   pattern excepted);
+//! - each schema's keywords as `ValidateCustomResourceDefinitionOpenAPISchema` checks them, a
+//!   schema's own before those of the schemas it holds, its extensions after them: a `type` none
+//!   of OpenAPI v3's (`field.NotSupported`) or `null`; a `default` in the root's `metadata`,
+//!   `kind` or `apiVersion` or in `additionalProperties` under them; `id`, `additionalItems`,
+//!   `patternProperties`, `definitions`, `dependencies` and `$ref` ("is not supported"); a list
+//!   of `items`; `x-kubernetes-embedded-resource` inside resource meta; `uniqueItems: true`
+//!   ("the runtime complexity becomes quadratic"); `additionalProperties` (`false` or a schema)
+//!   beside `properties`; `x-kubernetes-preserve-unknown-fields: false`; an
+//!   `x-kubernetes-map-type` on a schema not of type `object`, or other than `atomic` or
+//!   `granular`; an `x-kubernetes-list-type` on a schema not of type `array`, or other than
+//!   `atomic`, `set` or `map`; a `set` of maps or lists that are not atomic
+//!   (`requireAtomicSetType`); `x-kubernetes-list-map-keys` without a `map` list; a `map` list
+//!   without keys, without an `items` schema, of items not of type `object`, or with keys that are
+//!   not the items' properties, repeat or are not scalars; `nullable` items of a `set` or `map`
+//!   list and a `map` list's key that is `nullable` or neither required nor defaulted
+//!   (`validateMapListKeysMapSet`);
+//! - a schema `NewStructural` cannot convert for a reason none of the above says (`$schema`):
+//!   `spec.validation.openAPIV3Schema: Invalid value: "": OpenAPIV3Schema 'schema' is not
+//!   supported`, which the API server gives only when the schema has no other error; said only
+//!   when it is the schema's one such reason (Go's walk meets properties in random order), not at
+//!   the root and not beside CEL rules (whose keyword errors are not checked here).
 //!
-//! The errors of a schema's own keywords come as the API server gives them: its type and
-//! `uniqueItems` before the schemas it holds, the extensions after them.
+//! Each message is validation.go's, schema/validation.go's or convert.go's, with the values
+//! they print (the source passes the items' `x-kubernetes-list-type` as the value of a `set`
+//! whose object items are not atomic, `null` when unset, and the items' type as that of a
+//! non-scalar key); kubectl-validate (Kubernetes 1.35) gives the same on the rule table's CRDs.
 //!
 //! The API server validates the CRD in its internal version, into which
 //! `Convert_v1_CustomResourceDefinitionSpec_To_apiextensions_CustomResourceDefinitionSpec`
@@ -21,23 +50,87 @@
 //! `spec.versions[i].schema.openAPIV3Schema...` where the versions' schemas differ. The finding
 //! is located at the field in the manifest, under `spec.versions[i]` either way.
 //!
-//! On an update, two rules are off when the old CRD already broke them, as
+//! On an update, three rules are off when the old CRD already broke them, as
 //! `ValidateCustomResourceDefinitionUpdate` sets its options ("don't tighten validation on
-//! existing persisted data"): the types (`requireValidPropertyType`) and the `set` and `map`
-//! lists' items and keys (`requireMapListKeysMapSetValidation`); the others hold on every write.
+//! existing persisted data"): the types (`requireValidPropertyType`), the `set` and `map`
+//! lists' items and keys (`requireMapListKeysMapSetValidation`) and the atomic items of a `set`
+//! (`requireAtomicSetType`); the others hold on every write.
 //!
-//! Not checked, among others: a `map` list without keys, a `set` of non-atomic items, list-map
-//! keys that are missing or not scalars, a list or map type on a schema of another type,
-//! `definitions`, `dependencies` and `$ref`, a `nullable` root; a `default` that does not validate against its schema (`ValidateDefaults`,
-//! whose messages name the default's value as the root of kube-openapi's validator, a form no
-//! test of the sources shows), the structural schema rules, the CEL rules' compilation and cost
-//! (object-validation compiles the rules when it judges a custom resource).
+//! Only what is certain is said: a value whose decoded Go form is in doubt (an empty list or
+//! map where Go's comparison tells nil from empty, in the root `metadata`) does not count, and an
+//! `anyOf` of an `integer` and a `string` schema is taken for int-or-string's pattern whatever
+//! else they hold. Not checked: a `pattern` Go's `regexp` refuses (its message is Go's
+//! parser's); a `map` list whose `items` is a list ("must only have a single schema", whose value
+//! prints the internal type); the status subresource's restriction of the root's fields; a
+//! `default` that does not validate against its schema or is pruned (`ValidateDefaults`: the
+//! validator runs with `<path>.default` as the field and the default as the root, so kube-openapi's
+//! name is the path inside the default, empty for a scalar; kubectl-validate 1.35 gives
+//! `...properties[replicas].default: Invalid value: 5:  in body should be less than or equal to
+//! 3` (two spaces), `...properties[tls].default.port: Invalid value: 20: port in body should be
+//! less than or equal to 10`, `...default: Unsupported value: "c": supported values: "a", "b"`,
+//! `...default.port: Required value`, and for a pruned field `...default: Invalid value:
+//! {"extra":1,"port":2}: must not have unknown fields`: it needs the custom-resource validator
+//! run on a sub-schema under another root path, not done yet); the CEL rules' keywords (`rule`, `message`, `fieldPath`...), compilation
+//! and estimated cost (object-validation compiles the rules when it judges a custom resource);
+//! and the validator built from the schema at the end ("error building validator").
 //!
 //! Nothing here is crd-schema-fields' (a schema keyword the API server drops or a CRD that does
-//! not round-trip) or crd-safe-upgrade's (a change between two versions of a CRD).
+//! not round-trip: `$ref`, `definitions` and the others above are JSONSchemaProps fields, which
+//! it does not report) or crd-safe-upgrade's (a change between two versions of a CRD).
 
-use super::field_error::{BadValue, FieldError};
+use super::field_error::{BadValue, FieldError, go_json};
 use crate::json::Node;
+
+/// The members of apiextensions' JSONSchemaProps: a schema's other keys are dropped when the API
+/// server decodes the CRD (crd-schema-fields' findings). Listed here rather than read from the
+/// generated API tables, which the module would otherwise link only for this (a unit test holds
+/// the two equal).
+const SCHEMA_KEYS: [&str; 44] = [
+    "$ref",
+    "$schema",
+    "additionalItems",
+    "additionalProperties",
+    "allOf",
+    "anyOf",
+    "default",
+    "definitions",
+    "dependencies",
+    "description",
+    "enum",
+    "example",
+    "exclusiveMaximum",
+    "exclusiveMinimum",
+    "externalDocs",
+    "format",
+    "id",
+    "items",
+    "maxItems",
+    "maxLength",
+    "maxProperties",
+    "maximum",
+    "minItems",
+    "minLength",
+    "minProperties",
+    "minimum",
+    "multipleOf",
+    "not",
+    "nullable",
+    "oneOf",
+    "pattern",
+    "patternProperties",
+    "properties",
+    "required",
+    "title",
+    "type",
+    "uniqueItems",
+    "x-kubernetes-embedded-resource",
+    "x-kubernetes-int-or-string",
+    "x-kubernetes-list-map-keys",
+    "x-kubernetes-list-type",
+    "x-kubernetes-map-type",
+    "x-kubernetes-preserve-unknown-fields",
+    "x-kubernetes-validations",
+];
 
 /// The types a CRD schema may name (`openapiV3Types`), sorted as `sets.String.List` gives them.
 const OPENAPI_V3_TYPES: [&str; 6] = ["array", "boolean", "integer", "number", "object", "string"];
@@ -49,8 +142,22 @@ struct Options {
     valid_property_type: bool,
     /// `requireMapListKeysMapSetValidation`.
     map_list_keys_map_set: bool,
+    /// `requireAtomicSetType`.
+    atomic_set_type: bool,
     /// The rules no update relaxes.
     always: bool,
+}
+
+/// What `specStandardValidatorV3` carries down the schema: whether defaults are forbidden (and
+/// why) and whether the schema applies to an object's `metadata`, `kind` or `apiVersion`.
+#[derive(Clone, Default)]
+struct Place {
+    /// The schema is the root (`isRoot`).
+    root: bool,
+    /// `isInsideResourceMeta`.
+    inside_meta: bool,
+    /// `disallowDefaultsReason`, when defaults are not allowed.
+    no_defaults: Option<String>,
 }
 
 /// The errors the API server gives `crd` (a CustomResourceDefinition of
@@ -59,8 +166,12 @@ pub fn validate(crd: &Node<'_>, old: Option<&Node<'_>>) -> Vec<FieldError> {
     let options = Options {
         valid_property_type: !old.is_some_and(|old| any_schema_breaks(old, Rule::PropertyType)),
         map_list_keys_map_set: !old.is_some_and(|old| any_schema_breaks(old, Rule::MapListKeysMapSet)),
+        atomic_set_type: !old.is_some_and(|old| any_schema_breaks(old, Rule::AtomicSetType)),
         always: true,
     };
+    // `requireStructuralSchema`: a v1 CRD that prunes (`preserveUnknownFields` false or unset;
+    // `validateCustomResourceDefinitionSpec` then requires it whatever the old CRD was).
+    let structural = crd.at(&["spec", "preserveUnknownFields"]).and_then(Node::as_bool) != Some(true);
     let mut errors = Vec::new();
     let Some(Node::Array(versions)) = crd.at(&["spec", "versions"]) else {
         return errors;
@@ -80,13 +191,60 @@ pub fn validate(crd: &Node<'_>, old: Option<&Node<'_>>) -> Vec<FieldError> {
         if hoisted {
             // One schema, validated once, at the path of the internal version.
             if i == 0 {
-                walk(schema, "spec.validation.openAPIV3Schema", &at, options, &mut errors);
+                root(
+                    schema,
+                    "spec.validation.openAPIV3Schema",
+                    &at,
+                    options,
+                    structural,
+                    &mut errors,
+                );
             }
         } else {
-            walk(schema, &at, &at, options, &mut errors);
+            root(schema, &at, &at, options, structural, &mut errors);
         }
     }
     errors
+}
+
+/// The errors of one `openAPIV3Schema`, in the order `validateCustomResourceDefinitionValidation`
+/// gives them: a `nullable` root, the structural schema's (`ValidateStructural`, sorted), the
+/// keywords' (`ValidateCustomResourceDefinitionOpenAPISchema`), and the schema that cannot be
+/// made structural only when nothing else is said.
+fn root(schema: &Node<'_>, path: &str, at: &str, options: Options, structural: bool, errors: &mut Vec<FieldError>) {
+    let before = errors.len();
+    if schema.get("nullable").and_then(Node::as_bool) == Some(true) {
+        let error = FieldError::forbidden(format!("{path}.nullable"), "nullable cannot be true at the root");
+        errors.push(at_step(error, at, ".nullable"));
+    }
+    let converts = converts(schema);
+    if structural && converts {
+        let mut found = Vec::new();
+        invariants(schema, Level::Root, path, at, &mut found);
+        found.sort_by_cached_key(ToString::to_string);
+        errors.extend(found);
+    }
+    let place = Place {
+        root: true,
+        ..Place::default()
+    };
+    walk(schema, path, at, options, &place, errors);
+    // `structuralSchemaInitErrs`: said only when nothing else is. The unsupported keywords
+    // `specStandardValidatorV3` also forbids never get here; `$schema` is the one it does not.
+    // Said only for a single offence (Go's walk meets map keys in random order), not at the
+    // root (with the status subresource, the root's own fields are refused first), and not
+    // beside CEL rules (whose keyword errors are not checked here).
+    if structural && !converts && errors.len() == before && !has_validations(schema) {
+        let mut offences = Vec::new();
+        unconvertible(schema, at, &mut offences);
+        if let [(message, offence_at)] = offences.as_slice()
+            && offence_at != at
+        {
+            let mut error = FieldError::invalid(path.to_string(), BadValue::Str(String::new()), message.clone());
+            error.at = offence_at.clone();
+            errors.push(error);
+        }
+    }
 }
 
 /// A version's `schema`, none when absent or `null`.
@@ -101,6 +259,8 @@ enum Rule {
     PropertyType,
     /// `hasInvalidMapListKeysMapSet`.
     MapListKeysMapSet,
+    /// `hasNonAtomicSetType`.
+    AtomicSetType,
 }
 
 /// Whether any schema of `crd` breaks `rule`.
@@ -111,12 +271,13 @@ fn any_schema_breaks(crd: &Node<'_>, rule: Rule) -> bool {
     let only = Options {
         valid_property_type: rule == Rule::PropertyType,
         map_list_keys_map_set: rule == Rule::MapListKeysMapSet,
+        atomic_set_type: rule == Rule::AtomicSetType,
         always: false,
     };
     versions.iter().any(|v| {
         let mut errors = Vec::new();
         if let Some(schema) = v.at(&["schema", "openAPIV3Schema"]) {
-            walk(schema, "", "", only, &mut errors);
+            walk(schema, "", "", only, &Place::default(), &mut errors);
         }
         !errors.is_empty()
     })
@@ -133,64 +294,185 @@ fn text<'n>(schema: &'n Node<'_>, key: &str) -> Option<&'n str> {
     schema.get(key).and_then(Node::as_str)
 }
 
+/// Whether a schema's member is `true`.
+fn flag(schema: &Node<'_>, key: &str) -> bool {
+    schema.get(key).and_then(Node::as_bool) == Some(true)
+}
+
+/// Whether a member is present and not `null` (a Go pointer that is set).
+fn set(schema: &Node<'_>, key: &str) -> bool {
+    schema.get(key).is_some_and(|value| !value.is_null())
+}
+
+/// Whether a member is a non-empty object (a Go map with entries).
+fn non_empty_map(schema: &Node<'_>, key: &str) -> bool {
+    schema
+        .get(key)
+        .and_then(Node::as_object)
+        .is_some_and(|entries| !entries.is_empty())
+}
+
+/// Whether a member is a non-empty list.
+fn non_empty_list(schema: &Node<'_>, key: &str) -> bool {
+    matches!(schema.get(key), Some(Node::Array(items)) if !items.is_empty())
+}
+
+/// A schema's `items` when it is one schema (an object).
+fn items_schema<'n, 'j>(schema: &'n Node<'j>) -> Option<&'n Node<'j>> {
+    schema.get("items").filter(|items| matches!(items, Node::Object(_)))
+}
+
 /// Checks `schema` (at `path` as the API server names it, at `at` in the manifest) and every
 /// schema it holds, as `ValidateCustomResourceDefinitionOpenAPISchema` recurses.
-fn walk(schema: &Node<'_>, path: &str, at: &str, options: Options, errors: &mut Vec<FieldError>) {
+fn walk(schema: &Node<'_>, path: &str, at: &str, options: Options, place: &Place, errors: &mut Vec<FieldError>) {
+    let mut push = |error: FieldError, step: &str| errors.push(at_step(error, at, step));
     let kind = text(schema, "type").unwrap_or_default();
+    // `specStandardValidatorV3.validate`.
     if options.valid_property_type && !kind.is_empty() && !OPENAPI_V3_TYPES.contains(&kind) {
         let valid: Vec<String> = OPENAPI_V3_TYPES.iter().map(|t| t.to_string()).collect();
         let error = FieldError::not_supported(format!("{path}.type"), BadValue::Str(kind.to_string()), &valid);
-        errors.push(at_step(error, at, ".type"));
+        push(error, ".type");
     }
-    if options.always && schema.get("uniqueItems").and_then(Node::as_bool) == Some(true) {
-        let error = FieldError::forbidden(
-            format!("{path}.uniqueItems"),
-            "uniqueItems cannot be set to true since the runtime complexity becomes quadratic",
-        );
-        errors.push(at_step(error, at, ".uniqueItems"));
+    if options.always {
+        if let Some(reason) = &place.no_defaults
+            && set(schema, "default")
+        {
+            push(
+                FieldError::forbidden(format!("{path}.default"), format!("must not be set {reason}")),
+                ".default",
+            );
+        }
+        let unsupported = [
+            ("id", !text(schema, "id").unwrap_or_default().is_empty()),
+            ("additionalItems", set(schema, "additionalItems")),
+            ("patternProperties", non_empty_map(schema, "patternProperties")),
+            ("definitions", non_empty_map(schema, "definitions")),
+            ("dependencies", set(schema, "dependencies")),
+            ("$ref", set(schema, "$ref")),
+        ];
+        for (keyword, _) in unsupported.iter().filter(|(_, found)| *found) {
+            let step = format!(".{keyword}");
+            push(
+                FieldError::forbidden(format!("{path}{step}"), format!("{keyword} is not supported")),
+                &step,
+            );
+        }
+        if kind == "null" {
+            push(
+                FieldError::forbidden(
+                    format!("{path}.type"),
+                    "type cannot be set to null, use nullable as an alternative",
+                ),
+                ".type",
+            );
+        }
+        if non_empty_list(schema, "items") {
+            push(
+                FieldError::forbidden(
+                    format!("{path}.items"),
+                    "items must be a schema object and not an array",
+                ),
+                ".items",
+            );
+        }
+        if place.inside_meta && flag(schema, "x-kubernetes-embedded-resource") {
+            let step = ".x-kubernetes-embedded-resource";
+            push(
+                FieldError::forbidden(format!("{path}{step}"), "must not be used inside of resource meta"),
+                step,
+            );
+        }
+        if flag(schema, "uniqueItems") {
+            push(
+                FieldError::forbidden(
+                    format!("{path}.uniqueItems"),
+                    "uniqueItems cannot be set to true since the runtime complexity becomes quadratic",
+                ),
+                ".uniqueItems",
+            );
+        }
+        // `additionalProperties: true` beside properties means nothing; `false` or a schema
+        // contradicts them.
+        if non_empty_map(schema, "properties")
+            && matches!(
+                schema.get("additionalProperties"),
+                Some(Node::Object(_) | Node::Bool(false))
+            )
+        {
+            push(
+                FieldError::forbidden(
+                    format!("{path}.additionalProperties"),
+                    "additionalProperties and properties are mutual exclusive",
+                ),
+                ".additionalProperties",
+            );
+        }
     }
-    let mut child = |node: &Node<'_>, step: &str| {
+    let mut child = |node: &Node<'_>, step: &str, place: &Place| {
         if matches!(node, Node::Object(_)) {
-            walk(node, &format!("{path}{step}"), &format!("{at}{step}"), options, errors);
+            walk(
+                node,
+                &format!("{path}{step}"),
+                &format!("{at}{step}"),
+                options,
+                place,
+                errors,
+            );
         }
     };
+    let inner = Place {
+        root: false,
+        ..place.clone()
+    };
     if let Some(node) = schema.get("additionalProperties") {
-        child(node, ".additionalProperties");
+        let mut sub = inner.clone();
+        if place.inside_meta {
+            // Pruning without a value is ambiguous there.
+            sub.no_defaults = Some("inside additionalProperties applying to object metadata".to_string());
+        }
+        child(node, ".additionalProperties", &sub);
     }
-    for keyed in ["properties"] {
-        if let Some(entries) = schema.get(keyed).and_then(Node::as_object) {
-            for (key, value) in entries {
-                child(value, &format!(".{keyed}[{key}]"));
+    if let Some(entries) = schema.get("properties").and_then(Node::as_object) {
+        for (key, value) in entries {
+            let mut sub = inner.clone();
+            if (place.root || flag(schema, "x-kubernetes-embedded-resource"))
+                && matches!(key.as_ref(), "metadata" | "kind" | "apiVersion")
+            {
+                sub.inside_meta = true;
+                if place.root {
+                    sub.no_defaults = Some(format!("in top-level {key}"));
+                }
             }
+            child(value, &format!(".properties[{key}]"), &sub);
         }
     }
     if let Some(node) = schema.get("not") {
-        child(node, ".not");
+        child(node, ".not", &inner);
     }
     for listed in ["allOf", "oneOf", "anyOf"] {
         if let Some(Node::Array(items)) = schema.get(listed) {
             for (i, item) in items.iter().enumerate() {
-                child(item, &format!(".{listed}[{i}]"));
+                child(item, &format!(".{listed}[{i}]"), &inner);
             }
         }
     }
     if let Some(entries) = schema.get("definitions").and_then(Node::as_object) {
         for (key, value) in entries {
-            child(value, &format!(".definitions[{key}]"));
+            child(value, &format!(".definitions[{key}]"), &inner);
         }
     }
     match schema.get("items") {
         Some(Node::Array(items)) => {
             for (i, item) in items.iter().enumerate() {
-                child(item, &format!(".items[{i}]"));
+                child(item, &format!(".items[{i}]"), &inner);
             }
         }
-        Some(items) => child(items, ".items"),
+        Some(items) => child(items, ".items", &inner),
         None => {}
     }
     if let Some(entries) = schema.get("dependencies").and_then(Node::as_object) {
         for (key, value) in entries {
-            child(value, &format!(".dependencies[{key}]"));
+            child(value, &format!(".dependencies[{key}]"), &inner);
         }
     }
     extensions(schema, path, at, options, errors);
@@ -198,37 +480,89 @@ fn walk(schema: &Node<'_>, path: &str, at: &str, options: Options, errors: &mut 
 
 /// The errors of a schema's Kubernetes extensions, after those of the schemas it holds.
 fn extensions(schema: &Node<'_>, path: &str, at: &str, options: Options, errors: &mut Vec<FieldError>) {
-    let mut push = |error: FieldError, step: &str| errors.push(at_step(error, at, step));
-    if options.always
-        && schema
+    let mut local = Vec::new();
+    let mut push = |error: FieldError, step: &str| local.push(at_step(error, at, step));
+    let kind = text(schema, "type").unwrap_or_default();
+    let map_type = text(schema, "x-kubernetes-map-type");
+    let list_type = text(schema, "x-kubernetes-list-type");
+    let items = items_schema(schema);
+    // A list or a map type on a schema of another type: `Required` when the type is empty.
+    let other_type = |expected: &str, keyword: &str| {
+        let detail = format!("must be {expected} if {keyword} is specified");
+        if kind.is_empty() {
+            FieldError::required(format!("{path}.type"), detail)
+        } else {
+            FieldError::invalid(format!("{path}.type"), BadValue::Str(kind.to_string()), detail)
+        }
+    };
+    if options.always {
+        if schema
             .get("x-kubernetes-preserve-unknown-fields")
             .and_then(Node::as_bool)
             == Some(false)
-    {
-        let step = ".x-kubernetes-preserve-unknown-fields";
-        push(
-            FieldError::invalid(
-                format!("{path}{step}"),
-                BadValue::Bool(false),
-                "must be true or undefined",
-            ),
-            step,
-        );
+        {
+            let step = ".x-kubernetes-preserve-unknown-fields";
+            push(
+                FieldError::invalid(
+                    format!("{path}{step}"),
+                    BadValue::Bool(false),
+                    "must be true or undefined",
+                ),
+                step,
+            );
+        }
+        if map_type.is_some() && kind != "object" {
+            push(other_type("object", "x-kubernetes-map-type"), ".type");
+        }
+        if let Some(map_type) = map_type
+            && !matches!(map_type, "atomic" | "granular")
+        {
+            let step = ".x-kubernetes-map-type";
+            let valid = ["atomic".to_string(), "granular".to_string()];
+            push(
+                FieldError::not_supported(format!("{path}{step}"), BadValue::Str(map_type.to_string()), &valid),
+                step,
+            );
+        }
     }
-    if let Some(map_type) = text(schema, "x-kubernetes-map-type")
-        && options.always
-        && !matches!(map_type, "atomic" | "granular")
+    if list_type.is_some() && kind != "array" {
+        if options.always {
+            push(other_type("array", "x-kubernetes-list-type"), ".type");
+        }
+    } else if options.atomic_set_type
+        && list_type == Some("set")
+        && let Some(items) = items
     {
-        let step = ".x-kubernetes-map-type";
-        let valid = ["atomic".to_string(), "granular".to_string()];
-        push(
-            FieldError::not_supported(format!("{path}{step}"), BadValue::Str(map_type.to_string()), &valid),
-            step,
-        );
+        // The items of a set are compared whole: a list or a map among them must be atomic. The
+        // value printed is the items' list type (the source passes it for both).
+        let items_list_type = items.get("x-kubernetes-list-type").filter(|t| !t.is_null());
+        let value = BadValue::Json(items_list_type.map_or_else(|| "null".to_string(), go_json));
+        let detail = "must be atomic as item of a list with x-kubernetes-list-type=set";
+        match text(items, "type") {
+            Some("array") if items_list_type.is_some() && text(items, "x-kubernetes-list-type") != Some("atomic") => {
+                let step = ".items.x-kubernetes-list-type";
+                push(FieldError::invalid(format!("{path}{step}"), value, detail), step);
+            }
+            Some("object") if text(items, "x-kubernetes-map-type") != Some("atomic") => {
+                let step = ".items.x-kubernetes-map-type";
+                push(FieldError::invalid(format!("{path}{step}"), value, detail), step);
+            }
+            _ => {}
+        }
     }
+    if options.always {
+        list_keywords(schema, path, &mut push);
+    }
+    errors.extend(local);
+    map_list_keys_map_set(schema, path, at, options, errors);
+}
+
+/// The list keywords' own rules (an unsupported list type, map keys without a map list, a map
+/// list without keys or without an object schema of scalar keys).
+fn list_keywords(schema: &Node<'_>, path: &str, push: &mut impl FnMut(FieldError, &str)) {
     let list_type = text(schema, "x-kubernetes-list-type");
+    let items = items_schema(schema);
     if let Some(list_type) = list_type
-        && options.always
         && !matches!(list_type, "atomic" | "set" | "map")
     {
         let step = ".x-kubernetes-list-type";
@@ -238,15 +572,122 @@ fn extensions(schema: &Node<'_>, path: &str, at: &str, options: Options, errors:
             step,
         );
     }
-    // `validateMapListKeysMapSet`.
-    let items = schema.get("items").filter(|items| matches!(items, Node::Object(_)));
+    let keys: Vec<&str> = match schema.get("x-kubernetes-list-map-keys") {
+        Some(Node::Array(keys)) => keys.iter().filter_map(Node::as_str).collect(),
+        _ => Vec::new(),
+    };
+    let keys_value = || {
+        BadValue::Json(
+            schema
+                .get("x-kubernetes-list-map-keys")
+                .map_or_else(String::new, go_json),
+        )
+    };
+    if !keys.is_empty() && list_type != Some("map") {
+        let step = ".x-kubernetes-list-type";
+        let detail = "must be map if x-kubernetes-list-map-keys is non-empty";
+        push(
+            match list_type {
+                None => FieldError::required(format!("{path}{step}"), detail),
+                Some(other) => FieldError::invalid(format!("{path}{step}"), BadValue::Str(other.to_string()), detail),
+            },
+            step,
+        );
+    }
+    if list_type == Some("map") {
+        if keys.is_empty() {
+            let step = ".x-kubernetes-list-map-keys";
+            push(
+                FieldError::required(
+                    format!("{path}{step}"),
+                    "must not be empty if x-kubernetes-list-type is map",
+                ),
+                step,
+            );
+        }
+        // `items: []` decodes to no items. A list of schemas is refused as well ("must only have
+        // a single schema"), with a value printed from the internal type: not said here.
+        if !set(schema, "items") || matches!(schema.get("items"), Some(Node::Array(list)) if list.is_empty()) {
+            push(
+                FieldError::required(
+                    format!("{path}.items"),
+                    "must have a schema if x-kubernetes-list-type is map",
+                ),
+                ".items",
+            );
+        }
+        if let Some(items) = items {
+            let items_type = text(items, "type").unwrap_or_default();
+            if items_type != "object" {
+                let step = ".items.type";
+                push(
+                    FieldError::invalid(
+                        format!("{path}{step}"),
+                        BadValue::Str(items_type.to_string()),
+                        "must be object if parent array's x-kubernetes-list-type is map",
+                    ),
+                    step,
+                );
+            } else {
+                let mut seen: Vec<&str> = Vec::new();
+                for key in &keys {
+                    match items.get("properties").and_then(|p| p.get(key)) {
+                        Some(property) => {
+                            if matches!(text(property, "type"), Some("array" | "object")) {
+                                // The value printed is the items' type, as the source passes it.
+                                let step = format!(".items.properties[{key}].type");
+                                push(
+                                    FieldError::invalid(
+                                        format!("{path}{step}"),
+                                        BadValue::Str(items_type.to_string()),
+                                        "must be a scalar type if parent array's x-kubernetes-list-type is map",
+                                    ),
+                                    &step,
+                                );
+                            }
+                        }
+                        None => {
+                            let step = ".x-kubernetes-list-map-keys";
+                            push(
+                                FieldError::invalid(
+                                    format!("{path}{step}"),
+                                    keys_value(),
+                                    "entries must all be names of item properties",
+                                ),
+                                step,
+                            );
+                        }
+                    }
+                    if seen.contains(key) {
+                        let step = ".x-kubernetes-list-map-keys";
+                        push(
+                            FieldError::invalid(
+                                format!("{path}{step}"),
+                                keys_value(),
+                                "must not contain duplicate entries",
+                            ),
+                            step,
+                        );
+                    }
+                    seen.push(key);
+                }
+            }
+        }
+    }
+}
+
+/// `validateMapListKeysMapSet`: the items of a `set` or `map` list and the keys of a `map` list.
+fn map_list_keys_map_set(schema: &Node<'_>, path: &str, at: &str, options: Options, errors: &mut Vec<FieldError>) {
+    let mut push = |error: FieldError, step: &str| errors.push(at_step(error, at, step));
     if !options.map_list_keys_map_set {
         return;
     }
-    let (Some(list_type @ ("set" | "map")), Some(items)) = (list_type, items) else {
+    let (Some(list_type @ ("set" | "map")), Some(items)) =
+        (text(schema, "x-kubernetes-list-type"), items_schema(schema))
+    else {
         return;
     };
-    if items.get("nullable").and_then(Node::as_bool) == Some(true) {
+    if flag(items, "nullable") {
         let step = ".items.nullable";
         push(
             FieldError::forbidden(
@@ -270,8 +711,7 @@ fn extensions(schema: &Node<'_>, path: &str, at: &str, options: Options, errors:
         let Some(property) = items.get("properties").and_then(|p| p.get(key)) else {
             continue;
         };
-        let has_default = property.get("default").is_some_and(|d| !d.is_null());
-        if !required.contains(&key) && !has_default {
+        if !required.contains(&key) && !set(property, "default") {
             let step = format!(".items.properties[{key}].default");
             push(
                 FieldError::required(
@@ -281,7 +721,7 @@ fn extensions(schema: &Node<'_>, path: &str, at: &str, options: Options, errors:
                 &step,
             );
         }
-        if property.get("nullable").and_then(Node::as_bool) == Some(true) {
+        if flag(property, "nullable") {
             let step = format!(".items.properties[{key}].nullable");
             push(
                 FieldError::forbidden(
@@ -292,6 +732,417 @@ fn extensions(schema: &Node<'_>, path: &str, at: &str, options: Options, errors:
             );
         }
     }
+}
+
+/// The schemas `NewStructural` converts a schema's children into, each with its step: the
+/// properties, one `items` schema, an `additionalProperties` schema, and the value validations'
+/// `allOf`, `anyOf`, `oneOf` and `not`.
+fn structural_children<'n, 'j>(schema: &'n Node<'j>) -> Vec<(String, &'n Node<'j>)> {
+    let mut children = Vec::new();
+    if let Some(items) = items_schema(schema) {
+        children.push((".items".to_string(), items));
+    }
+    if let Some(entries) = schema.get("properties").and_then(Node::as_object) {
+        for (key, value) in entries {
+            children.push((format!(".properties[{key}]"), value));
+        }
+    }
+    if let Some(node @ Node::Object(_)) = schema.get("additionalProperties") {
+        children.push((".additionalProperties".to_string(), node));
+    }
+    for listed in ["anyOf", "allOf", "oneOf"] {
+        if let Some(Node::Array(items)) = schema.get(listed) {
+            for (i, item) in items.iter().enumerate() {
+                children.push((format!(".{listed}[{i}]"), item));
+            }
+        }
+    }
+    if let Some(node @ Node::Object(_)) = schema.get("not") {
+        children.push((".not".to_string(), node));
+    }
+    children
+}
+
+/// What `NewStructural` refuses in one schema (`validateUnsupportedFields`, a list of `items`,
+/// `newExtensions`), in its order.
+fn unsupported(schema: &Node<'_>) -> Option<&'static str> {
+    let named = |key: &str| !text(schema, key).unwrap_or_default().is_empty();
+    [
+        (named("id"), "OpenAPIV3Schema 'id' is not supported"),
+        (named("$schema"), "OpenAPIV3Schema 'schema' is not supported"),
+        (named("$ref"), "OpenAPIV3Schema '$ref' is not supported"),
+        (
+            non_empty_map(schema, "patternProperties"),
+            "OpenAPIV3Schema 'patternProperties' is not supported",
+        ),
+        (
+            non_empty_map(schema, "dependencies"),
+            "OpenAPIV3Schema 'dependencies' is not supported",
+        ),
+        (
+            set(schema, "additionalItems"),
+            "OpenAPIV3Schema 'additionalItems' is not supported",
+        ),
+        (
+            non_empty_map(schema, "definitions"),
+            "OpenAPIV3Schema 'definitions' is not supported",
+        ),
+        (
+            non_empty_list(schema, "items"),
+            "OpenAPIV3Schema 'items' must be a schema, but is an array",
+        ),
+        (
+            schema
+                .get("x-kubernetes-preserve-unknown-fields")
+                .and_then(Node::as_bool)
+                == Some(false),
+            "internal error: 'x-kubernetes-preserve-unknown-fields' must be true or undefined",
+        ),
+    ]
+    .into_iter()
+    .find_map(|(found, message)| found.then_some(message))
+}
+
+/// Whether `NewStructural` converts the schema (nothing in it is [`unsupported`]).
+fn converts(schema: &Node<'_>) -> bool {
+    unsupported(schema).is_none()
+        && structural_children(schema)
+            .into_iter()
+            .all(|(_, child)| converts(child))
+}
+
+/// Every schema `NewStructural` refuses, with its message and where it is.
+fn unconvertible(schema: &Node<'_>, at: &str, offences: &mut Vec<(String, String)>) {
+    if let Some(message) = unsupported(schema) {
+        offences.push((message.to_string(), at.to_string()));
+    }
+    for (step, child) in structural_children(schema) {
+        unconvertible(child, &format!("{at}{step}"), offences);
+    }
+}
+
+/// Whether the schema or one it holds has CEL rules.
+fn has_validations(schema: &Node<'_>) -> bool {
+    set(schema, "x-kubernetes-validations")
+        || structural_children(schema)
+            .into_iter()
+            .any(|(_, child)| has_validations(child))
+}
+
+/// Where a schema is in the structural tree (`level`).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Level {
+    /// `rootLevel`.
+    Root,
+    /// `itemLevel`.
+    Item,
+    /// `fieldLevel`.
+    Field,
+}
+
+/// Whether an `anyOf` is the int-or-string pattern (`[{type: integer}, {type: string}]`), or
+/// could be: its two schemas of those types, whatever else they hold (then its errors are not
+/// said, as the pattern's exact match is not re-checked here).
+fn int_or_string_like(any_of: Option<&Node<'_>>) -> bool {
+    matches!(any_of, Some(Node::Array(items)) if items.len() == 2
+        && text(&items[0], "type") == Some("integer")
+        && text(&items[1], "type") == Some("string"))
+}
+
+/// `validateStructuralInvariants`: the structural schema's rules for `schema`, at `level`.
+fn invariants(schema: &Node<'_>, level: Level, path: &str, at: &str, errors: &mut Vec<FieldError>) {
+    let kind = text(schema, "type").unwrap_or_default();
+    let embedded = flag(schema, "x-kubernetes-embedded-resource");
+    let int_or_string = flag(schema, "x-kubernetes-int-or-string");
+    let preserve = flag(schema, "x-kubernetes-preserve-unknown-fields");
+    let additional = set(schema, "additionalProperties");
+    let mut local = Vec::new();
+    let mut push = |error: FieldError, step: &str| local.push(at_step(error, at, step));
+    if kind == "array" && items_schema(schema).is_none() {
+        push(
+            FieldError::required(format!("{path}.items"), "must be specified"),
+            ".items",
+        );
+    }
+    if additional && level == Level::Root {
+        push(
+            FieldError::forbidden(format!("{path}.additionalProperties"), "must not be used at the root"),
+            ".additionalProperties",
+        );
+    }
+    // `validateExtensions`.
+    if int_or_string && preserve {
+        let step = ".x-kubernetes-preserve-unknown-fields";
+        push(
+            FieldError::invalid(
+                format!("{path}{step}"),
+                BadValue::Bool(true),
+                "must be false if x-kubernetes-int-or-string is true",
+            ),
+            step,
+        );
+    }
+    if int_or_string && embedded {
+        let step = ".x-kubernetes-embedded-resource";
+        push(
+            FieldError::invalid(
+                format!("{path}{step}"),
+                BadValue::Bool(true),
+                "must be false if x-kubernetes-int-or-string is true",
+            ),
+            step,
+        );
+    }
+    if embedded && kind != "object" {
+        let detail = "must be object if x-kubernetes-embedded-resource is true";
+        push(
+            if kind.is_empty() {
+                FieldError::required(format!("{path}.type"), detail)
+            } else {
+                FieldError::invalid(format!("{path}.type"), BadValue::Str(kind.to_string()), detail)
+            },
+            ".type",
+        );
+    } else if kind.is_empty() && !int_or_string && !preserve {
+        let detail = match level {
+            Level::Root => "must not be empty at the root",
+            Level::Item => "must not be empty for specified array items",
+            Level::Field => "must not be empty for specified object fields",
+        };
+        push(FieldError::required(format!("{path}.type"), detail), ".type");
+    }
+    if embedded && additional {
+        push(
+            FieldError::forbidden(
+                format!("{path}.additionalProperties"),
+                "must not be used if x-kubernetes-embedded-resource is set",
+            ),
+            ".additionalProperties",
+        );
+    }
+    if level == Level::Root && !kind.is_empty() && kind != "object" {
+        push(
+            FieldError::invalid(
+                format!("{path}.type"),
+                BadValue::Str(kind.to_string()),
+                "must be object at the root",
+            ),
+            ".type",
+        );
+    }
+    let properties = schema.get("properties");
+    let check_metadata = level == Level::Root || embedded;
+    for name in ["kind", "apiVersion"] {
+        if let Some(property) = properties.and_then(|p| p.get(name))
+            && check_metadata
+        {
+            let property_type = text(property, "type").unwrap_or_default();
+            if property_type != "string" {
+                let step = format!(".properties[{name}].type");
+                push(
+                    FieldError::invalid(
+                        format!("{path}{step}"),
+                        BadValue::Str(property_type.to_string()),
+                        "must be string",
+                    ),
+                    &step,
+                );
+            }
+        }
+    }
+    if let Some(metadata) = properties.and_then(|p| p.get("metadata")) {
+        let metadata_type = text(metadata, "type").unwrap_or_default();
+        if check_metadata && metadata_type != "object" {
+            let step = ".properties[metadata].type";
+            push(
+                FieldError::invalid(
+                    format!("{path}{step}"),
+                    BadValue::Str(metadata_type.to_string()),
+                    "must be object",
+                ),
+                step,
+            );
+        }
+        if level == Level::Root && specifies_more_than_names(metadata) {
+            push(
+                FieldError::forbidden(
+                    format!("{path}.properties[metadata]"),
+                    "must not specify anything other than name and generateName, but metadata is implicitly specified",
+                ),
+                ".properties[metadata]",
+            );
+        }
+    }
+    if embedded && !preserve && !non_empty_map(schema, "properties") {
+        push(
+            FieldError::required(
+                format!("{path}.properties"),
+                "must not be empty if x-kubernetes-embedded-resource is true without x-kubernetes-preserve-unknown-fields",
+            ),
+            ".properties",
+        );
+    }
+    errors.extend(local);
+    if let Some(items) = items_schema(schema) {
+        invariants(
+            items,
+            Level::Item,
+            &format!("{path}.items"),
+            &format!("{at}.items"),
+            errors,
+        );
+    }
+    if let Some(entries) = properties.and_then(Node::as_object) {
+        for (key, value) in entries {
+            let step = format!(".properties[{key}]");
+            invariants(
+                value,
+                Level::Field,
+                &format!("{path}{step}"),
+                &format!("{at}{step}"),
+                errors,
+            );
+        }
+    }
+    if let Some(node @ Node::Object(_)) = schema.get("additionalProperties") {
+        let step = ".additionalProperties";
+        invariants(
+            node,
+            Level::Field,
+            &format!("{path}{step}"),
+            &format!("{at}{step}"),
+            errors,
+        );
+    }
+    value_validation(schema, false, path, at, errors);
+}
+
+/// `validateValueValidation`: the `anyOf`, `allOf`, `oneOf` and `not` of a schema, each of which
+/// may only restrict values (`validateNestedValueValidation`). A `pattern` Go's `regexp` refuses
+/// is not said (its message is Go's parser's).
+fn value_validation(schema: &Node<'_>, skip_any_of: bool, path: &str, at: &str, errors: &mut Vec<FieldError>) {
+    let any_of = schema.get("anyOf");
+    if !skip_any_of
+        && !int_or_string_like(any_of)
+        && let Some(Node::Array(items)) = any_of
+    {
+        for (i, item) in items.iter().enumerate() {
+            let step = format!(".anyOf[{i}]");
+            nested(item, false, &format!("{path}{step}"), &format!("{at}{step}"), errors);
+        }
+    }
+    if let Some(Node::Array(items)) = schema.get("allOf") {
+        for (i, item) in items.iter().enumerate() {
+            let step = format!(".allOf[{i}]");
+            let skip = i == 0 && int_or_string_like(item.get("anyOf"));
+            nested(item, skip, &format!("{path}{step}"), &format!("{at}{step}"), errors);
+        }
+    }
+    if let Some(Node::Array(items)) = schema.get("oneOf") {
+        for (i, item) in items.iter().enumerate() {
+            let step = format!(".oneOf[{i}]");
+            nested(item, false, &format!("{path}{step}"), &format!("{at}{step}"), errors);
+        }
+    }
+    if let Some(node @ Node::Object(_)) = schema.get("not") {
+        nested(node, false, &format!("{path}.not"), &format!("{at}.not"), errors);
+    }
+}
+
+/// `validateNestedValueValidation`: a schema under `anyOf`, `allOf`, `oneOf` or `not` states no
+/// type, default, title, description, nullability, extension or CEL rule, nor `metadata`.
+fn nested(schema: &Node<'_>, skip_any_of: bool, path: &str, at: &str, errors: &mut Vec<FieldError>) {
+    if !matches!(schema, Node::Object(_)) {
+        return;
+    }
+    value_validation(schema, skip_any_of, path, at, errors);
+    if let Some(items) = items_schema(schema) {
+        nested(items, false, &format!("{path}.items"), &format!("{at}.items"), errors);
+    }
+    if let Some(entries) = schema.get("properties").and_then(Node::as_object) {
+        for (key, value) in entries {
+            let step = format!(".properties[{key}]");
+            nested(value, false, &format!("{path}{step}"), &format!("{at}{step}"), errors);
+        }
+    }
+    let mut push = |step: &str, detail: &str| {
+        errors.push(at_step(
+            FieldError::forbidden(format!("{path}{step}"), detail),
+            at,
+            step,
+        ));
+    };
+    let empty = "must be empty to be structural";
+    let undefined = "must be undefined to be structural";
+    let unset = "must be false to be structural";
+    if !text(schema, "type").unwrap_or_default().is_empty() {
+        push(".type", empty);
+    }
+    if let Some(Node::Object(_) | Node::Bool(true)) = schema.get("additionalProperties") {
+        push(".additionalProperties", undefined);
+    }
+    if set(schema, "default") {
+        push(".default", undefined);
+    }
+    for (key, detail) in [("title", empty), ("description", empty)] {
+        if !text(schema, key).unwrap_or_default().is_empty() {
+            push(&format!(".{key}"), detail);
+        }
+    }
+    for key in [
+        "nullable",
+        "x-kubernetes-preserve-unknown-fields",
+        "x-kubernetes-embedded-resource",
+        "x-kubernetes-int-or-string",
+    ] {
+        if flag(schema, key) {
+            push(&format!(".{key}"), unset);
+        }
+    }
+    if non_empty_list(schema, "x-kubernetes-list-map-keys") {
+        push(".x-kubernetes-list-map-keys", empty);
+    }
+    for key in ["x-kubernetes-list-type", "x-kubernetes-map-type"] {
+        if set(schema, key) {
+            push(&format!(".{key}"), undefined);
+        }
+    }
+    if non_empty_list(schema, "x-kubernetes-validations") {
+        push(".x-kubernetes-validations", empty);
+    }
+    if schema.get("properties").and_then(|p| p.get("metadata")).is_some() {
+        push(".properties[metadata]", "must not be specified in a nested context");
+    }
+}
+
+/// Whether the root's `metadata` schema says more than its type, its default and the schemas of
+/// `name` and `generateName` (`validateStructuralMetadataInvariants`). Only members whose Go value
+/// is certainly set count (a non-empty string or collection, `true`, a number): an empty list or
+/// object, whose decoded form (nil or empty) the comparison tells apart, is not said.
+fn specifies_more_than_names(metadata: &Node<'_>) -> bool {
+    let Some(entries) = metadata.as_object() else {
+        return false;
+    };
+    entries.iter().any(|(key, value)| {
+        if matches!(key.as_ref(), "type" | "default") || !SCHEMA_KEYS.contains(&key.as_ref()) {
+            return false;
+        }
+        if key == "properties" {
+            let names: Vec<&str> = value
+                .as_object()
+                .map(|entries| entries.iter().map(|(k, _)| k.as_ref()).collect())
+                .unwrap_or_default();
+            return names.iter().any(|name| !matches!(*name, "name" | "generateName"));
+        }
+        match value {
+            Node::Str(s) => !s.is_empty(),
+            Node::Bool(b) => *b,
+            Node::Array(items) => !items.is_empty(),
+            Node::Object(entries) => !entries.is_empty(),
+            Node::Null => false,
+            other => other.number().is_some(),
+        }
+    })
 }
 
 /// Whether two JSON values are equal as decoded values: objects whatever their keys' order (the
@@ -368,11 +1219,16 @@ mod tests {
             errors(&crd(&[version("v1", "strign"), version("v2", "strign")]), None).len(),
             1
         );
-        // Valid types, and no type at all, are accepted.
-        for valid in OPENAPI_V3_TYPES {
-            assert!(errors(&crd(&[version("v1", valid)]), None).is_empty(), "{valid}");
+        // Valid types, and no type at all, are not this rule's (an array without items and a
+        // field without a type are the structural schema's).
+        for valid in OPENAPI_V3_TYPES.into_iter().chain([""]) {
+            let found = errors(&crd(&[version("v1", valid)]), None);
+            assert!(
+                found.iter().all(|(text, _)| !text.contains("Unsupported")),
+                "{valid}: {found:?}"
+            );
         }
-        assert!(errors(&crd(&[version("v1", "")]), None).is_empty());
+        assert!(errors(&crd(&[version("v1", "string")]), None).is_empty());
     }
 
     #[test]
@@ -397,6 +1253,7 @@ mod tests {
         let crd = format!(r#"{{"spec":{{"versions":[{{"name":"v1","schema":{{"openAPIV3Schema":{schema}}}}}]}}}}"#);
         let fields: Vec<String> = errors(&crd, None)
             .into_iter()
+            .filter(|(text, _)| text.contains("Unsupported"))
             .map(|(text, _)| text.split(':').next().unwrap().to_string())
             .collect();
         assert_eq!(
@@ -447,11 +1304,11 @@ mod tests {
             ]
         );
         let valid = with_spec(
-            r#"{"type":"object","x-kubernetes-preserve-unknown-fields":true,"properties":{"l":{"type":"array","uniqueItems":false}}}"#,
+            r#"{"type":"object","x-kubernetes-preserve-unknown-fields":true,"properties":{"l":{"type":"array","uniqueItems":false,"items":{"type":"string"}}}}"#,
         );
         assert!(errors(&valid, None).is_empty());
         // No update relaxes them.
-        let old = with_spec(r#"{"type":"array","uniqueItems":true}"#);
+        let old = with_spec(r#"{"type":"array","uniqueItems":true,"items":{"type":"string"}}"#);
         assert_eq!(errors(&old, Some(&old)).len(), 1);
     }
 
@@ -530,5 +1387,272 @@ mod tests {
         assert!(errors(&crd(&[version("v1", "strign")]), Some(&old)).is_empty());
         let valid_before = crd(&[version("v1", "string")]);
         assert_eq!(errors(&crd(&[version("v1", "strign")]), Some(&valid_before)).len(), 1);
+    }
+
+    /// The texts of the errors of a CRD of one version whose root schema is `root`.
+    fn root_errors(root: &str, old: Option<&str>) -> Vec<String> {
+        let crd = |root: &str| {
+            format!(r#"{{"spec":{{"versions":[{{"name":"v1","schema":{{"openAPIV3Schema":{root}}}}}]}}}}"#)
+        };
+        errors(&crd(root), old.map(crd).as_deref())
+            .into_iter()
+            .map(|(text, _)| text)
+            .collect()
+    }
+
+    #[test]
+    fn a_set_of_maps_or_lists_must_be_of_atomic_items_unless_the_old_crd_had_one() {
+        let set = |items: &str| {
+            format!(
+                r#"{{"type":"object","properties":{{"s":{{"type":"array","x-kubernetes-list-type":"set","items":{items}}}}}}}"#
+            )
+        };
+        let granular = set(r#"{"type":"object","properties":{"a":{"type":"string"}}}"#);
+        let of_sets = set(r#"{"type":"array","x-kubernetes-list-type":"set","items":{"type":"string"}}"#);
+        assert_eq!(
+            root_errors(&granular, None),
+            [
+                "spec.validation.openAPIV3Schema.properties[s].items.x-kubernetes-map-type: Invalid value: null: must be atomic as item of a list with x-kubernetes-list-type=set"
+            ]
+        );
+        assert_eq!(
+            root_errors(&of_sets, None),
+            [
+                r#"spec.validation.openAPIV3Schema.properties[s].items.x-kubernetes-list-type: Invalid value: "set": must be atomic as item of a list with x-kubernetes-list-type=set"#
+            ]
+        );
+        for atomic in [
+            set(r#"{"type":"object","x-kubernetes-map-type":"atomic","properties":{"a":{"type":"string"}}}"#),
+            set(r#"{"type":"array","items":{"type":"string"}}"#),
+            set(r#"{"type":"string"}"#),
+        ] {
+            assert!(root_errors(&atomic, None).is_empty(), "{atomic}");
+        }
+        // `requireAtomicSetType` is off when the old CRD had such a set, on otherwise.
+        assert!(root_errors(&granular, Some(&of_sets)).is_empty());
+        assert_eq!(root_errors(&granular, Some(&set(r#"{"type":"string"}"#))).len(), 1);
+    }
+
+    #[test]
+    fn list_and_map_types_need_their_schema_type() {
+        let found = root_errors(
+            r#"{"type":"object","properties":{"m":{"type":"array","items":{"type":"string"},"x-kubernetes-map-type":"atomic"},
+               "l":{"x-kubernetes-preserve-unknown-fields":true,"x-kubernetes-list-type":"atomic"},
+               "k":{"type":"array","items":{"type":"object","required":["a"],"properties":{"a":{"type":"string"}}},"x-kubernetes-list-map-keys":["a"]}}}"#,
+            None,
+        );
+        assert_eq!(
+            found,
+            [
+                r#"spec.validation.openAPIV3Schema.properties[m].type: Invalid value: "array": must be object if x-kubernetes-map-type is specified"#,
+                "spec.validation.openAPIV3Schema.properties[l].type: Required value: must be array if x-kubernetes-list-type is specified",
+                "spec.validation.openAPIV3Schema.properties[k].x-kubernetes-list-type: Required value: must be map if x-kubernetes-list-map-keys is non-empty",
+            ]
+        );
+    }
+
+    #[test]
+    fn a_map_list_needs_keys_and_items_of_object_type_with_those_scalar_properties() {
+        let list = |rest: &str| {
+            format!(
+                r#"{{"type":"object","properties":{{"p":{{"type":"array","x-kubernetes-list-type":"map"{rest}}}}}}}"#
+            )
+        };
+        const P: &str = "spec.validation.openAPIV3Schema.properties[p]";
+        assert_eq!(
+            root_errors(
+                &list(r#","items":{"type":"object","properties":{"a":{"type":"string"}}}"#),
+                None
+            ),
+            [format!(
+                "{P}.x-kubernetes-list-map-keys: Required value: must not be empty if x-kubernetes-list-type is map"
+            )]
+        );
+        // No items at all: the structural schema's error comes first.
+        assert_eq!(
+            root_errors(&list(r#","x-kubernetes-list-map-keys":["a"]"#), None),
+            [
+                format!("{P}.items: Required value: must be specified"),
+                format!("{P}.items: Required value: must have a schema if x-kubernetes-list-type is map"),
+            ]
+        );
+        assert_eq!(
+            root_errors(
+                &list(r#","x-kubernetes-list-map-keys":["a"],"items":{"type":"integer"}"#),
+                None
+            ),
+            [format!(
+                r#"{P}.items.type: Invalid value: "integer": must be object if parent array's x-kubernetes-list-type is map"#
+            )]
+        );
+        let keys = list(
+            r#","x-kubernetes-list-map-keys":["a","b","a","o"],"items":{"type":"object","required":["a","o"],"properties":{"a":{"type":"string"},"o":{"type":"array","items":{"type":"string"}}}}"#,
+        );
+        assert_eq!(
+            root_errors(&keys, None),
+            [
+                format!(
+                    r#"{P}.x-kubernetes-list-map-keys: Invalid value: ["a","b","a","o"]: entries must all be names of item properties"#
+                ),
+                format!(
+                    r#"{P}.x-kubernetes-list-map-keys: Invalid value: ["a","b","a","o"]: must not contain duplicate entries"#
+                ),
+                format!(
+                    r#"{P}.items.properties[o].type: Invalid value: "object": must be a scalar type if parent array's x-kubernetes-list-type is map"#
+                ),
+            ]
+        );
+        // None of these is relaxed on an update.
+        assert_eq!(root_errors(&keys, Some(&keys)).len(), 3);
+        let good = list(
+            r#","x-kubernetes-list-map-keys":["a","n"],"items":{"type":"object","required":["a","n"],"properties":{"a":{"type":"string"},"n":{"type":"integer"}}}"#,
+        );
+        assert!(root_errors(&good, None).is_empty());
+    }
+
+    #[test]
+    fn unsupported_keywords_and_a_nullable_root_are_refused() {
+        let found = root_errors(
+            r##"{"type":"object","nullable":true,"properties":{"a":{"type":"string","id":"x","$ref":"#/d"},"b":{"type":"array","items":[{"type":"string"}]},
+               "c":{"type":"null"},"d":{"type":"object","dependencies":{"e":["f"]},"definitions":{"g":{"type":"string"}},
+               "patternProperties":{"^h":{"type":"string"}},"additionalItems":true}}}"##,
+            None,
+        );
+        assert_eq!(
+            found,
+            [
+                "spec.validation.openAPIV3Schema.nullable: Forbidden: nullable cannot be true at the root",
+                "spec.validation.openAPIV3Schema.properties[a].id: Forbidden: id is not supported",
+                "spec.validation.openAPIV3Schema.properties[a].$ref: Forbidden: $ref is not supported",
+                "spec.validation.openAPIV3Schema.properties[b].items: Forbidden: items must be a schema object and not an array",
+                r#"spec.validation.openAPIV3Schema.properties[c].type: Unsupported value: "null": supported values: "array", "boolean", "integer", "number", "object", "string""#,
+                "spec.validation.openAPIV3Schema.properties[c].type: Forbidden: type cannot be set to null, use nullable as an alternative",
+                "spec.validation.openAPIV3Schema.properties[d].additionalItems: Forbidden: additionalItems is not supported",
+                "spec.validation.openAPIV3Schema.properties[d].patternProperties: Forbidden: patternProperties is not supported",
+                "spec.validation.openAPIV3Schema.properties[d].definitions: Forbidden: definitions is not supported",
+                "spec.validation.openAPIV3Schema.properties[d].dependencies: Forbidden: dependencies is not supported",
+            ]
+        );
+        // Empty maps are no keywords; `nullable: false` at the root is fine.
+        assert!(
+            root_errors(
+                r#"{"type":"object","nullable":false,"definitions":{},"patternProperties":{}}"#,
+                None
+            )
+            .is_empty()
+        );
+    }
+
+    #[test]
+    fn defaults_are_forbidden_in_top_level_metadata_and_additional_properties_beside_properties() {
+        let found = root_errors(
+            r#"{"type":"object","properties":{"metadata":{"type":"object","default":{}},"kind":{"type":"string","default":"W"},
+               "spec":{"type":"object","properties":{"a":{"type":"string","default":"x"}},"additionalProperties":false},
+               "m":{"type":"object","properties":{"a":{"type":"string"}},"additionalProperties":true}}}"#,
+            None,
+        );
+        assert_eq!(
+            found,
+            [
+                "spec.validation.openAPIV3Schema.properties[metadata].default: Forbidden: must not be set in top-level metadata",
+                "spec.validation.openAPIV3Schema.properties[kind].default: Forbidden: must not be set in top-level kind",
+                "spec.validation.openAPIV3Schema.properties[spec].additionalProperties: Forbidden: additionalProperties and properties are mutual exclusive",
+            ]
+        );
+    }
+
+    #[test]
+    fn structural_schema_errors_come_first_sorted_and_only_when_the_schema_converts() {
+        let schema = r#"{"type":"object","properties":{"z":{"description":"x"},"a":{"type":"array"},
+           "o":{"type":"string","oneOf":[{"type":"string","x-kubernetes-list-type":"set"}],"not":{"title":"t","properties":{"metadata":{}}}}}}"#;
+        assert_eq!(
+            root_errors(schema, None),
+            [
+                "spec.validation.openAPIV3Schema.properties[a].items: Required value: must be specified",
+                "spec.validation.openAPIV3Schema.properties[o].not.properties[metadata]: Forbidden: must not be specified in a nested context",
+                "spec.validation.openAPIV3Schema.properties[o].not.title: Forbidden: must be empty to be structural",
+                "spec.validation.openAPIV3Schema.properties[o].oneOf[0].type: Forbidden: must be empty to be structural",
+                "spec.validation.openAPIV3Schema.properties[o].oneOf[0].x-kubernetes-list-type: Forbidden: must be undefined to be structural",
+                "spec.validation.openAPIV3Schema.properties[z].type: Required value: must not be empty for specified object fields",
+                "spec.validation.openAPIV3Schema.properties[o].oneOf[0].type: Invalid value: \"string\": must be array if x-kubernetes-list-type is specified",
+            ]
+        );
+        // A schema `NewStructural` refuses (here `definitions`) is not judged as a structural one.
+        let unconvertible =
+            r#"{"type":"object","definitions":{"d":{"type":"string"}},"properties":{"z":{"description":"x"}}}"#;
+        assert_eq!(
+            root_errors(unconvertible, None),
+            ["spec.validation.openAPIV3Schema.definitions: Forbidden: definitions is not supported"]
+        );
+        // Nor a CRD that keeps unknown fields (`preserveUnknownFields: true`).
+        let crd = r#"{"spec":{"preserveUnknownFields":true,"versions":[{"name":"v1","schema":{"openAPIV3Schema":{"type":"object","properties":{"z":{}}}}}]}}"#;
+        assert!(errors(crd, None).is_empty());
+    }
+
+    #[test]
+    fn the_root_is_an_object_whose_metadata_says_no_more_than_names() {
+        let found = root_errors(
+            r#"{"type":"array","items":{"type":"string"},"additionalProperties":true,"properties":{"apiVersion":{"type":"integer"},
+               "metadata":{"type":"object","properties":{"name":{"type":"string"},"labels":{"type":"object"}}}}}"#,
+            None,
+        );
+        assert_eq!(
+            found,
+            [
+                "spec.validation.openAPIV3Schema.additionalProperties: Forbidden: must not be used at the root",
+                r#"spec.validation.openAPIV3Schema.properties[apiVersion].type: Invalid value: "integer": must be string"#,
+                "spec.validation.openAPIV3Schema.properties[metadata]: Forbidden: must not specify anything other than name and generateName, but metadata is implicitly specified",
+                r#"spec.validation.openAPIV3Schema.type: Invalid value: "array": must be object at the root"#,
+            ]
+        );
+        for fine in [
+            r#"{"type":"object","properties":{"metadata":{"type":"object","default":{},"properties":{"name":{"type":"string","maxLength":9},"generateName":{"type":"string"}}}}}"#,
+            r#"{"type":"object","properties":{"metadata":{"type":"object","properties":{}, "x-unknown":"dropped"}}}"#,
+            r#"{"type":"object","properties":{"metadata":{"type":"object","description":""}}}"#,
+        ] {
+            let found = root_errors(fine, None);
+            assert!(found.iter().all(|e| !e.contains("implicitly")), "{fine}: {found:?}");
+        }
+    }
+
+    #[test]
+    fn a_schema_keyword_is_said_alone_when_nothing_else_is() {
+        let with = |extra: &str| {
+            format!(
+                r#"{{"type":"object","properties":{{"a":{{"type":"string","$schema":"http://json-schema.org/schema#"}}{extra}}}}}"#
+            )
+        };
+        assert_eq!(
+            errors(
+                &format!(
+                    r#"{{"spec":{{"versions":[{{"name":"v1","schema":{{"openAPIV3Schema":{}}}}}]}}}}"#,
+                    with("")
+                ),
+                None
+            ),
+            [(
+                r#"spec.validation.openAPIV3Schema: Invalid value: "": OpenAPIV3Schema 'schema' is not supported"#
+                    .to_string(),
+                "spec.versions[0].schema.openAPIV3Schema.properties[a]".to_string()
+            )]
+        );
+        // Beside another error, or twice (Go's map order picks one), it is not said.
+        assert_eq!(
+            root_errors(&with(r#","b":{"type":"strign"}"#), None),
+            [
+                r#"spec.validation.openAPIV3Schema.properties[b].type: Unsupported value: "strign": supported values: "array", "boolean", "integer", "number", "object", "string""#
+            ]
+        );
+        assert!(root_errors(&with(r#","b":{"type":"string","$schema":"x"}"#), None).is_empty());
+    }
+
+    #[test]
+    fn the_schema_keys_are_the_generated_tables_json_schema_props() {
+        let table = crate::generated::api_type("apiextensions/v1", "JSONSchemaProps").unwrap();
+        let mut generated: Vec<&str> = table.fields().map(|f| f.name).collect();
+        generated.sort_unstable();
+        let mut listed = SCHEMA_KEYS.to_vec();
+        listed.sort_unstable();
+        assert_eq!(listed, generated);
     }
 }
