@@ -202,12 +202,14 @@ fn every_fixture_of_every_policy() {
 }
 
 /// Size guards (not goals): a single-check module over 512 KiB fails, object-validation's over
-/// 1976 KiB and an all-in-one module over 2648 KiB (the guards issue 29 set were 512 KiB and 1 MiB;
+/// 1976 KiB and an all-in-one module over 2260 KiB (the guards issue 29 set were 512 KiB and 1 MiB;
 /// they were 256 and 512 KiB until schema compatibility and the public suffix list).
 /// object-validation carries the built-in kinds' schemas of Kubernetes 1.24 to 1.35 (about 400 KB)
 /// and the CEL engine of `x-kubernetes-validations` (the `cel` crate's interpreter and ANTLR
-/// parser), which put it and the all-in-one over the 1 and 2 MiB issue 46 set; the guards are what
-/// they weigh plus a few KiB (docs/benchmarks.md says where the bytes go).
+/// parser), which put it over the 1 MiB issue 46 set. The all-in-one runs object-validation only on
+/// stored custom resources and a CRD update's stored objects, so it links neither the built-in
+/// kinds' schemas nor their compile, and is over the 2 MiB by the CEL engine alone. The guards are
+/// what they weigh plus a few KiB (docs/benchmarks.md says where the bytes go).
 /// Kubewarden's own policies weigh 0.7 to 1.7 MB; a module's size is paid once, when the engine
 /// compiles it. What is measured is the compiled module; the annotated one that ships adds its
 /// metadata and README as a custom section (about 13 to 41 KB of text), which the engine reads
@@ -216,7 +218,7 @@ fn every_fixture_of_every_policy() {
 fn module_sizes() {
     const SINGLE_LIMIT: u64 = 512 * 1024;
     const OBJECT_VALIDATION_LIMIT: u64 = 1976 * 1024;
-    const ALL_IN_ONE_LIMIT: u64 = 2648 * 1024;
+    const ALL_IN_ONE_LIMIT: u64 = 2260 * 1024;
     let size_of = |path: std::path::PathBuf| {
         std::fs::metadata(&path)
             .unwrap_or_else(|e| panic!("{}: {e}; run `make build`", path.display()))
