@@ -557,13 +557,12 @@ impl Schema {
     /// CEL library cannot compile, in the order of their nodes: what the API server would refuse
     /// the CRD for, wherever the rules sit.
     pub fn rule_errors(&self) -> Vec<String> {
-        self.rule_errors_of(self.rules.iter().map(|(index, _)| *index))
+        self.rule_errors_of(self.rules.iter().map(|(index, _)| *index).collect())
     }
 
     /// The errors of the rules of nodes `indexes` that do not compile, in the order of their
     /// nodes (each node's once), compiling them if need be.
-    pub fn rule_errors_of(&self, indexes: impl IntoIterator<Item = usize>) -> Vec<String> {
-        let mut indexes: Vec<usize> = indexes.into_iter().collect();
+    pub fn rule_errors_of(&self, mut indexes: Vec<usize>) -> Vec<String> {
         indexes.sort_unstable();
         indexes.dedup();
         indexes
