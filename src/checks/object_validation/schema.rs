@@ -445,9 +445,9 @@ pub struct Schema {
 
 /// One node's `x-kubernetes-validations`, compiled at most once: when a validation first
 /// reaches the node, or when every rule of the schema is compiled to find those the CEL library
-/// cannot compile ([`Schema::rule_errors`]). Compiling a rule is most of what a schema with
-/// rules costs to compile (the `cel` crate's parser is slow to start), and an object reaches
-/// few of its schema's nodes.
+/// cannot compile ([`Schema::rule_errors`]). In a fresh module instance, compiling the rules is
+/// the largest part of what a schema with rules costs to compile (the `cel` crate's parser is
+/// slow to start: docs/benchmarks.md), and an object reaches few of its schema's nodes.
 #[derive(Debug)]
 struct NodeRules {
     /// The node's JSON path in the schema (its errors name it).
