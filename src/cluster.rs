@@ -360,7 +360,9 @@ pub fn likely_plural(kind: &str) -> String {
 /// `metadata` Kubewarden always sends whole, the other versions' schemas): from
 /// [`CrdPart::KindRoot`], `spec.names.kind` alone; from [`CrdPart::VersionsRoot`], what
 /// compiling a version needs, `spec.versions` with each version's `name` and `subresources` read
-/// and its `schema` left as text. One grammar for both, so a module holds one reader for them.
+/// and its `schema` left as text, and of `metadata` what says the API server stored the CRD
+/// (`uid`, `resourceVersion`, `creationTimestamp`). One grammar for both, so a module holds one
+/// reader for them.
 #[derive(Clone, Copy)]
 pub enum CrdPart {
     /// The answer, read for `spec.names.kind`.
@@ -373,6 +375,8 @@ pub enum CrdPart {
     VersionsRoot,
     /// Its `spec`.
     VersionsSpec,
+    /// Its `metadata`: what the API server sets when it stores an object.
+    Stored,
     /// `spec.versions`.
     List,
     /// One version: `name` and `subresources` read, `schema` kept as text.
@@ -389,6 +393,8 @@ impl crate::json::Grammar for CrdPart {
             (CrdPart::KindSpec, "names") => Parse(CrdPart::Names),
             (CrdPart::Names, "kind") => Parse(CrdPart::All),
             (CrdPart::VersionsRoot, "spec") => Parse(CrdPart::VersionsSpec),
+            (CrdPart::VersionsRoot, "metadata") => Parse(CrdPart::Stored),
+            (CrdPart::Stored, "uid" | "resourceVersion" | "creationTimestamp") => Parse(CrdPart::All),
             (CrdPart::VersionsSpec, "versions") => Parse(CrdPart::List),
             (CrdPart::Version, "name" | "subresources") => Parse(CrdPart::All),
             (CrdPart::Version, "schema") => Raw,

@@ -50,7 +50,9 @@
 //! # Cost
 //! The object is read whole once ([`crate::json`]). A CRD's schema is compiled once per module
 //! instance and CRD version, found again by a digest of the host's answer, so a scan of many
-//! custom resources compiles each CRD once.
+//! custom resources compiles each CRD once. The CEL rules of a CRD the API server stored (its
+//! answer has a uid: the cluster's, a cluster snapshot's), whose own validation compiled them
+//! all, are compiled only as objects reach them ([`Compiled::rule_errors`]).
 
 pub mod builtin;
 pub mod cel;
@@ -373,7 +375,12 @@ impl ObjectValidation {
                         unknown_fields: true,
                         open_empty_objects: built_in,
                     };
-                    for error in validate::validate(&compiled.schema, node, old, &options) {
+                    let (field_errors, reached) =
+                        validate::validate_noting_rules(&compiled.schema, node, old, &options);
+                    // A CRD nobody validated has all its rules' errors; one the API server
+                    // stored, those of the rules this object reached.
+                    let rule_errors = compiled.rule_errors.as_ref().unwrap_or(&reached);
+                    for error in field_errors {
                         let rule = if error.kind == field_error::ErrorType::UnknownField {
                             "unknownField"
                         } else if error.cel {
@@ -383,10 +390,10 @@ impl ObjectValidation {
                         };
                         errors.push((rule, error));
                     }
-                    if let Some(first) = compiled.schema.rule_errors.first()
+                    if let Some(first) = rule_errors.first()
                         && let Some(action) = reject_or_warn(settings.action("unreadableSchema"))
                     {
-                        let more = compiled.schema.rule_errors.len() - 1;
+                        let more = rule_errors.len() - 1;
                         let text = format!(
                             "a CEL rule of the schema does not compile ({first}{}), so the API server would refuse the CRD; its rules were not checked",
                             if more > 0 {
@@ -664,6 +671,13 @@ pub struct Compiled {
     pub schema: Schema,
     /// Whether the version has the status subresource (the API server then ignores `status`).
     pub status_subresource: bool,
+    /// The errors of every CEL rule of the schema that does not compile, found when it was
+    /// compiled: the API server would refuse the CRD whichever rule it is, and a CRD from the
+    /// scanned files has not been through it. None for a CRD the API server stored
+    /// ([`is_live`]), which its own validation compiled every rule of: its rules are compiled
+    /// as objects reach them ([`Schema::rules_at`]), and one our CEL library cannot compile is
+    /// reported for the objects that reach it.
+    pub rule_errors: Option<Vec<String>>,
 }
 
 /// How many built-in kinds' compiled schemas a module instance keeps.
@@ -694,6 +708,8 @@ fn builtin_schema(api_version: &str, kind: &str, minor: u32) -> Option<Rc<Compil
                     // The built-in kinds' registry strategies reset `status` on a create and keep
                     // the old one on an update.
                     status_subresource: true,
+                    // No built-in schema has CEL rules.
+                    rule_errors: None,
                 })
             })
     });
@@ -777,12 +793,13 @@ fn compile_crd(text: &str, version: &str, minor: u32, name: &str) -> Result<Comp
                 Some(Node::Array(versions)) => versions,
                 _ => return Some(Err(format!("CRD {name} has no spec.versions"))),
             };
+            let stored = is_live(crd.get("metadata"));
             let Some((index, entry)) = versions
                 .iter()
                 .enumerate()
                 .find(|(_, v)| v.get("name").and_then(Node::as_str) == Some(version))
             else {
-                return Some(compile_version(None, version, minor, name));
+                return Some(compile_version(None, version, minor, name, stored));
             };
             let schema = match entry.get("schema") {
                 Some(Node::Raw(raw)) => {
@@ -791,7 +808,13 @@ fn compile_crd(text: &str, version: &str, minor: u32, name: &str) -> Result<Comp
                 }
                 _ => Node::Null,
             };
-            Some(compile_version(Some((index, entry, &schema)), version, minor, name))
+            Some(compile_version(
+                Some((index, entry, &schema)),
+                version,
+                minor,
+                name,
+                stored,
+            ))
         });
     read.unwrap_or_else(|| {
         let crd = json::read(text, json::Everything, usize::MAX)
@@ -804,17 +827,21 @@ fn compile_crd(text: &str, version: &str, minor: u32, name: &str) -> Result<Comp
             _ => return Err(format!("CRD {name} has no spec.versions")),
         };
         let found = found.map(|(index, entry)| (index, entry, entry.get("schema").unwrap_or(&Node::Null)));
-        compile_version(found, version, minor, name)
+        compile_version(found, version, minor, name, is_live(crd.get("metadata")))
     })
 }
 
 /// Compiles the CRD version `found` (its index, its entry and its `schema`), or says the CRD
-/// `name` serves no `version`.
+/// `name` serves no `version`. `stored`: the API server stored the CRD (it has a uid, a
+/// resourceVersion or a creation time: the cluster's answer, a cluster snapshot's), so its own
+/// validation compiled every CEL rule, and the rules are compiled only as objects reach them;
+/// a CRD of the scanned files has every rule compiled now, for the errors of all of them.
 fn compile_version(
     found: Option<(usize, &Node<'_>, &Node<'_>)>,
     version: &str,
     minor: u32,
     name: &str,
+    stored: bool,
 ) -> Result<Compiled, String> {
     let Some((index, entry, schema)) = found else {
         return Err(format!("CRD {name} serves no version {}", quote(version)));
@@ -844,9 +871,11 @@ fn compile_version(
             Schema::compile(&any, None, minor).map_err(|e| e.to_string())?
         }
     };
+    let rule_errors = (!stored).then(|| schema.rule_errors());
     Ok(Compiled {
         schema,
         status_subresource,
+        rule_errors,
     })
 }
 
@@ -1066,6 +1095,44 @@ mod tests {
                 "get_resource widgetz.example.com",
             ]
         );
+    }
+
+    #[test]
+    fn a_stored_crd_compiles_only_the_rules_an_object_reaches() {
+        // A rule that does not compile, at `spec.mode`; `stored`: the CRD as the cluster answers
+        // it (with its uid and resourceVersion), else as a manifest of the scanned files.
+        let crd_with = |stored: bool| {
+            let mut crd = crd(10);
+            crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]["mode"] = json!({
+                "type": "string", "x-kubernetes-validations": [{"rule": "self.startsWith(", "message": "bad"}]});
+            if !stored {
+                crd["metadata"] = json!({"name": "widgets.example.com"});
+            }
+            crd
+        };
+        let warnings = |stored: bool, mode: Option<&str>| {
+            let mut object = json!({"apiVersion": "example.com/v1", "kind": "Widget",
+              "metadata": {"name": "api", "namespace": "shop"}, "spec": {"replicas": 1}});
+            if let Some(mode) = mode {
+                object["spec"]["mode"] = json!(mode);
+            }
+            let request = syncguard_testkit::object_request("CREATE", &object, "widgets");
+            let response = decide::<ObjectValidation>(
+                syncguard_testkit::payload(&request, &json!({})).as_bytes(),
+                &Stored(vec![crd_with(stored)]),
+            );
+            assert!(response.accepted);
+            response.warnings
+        };
+        let said = "a CEL rule of the schema does not compile (properties.spec.properties.mode.x-kubernetes-validations[0].rule";
+        // A CRD of the scanned files: every rule compiled, its error said whatever the object.
+        let scanned = warnings(false, None);
+        assert!(scanned.len() == 1 && scanned[0].contains(said), "{scanned:?}");
+        assert_eq!(warnings(false, Some("x")), scanned);
+        // A CRD the API server stored: the rule compiled, and said, only for an object reaching
+        // it, in the same words.
+        assert_eq!(warnings(true, None), Vec::<String>::new());
+        assert_eq!(warnings(true, Some("x")), scanned);
     }
 
     /// A stored Widget as Kubewarden's audit scanner sends it: a CREATE of the stored object, its

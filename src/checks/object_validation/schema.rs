@@ -438,11 +438,22 @@ pub struct Schema {
     pub nodes: Vec<SchemaNode>,
     /// The root's index.
     pub root: usize,
-    /// The compiled CEL rules of the nodes that have `x-kubernetes-validations`, by node index.
-    pub rules: HashMap<usize, super::cel::Rules>,
-    /// The rules the CEL library could not compile, each with its node's path: the API server
-    /// refuses such a CRD, so they are reported rather than checked.
-    pub rule_errors: Vec<String>,
+    /// The CEL rules of the nodes that have `x-kubernetes-validations`, by node index (sorted),
+    /// each compiled when first asked for ([`Schema::rules_at`], [`Schema::rule_errors`]).
+    rules: Vec<(usize, NodeRules)>,
+}
+
+/// One node's `x-kubernetes-validations`, compiled at most once: when a validation first
+/// reaches the node, or when every rule of the schema is compiled to find those the CEL library
+/// cannot compile ([`Schema::rule_errors`]). In a fresh module instance, compiling the rules is
+/// the largest part of what a schema with rules costs to compile (the `cel` crate's parser is
+/// slow to start: docs/benchmarks.md), and an object reaches few of its schema's nodes.
+#[derive(Debug)]
+struct NodeRules {
+    /// The node's JSON path in the schema (its errors name it).
+    path: String,
+    /// The compiled rules, or the errors the API server would refuse the CRD with.
+    compiled: std::cell::OnceCell<Result<super::cel::Rules, Vec<String>>>,
 }
 
 /// Where a schema's `$ref: "#/components/schemas/<name>"` point.
@@ -485,41 +496,80 @@ impl Schema {
     pub fn compile_with(schema: &Node<'_>, components: Components<'_, '_>, minor: u32) -> Result<Schema, SchemaError> {
         let mut compiler = Compiler {
             nodes: Vec::new(),
-            rule_paths: HashMap::new(),
+            rule_paths: Vec::new(),
             refs: HashMap::new(),
             components,
             minor,
         };
         let root = compiler.compile(schema, &Path::Root(""))?;
-        let mut compiled = Schema {
+        let mut rules: Vec<(usize, NodeRules)> = compiler
+            .rule_paths
+            .into_iter()
+            .map(|(index, path)| {
+                let compiled = std::cell::OnceCell::new();
+                (index, NodeRules { path, compiled })
+            })
+            .collect();
+        rules.sort_unstable_by_key(|(index, _)| *index);
+        Ok(Schema {
             nodes: compiler.nodes,
             root,
-            rules: HashMap::new(),
-            rule_errors: Vec::new(),
-        };
-        // CEL rules, compiled once against the schema node they sit on.
-        for index in 0..compiled.nodes.len() {
-            let Some(validations) = compiled.nodes[index].validations.as_ref() else {
-                continue;
-            };
-            let view = View::new(&compiled, index, index == compiled.root);
-            match super::cel::Rules::compile(validations, view) {
-                Ok(rules) => {
-                    compiled.rules.insert(index, rules);
-                }
-                Err(errors) => {
-                    let path = compiler.rule_paths.get(&index).cloned().unwrap_or_default();
-                    for error in errors {
-                        compiled.rule_errors.push(if path.is_empty() {
+            rules,
+        })
+    }
+
+    /// Whether node `index` itself (not the node it stands for) has CEL rules.
+    pub fn has_rules(&self, index: usize) -> bool {
+        self.node_rules(index).is_some()
+    }
+
+    /// The rules of node `index`.
+    fn node_rules(&self, index: usize) -> Option<&NodeRules> {
+        let at = self.rules.binary_search_by_key(&index, |(index, _)| *index).ok()?;
+        Some(&self.rules[at].1)
+    }
+
+    /// The CEL rules of node `index`, compiled once (at the first call), against the node they
+    /// sit on; `Err` holds the API server's errors for rules the CEL library cannot compile,
+    /// each at its path in the schema. None when the node has no rules.
+    pub fn rules_at(&self, index: usize) -> Option<Result<&super::cel::Rules, &[String]>> {
+        let rules = self.node_rules(index)?;
+        let compiled = rules.compiled.get_or_init(|| {
+            let validations = self.nodes[index].validations.as_ref().unwrap_or(&Node::Null);
+            let view = View::new(self, index, index == self.root);
+            super::cel::Rules::compile(validations, view).map_err(|errors| {
+                errors
+                    .into_iter()
+                    .map(|error| {
+                        if rules.path.is_empty() {
                             error
                         } else {
-                            format!("{path}.{error}")
-                        });
-                    }
-                }
-            }
-        }
-        Ok(compiled)
+                            format!("{}.{error}", rules.path)
+                        }
+                    })
+                    .collect()
+            })
+        });
+        Some(compiled.as_ref().map_err(Vec::as_slice))
+    }
+
+    /// Every rule of the schema compiled ([`Schema::rules_at`]), and the errors of those the
+    /// CEL library cannot compile, in the order of their nodes: what the API server would refuse
+    /// the CRD for, wherever the rules sit.
+    pub fn rule_errors(&self) -> Vec<String> {
+        self.rule_errors_of(self.rules.iter().map(|(index, _)| *index).collect())
+    }
+
+    /// The errors of the rules of nodes `indexes` that do not compile, in the order of their
+    /// nodes (each node's once), compiling them if need be.
+    pub fn rule_errors_of(&self, mut indexes: Vec<usize>) -> Vec<String> {
+        indexes.sort_unstable();
+        indexes.dedup();
+        indexes
+            .into_iter()
+            .filter_map(|index| self.rules_at(index)?.err())
+            .flat_map(|errors| errors.iter().cloned())
+            .collect()
     }
 
     /// The node at `index`.
@@ -553,7 +603,7 @@ impl Schema {
 struct Compiler<'c, 'j> {
     nodes: Vec<SchemaNode>,
     /// The JSON path in the schema of each node with CEL rules (their errors name it).
-    rule_paths: HashMap<usize, String>,
+    rule_paths: Vec<(usize, String)>,
     refs: HashMap<String, usize>,
     components: Components<'c, 'j>,
     minor: u32,
@@ -749,7 +799,7 @@ impl Compiler<'_, '_> {
             node.format_name = format_name;
         }
         if node.validations.is_some() {
-            self.rule_paths.insert(index, path.to_string());
+            self.rule_paths.push((index, path.to_string()));
         }
         self.nodes[index] = node;
         Ok(index)

@@ -53,6 +53,18 @@ pub fn validate(
     old_object: Option<&Node<'_>>,
     options: &Options,
 ) -> Vec<FieldError> {
+    validate_noting_rules(schema, object, old_object, options).0
+}
+
+/// [`validate`], and the errors of the CEL rules the object reached that the CEL library cannot
+/// compile (those rules are not checked), in the order of their nodes: the rules of a schema
+/// compiled lazily ([`Schema::rules_at`]) are compiled as the object reaches them.
+pub fn validate_noting_rules(
+    schema: &Schema,
+    object: &Node<'_>,
+    old_object: Option<&Node<'_>>,
+    options: &Options,
+) -> (Vec<FieldError>, Vec<String>) {
     // The API server validates the object as defaulting left it (and reads the stored old one
     // defaulted too): a copy with the defaults filled, made only where a default applies.
     let (defaulted_object, defaulted_old);
@@ -69,13 +81,16 @@ pub fn validate(
         }
         old => old,
     };
+    let unreadable = std::cell::RefCell::new(Vec::new());
     let mut walk = Walk {
         schema,
         options,
         errors: Vec::new(),
+        unreadable: &unreadable,
     };
     walk.value(&Place::root(), schema.root, object, old_object, Context::Root);
-    walk.errors
+    let errors = walk.errors;
+    (errors, schema.rule_errors_of(unreadable.into_inner()))
 }
 
 /// Where a value is: its path as kube-openapi names it (`spec.map.key`) and as the list-type
@@ -155,6 +170,8 @@ struct Walk<'s> {
     schema: &'s Schema,
     options: &'s Options,
     errors: Vec<FieldError>,
+    /// The nodes reached whose CEL rules do not compile, for every walk of one validation.
+    unreadable: &'s std::cell::RefCell<Vec<usize>>,
 }
 
 /// The JSON kind of a value as the unstructured decoder holds it.
@@ -307,14 +324,14 @@ impl<'s> Walk<'s> {
     /// field errors (apiextensions-apiserver `pkg/apiserver/schema/cel/validation.go`).
     fn cel(&mut self, index: usize, place: &Place, value: &Node<'_>, old: Option<&Node<'_>>) {
         let resolved = self.schema.resolve(index);
-        if !self.schema.rules.contains_key(&index) && !self.schema.rules.contains_key(&resolved) {
+        if !self.schema.has_rules(index) && !self.schema.has_rules(resolved) {
             return;
         }
         for at in [index, resolved] {
-            if at == resolved && at == index && !self.schema.rules.contains_key(&at) {
+            if at == resolved && at == index && !self.schema.has_rules(at) {
                 continue;
             }
-            let Some(rules) = self.schema.rules.get(&at) else {
+            let Some(rules) = self.rules_at(at) else {
                 continue;
             };
             let view = super::schema::View::new(self.schema, at, at == self.schema.root);
@@ -343,6 +360,18 @@ impl<'s> Walk<'s> {
             }
             if at == resolved {
                 break;
+            }
+        }
+    }
+
+    /// The CEL rules of node `at`, compiled at their first reach; rules that do not compile are
+    /// noted for the caller to report, and not checked.
+    fn rules_at(&self, at: usize) -> Option<&'s super::cel::Rules> {
+        match self.schema.rules_at(at)? {
+            Ok(rules) => Some(rules),
+            Err(_) => {
+                self.unreadable.borrow_mut().push(at);
+                None
             }
         }
     }
@@ -410,6 +439,7 @@ impl<'s> Walk<'s> {
             schema: self.schema,
             options: &options,
             errors: Vec::new(),
+            unreadable: self.unreadable,
         };
         walk.value(place, index, value, None, Context::Field);
         walk.errors
@@ -430,6 +460,7 @@ impl<'s> Walk<'s> {
                 schema: self.schema,
                 options: self.options,
                 errors: Vec::new(),
+                unreadable: self.unreadable,
             };
             scratch.types(s, &place.name, value, kind);
             scratch.errors.is_empty()
