@@ -19,6 +19,8 @@
 //! equals; a `oneOf` that more than one alternative validates reports only its message.
 
 use super::field_error::{BadValue, ErrorType, FieldError, go_float, go_json, go_quote};
+use super::cel::Violation;
+use super::cel::cost::Budget;
 use super::metadata;
 use super::schema::{Additional, Format, ListType, Schema, SchemaNode, Types};
 use crate::json::{Members, Node, Number};
@@ -73,6 +75,7 @@ pub fn validate(
         schema,
         options,
         errors: Vec::new(),
+        budget: Budget::default(),
     };
     walk.value(&Place::root(), schema.root, object, old_object, Context::Root);
     walk.errors
@@ -155,6 +158,8 @@ struct Walk<'s> {
     schema: &'s Schema,
     options: &'s Options,
     errors: Vec<FieldError>,
+    /// The request's CEL cost budget, shared by every node's rules.
+    budget: Budget,
 }
 
 /// The JSON kind of a value as the unstructured decoder holds it.
@@ -282,6 +287,9 @@ impl<'s> Walk<'s> {
             }
             return;
         }
+        // The node's CEL rules run before its children's, as the API server's CEL walk runs them
+        // (it matters to the budget they share); their errors are reported after.
+        let cel = self.cel_run(index, value, old);
         // allOf, anyOf, oneOf, not.
         self.composition(s, place, value);
         match kind {
@@ -300,15 +308,16 @@ impl<'s> Walk<'s> {
         if kind == Kind::Object {
             self.object(s, place, value, old, context);
         }
-        self.cel(index, place, value, old);
+        self.cel_report(place, value, cel);
     }
 
-    /// The node's CEL rules (`x-kubernetes-validations`), their violations as the API server's
-    /// field errors (apiextensions-apiserver `pkg/apiserver/schema/cel/validation.go`).
-    fn cel(&mut self, index: usize, place: &Place, value: &Node<'_>, old: Option<&Node<'_>>) {
+    /// Runs the node's CEL rules (`x-kubernetes-validations`) on the walk's budget: their
+    /// violations, each with the schema node whose rule it is.
+    fn cel_run(&mut self, index: usize, value: &Node<'_>, old: Option<&Node<'_>>) -> Vec<(usize, Violation)> {
+        let mut found = Vec::new();
         let resolved = self.schema.resolve(index);
         if !self.schema.rules.contains_key(&index) && !self.schema.rules.contains_key(&resolved) {
-            return;
+            return found;
         }
         for at in [index, resolved] {
             if at == resolved && at == index && !self.schema.rules.contains_key(&at) {
@@ -318,7 +327,19 @@ impl<'s> Walk<'s> {
                 continue;
             };
             let view = super::schema::View::new(self.schema, at, at == self.schema.root);
-            for violation in rules.check(view, value, old) {
+            found.extend(rules.check_within(view, value, old, &mut self.budget).into_iter().map(|v| (at, v)));
+            if at == resolved {
+                break;
+            }
+        }
+        found
+    }
+
+    /// The violations of the node's CEL rules as the API server's field errors
+    /// (apiextensions-apiserver `pkg/apiserver/schema/cel/validation.go`).
+    fn cel_report(&mut self, place: &Place, value: &Node<'_>, violations: Vec<(usize, Violation)>) {
+        {
+            for (at, violation) in violations {
                 let field = match violation.field_path.as_str() {
                     "" => place.field.clone(),
                     path if place.field.is_empty() => path.to_string(),
@@ -340,9 +361,6 @@ impl<'s> Walk<'s> {
                 let mut error = FieldError::new(kind, field, bad, violation.message);
                 error.cel = true;
                 self.push(error);
-            }
-            if at == resolved {
-                break;
             }
         }
     }
@@ -410,6 +428,7 @@ impl<'s> Walk<'s> {
             schema: self.schema,
             options: &options,
             errors: Vec::new(),
+            budget: Budget::default(),
         };
         walk.value(place, index, value, None, Context::Field);
         walk.errors
@@ -430,6 +449,7 @@ impl<'s> Walk<'s> {
                 schema: self.schema,
                 options: self.options,
                 errors: Vec::new(),
+                budget: Budget::default(),
             };
             scratch.types(s, &place.name, value, kind);
             scratch.errors.is_empty()
