@@ -123,50 +123,68 @@ pub fn run(
 /// A floor under cel-go's actual cost of `expr` evaluated in `context` (the module's doc says
 /// how it is counted and why it is never more).
 pub fn floor(expr: &IdedExpr, context: &Context<'_, '_>) -> u64 {
+    meter(expr, context).0
+}
+
+/// The floor of `expr` and its value: none where it fails, and where the replay stopped short.
+/// The replay computes the values of the few operators it branches on most (comparisons,
+/// integer sums) itself and asks the `cel` crate for any other, so a rule is evaluated about
+/// once more, not once per level of its tree.
+fn meter(expr: &IdedExpr, context: &Context<'_, '_>) -> (u64, Option<Value>) {
     match &expr.expr {
-        Expr::Literal(_) => 0,
-        Expr::Ident(_) => 1,
+        Expr::Literal(_) | Expr::Ident(_) => {
+            let cost = u64::from(matches!(expr.expr, Expr::Ident(_)));
+            (cost, Value::resolve(expr, context).ok())
+        }
         Expr::Select(select) => {
-            let operand = floor(&select.operand, context);
-            // `has()`: its presence test is free since cel-go's `PresenceTestHasCost(false)`.
-            if select.test || Value::resolve(expr, context).is_err() {
-                operand
-            } else {
-                operand.saturating_add(1)
+            let (operand, value) = meter(&select.operand, context);
+            if value.is_none() {
+                return (operand, None);
+            }
+            match Value::resolve(expr, context) {
+                // `has()`: its presence test is free since cel-go's `PresenceTestHasCost(false)`.
+                Ok(value) => (operand.saturating_add(u64::from(!select.test)), Some(value)),
+                Err(_) => (operand, None),
             }
         }
-        Expr::Call(call) => call_floor(call, context),
-        Expr::Comprehension(c) => comprehension_floor(c, context),
+        Expr::Call(call) => call_meter(expr, call, context),
+        Expr::Comprehension(c) => comprehension_meter(c, context),
         Expr::List(list) => {
-            let (cost, constant) = elements_floor(list.elements.iter(), context);
+            let cost = parts_floor(list.elements.iter(), context);
             // A list of constants is folded into a constant by cel-go's optimiser.
-            if constant { cost } else { cost.saturating_add(10) }
+            let cost = match cost {
+                Some(cost) if is_constant(expr) => cost,
+                Some(cost) => cost.saturating_add(10),
+                None => return (0, None),
+            };
+            (cost, Value::resolve(expr, context).ok())
         }
         Expr::Map(map) => {
             let parts = map.entries.iter().flat_map(|entry| match &entry.expr {
                 EntryExpr::MapEntry(e) => vec![&e.key, &e.value],
                 EntryExpr::StructField(f) => vec![&f.value],
             });
-            let (cost, constant) = elements_floor(parts, context);
-            if constant { cost } else { cost.saturating_add(30) }
+            let cost = match parts_floor(parts, context) {
+                Some(cost) if is_constant(expr) => cost,
+                Some(cost) => cost.saturating_add(30),
+                None => return (0, None),
+            };
+            (cost, Value::resolve(expr, context).ok())
         }
-        Expr::Struct(_) | Expr::Unspecified => 0,
+        Expr::Struct(_) | Expr::Unspecified => (0, None),
     }
 }
 
-/// The floor of a list's or map's parts, up to the first that fails (cel-go stops there), and
-/// whether they are all constants.
-fn elements_floor<'e>(parts: impl Iterator<Item = &'e IdedExpr>, context: &Context<'_, '_>) -> (u64, bool) {
+/// The floor of a list's or map's parts; none when one fails (cel-go stops there, and the
+/// floor counts nothing of the list).
+fn parts_floor<'e>(parts: impl Iterator<Item = &'e IdedExpr>, context: &Context<'_, '_>) -> Option<u64> {
     let mut cost: u64 = 0;
-    let mut constant = true;
     for part in parts {
-        constant &= is_constant(part);
-        cost = cost.saturating_add(floor(part, context));
-        if Value::resolve(part, context).is_err() {
-            return (cost, false);
-        }
+        let (c, value) = meter(part, context);
+        value?;
+        cost = cost.saturating_add(c);
     }
-    (cost, constant)
+    Some(cost)
 }
 
 /// Whether `expr` is a constant for cel-go's optimiser: a literal, or a list or map of them.
@@ -182,29 +200,36 @@ fn is_constant(expr: &IdedExpr) -> bool {
     }
 }
 
-/// The floor of a call: its operands as cel-go evaluates them, and its own price.
-fn call_floor(call: &CallExpr, context: &Context<'_, '_>) -> u64 {
+/// The floor of a call and its value: its operands as cel-go evaluates them, and its own price.
+fn call_meter(expr: &IdedExpr, call: &CallExpr, context: &Context<'_, '_>) -> (u64, Option<Value>) {
     let name = call.func_name.as_str();
-    let boolean = |e: &IdedExpr| match Value::resolve(e, context) {
-        Ok(Value::Bool(b)) => Some(b),
-        _ => None,
-    };
     match (name, call.args.as_slice()) {
         // No cost of their own; the right-hand side runs only when the left does not decide.
         ("_&&_" | "_||_", [lhs, rhs]) if call.target.is_none() => {
-            let mut cost = floor(lhs, context);
-            if boolean(lhs) == Some(name == "_&&_") {
-                cost = cost.saturating_add(floor(rhs, context));
-            }
-            return cost;
+            let (cost, left) = meter(lhs, context);
+            let go_on = name == "_&&_";
+            return match left {
+                Some(Value::Bool(b)) if b == go_on => {
+                    let (more, right) = meter(rhs, context);
+                    let value = match right {
+                        Some(Value::Bool(b)) => Some(Value::Bool(b)),
+                        _ => None,
+                    };
+                    (cost.saturating_add(more), value)
+                }
+                Some(Value::Bool(b)) => (cost, Some(Value::Bool(b))),
+                _ => (cost, None),
+            };
         }
         ("_?_:_", [cond, truthy, falsy]) if call.target.is_none() => {
-            let cost = floor(cond, context);
-            return match boolean(cond) {
-                Some(true) => cost.saturating_add(floor(truthy, context)),
-                Some(false) => cost.saturating_add(floor(falsy, context)),
-                None => cost,
+            let (cost, chosen) = meter(cond, context);
+            let branch = match chosen {
+                Some(Value::Bool(true)) => truthy,
+                Some(Value::Bool(false)) => falsy,
+                _ => return (cost, None),
             };
+            let (more, value) = meter(branch, context);
+            return (cost.saturating_add(more), value);
         }
         _ => {}
     }
@@ -212,10 +237,11 @@ fn call_floor(call: &CallExpr, context: &Context<'_, '_>) -> u64 {
     let mut cost: u64 = 0;
     let mut values = Vec::with_capacity(call.args.len() + 1);
     for operand in call.target.as_deref().into_iter().chain(&call.args) {
-        cost = cost.saturating_add(floor(operand, context));
-        match Value::resolve(operand, context) {
-            Ok(value) => values.push(value),
-            Err(_) => return cost,
+        let (c, value) = meter(operand, context);
+        cost = cost.saturating_add(c);
+        match value {
+            Some(value) => values.push(value),
+            None => return (cost, None),
         }
     }
     let own = match (name, values.as_slice()) {
@@ -249,7 +275,38 @@ fn call_floor(call: &CallExpr, context: &Context<'_, '_>) -> u64 {
         // Kubernetes' and the extensions' functions: priced by `library/cost.go` from sizes, maybe 0.
         _ => 0,
     };
-    cost.saturating_add(own)
+    let value = match operate(name, &values) {
+        Some(value) => Some(value),
+        None => Value::resolve(expr, context).ok(),
+    };
+    (cost.saturating_add(own), value)
+}
+
+/// The value of the operators a replay meets most, computed from their operands' values as the
+/// `cel` crate computes it; none for any other (the crate is asked).
+fn operate(name: &str, values: &[Value]) -> Option<Value> {
+    use std::cmp::Ordering;
+    let ordering = match values {
+        [Value::Int(a), Value::Int(b)] => Some(a.cmp(b)),
+        [Value::UInt(a), Value::UInt(b)] => Some(a.cmp(b)),
+        [Value::String(a), Value::String(b)] => Some(a.cmp(b)),
+        [Value::Bool(a), Value::Bool(b)] => Some(a.cmp(b)),
+        _ => None,
+    };
+    Some(match (name, values, ordering) {
+        ("_==_", _, Some(o)) => Value::Bool(o == Ordering::Equal),
+        ("_!=_", _, Some(o)) => Value::Bool(o != Ordering::Equal),
+        ("_<_", [Value::Int(_) | Value::UInt(_), _], Some(o)) => Value::Bool(o == Ordering::Less),
+        ("_<=_", [Value::Int(_) | Value::UInt(_), _], Some(o)) => Value::Bool(o != Ordering::Greater),
+        ("_>_", [Value::Int(_) | Value::UInt(_), _], Some(o)) => Value::Bool(o == Ordering::Greater),
+        ("_>=_", [Value::Int(_) | Value::UInt(_), _], Some(o)) => Value::Bool(o != Ordering::Less),
+        ("_+_", [Value::Int(a), Value::Int(b)], _) => Value::Int(a.checked_add(*b)?),
+        ("_-_", [Value::Int(a), Value::Int(b)], _) => Value::Int(a.checked_sub(*b)?),
+        ("!_", [Value::Bool(b)], _) => Value::Bool(!b),
+        ("@not_strictly_false", [Value::Bool(b)], _) => Value::Bool(*b),
+        ("size", [Value::List(l)], _) => Value::Int(i64::try_from(l.len()).ok()?),
+        _ => return None,
+    })
 }
 
 /// cel-go's `StringTraversalCostFactor` (0.1) applied to a size, rounded up.
@@ -278,57 +335,89 @@ fn size(value: &Value) -> u64 {
     }
 }
 
-/// The floor of a comprehension, its loop run as cel-go's fold runs it.
-fn comprehension_floor(c: &ComprehensionExpr, context: &Context<'_, '_>) -> u64 {
-    let mut cost = floor(&c.iter_range, context);
-    let Ok(range) = Value::resolve(&c.iter_range, context) else {
-        return cost;
+/// Whether two values are the same, kind and all (`1` is not `1u` here).
+fn same(a: &Value, b: &Value) -> bool {
+    std::mem::discriminant(a) == std::mem::discriminant(b) && a == b
+}
+
+/// The floor of a comprehension and its value, its loop run as cel-go's fold runs it.
+fn comprehension_meter(c: &ComprehensionExpr, context: &Context<'_, '_>) -> (u64, Option<Value>) {
+    let (mut cost, range) = meter(&c.iter_range, context);
+    let Some(range) = range else {
+        return (cost, None);
     };
-    cost = cost.saturating_add(floor(&c.accu_init, context));
-    let Ok(mut accu) = Value::resolve(&c.accu_init, context) else {
-        return cost;
+    let (init_cost, accu) = meter(&c.accu_init, context);
+    cost = cost.saturating_add(init_cost);
+    let Some(mut accu) = accu else {
+        return (cost, None);
     };
-    let items: Vec<(Value, Value)> = match &range {
-        Value::List(list) => list
+    let items: Vec<(Value, Option<Value>)> = match (&range, &c.iter_var2) {
+        (Value::List(list), None) => list.iter().map(|v| (v.clone(), None)).collect(),
+        (Value::List(list), Some(_)) => list
             .iter()
             .enumerate()
-            .map(|(i, v)| (Value::Int(i as i64), v.clone()))
+            .map(|(i, v)| (Value::Int(i64::try_from(i).unwrap_or(i64::MAX)), Some(v.clone())))
             .collect(),
-        Value::Map(map) => map
-            .map
-            .iter()
-            .map(|(k, v)| (Value::from(k), v.clone()))
-            .collect(),
-        _ => return cost,
+        (Value::Map(map), None) => map.map.keys().map(|k| (Value::from(k), None)).collect(),
+        (Value::Map(map), Some(_)) => map.map.iter().map(|(k, v)| (Value::from(k), Some(v.clone()))).collect(),
+        _ => return (cost, None),
     };
-    let single = |(first, second): (Value, Value)| match (&range, &c.iter_var2) {
-        (Value::Map(_), None) => (first, None),
-        (_, None) => (second, None),
-        (_, Some(_)) => (first, Some(second)),
-    };
+    // One iteration's cost and outcome, kept for the next: an element equal to the last, with
+    // the same accumulator, costs the same and ends the same (a list of equal elements is then
+    // replayed in one step, not one per element).
+    let mut last: Option<(Value, (Value, Option<Value>), u64, Option<Option<Value>>)> = None;
     for item in items {
-        let (first, second) = single(item);
-        let mut scope = context.new_inner_scope();
-        scope.add_variable_from_value(c.accu_var.as_str(), accu.clone());
-        scope.add_variable_from_value(c.iter_var.as_str(), first);
-        if let (Some(name), Some(value)) = (&c.iter_var2, second) {
-            scope.add_variable_from_value(name.as_str(), value);
-        }
-        cost = cost.saturating_add(floor(&c.loop_cond, &scope));
-        // Past a condition that is false, or not a boolean (cel-go goes on past an error; the
-        // floor does not), the loop ends.
-        if !matches!(Value::resolve(&c.loop_cond, &scope), Ok(Value::Bool(true))) {
-            break;
-        }
-        cost = cost.saturating_add(floor(&c.loop_step, &scope));
-        match Value::resolve(&c.loop_step, &scope) {
-            Ok(next) => accu = next,
-            Err(_) => return cost,
+        let reused = match &last {
+            Some((before, (first, second), step_cost, next))
+                if same(before, &accu)
+                    && same(first, &item.0)
+                    && match (second, &item.1) {
+                        (Some(a), Some(b)) => same(a, b),
+                        (None, None) => true,
+                        _ => false,
+                    } =>
+            {
+                Some((*step_cost, next.clone()))
+            }
+            _ => None,
+        };
+        let (step_cost, next) = match reused {
+            Some(done) => done,
+            None => {
+                let mut scope = context.new_inner_scope();
+                scope.add_variable_from_value(c.accu_var.as_str(), accu.clone());
+                scope.add_variable_from_value(c.iter_var.as_str(), item.0.clone());
+                if let (Some(name), Some(value)) = (&c.iter_var2, &item.1) {
+                    scope.add_variable_from_value(name.as_str(), value.clone());
+                }
+                let (mut step_cost, go_on) = meter(&c.loop_cond, &scope);
+                // Past a condition that is false the loop ends (`Some(None)`); past one that is
+                // not a boolean or a step that fails (cel-go goes on past an error; the floor
+                // does not) the comprehension's value is unknown (`None`).
+                let next = match go_on {
+                    Some(Value::Bool(true)) => {
+                        let (more, next) = meter(&c.loop_step, &scope);
+                        step_cost = step_cost.saturating_add(more);
+                        next.map(Some)
+                    }
+                    Some(Value::Bool(false)) => Some(None),
+                    _ => None,
+                };
+                last = Some((accu.clone(), item.clone(), step_cost, next.clone()));
+                (step_cost, next)
+            }
+        };
+        cost = cost.saturating_add(step_cost);
+        match next {
+            Some(Some(next)) => accu = next,
+            Some(None) => break,
+            None => return (cost, None),
         }
     }
     let mut scope = context.new_inner_scope();
     scope.add_variable_from_value(c.accu_var.as_str(), accu);
-    cost.saturating_add(floor(&c.result, &scope))
+    let (result_cost, value) = meter(&c.result, &scope);
+    (cost.saturating_add(result_cost), value)
 }
 
 /// The size of a value as far as the bound knows it: the value itself, or a bound on its
