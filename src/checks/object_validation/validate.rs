@@ -18,9 +18,9 @@
 //! validation counted the most checks (its `MatchCount`, [`Walk::match_count`]), the first of
 //! equals; a `oneOf` that more than one alternative validates reports only its message.
 
-use super::field_error::{BadValue, ErrorType, FieldError, go_float, go_json, go_quote};
 use super::cel::Violation;
 use super::cel::cost::Budget;
+use super::field_error::{BadValue, ErrorType, FieldError, go_float, go_json, go_quote};
 use super::metadata;
 use super::schema::{Additional, Format, ListType, Schema, SchemaNode, Types};
 use crate::json::{Members, Node, Number};
@@ -327,7 +327,12 @@ impl<'s> Walk<'s> {
                 continue;
             };
             let view = super::schema::View::new(self.schema, at, at == self.schema.root);
-            found.extend(rules.check_within(view, value, old, &mut self.budget).into_iter().map(|v| (at, v)));
+            found.extend(
+                rules
+                    .check_within(view, value, old, &mut self.budget)
+                    .into_iter()
+                    .map(|v| (at, v)),
+            );
             if at == resolved {
                 break;
             }
@@ -338,30 +343,28 @@ impl<'s> Walk<'s> {
     /// The violations of the node's CEL rules as the API server's field errors
     /// (apiextensions-apiserver `pkg/apiserver/schema/cel/validation.go`).
     fn cel_report(&mut self, place: &Place, value: &Node<'_>, violations: Vec<(usize, Violation)>) {
-        {
-            for (at, violation) in violations {
-                let field = match violation.field_path.as_str() {
-                    "" => place.field.clone(),
-                    path if place.field.is_empty() => path.to_string(),
-                    path if path.starts_with('[') => format!("{}{path}", place.field),
-                    path => format!("{}.{path}", place.field),
-                };
-                let field = if field.is_empty() { "<nil>".to_string() } else { field };
-                let bad = match violation.value {
-                    super::cel::Shown::Value => BadValue::of(value),
-                    super::cel::Shown::Omitted => BadValue::Omit,
-                    super::cel::Shown::SchemaType => BadValue::Str(self.node(at).type_names.clone()),
-                };
-                let kind = match violation.reason.as_deref() {
-                    Some("FieldValueForbidden") => ErrorType::Forbidden,
-                    Some("FieldValueRequired") => ErrorType::Required,
-                    Some("FieldValueDuplicate") => ErrorType::Duplicate,
-                    _ => ErrorType::Invalid,
-                };
-                let mut error = FieldError::new(kind, field, bad, violation.message);
-                error.cel = true;
-                self.push(error);
-            }
+        for (at, violation) in violations {
+            let field = match violation.field_path.as_str() {
+                "" => place.field.clone(),
+                path if place.field.is_empty() => path.to_string(),
+                path if path.starts_with('[') => format!("{}{path}", place.field),
+                path => format!("{}.{path}", place.field),
+            };
+            let field = if field.is_empty() { "<nil>".to_string() } else { field };
+            let bad = match violation.value {
+                super::cel::Shown::Value => BadValue::of(value),
+                super::cel::Shown::Omitted => BadValue::Omit,
+                super::cel::Shown::SchemaType => BadValue::Str(self.node(at).type_names.clone()),
+            };
+            let kind = match violation.reason.as_deref() {
+                Some("FieldValueForbidden") => ErrorType::Forbidden,
+                Some("FieldValueRequired") => ErrorType::Required,
+                Some("FieldValueDuplicate") => ErrorType::Duplicate,
+                _ => ErrorType::Invalid,
+            };
+            let mut error = FieldError::new(kind, field, bad, violation.message);
+            error.cel = true;
+            self.push(error);
         }
     }
 

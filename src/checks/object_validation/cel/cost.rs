@@ -340,6 +340,32 @@ fn same(a: &Value, b: &Value) -> bool {
     std::mem::discriminant(a) == std::mem::discriminant(b) && a == b
 }
 
+/// One iteration of a comprehension's replay: what it started from and how it ended.
+struct Iteration {
+    /// The accumulator it started with.
+    accu: Value,
+    /// Its element (and, for two variables, the element's value).
+    item: (Value, Option<Value>),
+    /// Its condition's and step's floor.
+    cost: u64,
+    /// The accumulator after it: `Some(None)` where the condition ended the loop, `None` where
+    /// the replay stopped short.
+    next: Option<Option<Value>>,
+}
+
+impl Iteration {
+    /// Whether an iteration from `accu` over `item` is this one again.
+    fn repeats(&self, accu: &Value, item: &(Value, Option<Value>)) -> bool {
+        same(&self.accu, accu)
+            && same(&self.item.0, &item.0)
+            && match (&self.item.1, &item.1) {
+                (Some(a), Some(b)) => same(a, b),
+                (None, None) => true,
+                _ => false,
+            }
+    }
+}
+
 /// The floor of a comprehension and its value, its loop run as cel-go's fold runs it.
 fn comprehension_meter(c: &ComprehensionExpr, context: &Context<'_, '_>) -> (u64, Option<Value>) {
     let (mut cost, range) = meter(&c.iter_range, context);
@@ -365,24 +391,11 @@ fn comprehension_meter(c: &ComprehensionExpr, context: &Context<'_, '_>) -> (u64
     // One iteration's cost and outcome, kept for the next: an element equal to the last, with
     // the same accumulator, costs the same and ends the same (a list of equal elements is then
     // replayed in one step, not one per element).
-    let mut last: Option<(Value, (Value, Option<Value>), u64, Option<Option<Value>>)> = None;
+    let mut last: Option<Iteration> = None;
     for item in items {
-        let reused = match &last {
-            Some((before, (first, second), step_cost, next))
-                if same(before, &accu)
-                    && same(first, &item.0)
-                    && match (second, &item.1) {
-                        (Some(a), Some(b)) => same(a, b),
-                        (None, None) => true,
-                        _ => false,
-                    } =>
-            {
-                Some((*step_cost, next.clone()))
-            }
-            _ => None,
-        };
+        let reused = last.as_ref().filter(|last| last.repeats(&accu, &item));
         let (step_cost, next) = match reused {
-            Some(done) => done,
+            Some(last) => (last.cost, last.next.clone()),
             None => {
                 let mut scope = context.new_inner_scope();
                 scope.add_variable_from_value(c.accu_var.as_str(), accu.clone());
@@ -403,7 +416,12 @@ fn comprehension_meter(c: &ComprehensionExpr, context: &Context<'_, '_>) -> (u64
                     Some(Value::Bool(false)) => Some(None),
                     _ => None,
                 };
-                last = Some((accu.clone(), item.clone(), step_cost, next.clone()));
+                last = Some(Iteration {
+                    accu: accu.clone(),
+                    item: item.clone(),
+                    cost: step_cost,
+                    next: next.clone(),
+                });
                 (step_cost, next)
             }
         };

@@ -768,7 +768,8 @@ fn the_cost_floor_is_cel_gos_actual_cost() {
     let long = format!("'{}'", "a".repeat(500));
     let list = "[1, 2]";
     let map = "{'key': 'v'}";
-    let exact: &[(&str, &[(&str, &str)], u64)] = &[
+    type Case<'a> = (&'a str, &'a [(&'a str, &'a str)], u64);
+    let exact: &[Case<'_>] = &[
         ("\"Hello World!\"", &[], 0),
         ("input", &[("input", list)], 1),
         ("input['key']", &[("input", map)], 2),
@@ -782,10 +783,18 @@ fn the_cost_floor_is_cel_gos_actual_cost() {
         ("'123'.matches('[0-9]')", &[], 2),
         ("false || false", &[], 0),
         ("true || false", &[], 0),
-        ("a || b || c || d", &[("a", "false"), ("b", "false"), ("c", "false"), ("d", "false")], 4),
+        (
+            "a || b || c || d",
+            &[("a", "false"), ("b", "false"), ("c", "false"), ("d", "false")],
+            4,
+        ),
         ("true && false", &[], 0),
         ("false && true", &[], 0),
-        ("a && b && c && d", &[("a", "true"), ("b", "true"), ("c", "true"), ("d", "true")], 4),
+        (
+            "a && b && c && d",
+            &[("a", "true"), ("b", "true"), ("c", "true"), ("d", "true")],
+            4,
+        ),
         ("1 < 2", &[], 1),
         ("1 <= 2", &[], 1),
         ("1 == 2", &[], 1),
@@ -825,7 +834,10 @@ fn the_cost_floor_is_cel_gos_actual_cost() {
     // 631,502 on 300 elements, which kubectl-validate 1.35 confirms (15 such rows fit the
     // request's 10,000,000, 16 do not).
     let row = format!("[{}]", vec!["1"; 300].join(", "));
-    assert_eq!(floor_of("self.all(x, self.all(y, x + y >= 0))", &[("self", &row)]), 631_502);
+    assert_eq!(
+        floor_of("self.all(x, self.all(y, x + y >= 0))", &[("self", &row)]),
+        631_502
+    );
     // A false `all` stops at its first false element, cel-go's fold too: 1 (the range), 2 (the
     // condition) and 3 (the step: the accumulator and `x > 1`) for the first element, 2 for the
     // second's condition, 1 for the result.
