@@ -25,6 +25,8 @@
 //!   of Kubernetes' libraries, whose prices `library/cost.go` sets by the sizes it reads, `has()`,
 //!   whose presence test is free in recent releases, a list of constants the optimiser folds), and
 //!   where a value is an error (which cel-go may or may not go on past) the replay stops there.
+//!   The values that decide the branches are the `cel` crate's, which are the rule's own answer's
+//!   too: a branch is replayed only where the rule's evaluation takes it.
 //!   The bound is up to ~1.5x cel-go's cost on nested comprehensions, so it could not be charged:
 //!   summed over a request it would refuse objects the API server accepts; the floor cannot.
 //!
@@ -75,11 +77,6 @@ impl Budget {
     /// Stops the rules.
     pub fn stop(&mut self) {
         self.remaining = -1;
-    }
-
-    /// What has been charged so far.
-    pub fn charged(&self) -> u64 {
-        REQUEST_BUDGET.saturating_sub(self.remaining.max(0) as u64)
     }
 }
 
