@@ -846,3 +846,34 @@ fn the_cost_floor_is_cel_gos_actual_cost() {
     // that fails), the comparison it fails is not (cel-go goes on; the floor stops).
     assert_eq!(floor_of("1 / 0 == 1", &[]), 1);
 }
+
+/// One request's budget, shared: a node's rules are charged their cost, the node whose rule
+/// runs out is reported, and no node after it is (validation.go returns `-1` at once).
+#[test]
+fn a_shared_budget_stops_at_the_first_node_that_runs_out() {
+    let schema = read(
+        r#"{"type":"array","items":{"type":"integer"},"x-kubernetes-validations":[
+        {"rule":"self.all(x, self.all(y, x + y >= 0))"},{"rule":"self.size() > 1000"}]}"#,
+    );
+    let view = plain(&schema);
+    let rules = Rules::compile(schema.get("x-kubernetes-validations").expect("rules"), view).expect("compiles");
+    let text = format!("[{}]", vec!["1"; 300].join(","));
+    let row = read(&text);
+    let mut budget = super::cost::Budget::default();
+    // Each row: 631,502 for the first rule, 3 for the second (false, so reported).
+    for _ in 0..15 {
+        assert_eq!(
+            messages(&rules.check_within(view, &row, None, &mut budget)),
+            ["failed rule: self.size() > 1000"]
+        );
+    }
+    assert_eq!(
+        messages(&rules.check_within(view, &row, None, &mut budget)),
+        [super::cost::OUT_OF_BUDGET]
+    );
+    assert!(budget.stopped());
+    assert_eq!(
+        messages(&rules.check_within(view, &row, None, &mut budget)),
+        Vec::<String>::new()
+    );
+}
