@@ -18,6 +18,8 @@
 //! validation counted the most checks (its `MatchCount`, [`Walk::match_count`]), the first of
 //! equals; a `oneOf` that more than one alternative validates reports only its message.
 
+use super::cel::Violation;
+use super::cel::cost::Budget;
 use super::field_error::{BadValue, ErrorType, FieldError, go_float, go_json, go_quote};
 use super::metadata;
 use super::schema::{Additional, Format, ListType, Schema, SchemaNode, Types};
@@ -87,6 +89,7 @@ pub fn validate_noting_rules(
         options,
         errors: Vec::new(),
         unreadable: &unreadable,
+        budget: Budget::default(),
     };
     walk.value(&Place::root(), schema.root, object, old_object, Context::Root);
     let errors = walk.errors;
@@ -172,6 +175,8 @@ struct Walk<'s> {
     errors: Vec<FieldError>,
     /// The nodes reached whose CEL rules do not compile, for every walk of one validation.
     unreadable: &'s std::cell::RefCell<Vec<usize>>,
+    /// The request's CEL cost budget, shared by every node's rules.
+    budget: Budget,
 }
 
 /// The JSON kind of a value as the unstructured decoder holds it.
@@ -299,6 +304,9 @@ impl<'s> Walk<'s> {
             }
             return;
         }
+        // The node's CEL rules run before its children's, as the API server's CEL walk runs them
+        // (it matters to the budget they share); their errors are reported after.
+        let cel = self.cel_run(index, value, old);
         // allOf, anyOf, oneOf, not.
         self.composition(s, place, value);
         match kind {
@@ -317,15 +325,16 @@ impl<'s> Walk<'s> {
         if kind == Kind::Object {
             self.object(s, place, value, old, context);
         }
-        self.cel(index, place, value, old);
+        self.cel_report(place, value, cel);
     }
 
-    /// The node's CEL rules (`x-kubernetes-validations`), their violations as the API server's
-    /// field errors (apiextensions-apiserver `pkg/apiserver/schema/cel/validation.go`).
-    fn cel(&mut self, index: usize, place: &Place, value: &Node<'_>, old: Option<&Node<'_>>) {
+    /// Runs the node's CEL rules (`x-kubernetes-validations`) on the walk's budget: their
+    /// violations, each with the schema node whose rule it is.
+    fn cel_run(&mut self, index: usize, value: &Node<'_>, old: Option<&Node<'_>>) -> Vec<(usize, Violation)> {
+        let mut found = Vec::new();
         let resolved = self.schema.resolve(index);
         if !self.schema.has_rules(index) && !self.schema.has_rules(resolved) {
-            return;
+            return found;
         }
         for at in [index, resolved] {
             if at == resolved && at == index && !self.schema.has_rules(at) {
@@ -335,32 +344,44 @@ impl<'s> Walk<'s> {
                 continue;
             };
             let view = super::schema::View::new(self.schema, at, at == self.schema.root);
-            for violation in rules.check(view, value, old) {
-                let field = match violation.field_path.as_str() {
-                    "" => place.field.clone(),
-                    path if place.field.is_empty() => path.to_string(),
-                    path if path.starts_with('[') => format!("{}{path}", place.field),
-                    path => format!("{}.{path}", place.field),
-                };
-                let field = if field.is_empty() { "<nil>".to_string() } else { field };
-                let bad = match violation.value {
-                    super::cel::Shown::Value => BadValue::of(value),
-                    super::cel::Shown::Omitted => BadValue::Omit,
-                    super::cel::Shown::SchemaType => BadValue::Str(self.node(at).type_names.clone()),
-                };
-                let kind = match violation.reason.as_deref() {
-                    Some("FieldValueForbidden") => ErrorType::Forbidden,
-                    Some("FieldValueRequired") => ErrorType::Required,
-                    Some("FieldValueDuplicate") => ErrorType::Duplicate,
-                    _ => ErrorType::Invalid,
-                };
-                let mut error = FieldError::new(kind, field, bad, violation.message);
-                error.cel = true;
-                self.push(error);
-            }
+            found.extend(
+                rules
+                    .check_within(view, value, old, &mut self.budget)
+                    .into_iter()
+                    .map(|v| (at, v)),
+            );
             if at == resolved {
                 break;
             }
+        }
+        found
+    }
+
+    /// The violations of the node's CEL rules as the API server's field errors
+    /// (apiextensions-apiserver `pkg/apiserver/schema/cel/validation.go`).
+    fn cel_report(&mut self, place: &Place, value: &Node<'_>, violations: Vec<(usize, Violation)>) {
+        for (at, violation) in violations {
+            let field = match violation.field_path.as_str() {
+                "" => place.field.clone(),
+                path if place.field.is_empty() => path.to_string(),
+                path if path.starts_with('[') => format!("{}{path}", place.field),
+                path => format!("{}.{path}", place.field),
+            };
+            let field = if field.is_empty() { "<nil>".to_string() } else { field };
+            let bad = match violation.value {
+                super::cel::Shown::Value => BadValue::of(value),
+                super::cel::Shown::Omitted => BadValue::Omit,
+                super::cel::Shown::SchemaType => BadValue::Str(self.node(at).type_names.clone()),
+            };
+            let kind = match violation.reason.as_deref() {
+                Some("FieldValueForbidden") => ErrorType::Forbidden,
+                Some("FieldValueRequired") => ErrorType::Required,
+                Some("FieldValueDuplicate") => ErrorType::Duplicate,
+                _ => ErrorType::Invalid,
+            };
+            let mut error = FieldError::new(kind, field, bad, violation.message);
+            error.cel = true;
+            self.push(error);
         }
     }
 
@@ -440,6 +461,7 @@ impl<'s> Walk<'s> {
             options: &options,
             errors: Vec::new(),
             unreadable: self.unreadable,
+            budget: Budget::default(),
         };
         walk.value(place, index, value, None, Context::Field);
         walk.errors
@@ -461,6 +483,7 @@ impl<'s> Walk<'s> {
                 options: self.options,
                 errors: Vec::new(),
                 unreadable: self.unreadable,
+                budget: Budget::default(),
             };
             scratch.types(s, &place.name, value, kind);
             scratch.errors.is_empty()

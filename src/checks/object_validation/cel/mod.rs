@@ -248,7 +248,9 @@ impl Rules {
     }
 
     /// [`Rules::check`] drawing on `budget`, the runtime cost budget of one request shared by
-    /// every node's rules (`RuntimeCELCostBudget`): an exhausted budget stops the rules.
+    /// every node's rules (`RuntimeCELCostBudget`), charged each rule's floor ([`cost::floor`]):
+    /// the rule that runs out of it is reported at its node, and once the rules stopped (out of
+    /// budget or past the per-call limit) nothing more is.
     pub fn check_within<'s, S: SchemaView<'s>>(
         &self,
         schema: S,
@@ -267,7 +269,13 @@ impl Rules {
             reason: None,
             value: Shown::SchemaType,
         };
-        if budget.exhausted() {
+        // Once the rules stopped, nothing more is reported; a budget spent to the last unit stops
+        // them at the next node with rules (`remainingBudget <= 0`).
+        if budget.stopped() {
+            return out;
+        }
+        if budget.spent() {
+            budget.stop();
             out.push(invalid(cost::OUT_OF_BUDGET.to_owned()));
             return out;
         }
