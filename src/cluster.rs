@@ -77,7 +77,7 @@ impl Items {
         Ok(())
     }
 
-    /// Whether the List's text is `text`, byte for byte (see [`same_text`]), for a check that
+    /// Whether the List's text is `text`, byte for byte (compared a word at a time), for a check that
     /// keeps what it read of the last List (a scan hands each document the same List).
     pub fn is_text(&self, text: &str) -> bool {
         same_text(&self.body, text)
