@@ -2,16 +2,15 @@
 //! cluster, by a replay file under kwctl or `syncguard run`, and by the scanned set offline
 //! (the host side of the last two is in the syncguard-scan crate).
 
+use crate::admission::Text;
 use crate::k8s::view_list;
 use kubewarden_policy_sdk::host_capabilities::kubernetes::{GetResourceRequest, ListAllResourcesRequest};
-use serde::Deserialize;
-use serde::de::DeserializeOwned;
+use serde::de::{DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde::{Deserialize, Deserializer};
 use serde_json::Value;
 use serde_json::value::RawValue;
-use std::cell::RefCell;
 use std::collections::BTreeSet;
-use std::rc::Rc;
-use std::thread::LocalKey;
+use std::marker::PhantomData;
 
 /// Objects as the cluster answered them: the text of a Kubernetes List, unread until a check
 /// reads its items into the view it needs with [`Items::read`].
@@ -40,7 +39,7 @@ impl Items {
     /// The items read as `T`, in one pass over the List (a `null` item reads as `T::default()`,
     /// as a `null` field does). Only when that fails is the List read again, item by item, for
     /// the error to name the item and a position inside it.
-    pub fn read<T: DeserializeOwned + Default>(&self) -> Result<Vec<T>, ItemsError> {
+    pub fn read<'a, T: Deserialize<'a> + Default>(&'a self) -> Result<Vec<T>, ItemsError> {
         // A List is an object; serde's derive would also read a struct from an array.
         if self.body.trim_start().starts_with('{')
             && let Ok(list) = serde_json::from_str::<ListOf<T>>(&self.body)
@@ -56,30 +55,39 @@ impl Items {
         Ok(items)
     }
 
-    /// [`Items::read`], reusing the items of the last List read into `last` when this List's
-    /// text is the same, byte for byte. An engine that keeps one module instance for many
-    /// requests (`syncguard scan` does, for every document of a tree) hands the same List to
-    /// each of them; reading it again each time would make a scan quadratic in the List's
-    /// size. The answer never depends on the cache: the items are those the text reads as.
-    /// An engine that starts every evaluation from a fresh instance never finds anything here.
-    pub fn read_reusing<T: DeserializeOwned + Default>(
-        self,
-        last: &'static LocalKey<LastList<T>>,
-    ) -> Result<Rc<Vec<T>>, ItemsError> {
-        if let Some(items) = last.with_borrow(|last| match last {
-            Some((body, items)) if same_text(body, &self.body) => Some(items.clone()),
-            _ => None,
-        }) {
-            return Ok(items);
+    /// Calls `each` with every item read as `T`, in one pass over the List, keeping none: a
+    /// view that borrows its strings from the text (as [`crate::k8s::CrdIdentity`] does) reads
+    /// a List of thousands without building it. A `null` item reads as `T::default()`, as a
+    /// `null` field does. When the pass fails, `each` has seen some items, and the answer is
+    /// [`Items::read`]'s: its error (naming the item), or, were the items to read one by one,
+    /// every item given to `each` again (a caller that collects a set is not misled).
+    pub fn each<'a, T: Deserialize<'a> + Default>(&'a self, mut each: impl FnMut(T)) -> Result<(), ItemsError> {
+        // A List is an object; serde's derive would also read a struct from an array.
+        if self.body.trim_start().starts_with('{') {
+            let mut reader = serde_json::Deserializer::from_str(&self.body);
+            let seed = ListSeed {
+                each: &mut each,
+                item: PhantomData,
+            };
+            if seed.deserialize(&mut reader).and_then(|()| reader.end()).is_ok() {
+                return Ok(());
+            }
         }
-        let items = Rc::new(self.read::<T>()?);
-        last.set(Some((self.body, items.clone())));
-        Ok(items)
+        self.read::<T>()?.into_iter().for_each(each);
+        Ok(())
+    }
+
+    /// Whether the List's text is `text`, byte for byte (compared a word at a time), for a check that
+    /// keeps what it read of the last List (a scan hands each document the same List).
+    pub fn is_text(&self, text: &str) -> bool {
+        same_text(&self.body, text)
+    }
+
+    /// The List's text, taken.
+    pub fn into_text(self) -> String {
+        self.body
     }
 }
-
-/// A List's text and its items as read, kept for [`Items::read_reusing`] in a `thread_local!`.
-pub type LastList<T> = RefCell<Option<(String, Rc<Vec<T>>)>>;
 
 /// Why a cluster lookup failed, as the checks tell failures apart. Its text (`Display`) is the
 /// host's error as a policy quotes it ([`host_error`]).
@@ -435,6 +443,11 @@ pub enum CrdMissing {
     },
 }
 
+/// The API version of the CustomResourceDefinitions the checks read from the cluster.
+pub const CRD_API_VERSION: &str = "apiextensions.k8s.io/v1";
+/// The kind of the CustomResourceDefinitions the checks read from the cluster.
+pub const CRD_KIND: &str = "CustomResourceDefinition";
+
 /// The CRD (its name and the answer's text, pruned to [`CRD_FIELDS`] or [`CRD_KIND_FIELDS`]) of a
 /// custom resource of `kind` in `group` that the request names as `resource`.
 ///
@@ -452,11 +465,9 @@ pub fn crd_of_resource(
     kind: &str,
     cluster: &dyn Cluster,
 ) -> Result<(String, String), CrdMissing> {
-    const API_VERSION: &str = "apiextensions.k8s.io/v1";
-    const CRD: &str = "CustomResourceDefinition";
     let name = if resource == kind {
         let guess = format!("{}.{group}", likely_plural(kind));
-        if let Ok(text) = cluster.get(API_VERSION, CRD, &guess, None, CRD_KIND_FIELDS)
+        if let Ok(text) = cluster.get(CRD_API_VERSION, CRD_KIND, &guess, None, CRD_KIND_FIELDS)
             && defined_kind(&text).as_deref() == Some(kind)
         {
             return Ok((guess, text));
@@ -465,7 +476,7 @@ pub fn crd_of_resource(
     } else {
         format!("{resource}.{group}")
     };
-    match cluster.get(API_VERSION, CRD, &name, None, CRD_FIELDS) {
+    match cluster.get(CRD_API_VERSION, CRD_KIND, &name, None, CRD_FIELDS) {
         Ok(text) => Ok((name, text)),
         Err(LookupError::NotFound(_)) => Err(CrdMissing::NotFound { name }),
         Err(e) => Err(CrdMissing::Unreadable { name, error: e.into() }),
@@ -484,7 +495,7 @@ fn defined_kind(text: &str) -> Option<String> {
 fn crd_named_in_list(group: &str, kind: &str, cluster: &dyn Cluster) -> Result<String, CrdMissing> {
     use crate::json::Node;
     let items = cluster
-        .list_all("apiextensions.k8s.io/v1", "CustomResourceDefinition", CRD_NAME_FIELDS)
+        .list_all(CRD_API_VERSION, CRD_KIND, CRD_NAME_FIELDS)
         .map_err(|e| CrdMissing::Unlisted(e.into()))?;
     let list = crate::json::read(items.text(), crate::json::Everything, usize::MAX)
         .map_err(|e| CrdMissing::ListNotJson(e.to_string()))?;
@@ -579,11 +590,97 @@ crate::admission::object_only!(List<'de>);
 
 /// A Kubernetes List read in one pass, its items as views.
 #[derive(Deserialize)]
-#[serde(bound = "T: DeserializeOwned + Default")]
+#[serde(bound = "T: Deserialize<'de> + Default")]
 struct ListOf<T> {
     /// The listed objects; `null` (the list or an item) reads as empty.
     #[serde(default, deserialize_with = "view_list")]
     items: Vec<T>,
+}
+
+/// A Kubernetes List read in one pass, each item given to `each` as it is read (the `items` of
+/// [`ListOf`] without the `Vec`). Written with serde's visitors since serde's derive has no
+/// way to hand a field's elements over one by one.
+struct ListSeed<'f, T, F> {
+    /// What is done with each item.
+    each: &'f mut F,
+    /// The items' view.
+    item: PhantomData<T>,
+}
+
+impl<'de, T: Deserialize<'de> + Default, F: FnMut(T)> DeserializeSeed<'de> for ListSeed<'_, T, F> {
+    type Value = ();
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+        deserializer.deserialize_map(self)
+    }
+}
+
+impl<'de, T: Deserialize<'de> + Default, F: FnMut(T)> Visitor<'de> for ListSeed<'_, T, F> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("struct ListOf")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        let mut seen = false;
+        while let Some(key) = map.next_key::<Text<'de>>()? {
+            if key.0 != "items" {
+                map.next_value::<IgnoredAny>()?;
+            } else if std::mem::replace(&mut seen, true) {
+                return Err(serde::de::Error::duplicate_field("items"));
+            } else {
+                map.next_value_seed(ItemsSeed {
+                    each: &mut *self.each,
+                    item: PhantomData,
+                })?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The `items` of a [`ListSeed`]: `null` reads as none, a `null` item as `T::default()`.
+struct ItemsSeed<'f, T, F> {
+    /// What is done with each item.
+    each: &'f mut F,
+    /// The items' view.
+    item: PhantomData<T>,
+}
+
+impl<'de, T: Deserialize<'de> + Default, F: FnMut(T)> DeserializeSeed<'de> for ItemsSeed<'_, T, F> {
+    type Value = ();
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+        deserializer.deserialize_option(self)
+    }
+}
+
+impl<'de, T: Deserialize<'de> + Default, F: FnMut(T)> Visitor<'de> for ItemsSeed<'_, T, F> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a sequence")
+    }
+
+    fn visit_none<E>(self) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_unit<E>(self) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_some<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+        deserializer.deserialize_seq(self)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        while let Some(item) = seq.next_element::<Option<T>>()? {
+            (self.each)(item.unwrap_or_default());
+        }
+        Ok(())
+    }
 }
 
 /// The items of a List, unread, or why the text is not a List.
@@ -660,35 +757,59 @@ mod tests {
     }
 
     #[test]
-    fn the_same_list_text_is_read_once() {
-        thread_local! {
-            static LAST: LastList<Value> = const { RefCell::new(None) };
+    fn each_item_is_given_as_read_the_errors_as_read_gives_them() {
+        let each = |body: &[u8]| {
+            let items = list_items(body).unwrap();
+            let mut seen = Vec::new();
+            let answer = items
+                .each::<Value>(|item| seen.push(item))
+                .map_err(|e| format!("{e:?}"));
+            (
+                answer.map(|()| seen),
+                items.read::<Value>().map_err(|e| format!("{e:?}")),
+            )
+        };
+        for body in [
+            &br#"{"kind": "List", "items": [{"a": 1}, null, {"b": [2]}], "metadata": {}}"#[..],
+            br#"{"items": null}"#,
+            br#"{"kind": "List"}"#,
+            br#" {"it\u0065ms": [{"a": "\u0041"}]}"#,
+        ] {
+            let (streamed, read) = each(body);
+            assert!(streamed.is_ok(), "{streamed:?}");
+            assert_eq!(streamed, read);
         }
-        let first = list_items(br#"{"items": [{"a": 1}]}"#)
-            .unwrap()
-            .read_reusing(&LAST)
+        for body in [
+            &br#"{"items": {}}"#[..],
+            b"[[1]]",
+            b"{\"items\": [",
+            br#"{"items": [], "items": []}"#,
+            br#"{"items": [1]} x"#,
+        ] {
+            let (streamed, read) = each(body);
+            assert!(read.is_err(), "{read:?}");
+            assert_eq!(streamed.unwrap_err(), read.unwrap_err());
+        }
+        // Borrowed where the text allows: nothing of a plain string is copied.
+        let crds = list_items(br#"{"items": [{"metadata": {"name": "a.b"}, "spec": {"names": {"kind": "K\u0041"}}}]}"#)
             .unwrap();
-        let again = list_items(br#"{"items": [{"a": 1}]}"#)
-            .unwrap()
-            .read_reusing(&LAST)
-            .unwrap();
-        assert!(Rc::ptr_eq(&first, &again));
-        let other = list_items(br#"{"items": [{"a": 1}, {"b": 2}]}"#)
-            .unwrap()
-            .read_reusing(&LAST)
-            .unwrap();
-        assert_eq!(other.len(), 2);
-        let back = list_items(br#"{"items": [{"a": 1}]}"#)
-            .unwrap()
-            .read_reusing(&LAST)
-            .unwrap();
-        assert!(!Rc::ptr_eq(&first, &back) && first == back);
-        assert!(list_items(b"[").unwrap().read_reusing(&LAST).is_err());
-        let kept = list_items(br#"{"items": [{"a": 1}]}"#)
-            .unwrap()
-            .read_reusing(&LAST)
-            .unwrap();
-        assert!(Rc::ptr_eq(&back, &kept), "a failed read leaves the last list in place");
+        crds.each::<crate::k8s::CrdIdentity>(|crd| {
+            assert!(matches!(crd.metadata.name, std::borrow::Cow::Borrowed("a.b")));
+            assert!(matches!(crd.spec.names.kind, std::borrow::Cow::Owned(ref kind) if kind == "KA"));
+        })
+        .unwrap();
+        let wrong = list_items(br#"{"items": [{"metadata": {"name": "a"}}, {"metadata": {"name": 7}}]}"#).unwrap();
+        let mut seen = 0;
+        match wrong.each::<crate::k8s::CrdIdentity>(|_| seen += 1) {
+            Err(ItemsError::Item(1, e)) => {
+                assert_eq!(
+                    e.to_string(),
+                    "invalid type: integer `7`, expected a string at line 1 column 23"
+                );
+            }
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(seen, 1, "what was read before the error was given");
     }
 
     #[test]

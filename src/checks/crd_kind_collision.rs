@@ -59,7 +59,7 @@
 
 use crate::admission::{ObjectJson, Request};
 use crate::check::{Check, GroupKind, Lookup, Objects};
-use crate::cluster::{Cluster, ItemsError, LastList};
+use crate::cluster::{CRD_API_VERSION, CRD_KIND, Cluster, ItemsError};
 use crate::finding::{Finding, Malformed, Report, RuleDoc, Subject};
 use crate::generated::builtin_resources;
 use crate::k8s::CrdIdentity;
@@ -68,7 +68,9 @@ use crate::settings::{Action, RejectOrWarn, string_enum};
 use crate::text::{Parts, elide, join_within, quote};
 use serde::Deserialize;
 use serde::de::{Deserializer, SeqAccess, Visitor};
+use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
+use std::rc::Rc;
 use well_known::{WellKnownProjects, same_owner, why_strict};
 
 pub mod well_known;
@@ -112,10 +114,6 @@ pub const FINDINGS: &[RuleDoc] = &[
     },
 ];
 
-/// API version of the CRDs the check lists.
-const CRD_API_VERSION: &str = "apiextensions.k8s.io/v1";
-/// Kind the check lists.
-const CRD_KIND: &str = "CustomResourceDefinition";
 /// How settings and messages write the core group, whose real name is `""`.
 const CORE: &str = "core";
 
@@ -240,7 +238,7 @@ impl Check for CrdKindCollision {
     // An UPDATE is refused only for a clash it adds, which the old object tells.
     const READS_OLD_OBJECT: bool = true;
     const FINDINGS: &'static [RuleDoc] = FINDINGS;
-    const LOOKUPS: &'static [Lookup] = &[("apiextensions.k8s.io/v1", "CustomResourceDefinition")];
+    const LOOKUPS: &'static [Lookup] = &[(CRD_API_VERSION, CRD_KIND)];
 
     fn validate_settings(settings: &Settings) -> Result<(), String> {
         for (i, set) in settings.allowed_group_sets.iter().enumerate() {
@@ -315,7 +313,7 @@ impl Check for CrdKindCollision {
 
 /// The identity of the request's `what` (`object`, `oldObject`), read up to `spec.names` only
 /// when the text allows, else whole, for the error's path.
-fn identity(object: ObjectJson<'_>, what: &str) -> Result<CrdIdentity, Malformed> {
+fn identity<'a>(object: ObjectJson<'a>, what: &str) -> Result<CrdIdentity<'a>, Malformed> {
     match object.members(CrdIdentity::MEMBERS).and_then(CrdIdentity::from_members) {
         Some(crd) => Ok(crd),
         None => object
@@ -393,6 +391,16 @@ struct Findings {
 }
 
 impl Findings {
+    /// Adds what `other` found.
+    fn add(&mut self, other: Findings) {
+        for (mine, theirs) in [(&mut self.kind, other.kind), (&mut self.well_known, other.well_known)] {
+            for (group, servers) in theirs {
+                mine.entry(group).or_default().extend(servers);
+            }
+        }
+        self.names.extend(other.names);
+    }
+
     /// Where a kind finding goes: among the well-known coexistences or the clashes.
     fn kind_servers(&mut self, well_known: bool) -> &mut BTreeMap<String, BTreeSet<Server>> {
         if well_known {
@@ -432,15 +440,15 @@ impl Findings {
 }
 
 /// The names a CRD serves: plural, singular (the lowercase kind when unset) and short names.
-fn names_of(crd: &CrdIdentity) -> Vec<String> {
+fn names_of(crd: &CrdIdentity<'_>) -> Vec<String> {
     let names = &crd.spec.names;
     let singular = if names.singular.is_empty() {
         names.kind.to_ascii_lowercase()
     } else {
-        names.singular.clone()
+        names.singular.to_string()
     };
-    let mut all = vec![names.plural.clone(), singular];
-    all.extend(names.short_names.iter().cloned());
+    let mut all = vec![names.plural.to_string(), singular];
+    all.extend(names.short_names.iter().map(|name| name.to_string()));
     all.retain(|n| !n.is_empty());
     all
 }
@@ -450,20 +458,20 @@ fn names_of(crd: &CrdIdentity) -> Vec<String> {
 /// there before this update, which only warns (an upgrade of a CRD must never be what breaks a
 /// cluster); only what the update adds is decided as a new clash.
 fn evaluate(
-    crd: &CrdIdentity,
-    old: Option<&CrdIdentity>,
+    crd: &CrdIdentity<'_>,
+    old: Option<&CrdIdentity<'_>>,
     request_name: &str,
     settings: &Settings,
     cluster: &dyn Cluster,
 ) -> Vec<Finding> {
-    let group = crd.spec.group.as_str();
+    let group = &*crd.spec.group;
     let names = &crd.spec.names;
-    let kind = names.kind.as_str();
+    let kind = &*names.kind;
     if group.is_empty() || kind.is_empty() {
         return Vec::new();
     }
     let name = if !crd.metadata.name.is_empty() {
-        crd.metadata.name.clone()
+        crd.metadata.name.to_string()
     } else if !request_name.is_empty() {
         request_name.to_string()
     } else {
@@ -480,7 +488,7 @@ fn evaluate(
     if check_names {
         own.push(OwnName {
             path: "spec.names.plural".into(),
-            value: names.plural.as_str(),
+            value: &names.plural,
         });
         if names.singular.is_empty() {
             own.push(OwnName {
@@ -490,13 +498,13 @@ fn evaluate(
         } else {
             own.push(OwnName {
                 path: "spec.names.singular".into(),
-                value: names.singular.as_str(),
+                value: &names.singular,
             });
         }
         for (i, short) in names.short_names.iter().enumerate() {
             own.push(OwnName {
                 path: format!("spec.names.shortNames[{i}]"),
-                value: short.as_str(),
+                value: short,
             });
         }
         own.retain(|n| !n.value.is_empty());
@@ -511,10 +519,17 @@ fn evaluate(
     let mut findings = Findings::default();
     builtin_findings(group, kind, &own, settings, &mut findings);
 
-    let lookup_error = list_crds(cluster, |other| {
-        crd_findings(&name, group, kind, &own, other, settings, &mut findings);
-    })
-    .err()
+    // What the list gives counts only once every item has read.
+    let mut listed = Findings::default();
+    let lookup_error = match list_crds(cluster, |other| {
+        crd_findings(&name, group, kind, &own, other, settings, &mut listed);
+    }) {
+        Ok(()) => {
+            findings.add(listed);
+            None
+        }
+        Err(error) => Some(error),
+    }
     // A lookup an update needs for nothing it adds decides nothing.
     .filter(|_| before.is_none() || !kind_before || adds_names);
 
@@ -573,7 +588,7 @@ fn evaluate(
                 "nameCollision",
                 action,
                 first.path.clone(),
-                names_message(&name, group, names.plural.as_str(), &findings.names),
+                names_message(&name, group, &names.plural, &findings.names),
                 names_brief(&findings.names),
             ));
         }
@@ -686,7 +701,7 @@ fn crd_findings(
     group: &str,
     kind: &str,
     own: &[OwnName<'_>],
-    other: &CrdIdentity,
+    other: &CrdIdentity<'_>,
     settings: &Settings,
     findings: &mut Findings,
 ) {
@@ -752,21 +767,59 @@ pub const LISTED_CRD_FIELDS: &[&str] = &[
     "spec.names.singular",
 ];
 
+/// What [`list_crds`] keeps of the last List of CRDs the cluster answered: its text and, once
+/// the same text came again, its items owned. An engine that keeps one instance for many
+/// requests (`syncguard scan` does, for every document of a tree) hands each the same List:
+/// reading it again for each would cost a scan far more than it compares. An engine that starts
+/// every evaluation from a fresh instance (policy-server) reads the List once, borrowing from its
+/// text, and keeps nothing but the text, moved here.
+struct LastList {
+    /// The List's text.
+    text: String,
+    /// Its items, owned, read when the same text came a second time.
+    items: Option<Rc<Vec<CrdIdentity<'static>>>>,
+}
+
 thread_local! {
-    /// The last list of CRDs read, for [`list_crds`] to reuse when the cluster answers the same.
-    static LAST_LIST: LastList<CrdIdentity> = const { std::cell::RefCell::new(None) };
+    /// The last List of CRDs, for [`list_crds`] to reuse when the cluster answers the same.
+    static LAST_LIST: RefCell<Option<LastList>> = const { RefCell::new(None) };
 }
 
 /// Lists the cluster's CRDs, pruned to [`LISTED_CRD_FIELDS`], and calls `each` with every one
-/// read as a [`CrdIdentity`], once every item has read: an unreadable item fails the whole
-/// lookup. The same answer as the last one is not read again (see `Items::read_reusing`).
-fn list_crds(cluster: &dyn Cluster, mut each: impl FnMut(&CrdIdentity)) -> Result<(), String> {
+/// read as a [`CrdIdentity`], as it is read: an unreadable item fails the whole lookup, and the
+/// caller then drops what `each` was given. The answer never depends on [`LAST_LIST`]: the
+/// items are those the text reads as.
+fn list_crds(cluster: &dyn Cluster, mut each: impl FnMut(&CrdIdentity<'_>)) -> Result<(), String> {
     let items = cluster.list_all(CRD_API_VERSION, CRD_KIND, LISTED_CRD_FIELDS)?;
-    let listed = items.read_reusing(&LAST_LIST).map_err(|e| match e {
+    let unreadable = |e| match e {
         ItemsError::NotAList(message) => message,
         ItemsError::Item(i, e) => format!("item {i} of the list is not a readable CustomResourceDefinition: {e}"),
-    })?;
-    listed.iter().for_each(&mut each);
+    };
+    let again = LAST_LIST.with_borrow(|last| match last {
+        Some(last) if items.is_text(&last.text) => Some(last.items.clone()),
+        _ => None,
+    });
+    match again {
+        Some(Some(listed)) => listed.iter().for_each(each),
+        // The same List a second time: an instance that serves many requests.
+        Some(None) => {
+            let listed = items.read::<CrdIdentity<'_>>().map_err(unreadable)?;
+            let listed = Rc::new(listed.into_iter().map(CrdIdentity::into_owned).collect::<Vec<_>>());
+            listed.iter().for_each(&mut each);
+            LAST_LIST.with_borrow_mut(|last| {
+                if let Some(last) = last {
+                    last.items = Some(listed);
+                }
+            });
+        }
+        None => {
+            items.each(|crd: CrdIdentity<'_>| each(&crd)).map_err(unreadable)?;
+            LAST_LIST.set(Some(LastList {
+                text: items.into_text(),
+                items: None,
+            }));
+        }
+    }
     Ok(())
 }
 
@@ -1196,6 +1249,31 @@ mod tests {
         let object = crd("stable.example.com", "Shirt", "shirts", &["sh"]);
         let verdict = decide(&request("UPDATE", &object), json!({}), &Objects(vec![object.clone()]));
         assert!(verdict.accepted && verdict.warnings.is_empty(), "{verdict:?}");
+    }
+
+    #[test]
+    fn the_same_list_again_is_read_once_owned_and_answers_the_same() {
+        let kept = || LAST_LIST.with_borrow(|last| last.as_ref().map(|last| last.items.is_some()));
+        let object = crd("stable.example.com", "Shirt", "shirts", &["sh"]);
+        let others = Objects(vec![crd("beta.example.com", "Shirt", "shirts", &["sh"])]);
+        LAST_LIST.set(None);
+        let first = decide(&request("CREATE", &object), json!({}), &others);
+        assert!(!first.accepted, "{first:?}");
+        assert_eq!(kept(), Some(false), "a first List keeps its text only");
+        let second = decide(&request("CREATE", &object), json!({}), &others);
+        assert_eq!(kept(), Some(true), "the same List again is kept read");
+        let third = decide(&request("CREATE", &object), json!({}), &others);
+        assert_eq!((&first, &second), (&third, &third));
+        let empty = decide(&request("CREATE", &object), json!({}), &Objects::default());
+        assert!(empty.accepted, "another List is read again: {empty:?}");
+        assert_eq!(kept(), Some(false));
+        // A List that fails to read leaves the last one in place, and fails every time.
+        let bad = Objects(vec![
+            json!({"apiVersion": CRD_API_VERSION, "kind": CRD_KIND, "metadata": {"name": 7}}),
+        ]);
+        for _ in 0..2 {
+            assert_eq!(decide(&request("CREATE", &object), json!({}), &bad).code, Some(500));
+        }
     }
 
     #[test]
