@@ -698,7 +698,7 @@ pub fn list_items(body: impl Into<Vec<u8>>) -> Result<Items, String> {
 
 /// Whether two texts are the same, compared eight bytes at a time. Written by hand because the
 /// `memcmp` a wasm32 module links (compiler-builtins') compares one byte at a time, and
-/// [`Items::read_reusing`] compares a List of megabytes on every call of a scan: with a
+/// crd-kind-collision compares the List of megabytes with the last one on every call of a scan: with a
 /// quarter of a 10,000-manifest tree being CRDs, that byte loop took most of the scan's time.
 fn same_text(a: &str, b: &str) -> bool {
     const WORD: usize = 8;

@@ -51,7 +51,8 @@
 //! The object is read whole once ([`crate::json`]). A CRD's schema is compiled once per module
 //! instance and CRD version, found again by a digest of the host's answer, so a scan of many
 //! custom resources compiles each CRD once. The CEL rules of a CRD the API server stored (its
-//! answer has a uid: the cluster's, a cluster snapshot's), whose own validation compiled them
+//! answer has a uid, a resourceVersion or a creationTimestamp: the cluster's, a cluster
+//! snapshot's, a `kubectl get` export), whose own validation compiled them
 //! all, are compiled only as objects reach them ([`Compiled::rule_errors`]).
 
 pub mod builtin;

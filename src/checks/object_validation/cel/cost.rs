@@ -16,7 +16,8 @@
 //! - **after** it ran, a floor ([`floor`]), charged to the request's budget: the rule replayed
 //!   step by step on its values, each step charged what cel-go's cost tracker charges it (an
 //!   identifier or a field selection 1, a constant 0, a call 1 or its size-dependent price, a list
-//!   or map built 10 or 30, `&&`, `||` and `?:` nothing of their own) and each short-circuit taking
+//!   or map built 10 or 30, `&&`, `||` and `?:` nothing of their own, a `?:` branch that is a
+//!   path not its root, a conversion of a constant nothing) and each short-circuit taking
 //!   the branch the values decide, as cel-go's does; a comprehension runs its loop as cel-go's
 //!   fold does (its condition, then its step, for each element, stopping where the condition is
 //!   false, then its result). It is cel-go's actual cost exactly on the rules CRDs write (paths,
@@ -26,7 +27,10 @@
 //!   whose presence test is free in recent releases, a list of constants the optimiser folds), and
 //!   where a value is an error (which cel-go may or may not go on past) the replay stops there.
 //!   The values that decide the branches are the `cel` crate's, which are the rule's own answer's
-//!   too: a branch is replayed only where the rule's evaluation takes it.
+//!   too: a branch is replayed only where the rule's evaluation takes it. One exception to "never
+//!   more": a comprehension over a map that stops early (`all`, `exists`) follows the `cel`
+//!   crate's key order, where cel-go's is Go's map order, which varies between runs, so its cost
+//!   there may be more or less than a given run of the API server's.
 //!   The bound is up to ~1.5x cel-go's cost on nested comprehensions, so it could not be charged:
 //!   summed over a request it would refuse objects the API server accepts; the floor cannot.
 //!
@@ -100,8 +104,16 @@ pub fn run(
 ) -> Run {
     let bound = estimate(program.expression(), &mut Vec::new(), self_value, old_self);
     if bound > PER_CALL_LIMIT {
+        // The API server compares a cancelled rule's cost (past the per-call limit) with what
+        // is left before it looks at the error (`validateExpressions`): with no more than the
+        // limit left, it says the budget ran out.
+        let out_of_budget = budget.remaining <= PER_CALL_LIMIT as i64;
         budget.stop();
-        return Run::OverCallLimit;
+        return if out_of_budget {
+            Run::OverBudget
+        } else {
+            Run::OverCallLimit
+        };
     }
     let result = program.execute(context);
     let cost = floor(program.expression(), context);
@@ -125,8 +137,10 @@ pub fn floor(expr: &IdedExpr, context: &Context<'_, '_>) -> u64 {
 
 /// The floor of `expr` and its value: none where it fails, and where the replay stopped short.
 /// The replay computes the values of the few operators it branches on most (comparisons,
-/// integer sums) itself and asks the `cel` crate for any other, so a rule is evaluated about
-/// once more, not once per level of its tree.
+/// integer sums) itself and asks the `cel` crate for any other, which evaluates that node's
+/// subtree again: a rule of the usual shapes is evaluated about once more, but a comprehension
+/// under several levels the replay does not compute (`self.filter(...).size() * 2 * 2`) is run
+/// again at each of them (the parser's depth limit bounds how often).
 fn meter(expr: &IdedExpr, context: &Context<'_, '_>) -> (u64, Option<Value>) {
     match &expr.expr {
         Expr::Literal(_) | Expr::Ident(_) => {
@@ -184,10 +198,49 @@ fn parts_floor<'e>(parts: impl Iterator<Item = &'e IdedExpr>, context: &Context<
     Some(cost)
 }
 
+/// cel-go's type conversion functions (`overloads.IsTypeConversionFunction`).
+const CONVERSIONS: [&str; 10] = [
+    "bool",
+    "bytes",
+    "double",
+    "duration",
+    "dyn",
+    "int",
+    "string",
+    "timestamp",
+    "type",
+    "uint",
+];
+
+/// Whether `expr` is a path cel-go plans as one attribute: an identifier, then field selections
+/// (not `has()`) and indexes. As a branch of `?:` its root costs nothing: cel-go's conditional
+/// attribute resolves the branch's attribute without the step that charges the root
+/// (`planner.go`, `planCallConditional`; `TestRuntimeCost`'s `filter`, whose rejected elements
+/// keep `accu` for free).
+fn is_path(expr: &IdedExpr) -> bool {
+    match &expr.expr {
+        Expr::Ident(_) => true,
+        Expr::Select(select) => !select.test && is_path(&select.operand),
+        Expr::Call(call) => {
+            call.func_name == "_[_]"
+                && call.target.is_none()
+                && matches!(call.args.as_slice(), [operand, _] if is_path(operand))
+        }
+        _ => false,
+    }
+}
+
 /// Whether `expr` is a constant for cel-go's optimiser: a literal, or a list or map of them.
 fn is_constant(expr: &IdedExpr) -> bool {
     match &expr.expr {
         Expr::Literal(_) => true,
+        // A type conversion of a constant (`duration('1h')`, `int('5')`) is folded into its
+        // value by cel-go's optimiser (`decorators.go`, `maybeOptimizeConstUnary`).
+        Expr::Call(call) => {
+            call.target.is_none()
+                && CONVERSIONS.contains(&call.func_name.as_str())
+                && matches!(call.args.as_slice(), [arg] if is_constant(arg))
+        }
         Expr::List(list) => list.elements.iter().all(is_constant),
         Expr::Map(map) => map.entries.iter().all(|entry| match &entry.expr {
             EntryExpr::MapEntry(e) => is_constant(&e.key) && is_constant(&e.value),
@@ -226,9 +279,13 @@ fn call_meter(expr: &IdedExpr, call: &CallExpr, context: &Context<'_, '_>) -> (u
                 _ => return (cost, None),
             };
             let (more, value) = meter(branch, context);
+            let more = if is_path(branch) { more.saturating_sub(1) } else { more };
             return (cost.saturating_add(more), value);
         }
         _ => {}
+    }
+    if is_constant(expr) {
+        return (0, Value::resolve(expr, context).ok());
     }
     // Every operand runs, the target first; one that fails ends the call without its price.
     let mut cost: u64 = 0;
@@ -258,7 +315,9 @@ fn call_meter(expr: &IdedExpr, call: &CallExpr, context: &Context<'_, '_>) -> (u
             }
             _ => 1,
         },
-        ("matches", [Value::String(s), Value::String(re)]) => {
+        // Only the method form is priced by its sizes (`overloads.MatchesString`); the global
+        // `matches(s, re)` costs 1, as any call (`runtimecost.go`, `costCall`).
+        ("matches", [Value::String(s), Value::String(re)]) if call.target.is_some() => {
             traversal(size_of_str(s).saturating_add(1)).saturating_mul(size_of_str(re).div_ceil(4))
         }
         ("contains", [Value::String(s), Value::String(sub)]) => {
@@ -268,7 +327,8 @@ fn call_meter(expr: &IdedExpr, call: &CallExpr, context: &Context<'_, '_>) -> (u
         ("string", [Value::Bytes(b)]) => traversal(b.len() as u64),
         ("bytes", [Value::String(s)]) => traversal(size_of_str(s)),
         ("size" | "!_" | "-_" | "_-_" | "_*_" | "_/_" | "_%_" | "@not_strictly_false" | "_[_]", _)
-        | ("int" | "uint" | "double" | "string" | "bool" | "bytes" | "duration" | "timestamp", [_]) => 1,
+        | ("int" | "uint" | "double" | "string" | "bool" | "bytes" | "duration" | "timestamp", [_])
+        | ("matches", [_, _]) => 1,
         // Kubernetes' and the extensions' functions: priced by `library/cost.go` from sizes, maybe 0.
         _ => 0,
     };

@@ -811,7 +811,17 @@ fn the_cost_floor_is_cel_gos_actual_cost() {
         ("size(\"123\")", &[], 1),
         ("'12345678901234567890' == '123456789012345678901234567890'", &[], 2),
         ("string(input)", &[("input", &format!("b{long}"))], 51),
-        ("string(1)", &[], 1),
+        // cel-go's `string(1)` is 1 unoptimised; Kubernetes' optimiser folds a conversion of a
+        // constant into its value (`maybeOptimizeConstUnary`).
+        ("string(1)", &[], 0),
+        ("[duration('1h'), int('5')]", &[], 0),
+        ("input < duration('24h')", &[("input", "duration('1h')")], 2),
+        // The global `matches` is priced as any call; only the method form by its sizes.
+        ("matches(input, '[0-9]')", &[("input", &long)], 2),
+        // A `?:` branch that is a path does not charge its root (cel-go's conditional attribute).
+        ("true ? input : 1", &[("input", list)], 0),
+        ("true ? input[0] : 1", &[("input", list)], 1),
+        ("false ? 1 : input + input", &[("input", "1")], 3),
         ("input.contains(arg1)", &[("input", &long), ("arg1", &long)], 2502),
         ("input.startsWith(arg1)", &[("input", "'idc'"), ("arg1", &long)], 3),
         ("input.endsWith(arg1)", &[("input", "'idc'"), ("arg1", &long)], 3),
@@ -825,6 +835,10 @@ fn the_cost_floor_is_cel_gos_actual_cost() {
     // Kubernetes' programs fold the constant list (`OptOptimize`), 10 less.
     assert_eq!(floor_of("[1, 2, 3]", &[]), 0);
     assert_eq!(floor_of("[1, 2, 3].all(x, true)", &[]), 10);
+    // cel-go's `[1, 2, 3, 4, 5].filter(x, x % 2 == 0)` is 62 unoptimised; less the two constant
+    // lists Kubernetes folds (the input and the accumulator's `[]`), 42: a rejected element keeps
+    // `accu` through `?:` for nothing.
+    assert_eq!(floor_of("[1, 2, 3, 4, 5].filter(x, x % 2 == 0)", &[]), 42);
     assert_eq!(floor_of("2 in [1, 2, 3]", &[]), 0);
     // A list or map built of variables is built at run time: 10 and 30.
     assert_eq!(floor_of("[a, 2]", &[("a", "1")]), 11);
@@ -875,5 +889,44 @@ fn a_shared_budget_stops_at_the_first_node_that_runs_out() {
     assert_eq!(
         messages(&rules.check_within(view, &row, None, &mut budget)),
         Vec::<String>::new()
+    );
+}
+
+#[test]
+fn a_rule_past_the_call_limit_with_little_budget_left_runs_out_of_budget() {
+    // The API server checks a cancelled rule's cost against what is left before it reads the
+    // error (`validateExpressions`): with at most the per-call limit left, the budget ran out.
+    let rows = read(
+        r#"{"type":"array","items":{"type":"integer"},"x-kubernetes-validations":[
+        {"rule":"self.all(x, self.all(y, x + y >= 0))"}]}"#,
+    );
+    let costly = read(
+        r#"{"type":"array","items":{"type":"integer"},"x-kubernetes-validations":[
+        {"rule":"self.all(x, self.all(y, self.all(z, x + y + z >= 0)))"}]}"#,
+    );
+    let compile = |schema: &Node<'_>| {
+        Rules::compile(schema.get("x-kubernetes-validations").expect("rules"), plain(schema)).expect("compiles")
+    };
+    let (row_rules, costly_rules) = (compile(&rows), compile(&costly));
+    let (row_text, cube_text) = (
+        format!("[{}]", vec!["1"; 300].join(",")),
+        format!("[{}]", vec!["1"; 200].join(",")),
+    );
+    let (row, cube) = (read(&row_text), read(&cube_text));
+    let mut budget = super::cost::Budget::default();
+    // 15 rows of 631,502 leave 527,470: less than the per-call limit.
+    for _ in 0..15 {
+        assert!(row_rules.check_within(plain(&rows), &row, None, &mut budget).is_empty());
+    }
+    assert_eq!(
+        messages(&costly_rules.check_within(plain(&costly), &cube, None, &mut budget)),
+        [super::cost::OUT_OF_BUDGET]
+    );
+    let mut fresh = super::cost::Budget::default();
+    assert_eq!(
+        messages(&costly_rules.check_within(plain(&costly), &cube, None, &mut fresh)),
+        [
+            "'operation cancelled: actual cost limit exceeded': no further validation rules will be run due to call cost exceeds limit for rule: self.all(x, self.all(y, self.all(z, x + y + z >= 0)))"
+        ]
     );
 }
