@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use syncguard::admission::Operation;
 use syncguard::all_in_one::AllInOne;
 use syncguard::check;
-use syncguard::cluster::{Cluster, Items, LookupError, NoCluster};
+use syncguard::cluster::{Cluster, GET_RESOURCE, Items, LIST_RESOURCES_ALL, LookupError, NoCluster};
 use syncguard::registry::Entry;
 use syncguard::render::{Annotation, FINDINGS_ANNOTATION};
 use syncguard_scan::evaluate::AdmissionResponse;
@@ -70,9 +70,7 @@ pub struct Grant {
 
 /// The `contextAwareResources` of `policy`'s metadata.yml, then `grant`, as `(apiVersion, kind)`.
 pub fn granted(policy: &str, grant: &[Grant]) -> Vec<(String, String)> {
-    let path = crate::root().join("policies").join(policy).join("metadata.yml");
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    let metadata: Value = serde_yaml_ng::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let metadata = metadata(policy);
     let text = |v: &Value, key: &str| v[key].as_str().unwrap_or_default().to_string();
     metadata["contextAwareResources"]
         .as_array()
@@ -83,18 +81,45 @@ pub fn granted(policy: &str, grant: &[Grant]) -> Vec<(String, String)> {
         .collect()
 }
 
+/// The `hostCapabilities` of `policy`'s metadata.yml (`kubernetes/get_resource`...), which
+/// policy-server copies into the policy's entry and checks every host call against.
+pub fn host_capabilities(policy: &str) -> Vec<String> {
+    metadata(policy)["hostCapabilities"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|c| c.as_str().map(str::to_string))
+        .collect()
+}
+
+/// `policy`'s metadata.yml.
+fn metadata(policy: &str) -> Value {
+    let path = crate::root().join("policies").join(policy).join("metadata.yml");
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    serde_yaml_ng::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
 /// A cluster that answers only the lookups a deployment grants, and refuses any other in
 /// Kubewarden's words, before asking `inner` (as policy-evaluator refuses them before a replay
-/// file is read).
+/// file is read): first the host capability (`kubernetes/list_resources_all`...), then the
+/// resource (policy-evaluator's `host_callback` checks them in that order).
 pub struct Granted<'c> {
     /// What answers the granted lookups.
     pub inner: &'c dyn Cluster,
     /// The granted `(apiVersion, kind)` pairs.
     pub allowed: Vec<(String, String)>,
+    /// The granted host capabilities, as metadata.yml's `hostCapabilities` name them.
+    pub capabilities: Vec<String>,
 }
 
 impl Granted<'_> {
-    fn check(&self, api_version: &str, kind: &str) -> Result<(), LookupError> {
+    fn check(&self, operation: &str, api_version: &str, kind: &str) -> Result<(), LookupError> {
+        let capability = format!("kubernetes/{operation}");
+        if !self.capabilities.contains(&capability) {
+            return Err(LookupError::Forbidden(format!(
+                "Policy has not been granted access to the '{capability}' host capability. The violation has been reported."
+            )));
+        }
         if self.allowed.iter().any(|(v, k)| v == api_version && k == kind) {
             Ok(())
         } else {
@@ -107,7 +132,7 @@ impl Granted<'_> {
 
 impl Cluster for Granted<'_> {
     fn list_all(&self, api_version: &str, kind: &str, field_masks: &[&str]) -> Result<Items, LookupError> {
-        self.check(api_version, kind)?;
+        self.check(LIST_RESOURCES_ALL, api_version, kind)?;
         self.inner.list_all(api_version, kind, field_masks)
     }
 
@@ -119,7 +144,7 @@ impl Cluster for Granted<'_> {
         namespace: Option<&str>,
         field_masks: &[&str],
     ) -> Result<String, LookupError> {
-        self.check(api_version, kind)?;
+        self.check(GET_RESOURCE, api_version, kind)?;
         self.inner.get(api_version, kind, name, namespace, field_masks)
     }
 }
@@ -381,6 +406,7 @@ fn run_case(entry: &Entry, case: &Case) -> Result<String, String> {
         let granted = Granted {
             inner,
             allowed: granted(entry.name, &case.grant),
+            capabilities: host_capabilities(entry.name),
         };
         let cluster: &dyn Cluster = if replay.is_some() { &granted } else { inner };
         Ok(if all_in_one {
