@@ -48,7 +48,11 @@ struct Run<'r, 'a> {
     objects: Option<&'r Objects<'a>>,
     cluster: &'r dyn Cluster,
     settings: &'r Settings,
-    /// The object as the checks so far changed it.
+    /// The object as the checks so far changed it. Owned and editable, unlike the request's
+    /// borrowed [`crate::json::Node`] tree: a mutating check edits it in place (a finalizer
+    /// added, a field set), the next checks judge the edited object, and the answer carries it
+    /// whole as the SDK's `mutated_object` (a `serde_json::Value`), from which the engine
+    /// computes the patch.
     mutated: Option<Value>,
     /// What the checks that applied found, rendered together at the end.
     parts: Vec<Part>,

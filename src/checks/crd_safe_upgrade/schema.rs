@@ -1133,7 +1133,12 @@ fn merged<'n, 'a>(
     out
 }
 
-/// A raw keyword value read, `Null` when absent.
+/// A raw keyword value read, `Null` when absent. Owned (`serde_json::Value`, not the request's
+/// borrowed [`crate::json::Node`]) because only the keywords whose texts differ between the two
+/// versions get here, and each is then rewritten before it is compared ([`normalized`],
+/// [`without_docs`], [`for_stored`] build new trees: numbers as floats, Go's zero values and the
+/// documentation left out, entries of `anyOf` dropped), which a tree borrowing the request's
+/// text cannot be.
 fn parsed(raw: Option<&RawValue>) -> Value {
     raw.and_then(|raw| serde_json::from_str(raw.get()).ok())
         .unwrap_or(Value::Null)
