@@ -322,7 +322,7 @@ fn may_be_adopted(text: &str, settings: &Settings) -> bool {
 }
 
 /// How fix commands address the object: `kubectl <verb> <resource> <name> [-n <namespace>]`.
-struct ObjectRef {
+struct KubectlAddress {
     /// `kubectl` resource argument, e.g. `cephfilesystems.ceph.rook.io`.
     resource: String,
     /// Kind, as Helm names it in its errors.
@@ -333,7 +333,7 @@ struct ObjectRef {
     namespace: String,
 }
 
-impl ObjectRef {
+impl KubectlAddress {
     fn new(request: &Request<'_>, meta: &Meta) -> Self {
         let resource = match (request.resource.resource.as_ref(), request.resource.group.as_ref()) {
             ("", _) if !meta.kind.is_empty() => meta.kind.to_ascii_lowercase(),
@@ -353,7 +353,7 @@ impl ObjectRef {
             .to_string();
         // None for a cluster-scoped object, whatever its manifest says: `kubectl` takes no `-n`.
         let namespace = crate::finding::namespace_of(request, &meta.namespace).to_string();
-        ObjectRef {
+        KubectlAddress {
             resource,
             kind,
             name,
@@ -419,7 +419,7 @@ fn evaluate(request: &Request<'_>, objects: &Objects<'_>, settings: &Settings) -
         Some(old) => Some(meta_of(Object::read(old, old.members(Object::MEMBERS)), "oldObject")?),
         None => None,
     };
-    let target = ObjectRef::new(request, &new);
+    let address = KubectlAddress::new(request, &new);
     let subject = Subject::new(request, &new.name, "", &new.namespace);
 
     // Check 3 first: the other checks judge the object as it will be stored.
@@ -435,7 +435,7 @@ fn evaluate(request: &Request<'_>, objects: &Objects<'_>, settings: &Settings) -
     };
 
     let mut findings = Vec::new();
-    if let Some((path, message, brief)) = fleet_markers(&effective, old.as_ref(), &target) {
+    if let Some((path, message, brief)) = fleet_markers(&effective, old.as_ref(), &address) {
         let unchanged = old
             .as_ref()
             .is_some_and(|o| o.fleet_values() == effective.fleet_values());
@@ -445,7 +445,7 @@ fn evaluate(request: &Request<'_>, objects: &Objects<'_>, settings: &Settings) -
         );
     }
     if settings.helm_completeness != Action::Ignore
-        && let Some((path, message, brief)) = helm_completeness(&effective, &target, settings)
+        && let Some((path, message, brief)) = helm_completeness(&effective, &address, settings)
     {
         let unchanged = old.as_ref().is_some_and(|o| o.helm_values() == effective.helm_values());
         let action = match settings.helm_completeness {
@@ -465,7 +465,7 @@ fn evaluate(request: &Request<'_>, objects: &Objects<'_>, settings: &Settings) -
     }
     if settings.ownership_change != Action::Ignore
         && let Some(old) = &old
-        && let Some((path, message, brief)) = ownership_change(old, &effective, &target)
+        && let Some((path, message, brief)) = ownership_change(old, &effective, &address)
     {
         let action = match settings.ownership_change {
             Action::Reject => RejectOrWarn::Reject,
@@ -557,7 +557,7 @@ fn label_path(key: &str) -> String {
 
 /// Check 1: the hash label agrees with the annotations it hashes. `old` only adds a hint when
 /// the label still holds the hash of the previous markers.
-fn fleet_markers(meta: &Meta, old: Option<&Meta>, target: &ObjectRef) -> Option<(String, String, Parts)> {
+fn fleet_markers(meta: &Meta, old: Option<&Meta>, address: &KubectlAddress) -> Option<(String, String, Parts)> {
     let id = meta.annotation(FLEET_ID);
     let hash = meta.label(FLEET_HASH);
     if id.is_none() && hash.is_none() {
@@ -572,7 +572,7 @@ fn fleet_markers(meta: &Meta, old: Option<&Meta>, target: &ObjectRef) -> Option<
         .iter()
         .filter_map(|key| meta.annotation(key).map(|v| format!("{} {v:?}", annotation_path(key))))
         .collect();
-    let label_fix = target.kubectl("label", &format!("{FLEET_HASH}={expected} --overwrite"));
+    let label_fix = address.kubectl("label", &format!("{FLEET_HASH}={expected} --overwrite"));
     let why = "Fleet finds the objects of a bundle deployment by this label, so it reports this \
                object as missing or not owned by it (Fleet issue 2134) and tries to create or \
                take it over again";
@@ -633,7 +633,7 @@ fn fleet_markers(meta: &Meta, old: Option<&Meta>, target: &ObjectRef) -> Option<
                 } else {
                     format!(" and {}", crate::text::join_and(&hashed))
                 },
-                target.kubectl("label", &format!("{FLEET_HASH}-")),
+                address.kubectl("label", &format!("{FLEET_HASH}-")),
                 annotation_path(FLEET_ID),
             ),
             Parts::from(format!(
@@ -644,7 +644,7 @@ fn fleet_markers(meta: &Meta, old: Option<&Meta>, target: &ObjectRef) -> Option<
 }
 
 /// Check 2: Helm's ownership metadata is complete.
-fn helm_completeness(meta: &Meta, target: &ObjectRef, settings: &Settings) -> Option<(String, String, Parts)> {
+fn helm_completeness(meta: &Meta, address: &KubectlAddress, settings: &Settings) -> Option<(String, String, Parts)> {
     let name = meta.annotation(HELM_RELEASE_NAME);
     let namespace = meta.annotation(HELM_RELEASE_NAMESPACE);
     if name.is_none() && namespace.is_none() {
@@ -676,9 +676,9 @@ fn helm_completeness(meta: &Meta, target: &ObjectRef, settings: &Settings) -> Op
             notes.push("release namespace from the fleetReleases entry of this release");
             namespace
         }
-        (None, None) if !target.namespace.is_empty() => {
+        (None, None) if !address.namespace.is_empty() => {
             notes.push("release namespace assumed to be the object's; use the one the release was installed into");
-            target.namespace.clone()
+            address.namespace.clone()
         }
         (None, None) => {
             notes.push("use the namespace the release was installed into");
@@ -696,14 +696,14 @@ fn helm_completeness(meta: &Meta, target: &ObjectRef, settings: &Settings) -> Op
                 "label validation error: key {MANAGED_BY:?} must equal {MANAGED_BY_HELM:?}: current value is {other:?}"
             ));
             paths.push(label_path(MANAGED_BY));
-            fixes.push(target.kubectl("label", &format!("{MANAGED_BY}={MANAGED_BY_HELM} --overwrite")));
+            fixes.push(address.kubectl("label", &format!("{MANAGED_BY}={MANAGED_BY_HELM} --overwrite")));
         }
         None => {
             errors.push(format!(
                 "label validation error: missing key {MANAGED_BY:?}: must be set to {MANAGED_BY_HELM:?}"
             ));
             paths.push(label_path(MANAGED_BY));
-            fixes.push(target.kubectl("label", &format!("{MANAGED_BY}={MANAGED_BY_HELM} --overwrite")));
+            fixes.push(address.kubectl("label", &format!("{MANAGED_BY}={MANAGED_BY_HELM} --overwrite")));
         }
     }
     let mut annotate = Vec::new();
@@ -723,7 +723,7 @@ fn helm_completeness(meta: &Meta, target: &ObjectRef, settings: &Settings) -> Op
         return None;
     }
     if !annotate.is_empty() {
-        fixes.push(target.kubectl("annotate", &annotate.join(" ")));
+        fixes.push(address.kubectl("annotate", &annotate.join(" ")));
     }
     let notes = if notes.is_empty() {
         String::new()
@@ -745,9 +745,9 @@ fn helm_completeness(meta: &Meta, target: &ObjectRef, settings: &Settings) -> Op
          same metadata in the manifest.",
         crate::text::join_and(&paths),
         if paths.len() == 1 { "is" } else { "are" },
-        target.kind,
-        target.name,
-        target.namespace,
+        address.kind,
+        address.name,
+        address.namespace,
         errors.join("; "),
         fixes.join("; "),
     );
@@ -755,7 +755,7 @@ fn helm_completeness(meta: &Meta, target: &ObjectRef, settings: &Settings) -> Op
 }
 
 /// Check 4: an UPDATE moving the object from one owner to another.
-fn ownership_change(old: &Meta, new: &Meta, target: &ObjectRef) -> Option<(String, String, Parts)> {
+fn ownership_change(old: &Meta, new: &Meta, address: &KubectlAddress) -> Option<(String, String, Parts)> {
     let mut changes = Vec::new();
     let mut brief = Parts::default().fixed("this UPDATE moves it to a new owner: ");
     let mut restore = Vec::new();
@@ -794,13 +794,13 @@ fn ownership_change(old: &Meta, new: &Meta, target: &ObjectRef) -> Option<(Strin
     if let Some(id) = old.annotation(FLEET_ID) {
         previous.push(format!("Fleet set {id:?}"));
     }
-    let mut restore_fix = target.kubectl("annotate", &format!("{} --overwrite", restore.join(" ")));
+    let mut restore_fix = address.kubectl("annotate", &format!("{} --overwrite", restore.join(" ")));
     if old.annotation(FLEET_ID) != new.annotation(FLEET_ID)
         && let Some(hash) = old.label(FLEET_HASH)
     {
         restore_fix.push_str(&format!(
             "; {}",
-            target.kubectl("label", &format!("{FLEET_HASH}={hash} --overwrite"))
+            address.kubectl("label", &format!("{FLEET_HASH}={hash} --overwrite"))
         ));
     }
     let message = format!(
