@@ -143,7 +143,7 @@ pub fn run(
     old_self: Option<&Value>,
     budget: &mut Budget,
 ) -> Run {
-    let bound = estimate(program.expression(), &mut Vec::new(), self_value, old_self);
+    let bound = bound(program.expression(), self_value, old_self);
     let (result, cost) = if bound > PER_CALL_LIMIT {
         match decide(program.expression(), context, self_value) {
             Some(ran) => ran,
@@ -174,6 +174,11 @@ pub fn run(
             Run::OverBudget
         }
     }
+}
+
+/// The bound on what `expr` may cost with `self` and `oldSelf` as given, before it runs.
+pub fn bound(expr: &IdedExpr, self_value: &Value, old_self: Option<&Value>) -> u64 {
+    estimate(expr, &mut Vec::new(), self_value, old_self)
 }
 
 /// A rule whose bound passes the per-call limit, replayed with its floor capped at the limit
@@ -280,7 +285,7 @@ impl<'e> Replay<'e> {
             Expr::Select(select) => {
                 let operand = self.meter(&select.operand, context)?;
                 if let Value::Map(map) = &operand {
-                    let found = map.map.get(&KeyRef::String(&select.field));
+                    let found = map.get(&KeyRef::String(&select.field));
                     match (select.test, found) {
                         (true, found) => return self.charge(0, 0).then_some(Value::Bool(found.is_some())),
                         (false, Some(value)) => {
@@ -454,7 +459,7 @@ impl<'e> Replay<'e> {
                 if !self.charge(0, read) {
                     return None;
                 }
-                value
+                Some(value)
             }
             None => {
                 let mut next = 0;
@@ -478,10 +483,14 @@ impl<'e> Replay<'e> {
                         args,
                     }),
                 };
-                self.own_step(&shallow, values, context)?
+                self.own_step(&shallow, values, context)
             }
         };
-        self.charge(own, 0).then_some(value)
+        // A call that fails is priced all the same (cel-go charges it, then the error).
+        if !self.charge(own, 0) {
+            return None;
+        }
+        value
     }
 
     /// The value of a comprehension, its loop run as cel-go's fold runs it.
@@ -577,8 +586,8 @@ fn index(name: &str, values: &[Value]) -> Option<Value> {
     match (name, values) {
         ("_[_]", [Value::List(list), Value::Int(i)]) => list.get(usize::try_from(*i).ok()?).cloned(),
         ("_[_]", [Value::List(list), Value::UInt(i)]) => list.get(usize::try_from(*i).ok()?).cloned(),
-        ("_[_]", [Value::Map(map), Value::String(key)]) => map.map.get(&KeyRef::String(key)).cloned(),
-        ("_[_]", [Value::Map(map), Value::Int(key)]) => map.map.get(&KeyRef::Int(*key)).cloned(),
+        ("_[_]", [Value::Map(map), Value::String(key)]) => map.get(&KeyRef::String(key)).cloned(),
+        ("_[_]", [Value::Map(map), Value::Int(key)]) => map.get(&KeyRef::Int(*key)).cloned(),
         _ => None,
     }
 }
