@@ -442,7 +442,12 @@ impl<'e> Replay<'e> {
             .as_deref()
             .and_then(name_root)
             .is_some_and(|root| !self.vars.iter().any(|(n, _)| *n == root) && context.get_variable(root).is_none());
-        let operands = call.target.as_deref().filter(|_| !namespaced).into_iter().chain(&call.args);
+        let operands = call
+            .target
+            .as_deref()
+            .filter(|_| !namespaced)
+            .into_iter()
+            .chain(&call.args);
         // Every operand runs, the target first; one that fails ends the call without its price.
         let mut values = Vec::with_capacity(call.args.len() + 1);
         for operand in operands {
