@@ -474,7 +474,7 @@ impl<'e> Replay<'e> {
                 };
                 let target = call.target.as_deref().map(|target| {
                     Box::new(if namespaced {
-                        target.clone()
+                        copy_name(target)
                     } else {
                         fresh_operand(target.id)
                     })
@@ -684,6 +684,24 @@ fn name_root(expr: &IdedExpr) -> Option<&str> {
         Expr::Ident(name) => Some(name),
         Expr::Select(select) if !select.test => name_root(&select.operand),
         _ => None,
+    }
+}
+
+/// A copy of a qualified name (`a.b.c`: an identifier, then field selections), the only
+/// shape a call's namespace has.
+fn copy_name(expr: &IdedExpr) -> IdedExpr {
+    let copied = match &expr.expr {
+        Expr::Select(select) => Expr::Select(SelectExpr {
+            operand: Box::new(copy_name(&select.operand)),
+            field: select.field.clone(),
+            test: false,
+        }),
+        Expr::Ident(name) => Expr::Ident(name.clone()),
+        _ => Expr::Unspecified,
+    };
+    IdedExpr {
+        id: expr.id,
+        expr: copied,
     }
 }
 
