@@ -53,11 +53,11 @@
 //! iteration, plus the sizes of the values the crate copies (a step's operands bound to its
 //! fresh identifiers and its answer copied out, a variable read out of the context, a constant)
 //! and of the elements compared to reuse an iteration. A capped replay stops once that work
-//! passes [`WORK_LIMIT`] (10x the
-//! limit: cel-go prices a string a tenth of its length) as well as where its floor passes the
-//! limit, so no input makes it, or the module, run unbounded: a rule whose bound fits the limit
-//! runs once in the crate (bounded by that bound) and is replayed once (the same steps), any
-//! other is replayed once, under both caps, and never run.
+//! passes [`WORK_LIMIT`] (10x the limit: cel-go prices a string a tenth of its length) as well
+//! as where its floor passes the limit, so no input makes it, or the module, run unbounded: a
+//! rule whose bound fits the limit runs once in the crate (bounded by that bound) and is
+//! replayed once (the same steps), any other is replayed once, under both caps, and never run
+//! (the review's example replays with 2.3 units of work per unit of cel-go's cost).
 //!
 //! What is left of the false refusal: a capped replay that cannot say is reported at the limit,
 //! as the bound reported it before: where a step fails (cel-go may go on past an error, as in
