@@ -5,40 +5,76 @@
 //! The `cel` crate's interpreter cannot be stopped midway or asked what it did, so two figures
 //! are computed by hand, one on each side of cel-go's actual cost:
 //!
-//! - **before** a rule runs, a bound (`estimate`): the rule's tree walked with the sizes of the
+//! - a bound (`estimate`), before anything runs: the rule's tree walked with the sizes of the
 //!   values it reads (the lists and strings under `self` and `oldSelf`, as they are), each
 //!   comprehension costing its body times the length of what it iterates, each string or
-//!   regular expression function the length it reads. A rule whose bound passes the per-call
-//!   limit does not run and is reported with the API server's message for a rule stopped at that
-//!   limit, so no input can make a rule run unbounded. The bound is at least cel-go's actual cost
-//!   in the shapes CRD rules take, so a rule the API server stops is stopped here too; a rule close
-//!   to the limit may be stopped here where cel-go's short-circuits let it finish.
-//! - **after** it ran, a floor ([`floor`]), charged to the request's budget: the rule replayed
-//!   step by step on its values, each step charged what cel-go's cost tracker charges it (an
-//!   identifier or a field selection 1, a constant 0, a call 1 or its size-dependent price, a list
-//!   or map built 10 or 30, `&&`, `||` and `?:` nothing of their own, a `?:` branch that is a
-//!   path not its root, a conversion of a constant nothing) and each short-circuit taking
-//!   the branch the values decide, as cel-go's does; a comprehension runs its loop as cel-go's
-//!   fold does (its condition, then its step, for each element, stopping where the condition is
+//!   regular expression function the length it reads. It is at least cel-go's actual cost in the
+//!   shapes CRD rules take, and up to ~1.5x it on nested comprehensions (it cannot know where
+//!   short-circuits stop), so it decides nothing but which way a rule runs: a rule whose bound
+//!   fits the per-call limit runs as it is, then is replayed for its floor; any other is replayed
+//!   first, capped ([`decide`]).
+//! - a floor ([`floor`]), charged to the request's budget: the rule replayed step by step on its
+//!   values, each step charged what cel-go's cost tracker charges it (an identifier or a field
+//!   selection 1, a constant 0, a call 1 or its size-dependent price, a list or map built 10 or
+//!   30, `&&`, `||` and `?:` nothing of their own, a `?:` branch that is a path not its root, a
+//!   conversion of a constant nothing, the string functions of Kubernetes' libraries and a
+//!   format's `validate` what `library/cost.go` prices them) and each short-circuit taking the
+//!   branch the values decide, as cel-go's does; a comprehension runs its loop as cel-go's fold
+//!   does (its condition, then its step, for each element, stopping where the condition is
 //!   false, then its result). It is cel-go's actual cost exactly on the rules CRDs write (paths,
-//!   comparisons, arithmetic, `size`, `matches`, `contains`, `startsWith`, the macros), and never
-//!   more than it: where the price of a step is not known here for certain it counts 0 (a function
-//!   of Kubernetes' libraries, whose prices `library/cost.go` sets by the sizes it reads, `has()`,
-//!   whose presence test is free in recent releases, a list of constants the optimiser folds), and
-//!   where a value is an error (which cel-go may or may not go on past) the replay stops there.
-//!   The values that decide the branches are the `cel` crate's, which are the rule's own answer's
-//!   too: a branch is replayed only where the rule's evaluation takes it. One exception to "never
-//!   more": a comprehension over a map that stops early (`all`, `exists`) follows the `cel`
-//!   crate's key order, where cel-go's is Go's map order, which varies between runs, so its cost
-//!   there may be more or less than a given run of the API server's.
-//!   The bound is up to ~1.5x cel-go's cost on nested comprehensions, so it could not be charged:
-//!   summed over a request it would refuse objects the API server accepts; the floor cannot.
+//!   comparisons, arithmetic, `size`, `matches`, `contains`, `startsWith`, the macros, the string
+//!   functions), and never more than it: where the price of a step is not known here for certain
+//!   it counts 0 (the other functions of Kubernetes' libraries, `has()`, whose presence test is
+//!   free in recent releases, a list of constants the optimiser folds), and where a value is an
+//!   error (which cel-go may or may not go on past) the replay stops there. The values that
+//!   decide the branches are the `cel` crate's, which are the rule's own answer's too: a branch is
+//!   replayed only where the rule's evaluation takes it. One exception to "never more": a
+//!   comprehension over a map that stops early (`all`, `exists`) follows the `cel` crate's key
+//!   order, where cel-go's is Go's map order, which varies between runs, so its cost there may be
+//!   more or less than a given run of the API server's.
+//!
+//! The per-call limit is decided by the floor, as cel-go's is by its actual cost: a rule whose
+//! bound passes the limit is replayed with its floor capped at the limit, the replay stopping
+//! at the step that passes it (the rule is then reported with cel-go's `operation cancelled:
+//! actual cost limit exceeded`, as cel-go's tracker stops it at that step); where it ends under
+//! the limit, its value is the rule's answer and its floor is charged, the rule never run
+//! again. So a rule is refused at the limit exactly where cel-go's actual cost passes it, not
+//! where the bound does.
+//!
+//! Every run stays bounded, the replay's included. The replay computes each node once per
+//! time the rule's evaluation reaches it: a step asks the `cel` crate only for its own value,
+//! the node copied with its operands replaced by fresh identifiers (`@syncguard0`, ...; no rule
+//! can spell one) bound to the values the replay computed for them, so the crate never
+//! evaluates a subtree (a selection on a comprehension, a call on one, a list of them); the
+//! comprehensions themselves are run by the replay's own loop, their variables and `self` held
+//! as values and read as they are; a field of a map, an entry of a list or map, the comparisons
+//! and integer sums are computed by the replay itself; constants are evaluated whole, bounded
+//! by the rule's text. And every step's work is counted: one per node visited and per
+//! iteration, plus the sizes of the values the crate copies (a step's operands bound to its
+//! fresh identifiers and its answer copied out, a variable read out of the context, a constant)
+//! and of the elements compared to reuse an iteration. A capped replay stops once that work
+//! passes [`WORK_LIMIT`] (10x the limit: cel-go prices a string a tenth of its length) as well
+//! as where its floor passes the limit, so no input makes it, or the module, run unbounded: a
+//! rule whose bound fits the limit runs once in the crate (bounded by that bound) and is
+//! replayed once (the same steps), any other is replayed once, under both caps, and never run
+//! (the review's example replays with 2.3 units of work per unit of cel-go's cost).
+//!
+//! What is left of the false refusal: a capped replay that cannot say is reported at the limit,
+//! as the bound reported it before: where a step fails (cel-go may go on past an error, as in
+//! `a || b` with `a` an error and `b` true, or an `exists` past an element that fails), and where
+//! the work passes its cap before the floor passes the limit (a rule whose unpriced steps read far
+//! more than cel-go charges: a `map` or `filter` building a list of thousands of elements, whose
+//! appends the replay copies, or functions of Kubernetes' libraries priced 0 here on long
+//! strings). A rule on the first row of 300 to 377 elements of the review's example, refused here
+//! before, runs (`tests.rs`, `a_rule_under_the_call_limit_runs_whatever_its_bound`).
 //!
 //! A request's rules share one [`Budget`], spent in the order the API server runs them; once a
 //! rule's floor passes what is left, that rule's node is reported and no rule runs after it.
 
-use cel::common::ast::{CallExpr, ComprehensionExpr, EntryExpr, Expr, IdedExpr};
-use cel::objects::OptionalValue;
+use cel::common::ast::{
+    CallExpr, ComprehensionExpr, EntryExpr, Expr, IdedEntryExpr, IdedExpr, ListExpr, MapEntryExpr, MapExpr, SelectExpr,
+};
+use cel::objects::{KeyRef, OptionalValue};
 use cel::{Context, Program, ResolveResult, Value};
 
 /// The most one rule may cost (`PerCallLimit`).
@@ -84,17 +120,22 @@ impl Budget {
     }
 }
 
+/// The most work a rule's replay may do when its bound passes the per-call limit: ten times
+/// the limit, as cel-go charges a string a tenth of its length (`StringTraversalCostFactor`).
+pub const WORK_LIMIT: u64 = 10 * PER_CALL_LIMIT;
+
 /// How a rule's run ended.
 pub enum Run {
     /// It ran.
     Done(ResolveResult),
     /// Its cost passes what is left of the request's budget.
     OverBudget,
-    /// Its bound passes the per-call limit.
+    /// Its cost passes the per-call limit.
     OverCallLimit,
 }
 
-/// Runs `program` if its bound fits the per-call limit, then charges `budget` its floor.
+/// Runs `program` and charges `budget` its floor. A rule whose bound fits the per-call limit
+/// runs; any other is replayed, capped ([`decide`]).
 pub fn run(
     program: &Program,
     context: &Context<'_, '_>,
@@ -102,21 +143,27 @@ pub fn run(
     old_self: Option<&Value>,
     budget: &mut Budget,
 ) -> Run {
-    let bound = estimate(program.expression(), &mut Vec::new(), self_value, old_self);
-    if bound > PER_CALL_LIMIT {
-        // The API server compares a cancelled rule's cost (past the per-call limit) with what
-        // is left before it looks at the error (`validateExpressions`): with no more than the
-        // limit left, it says the budget ran out.
-        let out_of_budget = budget.remaining <= PER_CALL_LIMIT as i64;
-        budget.stop();
-        return if out_of_budget {
-            Run::OverBudget
-        } else {
-            Run::OverCallLimit
-        };
-    }
-    let result = program.execute(context);
-    let cost = floor(program.expression(), context);
+    let bound = bound(program.expression(), self_value, old_self);
+    let (result, cost) = if bound > PER_CALL_LIMIT {
+        match decide(program.expression(), context, self_value) {
+            Some(ran) => ran,
+            None => {
+                // The API server compares a cancelled rule's cost (past the per-call limit) with
+                // what is left before it looks at the error (`validateExpressions`): with no more
+                // than the limit left, it says the budget ran out.
+                let out_of_budget = budget.remaining <= PER_CALL_LIMIT as i64;
+                budget.stop();
+                return if out_of_budget {
+                    Run::OverBudget
+                } else {
+                    Run::OverCallLimit
+                };
+            }
+        }
+    } else {
+        let result = program.execute(context);
+        (result, floor_of_rule(program.expression(), context, self_value))
+    };
     match i64::try_from(cost) {
         Ok(cost) if cost <= budget.remaining => {
             budget.remaining -= cost;
@@ -129,73 +176,454 @@ pub fn run(
     }
 }
 
+/// The bound on what `expr` may cost with `self` and `oldSelf` as given, before it runs.
+pub fn bound(expr: &IdedExpr, self_value: &Value, old_self: Option<&Value>) -> u64 {
+    estimate(expr, &mut Vec::new(), self_value, old_self)
+}
+
+/// A rule whose bound passes the per-call limit, replayed with its floor capped at the limit
+/// and its work at [`WORK_LIMIT`]: its value and floor where the replay ends under both, none
+/// where it stops (the floor past the limit: cel-go's actual cost is too) or cannot say (a
+/// step that fails, where cel-go may go on, or the work past its cap).
+pub fn decide(expr: &IdedExpr, context: &Context<'_, '_>, self_value: &Value) -> Option<(ResolveResult, u64)> {
+    let mut replay = Replay::new(PER_CALL_LIMIT, WORK_LIMIT);
+    replay.vars.push((super::SELF, self_value.clone()));
+    let value = replay.meter(expr, context)?;
+    (!replay.capped).then_some((Ok(value), replay.floor))
+}
+
 /// A floor under cel-go's actual cost of `expr` evaluated in `context` (the module's doc says
 /// how it is counted and why it is never more).
 pub fn floor(expr: &IdedExpr, context: &Context<'_, '_>) -> u64 {
-    meter(expr, context).0
+    let mut replay = Replay::new(u64::MAX, u64::MAX);
+    replay.meter(expr, context);
+    replay.floor
 }
 
-/// The floor of `expr` and its value: none where it fails, and where the replay stopped short.
-/// The replay computes the values of the few operators it branches on most (comparisons,
-/// integer sums) itself and asks the `cel` crate for any other, which evaluates that node's
-/// subtree again: a rule of the usual shapes is evaluated about once more, but a comprehension
-/// under several levels the replay does not compute (`self.filter(...).size() * 2 * 2`) is run
-/// again at each of them (the parser's depth limit bounds how often).
-fn meter(expr: &IdedExpr, context: &Context<'_, '_>) -> (u64, Option<Value>) {
-    match &expr.expr {
-        Expr::Literal(_) | Expr::Ident(_) => {
-            let cost = u64::from(matches!(expr.expr, Expr::Ident(_)));
-            (cost, Value::resolve(expr, context).ok())
+/// [`floor`] of a rule whose `self` is `self_value` (bound as it is, not read back from the
+/// context).
+fn floor_of_rule(expr: &IdedExpr, context: &Context<'_, '_>, self_value: &Value) -> u64 {
+    let mut replay = Replay::new(u64::MAX, u64::MAX);
+    replay.vars.push((super::SELF, self_value.clone()));
+    replay.meter(expr, context);
+    replay.floor
+}
+
+/// A replay of a rule, step by step: the floor of what it evaluated so far, the work that took,
+/// and the caps past which it stops.
+///
+/// Each step asks the `cel` crate for its own value alone: the node copied with its operands
+/// replaced by fresh identifiers bound, in an inner scope, to the values the replay computed
+/// for them ([`Replay::own_step`]); the crate is never asked for a subtree's value, so the
+/// replay evaluates each node once per time the rule's evaluation reaches it, however deep.
+struct Replay<'e> {
+    /// The variables the replay bound (`self`, the comprehensions'), innermost last: read as
+    /// they are, where one of the context is copied out of it.
+    vars: Vec<(&'e str, Value)>,
+    /// cel-go's actual cost of what was replayed, at least.
+    floor: u64,
+    /// The work the replay did: one per node it visited and per iteration, plus the sizes of
+    /// the values each step read or made ([`weight`]).
+    work: u64,
+    /// The floor past which the replay stops.
+    floor_cap: u64,
+    /// The work past which the replay stops.
+    work_cap: u64,
+    /// Whether it stopped at a cap: every value after that is unknown.
+    capped: bool,
+    /// The `?:` branch being replayed is a path: its root identifier is free.
+    free_root: bool,
+}
+
+impl<'e> Replay<'e> {
+    /// A replay that stops once its floor passes `floor_cap` or its work `work_cap`.
+    fn new(floor_cap: u64, work_cap: u64) -> Replay<'e> {
+        Replay {
+            vars: Vec::new(),
+            floor: 0,
+            work: 0,
+            floor_cap,
+            work_cap,
+            capped: false,
+            free_root: false,
         }
-        Expr::Select(select) => {
-            let (operand, value) = meter(&select.operand, context);
-            if value.is_none() {
-                return (operand, None);
+    }
+
+    /// Charges `floor` units of cel-go's cost and `work` units of work: false once past a cap.
+    fn charge(&mut self, floor: u64, work: u64) -> bool {
+        self.floor = self.floor.saturating_add(floor);
+        self.work = self.work.saturating_add(work);
+        if self.floor > self.floor_cap || self.work > self.work_cap {
+            self.capped = true;
+        }
+        !self.capped
+    }
+
+    /// The value of `expr` (none where it fails, and where the replay stopped short), its floor
+    /// and work charged.
+    fn meter(&mut self, expr: &'e IdedExpr, context: &Context<'_, '_>) -> Option<Value> {
+        if self.capped || !self.charge(0, 1) {
+            return None;
+        }
+        match &expr.expr {
+            Expr::Literal(_) => {
+                let value = Value::resolve(expr, context).ok()?;
+                self.charge(0, weight(&value)).then_some(value)
             }
-            match Value::resolve(expr, context) {
+            Expr::Ident(name) => {
+                let cost = u64::from(!std::mem::take(&mut self.free_root));
+                if !self.charge(cost, 0) {
+                    return None;
+                }
+                if let Some((_, value)) = self.vars.iter().rev().find(|(n, _)| n == name) {
+                    return Some(value.clone());
+                }
+                // Read out of the context, the value is copied.
+                let value = Value::resolve(expr, context).ok()?;
+                self.charge(0, weight(&value)).then_some(value)
+            }
+            Expr::Select(select) => {
+                let operand = self.meter(&select.operand, context)?;
+                if let Value::Map(map) = &operand {
+                    let found = map.get(&KeyRef::String(&select.field));
+                    match (select.test, found) {
+                        (true, found) => return self.charge(0, 0).then_some(Value::Bool(found.is_some())),
+                        (false, Some(value)) => {
+                            let value = value.clone();
+                            return self.charge(1, 0).then_some(value);
+                        }
+                        // No such key: the crate says so.
+                        (false, None) => {}
+                    }
+                }
+                let shallow = IdedExpr {
+                    id: expr.id,
+                    expr: Expr::Select(SelectExpr {
+                        operand: Box::new(fresh(0, select.operand.id)),
+                        field: select.field.clone(),
+                        test: select.test,
+                    }),
+                };
+                let value = self.own_step(&shallow, vec![operand], context)?;
                 // `has()`: its presence test is free since cel-go's `PresenceTestHasCost(false)`.
-                Ok(value) => (operand.saturating_add(u64::from(!select.test)), Some(value)),
-                Err(_) => (operand, None),
+                self.charge(u64::from(!select.test), 0).then_some(value)
+            }
+            Expr::Call(call) => self.call(expr, call, context),
+            Expr::Comprehension(c) => self.comprehension(c, context),
+            Expr::List(list) => {
+                if is_constant(expr) {
+                    return self.constant(expr, context);
+                }
+                let before = self.floor;
+                let mut values = Vec::with_capacity(list.elements.len());
+                for element in &list.elements {
+                    match self.meter(element, context) {
+                        Some(value) => values.push(value),
+                        // cel-go stops there; the floor counts nothing of the list.
+                        None => return self.undo(before),
+                    }
+                }
+                let shallow = IdedExpr {
+                    id: expr.id,
+                    expr: Expr::List(ListExpr {
+                        elements: (0..values.len()).map(|i| fresh(i, expr.id)).collect(),
+                        optional_indices: list.optional_indices.clone(),
+                    }),
+                };
+                match self.own_step(&shallow, values, context) {
+                    Some(value) => self.charge(10, 0).then_some(value),
+                    None => self.undo(before),
+                }
+            }
+            Expr::Map(map) => {
+                if is_constant(expr) {
+                    return self.constant(expr, context);
+                }
+                let before = self.floor;
+                let mut values = Vec::with_capacity(map.entries.len() * 2);
+                let mut entries = Vec::with_capacity(map.entries.len());
+                for entry in &map.entries {
+                    let EntryExpr::MapEntry(e) = &entry.expr else {
+                        return self.undo(before);
+                    };
+                    for part in [&e.key, &e.value] {
+                        match self.meter(part, context) {
+                            Some(value) => values.push(value),
+                            None => return self.undo(before),
+                        }
+                    }
+                    let at = values.len();
+                    entries.push(IdedEntryExpr {
+                        id: entry.id,
+                        expr: EntryExpr::MapEntry(MapEntryExpr {
+                            key: fresh(at - 2, e.key.id),
+                            value: fresh(at - 1, e.value.id),
+                            optional: e.optional,
+                        }),
+                    });
+                }
+                let shallow = IdedExpr {
+                    id: expr.id,
+                    expr: Expr::Map(MapExpr { entries }),
+                };
+                match self.own_step(&shallow, values, context) {
+                    Some(value) => self.charge(30, 0).then_some(value),
+                    None => self.undo(before),
+                }
+            }
+            Expr::Struct(_) | Expr::Unspecified => None,
+        }
+    }
+
+    /// Takes back what a list or map whose part failed was charged: none.
+    fn undo(&mut self, before: u64) -> Option<Value> {
+        self.floor = before;
+        None
+    }
+
+    /// The value of a constant (cel-go's optimiser folds it: free), its size charged as work.
+    fn constant(&mut self, expr: &IdedExpr, context: &Context<'_, '_>) -> Option<Value> {
+        let value = Value::resolve(expr, context).ok()?;
+        self.charge(0, weight(&value)).then_some(value)
+    }
+
+    /// The value of one step, `shallow`, whose operands are the fresh identifiers bound to
+    /// `operands` in order, as the `cel` crate computes it; the operands and the value charged as
+    /// work (the crate copies a value bound to a variable, and copies its answer out).
+    fn own_step(&mut self, shallow: &IdedExpr, operands: Vec<Value>, context: &Context<'_, '_>) -> Option<Value> {
+        let read = operands.iter().map(weight).fold(0, u64::saturating_add);
+        if !self.charge(0, read) {
+            return None;
+        }
+        let mut scope = context.new_inner_scope();
+        for (i, value) in operands.into_iter().enumerate() {
+            scope.add_variable_from_value(fresh_name(i), value);
+        }
+        let value = Value::resolve(shallow, &scope).ok()?;
+        self.charge(0, weight(&value)).then_some(value)
+    }
+
+    /// The value of a call: its operands as cel-go evaluates them, and its own price.
+    fn call(&mut self, expr: &'e IdedExpr, call: &'e CallExpr, context: &Context<'_, '_>) -> Option<Value> {
+        let name = call.func_name.as_str();
+        match (name, call.args.as_slice()) {
+            // No cost of their own; the right-hand side runs only when the left does not decide.
+            ("_&&_" | "_||_", [lhs, rhs]) if call.target.is_none() => {
+                let go_on = name == "_&&_";
+                return match self.meter(lhs, context)? {
+                    Value::Bool(b) if b == go_on => match self.meter(rhs, context)? {
+                        Value::Bool(b) => Some(Value::Bool(b)),
+                        _ => None,
+                    },
+                    Value::Bool(b) => Some(Value::Bool(b)),
+                    _ => None,
+                };
+            }
+            ("_?_:_", [cond, truthy, falsy]) if call.target.is_none() => {
+                let branch = match self.meter(cond, context)? {
+                    Value::Bool(true) => truthy,
+                    Value::Bool(false) => falsy,
+                    _ => return None,
+                };
+                self.free_root = is_path(branch);
+                let value = self.meter(branch, context);
+                self.free_root = false;
+                return value;
+            }
+            _ => {}
+        }
+        if is_constant(expr) {
+            return self.constant(expr, context);
+        }
+        // A call on a name that is no variable (`format.uri()`) calls the function the name and
+        // the function's make: the target is no operand.
+        let namespaced = call
+            .target
+            .as_deref()
+            .and_then(name_root)
+            .is_some_and(|root| !self.vars.iter().any(|(n, _)| *n == root) && context.get_variable(root).is_none());
+        let operands = call
+            .target
+            .as_deref()
+            .filter(|_| !namespaced)
+            .into_iter()
+            .chain(&call.args);
+        // Every operand runs, the target first; one that fails ends the call without its price.
+        let mut values = Vec::with_capacity(call.args.len() + 1);
+        for operand in operands {
+            values.push(self.meter(operand, context)?);
+        }
+        let own = own_price(name, call.target.is_some() && !namespaced, call.args.last(), &values);
+        let value = match operate(name, &values).or_else(|| index(name, &values)) {
+            Some(value) => {
+                let read = if name == "size" {
+                    1
+                } else {
+                    values.iter().map(weight).min().unwrap_or(0)
+                };
+                if !self.charge(0, read) {
+                    return None;
+                }
+                Some(value)
+            }
+            None => {
+                let mut next = 0;
+                let mut fresh_operand = |id: u64| {
+                    next += 1;
+                    fresh(next - 1, id)
+                };
+                let target = call.target.as_deref().map(|target| {
+                    Box::new(if namespaced {
+                        copy_name(target)
+                    } else {
+                        fresh_operand(target.id)
+                    })
+                });
+                let args = call.args.iter().map(|arg| fresh_operand(arg.id)).collect();
+                let shallow = IdedExpr {
+                    id: expr.id,
+                    expr: Expr::Call(CallExpr {
+                        func_name: call.func_name.clone(),
+                        target,
+                        args,
+                    }),
+                };
+                self.own_step(&shallow, values, context)
+            }
+        };
+        // A call that fails is priced all the same (cel-go charges it, then the error).
+        if !self.charge(own, 0) {
+            return None;
+        }
+        value
+    }
+
+    /// The value of a comprehension, its loop run as cel-go's fold runs it.
+    fn comprehension(&mut self, c: &'e ComprehensionExpr, context: &Context<'_, '_>) -> Option<Value> {
+        let range = self.meter(&c.iter_range, context)?;
+        let mut accu = self.meter(&c.accu_init, context)?;
+        if !self.charge(0, len(&range)) {
+            return None;
+        }
+        let items: Vec<(Value, Option<Value>)> = match (&range, &c.iter_var2) {
+            (Value::List(list), None) => list.iter().map(|v| (v.clone(), None)).collect(),
+            (Value::List(list), Some(_)) => list
+                .iter()
+                .enumerate()
+                .map(|(i, v)| (Value::Int(i64::try_from(i).unwrap_or(i64::MAX)), Some(v.clone())))
+                .collect(),
+            (Value::Map(map), None) => map.map.keys().map(|k| (Value::from(k), None)).collect(),
+            (Value::Map(map), Some(_)) => map.map.iter().map(|(k, v)| (Value::from(k), Some(v.clone()))).collect(),
+            _ => return None,
+        };
+        // One iteration's cost and outcome, kept for the next: an element equal to the last, with
+        // the same accumulator, costs the same and ends the same (a list of equal elements is then
+        // replayed in one step, not one per element).
+        let mut last: Option<Iteration> = None;
+        for item in items {
+            if !self.charge(0, 1) {
+                return None;
+            }
+            let reused = match &last {
+                Some(last) => {
+                    // Telling it apart reads the element, and the accumulator if they are equal.
+                    let (repeats, read) = last.repeats(&accu, &item);
+                    if !self.charge(0, read) {
+                        return None;
+                    }
+                    repeats.then(|| (last.cost, last.next.clone()))
+                }
+                None => None,
+            };
+            let next = match reused {
+                Some((cost, next)) => {
+                    if !self.charge(cost, 0) {
+                        return None;
+                    }
+                    next
+                }
+                None => {
+                    let depth = self.vars.len();
+                    self.vars.push((c.accu_var.as_str(), accu.clone()));
+                    self.vars.push((c.iter_var.as_str(), item.0.clone()));
+                    if let (Some(name), Some(value)) = (&c.iter_var2, &item.1) {
+                        self.vars.push((name.as_str(), value.clone()));
+                    }
+                    let before = self.floor;
+                    // Past a condition that is false the loop ends (`Some(None)`); past one that
+                    // is not a boolean or a step that fails (cel-go goes on past an error; the
+                    // floor does not) the comprehension's value is unknown (`None`).
+                    let next = match self.meter(&c.loop_cond, context) {
+                        Some(Value::Bool(true)) => self.meter(&c.loop_step, context).map(Some),
+                        Some(Value::Bool(false)) => Some(None),
+                        _ => None,
+                    };
+                    self.vars.truncate(depth);
+                    if self.capped {
+                        return None;
+                    }
+                    last = Some(Iteration {
+                        accu: accu.clone(),
+                        item: item.clone(),
+                        cost: self.floor - before,
+                        next: next.clone(),
+                    });
+                    next
+                }
+            };
+            match next {
+                Some(Some(next)) => accu = next,
+                Some(None) => break,
+                None => return None,
             }
         }
-        Expr::Call(call) => call_meter(expr, call, context),
-        Expr::Comprehension(c) => comprehension_meter(c, context),
-        Expr::List(list) => {
-            let cost = parts_floor(list.elements.iter(), context);
-            // A list of constants is folded into a constant by cel-go's optimiser.
-            let cost = match cost {
-                Some(cost) if is_constant(expr) => cost,
-                Some(cost) => cost.saturating_add(10),
-                None => return (0, None),
-            };
-            (cost, Value::resolve(expr, context).ok())
-        }
-        Expr::Map(map) => {
-            let parts = map.entries.iter().flat_map(|entry| match &entry.expr {
-                EntryExpr::MapEntry(e) => vec![&e.key, &e.value],
-                EntryExpr::StructField(f) => vec![&f.value],
-            });
-            let cost = match parts_floor(parts, context) {
-                Some(cost) if is_constant(expr) => cost,
-                Some(cost) => cost.saturating_add(30),
-                None => return (0, None),
-            };
-            (cost, Value::resolve(expr, context).ok())
-        }
-        Expr::Struct(_) | Expr::Unspecified => (0, None),
+        let depth = self.vars.len();
+        self.vars.push((c.accu_var.as_str(), accu));
+        let value = self.meter(&c.result, context);
+        self.vars.truncate(depth);
+        value
     }
 }
 
-/// The floor of a list's or map's parts; none when one fails (cel-go stops there, and the
-/// floor counts nothing of the list).
-fn parts_floor<'e>(parts: impl Iterator<Item = &'e IdedExpr>, context: &Context<'_, '_>) -> Option<u64> {
-    let mut cost: u64 = 0;
-    for part in parts {
-        let (c, value) = meter(part, context);
-        value?;
-        cost = cost.saturating_add(c);
+/// An index into a list or a map, as the `cel` crate answers it where it finds the entry
+/// (none otherwise: the crate is asked, and says why).
+fn index(name: &str, values: &[Value]) -> Option<Value> {
+    match (name, values) {
+        ("_[_]", [Value::List(list), Value::Int(i)]) => list.get(usize::try_from(*i).ok()?).cloned(),
+        ("_[_]", [Value::List(list), Value::UInt(i)]) => list.get(usize::try_from(*i).ok()?).cloned(),
+        ("_[_]", [Value::Map(map), Value::String(key)]) => map.get(&KeyRef::String(key)).cloned(),
+        ("_[_]", [Value::Map(map), Value::Int(key)]) => map.get(&KeyRef::Int(*key)).cloned(),
+        _ => None,
     }
-    Some(cost)
+}
+
+/// The name of the `i`th fresh identifier a step's operand is bound to: no rule can spell it.
+fn fresh_name(i: usize) -> String {
+    format!("@syncguard{i}")
+}
+
+/// The `i`th fresh identifier, in place of the operand whose node is `id`.
+fn fresh(i: usize, id: u64) -> IdedExpr {
+    IdedExpr {
+        id,
+        expr: Expr::Ident(fresh_name(i)),
+    }
+}
+
+/// The work of reading or making a value: a string's or byte string's length, a list's or
+/// map's entries and everything within, 1 for anything else.
+fn weight(value: &Value) -> u64 {
+    match value {
+        Value::String(s) => (s.len() as u64).max(1),
+        Value::Bytes(b) => (b.len() as u64).max(1),
+        Value::List(l) => l.iter().map(weight).fold(l.len() as u64 + 1, u64::saturating_add),
+        Value::Map(m) => m
+            .map
+            .iter()
+            .map(|(k, v)| weight(&Value::from(k)).saturating_add(weight(v)))
+            .fold(m.map.len() as u64 + 1, u64::saturating_add),
+        _ => 1,
+    }
 }
 
 /// cel-go's type conversion functions (`overloads.IsTypeConversionFunction`).
@@ -250,57 +678,39 @@ fn is_constant(expr: &IdedExpr) -> bool {
     }
 }
 
-/// The floor of a call and its value: its operands as cel-go evaluates them, and its own price.
-fn call_meter(expr: &IdedExpr, call: &CallExpr, context: &Context<'_, '_>) -> (u64, Option<Value>) {
-    let name = call.func_name.as_str();
-    match (name, call.args.as_slice()) {
-        // No cost of their own; the right-hand side runs only when the left does not decide.
-        ("_&&_" | "_||_", [lhs, rhs]) if call.target.is_none() => {
-            let (cost, left) = meter(lhs, context);
-            let go_on = name == "_&&_";
-            return match left {
-                Some(Value::Bool(b)) if b == go_on => {
-                    let (more, right) = meter(rhs, context);
-                    let value = match right {
-                        Some(Value::Bool(b)) => Some(Value::Bool(b)),
-                        _ => None,
-                    };
-                    (cost.saturating_add(more), value)
-                }
-                Some(Value::Bool(b)) => (cost, Some(Value::Bool(b))),
-                _ => (cost, None),
-            };
-        }
-        ("_?_:_", [cond, truthy, falsy]) if call.target.is_none() => {
-            let (cost, chosen) = meter(cond, context);
-            let branch = match chosen {
-                Some(Value::Bool(true)) => truthy,
-                Some(Value::Bool(false)) => falsy,
-                _ => return (cost, None),
-            };
-            let (more, value) = meter(branch, context);
-            let more = if is_path(branch) { more.saturating_sub(1) } else { more };
-            return (cost.saturating_add(more), value);
-        }
-        _ => {}
+/// The first segment of a qualified name (`a` of `a.b.c`), none for any other expression.
+fn name_root(expr: &IdedExpr) -> Option<&str> {
+    match &expr.expr {
+        Expr::Ident(name) => Some(name),
+        Expr::Select(select) if !select.test => name_root(&select.operand),
+        _ => None,
     }
-    if is_constant(expr) {
-        return (0, Value::resolve(expr, context).ok());
+}
+
+/// A copy of a qualified name (`a.b.c`: an identifier, then field selections), the only
+/// shape a call's namespace has.
+fn copy_name(expr: &IdedExpr) -> IdedExpr {
+    let copied = match &expr.expr {
+        Expr::Select(select) => Expr::Select(SelectExpr {
+            operand: Box::new(copy_name(&select.operand)),
+            field: select.field.clone(),
+            test: false,
+        }),
+        Expr::Ident(name) => Expr::Ident(name.clone()),
+        _ => Expr::Unspecified,
+    };
+    IdedExpr {
+        id: expr.id,
+        expr: copied,
     }
-    // Every operand runs, the target first; one that fails ends the call without its price.
-    let mut cost: u64 = 0;
-    let mut values = Vec::with_capacity(call.args.len() + 1);
-    for operand in call.target.as_deref().into_iter().chain(&call.args) {
-        let (c, value) = meter(operand, context);
-        cost = cost.saturating_add(c);
-        match value {
-            Some(value) => values.push(value),
-            None => return (cost, None),
-        }
-    }
-    let own = match (name, values.as_slice()) {
+}
+
+/// A call's own price in cel-go's cost tracker, from its operands' values (the target first
+/// where `method`); `last` is its last argument's expression.
+fn own_price(name: &str, method: bool, last: Option<&IdedExpr>, values: &[Value]) -> u64 {
+    match (name, values) {
         // A membership test in a list of constants is a set lookup once optimised.
-        ("@in", [_, _]) if call.args.last().is_some_and(is_constant) => 0,
+        ("@in", [_, _]) if last.is_some_and(is_constant) => 0,
         ("@in", [_, Value::List(list)]) => list.len() as u64,
         ("_==_" | "_!=_", [a, b]) => traversal(size(a).min(size(b))),
         ("_<_" | "_<=_" | "_>_" | "_>=_", [a, b]) => match (a, b) {
@@ -317,7 +727,7 @@ fn call_meter(expr: &IdedExpr, call: &CallExpr, context: &Context<'_, '_>) -> (u
         },
         // Only the method form is priced by its sizes (`overloads.MatchesString`); the global
         // `matches(s, re)` costs 1, as any call (`runtimecost.go`, `costCall`).
-        ("matches", [Value::String(s), Value::String(re)]) if call.target.is_some() => {
+        ("matches", [Value::String(s), Value::String(re)]) if method => {
             traversal(size_of_str(s).saturating_add(1)).saturating_mul(size_of_str(re).div_ceil(4))
         }
         ("contains", [Value::String(s), Value::String(sub)]) => {
@@ -329,14 +739,29 @@ fn call_meter(expr: &IdedExpr, call: &CallExpr, context: &Context<'_, '_>) -> (u
         ("size" | "!_" | "-_" | "_-_" | "_*_" | "_/_" | "_%_" | "@not_strictly_false" | "_[_]", _)
         | ("int" | "uint" | "double" | "string" | "bool" | "bytes" | "duration" | "timestamp", [_])
         | ("matches", [_, _]) => 1,
-        // Kubernetes' and the extensions' functions: priced by `library/cost.go` from sizes, maybe 0.
+        // Kubernetes' library functions whose price `library/cost.go` (`CallCost`) sets by the
+        // string they read, by name whatever the overload: a tenth of its length, rounded up
+        // (twice that for `replace` and `split`, which build their result).
+        (
+            "lowerAscii" | "upperAscii" | "trim" | "substring" | "url" | "quantity" | "isQuantity" | "semver"
+            | "isSemver" | "cidr" | "isIP" | "isCIDR" | "ip",
+            [Value::String(s), ..],
+        ) => traversal(size_of_str(s)),
+        ("replace" | "split", [Value::String(s), ..]) => size_of_str(s).saturating_mul(2).div_ceil(10),
+        ("find" | "findAll", [Value::String(s), Value::String(re), ..]) => {
+            traversal(size_of_str(s).saturating_add(1)).saturating_mul(size_of_str(re).div_ceil(4))
+        }
+        // A format's check: as a regular expression of the format's `MaxRegexSize` would cost.
+        ("validate", [Value::Opaque(format), Value::String(s)]) => {
+            match format.downcast_ref::<super::format::NamedFormat>() {
+                Some(format) => traversal(size_of_str(s).saturating_add(1))
+                    .saturating_mul(super::format::max_regex_size(format.name()).div_ceil(4)),
+                None => 0,
+            }
+        }
+        // The other functions of Kubernetes' libraries and of the extensions: maybe 0.
         _ => 0,
-    };
-    let value = match operate(name, &values) {
-        Some(value) => Some(value),
-        None => Value::resolve(expr, context).ok(),
-    };
-    (cost.saturating_add(own), value)
+    }
 }
 
 /// The value of the operators a replay meets most, computed from their operands' values as the
@@ -411,88 +836,21 @@ struct Iteration {
 }
 
 impl Iteration {
-    /// Whether an iteration from `accu` over `item` is this one again.
-    fn repeats(&self, accu: &Value, item: &(Value, Option<Value>)) -> bool {
-        same(&self.accu, accu)
-            && same(&self.item.0, &item.0)
+    /// Whether an iteration from `accu` over `item` is this one again, and the work of telling
+    /// (the element compared, then the accumulator only if the elements are the same).
+    fn repeats(&self, accu: &Value, item: &(Value, Option<Value>)) -> (bool, u64) {
+        let same_item = same(&self.item.0, &item.0)
             && match (&self.item.1, &item.1) {
                 (Some(a), Some(b)) => same(a, b),
                 (None, None) => true,
                 _ => false,
-            }
-    }
-}
-
-/// The floor of a comprehension and its value, its loop run as cel-go's fold runs it.
-fn comprehension_meter(c: &ComprehensionExpr, context: &Context<'_, '_>) -> (u64, Option<Value>) {
-    let (mut cost, range) = meter(&c.iter_range, context);
-    let Some(range) = range else {
-        return (cost, None);
-    };
-    let (init_cost, accu) = meter(&c.accu_init, context);
-    cost = cost.saturating_add(init_cost);
-    let Some(mut accu) = accu else {
-        return (cost, None);
-    };
-    let items: Vec<(Value, Option<Value>)> = match (&range, &c.iter_var2) {
-        (Value::List(list), None) => list.iter().map(|v| (v.clone(), None)).collect(),
-        (Value::List(list), Some(_)) => list
-            .iter()
-            .enumerate()
-            .map(|(i, v)| (Value::Int(i64::try_from(i).unwrap_or(i64::MAX)), Some(v.clone())))
-            .collect(),
-        (Value::Map(map), None) => map.map.keys().map(|k| (Value::from(k), None)).collect(),
-        (Value::Map(map), Some(_)) => map.map.iter().map(|(k, v)| (Value::from(k), Some(v.clone()))).collect(),
-        _ => return (cost, None),
-    };
-    // One iteration's cost and outcome, kept for the next: an element equal to the last, with
-    // the same accumulator, costs the same and ends the same (a list of equal elements is then
-    // replayed in one step, not one per element).
-    let mut last: Option<Iteration> = None;
-    for item in items {
-        let reused = last.as_ref().filter(|last| last.repeats(&accu, &item));
-        let (step_cost, next) = match reused {
-            Some(last) => (last.cost, last.next.clone()),
-            None => {
-                let mut scope = context.new_inner_scope();
-                scope.add_variable_from_value(c.accu_var.as_str(), accu.clone());
-                scope.add_variable_from_value(c.iter_var.as_str(), item.0.clone());
-                if let (Some(name), Some(value)) = (&c.iter_var2, &item.1) {
-                    scope.add_variable_from_value(name.as_str(), value.clone());
-                }
-                let (mut step_cost, go_on) = meter(&c.loop_cond, &scope);
-                // Past a condition that is false the loop ends (`Some(None)`); past one that is
-                // not a boolean or a step that fails (cel-go goes on past an error; the floor
-                // does not) the comprehension's value is unknown (`None`).
-                let next = match go_on {
-                    Some(Value::Bool(true)) => {
-                        let (more, next) = meter(&c.loop_step, &scope);
-                        step_cost = step_cost.saturating_add(more);
-                        next.map(Some)
-                    }
-                    Some(Value::Bool(false)) => Some(None),
-                    _ => None,
-                };
-                last = Some(Iteration {
-                    accu: accu.clone(),
-                    item: item.clone(),
-                    cost: step_cost,
-                    next: next.clone(),
-                });
-                (step_cost, next)
-            }
-        };
-        cost = cost.saturating_add(step_cost);
-        match next {
-            Some(Some(next)) => accu = next,
-            Some(None) => break,
-            None => return (cost, None),
+            };
+        let read = weight(&item.0).saturating_add(item.1.as_ref().map_or(0, weight));
+        if !same_item {
+            return (false, read);
         }
+        (same(&self.accu, accu), read.saturating_add(weight(accu)))
     }
-    let mut scope = context.new_inner_scope();
-    scope.add_variable_from_value(c.accu_var.as_str(), accu);
-    let (result_cost, value) = meter(&c.result, &scope);
-    (cost.saturating_add(result_cost), value)
 }
 
 /// The size of a value as far as the bound knows it: the value itself, or a bound on its

@@ -81,6 +81,11 @@ impl Opaque for NamedFormat {
 }
 
 impl NamedFormat {
+    /// Its name, a [`NAMES`] entry.
+    pub fn name(self) -> &'static str {
+        NAMES[self.0]
+    }
+
     /// The validator's messages for `text`, none when it is valid.
     fn messages(self, text: &str) -> Vec<String> {
         // Object validation judges with the latest minor's messages (label lengths in bytes).

@@ -930,3 +930,94 @@ fn a_rule_past_the_call_limit_with_little_budget_left_runs_out_of_budget() {
         ]
     );
 }
+
+/// The review's rule, on `spec`: cel-go's actual cost of `self.rows[0].all(x, self.rows[0].all(y,
+/// x + y >= 0))` on a first row of n elements is 7n^2+7n+4 (the rows case's 7n^2+5n+2, its
+/// ranges `self.rows[0]` costing 3 where `self` costs 1): 632,104 on 300, 997,546 on 377,
+/// 1,002,838 on 378, whatever the (non-negative) elements. kubectl-validate 1.35 (a CRD with
+/// this rule, an object with one row, of ones or of 0 to n-1) accepts 377 elements and refuses
+/// 378 with the per-call limit's message; distinct elements here, so that no iteration of the
+/// replay is reused (its work on 377: 2,280,482, under its cap of 10,000,000); the bound here is
+/// past the limit on 300 already (asserted below), so before the capped replay this refused 300.
+#[test]
+fn a_rule_under_the_call_limit_runs_whatever_its_bound() {
+    let rule = "self.rows[0].all(x, self.rows[0].all(y, x + y >= 0))";
+    let schema = format!(
+        r#"{{"type":"object","properties":{{"rows":{{"type":"array","items":{{"type":"array","items":{{"type":"integer"}}}}}}}},
+        "x-kubernetes-validations":[{{"rule":"{rule}"}}]}}"#
+    );
+    let spec = |n: usize| {
+        format!(
+            r#"{{"rows":[[{}]]}}"#,
+            (0..n).map(|i| i.to_string()).collect::<Vec<_>>().join(",")
+        )
+    };
+    for (n, cost) in [(300, 632_104), (377, 997_546), (378, 1_002_838)] {
+        assert_eq!(
+            floor_of(
+                rule,
+                &[("self", &format!("{{'rows': [[{}]]}}", vec!["1"; n].join(",")))]
+            ),
+            cost
+        );
+    }
+    // The bound is past the limit on 300 already: the capped replay decides.
+    let program = super::env().compile(rule).expect("the rule compiles");
+    let row300 = eval(&format!("{{'rows': [[{}]]}}", vec!["1"; 300].join(","))).expect("a value");
+    let bound = super::cost::bound(program.expression(), &row300, None);
+    assert!(bound > super::cost::PER_CALL_LIMIT, "{bound}");
+    for n in [300, 340, 377] {
+        assert!(run(&schema, &spec(n), None).is_empty(), "{n} elements");
+    }
+    let refused = format!(
+        "'operation cancelled: actual cost limit exceeded': no further validation rules will be run due to call cost exceeds limit for rule: {rule}"
+    );
+    for n in [378, 379, 600] {
+        assert_eq!(
+            messages(&run(&schema, &spec(n), None)),
+            [refused.as_str()],
+            "{n} elements"
+        );
+    }
+}
+
+/// How often `tick` ran (a function only the replay test's context has).
+static TICKS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// The replay evaluates each node once per time the rule's evaluation reaches it: a
+/// comprehension under many levels the replay asks the `cel` crate for (`* 1`) runs once per
+/// outer element, not once per level (counted by a function the comprehension calls).
+#[test]
+fn the_replay_is_linear_in_the_rules_work() {
+    use std::sync::atomic::Ordering;
+    let n = 12;
+    let levels = 60;
+    let source = format!(
+        "self.all(x, self.filter(y, tick(y) < x).size(){} >= 0)",
+        " * 1".repeat(levels)
+    );
+    let program = super::env().compile(&source).expect("the rule compiles");
+    let mut context = cel::Context::with_env(std::sync::Arc::clone(super::env()));
+    context
+        .add_function("tick", |y: i64| {
+            TICKS.fetch_add(1, Ordering::Relaxed);
+            y
+        })
+        .expect("tick registers");
+    let list = eval(&format!(
+        "[{}]",
+        (0..n).map(|i| i.to_string()).collect::<Vec<_>>().join(", ")
+    ))
+    .expect("the list evaluates");
+    context.add_variable_from_value("self", list.clone());
+    TICKS.store(0, Ordering::Relaxed);
+    let cost = super::cost::floor(program.expression(), &context);
+    // n outer elements, each filtering n: n^2 calls, where a replay asking the crate for each
+    // level's subtree made n^2 x (levels + 1).
+    assert_eq!(TICKS.load(Ordering::Relaxed), n * n);
+    assert!(cost > 0);
+    TICKS.store(0, Ordering::Relaxed);
+    let decided = super::cost::decide(program.expression(), &context, &list);
+    assert!(matches!(decided, Some((Ok(cel::Value::Bool(true)), c)) if c == cost));
+    assert_eq!(TICKS.load(Ordering::Relaxed), n * n);
+}
