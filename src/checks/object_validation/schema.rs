@@ -481,10 +481,14 @@ impl fmt::Debug for Schema {
     }
 }
 
+/// Reads a deferred definition by name (without `#/components/schemas/`), when a `$ref` to it
+/// is first resolved ([`Schema::compile_deferred`]).
+pub type ReadDefinition = Box<dyn Fn(&str) -> Option<Node<'static>> + Send>;
+
 /// The source of a schema's deferred definitions ([`Schema::compile_deferred`]).
 struct Definitions {
     /// The definition of a name, read when a `$ref` to it is first resolved.
-    read: Box<dyn Fn(&str) -> Option<Node<'static>> + Send>,
+    read: ReadDefinition,
     /// The node of every `$ref` compiled so far, by reference (a [`Deferred`] node each).
     refs: std::cell::RefCell<HashMap<String, usize>>,
     /// The Kubernetes minor the schema is compiled for.
@@ -569,11 +573,7 @@ impl Schema {
     /// nothing reads a definition the walk does not go into. A definition that cannot be read
     /// or compiled (the built-in table has none: its tests compile every kind) stands for a
     /// schema that accepts anything, never a refusal.
-    pub fn compile_deferred(
-        schema: &Node<'_>,
-        definitions: Box<dyn Fn(&str) -> Option<Node<'static>> + Send>,
-        minor: u32,
-    ) -> Result<Schema, SchemaError> {
+    pub fn compile_deferred(schema: &Node<'_>, definitions: ReadDefinition, minor: u32) -> Result<Schema, SchemaError> {
         let mut compiler = Compiler::new(0, HashMap::new(), Components::Deferred, minor);
         let root = compiler.compile(schema, &Path::Root(""))?;
         let rules = compiler.rules();
