@@ -1183,4 +1183,33 @@ mod tests {
         assert!(unknown.accepted);
         assert!(unknown.warnings[0].contains("no CRD of Widget in example.com is known"),);
     }
+
+    #[test]
+    fn a_built_in_kinds_schema_is_compiled_as_far_as_its_objects_go() {
+        let minor = 35;
+        let compiled = builtin_schema("apps/v1", "Deployment", minor).expect("Deployment");
+        assert_eq!(compiled.schema.definitions_compiled(), 0, "only the root compiled");
+        let deployment = json::read(
+            r#"{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"web"},"spec":{"selector":
+            {"matchLabels":{"app":"web"}},"template":{"metadata":{"labels":{"app":"web"}},"spec":
+            {"containers":[{"name":"web","image":"nginx","ports":[{"containerPort":80,"protocol":"udp"}]}]}}}}"#,
+            json::Everything,
+            64,
+        )
+        .unwrap();
+        let options = validate::Options {
+            skip_status: true,
+            unknown_fields: true,
+            open_empty_objects: true,
+        };
+        let errors = validate::validate(&compiled.schema, &deployment, None, &options);
+        assert_eq!(errors.len(), 1, "{errors:?}");
+        let reached = compiled.schema.definitions_compiled();
+        assert!(reached > 5 && reached < 30, "{reached} of the 120 definitions compiled");
+        // The instance keeps the schema, with what it compiled, for the next object.
+        let again = builtin_schema("apps/v1", "Deployment", minor).expect("Deployment");
+        assert!(Rc::ptr_eq(&again, &compiled));
+        validate::validate(&again.schema, &deployment, None, &options);
+        assert_eq!(again.schema.definitions_compiled(), reached);
+    }
 }
