@@ -692,27 +692,29 @@ thread_local! {
     static BUILTINS: RefCell<Vec<KeptBuiltin>> = const { RefCell::new(Vec::new()) };
 }
 
-/// The compiled schema of a built-in kind at Kubernetes 1.`minor` ([`builtin::schema`]), once
-/// per module instance; none for a kind the documents lack.
+/// The compiled schema of a built-in kind at Kubernetes 1.`minor` ([`builtin::root`]), once
+/// per module instance; none for a kind the documents lack. Only the kind's root is compiled
+/// here: each definition it reaches is read from the table and compiled when the validation
+/// first reaches a `$ref` to it ([`Schema::compile_deferred`]), so an object pays for the
+/// definitions its fields go into (a Deployment's root reaches 120, a Deployment sets fields
+/// of a few dozen), which matters where every admission is a fresh module instance.
 fn builtin_schema(api_version: &str, kind: &str, minor: u32) -> Option<Rc<Compiled>> {
     let key = (api_version.to_string(), kind.to_string(), minor);
     if let Some(found) = BUILTINS.with_borrow(|kept| kept.iter().find(|(k, _)| *k == key).map(|(_, c)| c.clone())) {
         return found;
     }
-    let compiled = builtin::schema(api_version, kind, minor).and_then(|schema| {
-        let root = schema.root().clone();
-        Schema::compile_with(&root, schema::Components::Map(schema.components()), minor)
-            .ok()
-            .map(|schema| {
-                Rc::new(Compiled {
-                    schema,
-                    // The built-in kinds' registry strategies reset `status` on a create and keep
-                    // the old one on an update.
-                    status_subresource: true,
-                    // No built-in schema has CEL rules.
-                    rule_errors: None,
-                })
+    let compiled = builtin::root(api_version, kind, minor).and_then(|(_, root)| {
+        let definitions = Box::new(move |name: &str| builtin::definition(name, minor));
+        Schema::compile_deferred(&root, definitions, minor).ok().map(|schema| {
+            Rc::new(Compiled {
+                schema,
+                // The built-in kinds' registry strategies reset `status` on a create and keep
+                // the old one on an update.
+                status_subresource: true,
+                // No built-in schema has CEL rules.
+                rule_errors: None,
             })
+        })
     });
     BUILTINS.with_borrow_mut(|kept| {
         kept.insert(0, (key, compiled.clone()));
@@ -1180,5 +1182,34 @@ mod tests {
         );
         assert!(unknown.accepted);
         assert!(unknown.warnings[0].contains("no CRD of Widget in example.com is known"),);
+    }
+
+    #[test]
+    fn a_built_in_kinds_schema_is_compiled_as_far_as_its_objects_go() {
+        let minor = 35;
+        let compiled = builtin_schema("apps/v1", "Deployment", minor).expect("Deployment");
+        assert_eq!(compiled.schema.definitions_compiled(), 0, "only the root compiled");
+        let deployment = json::read(
+            r#"{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"web"},"spec":{"selector":
+            {"matchLabels":{"app":"web"}},"template":{"metadata":{"labels":{"app":"web"}},"spec":
+            {"containers":[{"name":"web","image":"nginx","ports":[{"containerPort":80,"protocol":"udp"}]}]}}}}"#,
+            json::Everything,
+            64,
+        )
+        .unwrap();
+        let options = validate::Options {
+            skip_status: true,
+            unknown_fields: true,
+            open_empty_objects: true,
+        };
+        let errors = validate::validate(&compiled.schema, &deployment, None, &options);
+        assert_eq!(errors.len(), 1, "{errors:?}");
+        let reached = compiled.schema.definitions_compiled();
+        assert!(reached > 5 && reached < 30, "{reached} of the 120 definitions compiled");
+        // The instance keeps the schema, with what it compiled, for the next object.
+        let again = builtin_schema("apps/v1", "Deployment", minor).expect("Deployment");
+        assert!(Rc::ptr_eq(&again, &compiled));
+        validate::validate(&again.schema, &deployment, None, &options);
+        assert_eq!(again.schema.definitions_compiled(), reached);
     }
 }

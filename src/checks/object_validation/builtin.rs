@@ -8,7 +8,9 @@
 //! where each row starts (`build/builtin_schemas.rs`); a lookup finds its rows by a binary search
 //! over that index and reads (with [`crate::json::read`]) only the
 //! definitions the kind reaches, never the others: a Deployment reads its 120 definitions, not
-//! the table's ~1,000 rows. A definition's row holds it for a run of minors, merged: a member
+//! the table's ~1,000 rows. object-validation reads fewer still: the kind's root alone
+//! ([`root`]), then each definition ([`definition`]) when its validation first reaches a `$ref`
+//! to it. A definition's row holds it for a run of minors, merged: a member
 //! that differs between them is `{"@minors": [[FIRST, LAST, VALUE], ...]}`, of which the lookup
 //! keeps the VALUE of its minor (or drops the member). Written by hand because the merge is the
 //! table's own, which no crate reads.
@@ -108,11 +110,7 @@ pub fn schema(api_version: &str, kind: &str, minor: u32) -> Option<BuiltinSchema
     let mut todo = vec![(name, text)];
     let mut components = BTreeMap::new();
     while let Some((wanted, text)) = todo.pop() {
-        let mut node = json::read(text, Everything, MAX_DEPTH).ok()?;
-        // Most rows hold one definition for all their minors: nothing to select.
-        if text.contains(MINORS_MEMBER) {
-            select(&mut node, minor);
-        }
+        let node = read_definition(text, minor)?;
         let mut missing = false;
         references(&node, &mut |reference| {
             let target = reference.strip_prefix(REF_PREFIX).unwrap_or(reference);
@@ -136,6 +134,34 @@ pub fn schema(api_version: &str, kind: &str, minor: u32) -> Option<BuiltinSchema
         minor,
         components,
     })
+}
+
+/// The root of the built-in kind `kind` of `api_version` at Kubernetes `1.<minor>` (clamped as
+/// [`schema`] does): its definition name and its definition, read alone, its `$ref`s left for
+/// [`definition`] to read when something reaches them; `None` as [`schema`].
+pub fn root(api_version: &str, kind: &str, minor: u32) -> Option<(&'static str, Node<'static>)> {
+    let minor = clamp(minor);
+    let (_, root) = row(&format!("{api_version}/{kind}"), minor)?;
+    let (name, text) = row(root, minor)?;
+    Some((name, read_definition(text, minor)?))
+}
+
+/// The definition `name` (without [`REF_PREFIX`]) at Kubernetes `1.<minor>` (clamped as
+/// [`schema`] does), read from its row alone; `None` when that minor has no such definition.
+pub fn definition(name: &str, minor: u32) -> Option<Node<'static>> {
+    let minor = clamp(minor);
+    let (_, text) = row(name, minor)?;
+    read_definition(text, minor)
+}
+
+/// A definition's row read, with the members merged over minors taken at `minor`.
+fn read_definition(text: &'static str, minor: u32) -> Option<Node<'static>> {
+    let mut node = json::read(text, Everything, MAX_DEPTH).ok()?;
+    // Most rows hold one definition for all their minors: nothing to select.
+    if text.contains(MINORS_MEMBER) {
+        select(&mut node, minor);
+    }
+    Some(node)
 }
 
 /// Whether [`schema`] has the kind, without reading its definitions.

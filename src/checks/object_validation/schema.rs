@@ -394,6 +394,19 @@ pub struct SchemaNode {
     /// The node this one stands for (`allOf: [{$ref: ...}]` alone): everything but its own
     /// `default` and `nullable` is the other node's.
     pub alias: Option<usize>,
+    /// A `$ref` of a schema compiled with deferred definitions ([`Schema::compile_deferred`]):
+    /// the node stands for the definition it names, compiled when first resolved.
+    pub deferred: Option<Deferred>,
+}
+
+/// A `$ref` to a definition compiled at its first resolution ([`Schema::resolve`]), once per
+/// schema: a kind's root reaches far more definitions than an object's fields do.
+#[derive(Debug, Clone, Default)]
+pub struct Deferred {
+    /// The definition's name (without `#/components/schemas/`).
+    name: String,
+    /// The index of its compiled node, once compiled.
+    target: std::cell::OnceCell<usize>,
 }
 
 impl SchemaNode {
@@ -432,15 +445,56 @@ impl fmt::Display for SchemaError {
 }
 
 /// A compiled schema: the arena and its root.
-#[derive(Debug)]
+///
+/// The arena is in two parts: the nodes compiled with the schema (a CRD's whole schema, a
+/// built-in kind's root), and the nodes of the definitions a schema compiled with deferred
+/// definitions ([`Schema::compile_deferred`]) compiles when a `$ref` to them is first resolved,
+/// numbered after them. That second part grows while the validation walk holds `&SchemaNode`s
+/// of the arena (through `&Schema`): it is elsa's `FrozenVec` of boxes, an append-only vector
+/// whose pushes take `&self` and whose boxed nodes never move, so borrows of them outlive the
+/// pushes without unsafe code of ours (`typed-arena` allocates behind `&self` too, but cannot
+/// find a node again by its index, which every reference of the arena is).
 pub struct Schema {
-    /// Every schema node; `$ref`s share theirs.
-    pub nodes: Vec<SchemaNode>,
+    /// The nodes compiled with the schema; `$ref`s share theirs.
+    nodes: Vec<SchemaNode>,
+    /// The nodes of the definitions compiled since, by index less `nodes.len()`.
+    later: elsa::FrozenVec<Box<SchemaNode>>,
     /// The root's index.
     pub root: usize,
     /// The CEL rules of the nodes that have `x-kubernetes-validations`, by node index (sorted),
     /// each compiled when first asked for ([`Schema::rules_at`], [`Schema::rule_errors`]).
     rules: Vec<(usize, NodeRules)>,
+    /// Those of the nodes of `later`, by node index (sorted: each definition's nodes are
+    /// numbered after every node before them).
+    later_rules: elsa::FrozenVec<Box<(usize, NodeRules)>>,
+    /// Where the deferred definitions come from, for a schema that has them.
+    definitions: Option<Definitions>,
+}
+
+impl fmt::Debug for Schema {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Schema")
+            .field("nodes", &self.nodes)
+            .field("later", &self.later.iter().collect::<Vec<_>>())
+            .field("root", &self.root)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Reads a deferred definition by name (without `#/components/schemas/`), when a `$ref` to it
+/// is first resolved ([`Schema::compile_deferred`]).
+pub type ReadDefinition = Box<dyn Fn(&str) -> Option<Node<'static>> + Send>;
+
+/// The source of a schema's deferred definitions ([`Schema::compile_deferred`]).
+struct Definitions {
+    /// The definition of a name, read when a `$ref` to it is first resolved.
+    read: ReadDefinition,
+    /// The node of every `$ref` compiled so far, by reference (a [`Deferred`] node each).
+    refs: std::cell::RefCell<HashMap<String, usize>>,
+    /// The Kubernetes minor the schema is compiled for.
+    minor: u32,
+    /// How many definitions were compiled.
+    compiled: std::cell::Cell<usize>,
 }
 
 /// One node's `x-kubernetes-validations`, compiled at most once: when a validation first
@@ -465,12 +519,15 @@ pub enum Components<'c, 'j> {
     Object(&'c Node<'j>),
     /// A map of definitions by name (the built-in kinds' table).
     Map(&'c std::collections::BTreeMap<&'static str, Node<'static>>),
+    /// The schema's deferred definitions ([`Schema::compile_deferred`]): a `$ref` compiles into
+    /// a [`Deferred`] node, its definition read and compiled when the node is first resolved.
+    Deferred,
 }
 
 impl<'c, 'j> Components<'c, 'j> {
     fn get(self, name: &str) -> Option<&'c Node<'j>> {
         match self {
-            Components::None => None,
+            Components::None | Components::Deferred => None,
             Components::Object(node) => node.get(name),
             Components::Map(map) => map.get(name),
         }
@@ -492,30 +549,101 @@ impl Schema {
         Schema::compile_with(schema, components, minor)
     }
 
-    /// [`Schema::compile`] with `$ref`s into `components`.
+    /// [`Schema::compile`] with `$ref`s into `components`, every definition the schema
+    /// reaches compiled with it.
     pub fn compile_with(schema: &Node<'_>, components: Components<'_, '_>, minor: u32) -> Result<Schema, SchemaError> {
-        let mut compiler = Compiler {
-            nodes: Vec::new(),
-            rule_paths: Vec::new(),
-            refs: HashMap::new(),
-            components,
-            minor,
-        };
+        let mut compiler = Compiler::new(0, HashMap::new(), components, minor);
         let root = compiler.compile(schema, &Path::Root(""))?;
-        let mut rules: Vec<(usize, NodeRules)> = compiler
-            .rule_paths
-            .into_iter()
-            .map(|(index, path)| {
-                let compiled = std::cell::OnceCell::new();
-                (index, NodeRules { path, compiled })
-            })
-            .collect();
-        rules.sort_unstable_by_key(|(index, _)| *index);
+        let rules = compiler.rules();
         Ok(Schema {
             nodes: compiler.nodes,
+            later: elsa::FrozenVec::new(),
             root,
             rules,
+            later_rules: elsa::FrozenVec::new(),
+            definitions: None,
         })
+    }
+
+    /// [`Schema::compile`] of a schema whose `$ref: "#/components/schemas/<name>"` point into
+    /// definitions that `definitions` reads by name (a built-in kind's root and the table):
+    /// only the schema itself is compiled now, each definition when a `$ref` to it is first
+    /// resolved ([`Schema::resolve`], as the validation walk reaches it), once. What a node of
+    /// the schema says of itself (its `default`, `nullable`, CEL rules) is in the node, so
+    /// nothing reads a definition the walk does not go into. A definition that cannot be read
+    /// or compiled (the built-in table has none: its tests compile every kind) stands for a
+    /// schema that accepts anything, never a refusal.
+    pub fn compile_deferred(schema: &Node<'_>, definitions: ReadDefinition, minor: u32) -> Result<Schema, SchemaError> {
+        let mut compiler = Compiler::new(0, HashMap::new(), Components::Deferred, minor);
+        let root = compiler.compile(schema, &Path::Root(""))?;
+        let rules = compiler.rules();
+        Ok(Schema {
+            nodes: compiler.nodes,
+            later: elsa::FrozenVec::new(),
+            root,
+            rules,
+            later_rules: elsa::FrozenVec::new(),
+            definitions: Some(Definitions {
+                read: definitions,
+                refs: std::cell::RefCell::new(compiler.refs),
+                minor,
+                compiled: std::cell::Cell::new(0),
+            }),
+        })
+    }
+
+    /// How many deferred definitions were compiled so far ([`Schema::compile_deferred`]).
+    pub fn definitions_compiled(&self) -> usize {
+        self.definitions.as_ref().map_or(0, |d| d.compiled.get())
+    }
+
+    /// How many nodes the arena holds.
+    pub fn len(&self) -> usize {
+        self.nodes.len() + self.later.len()
+    }
+
+    /// Whether the arena holds no node (never: a schema has its root).
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The node of the definition a [`Deferred`] `$ref` names, compiled at the first call.
+    fn definition(&self, deferred: &Deferred) -> usize {
+        *deferred.target.get_or_init(|| {
+            self.compile_definition(&deferred.name).unwrap_or_else(|| {
+                // Unreadable: a schema that accepts anything.
+                let index = self.len();
+                self.later.push(Box::default());
+                index
+            })
+        })
+    }
+
+    /// Compiles the deferred definition `name` into the arena: its node's index.
+    fn compile_definition(&self, name: &str) -> Option<usize> {
+        let definitions = self.definitions.as_ref()?;
+        let definition = (definitions.read)(name)?;
+        definitions.compiled.set(definitions.compiled.get() + 1);
+        // Compiling never resolves a reference, so nothing else borrows the map meanwhile.
+        let mut refs = definitions.refs.borrow_mut();
+        let mut compiler = Compiler::new(
+            self.len(),
+            std::mem::take(&mut *refs),
+            Components::Deferred,
+            definitions.minor,
+        );
+        let compiled = compiler.compile(&definition, &Path::Key(&Path::Root("components.schemas"), name));
+        *refs = std::mem::take(&mut compiler.refs);
+        // Every node the compiler numbered is kept (one it left unfinished accepts anything),
+        // since the references it made point at them.
+        let rules = compiler.rules();
+        for node in compiler.nodes {
+            self.later.push(Box::new(node));
+        }
+        for rule in rules {
+            self.later_rules.push(Box::new(rule));
+        }
+        compiled.ok()
     }
 
     /// Whether node `index` itself (not the node it stands for) has CEL rules.
@@ -525,6 +653,13 @@ impl Schema {
 
     /// The rules of node `index`.
     fn node_rules(&self, index: usize) -> Option<&NodeRules> {
+        if index >= self.nodes.len() {
+            let at = self
+                .later_rules
+                .binary_search_by_key(&index, |(index, _)| *index)
+                .ok()?;
+            return self.later_rules.get(at).map(|(_, rules)| rules);
+        }
         let at = self.rules.binary_search_by_key(&index, |(index, _)| *index).ok()?;
         Some(&self.rules[at].1)
     }
@@ -535,7 +670,7 @@ impl Schema {
     pub fn rules_at(&self, index: usize) -> Option<Result<&super::cel::Rules, &[String]>> {
         let rules = self.node_rules(index)?;
         let compiled = rules.compiled.get_or_init(|| {
-            let validations = self.nodes[index].validations.as_ref().unwrap_or(&Node::Null);
+            let validations = self.node(index).validations.as_ref().unwrap_or(&Node::Null);
             let view = View::new(self, index, index == self.root);
             super::cel::Rules::compile(validations, view).map_err(|errors| {
                 errors
@@ -555,9 +690,11 @@ impl Schema {
 
     /// Every rule of the schema compiled ([`Schema::rules_at`]), and the errors of those the
     /// CEL library cannot compile, in the order of their nodes: what the API server would refuse
-    /// the CRD for, wherever the rules sit.
+    /// the CRD for, wherever the rules sit (of a schema with deferred definitions, those of the
+    /// definitions compiled so far).
     pub fn rule_errors(&self) -> Vec<String> {
-        self.rule_errors_of(self.rules.iter().map(|(index, _)| *index).collect())
+        let later = self.later_rules.iter().map(|(index, _)| *index);
+        self.rule_errors_of(self.rules.iter().map(|(index, _)| *index).chain(later).collect())
     }
 
     /// The errors of the rules of nodes `indexes` that do not compile, in the order of their
@@ -572,9 +709,12 @@ impl Schema {
             .collect()
     }
 
-    /// The node at `index`.
+    /// The node at `index` (a [`Deferred`] reference as itself: see [`Schema::resolved`]).
     pub fn node(&self, index: usize) -> &SchemaNode {
-        &self.nodes[index]
+        match self.nodes.get(index) {
+            Some(node) => node,
+            None => &self.later[index - self.nodes.len()],
+        }
     }
 
     /// The root node.
@@ -582,13 +722,16 @@ impl Schema {
         self.resolved(self.root)
     }
 
-    /// The index of the node `index` stands for (itself unless it is an alias).
+    /// The index of the node `index` stands for (itself unless it is an alias or a deferred
+    /// reference, whose definition this compiles the first time).
     pub fn resolve(&self, mut index: usize) -> usize {
         // Aliases of aliases are few; a cycle of them (a schema that is only itself) stops.
         for _ in 0..32 {
-            match self.nodes[index].alias {
-                Some(target) => index = target,
-                None => break,
+            let node = self.node(index);
+            match (node.alias, &node.deferred) {
+                (Some(target), _) => index = target,
+                (None, Some(deferred)) => index = self.definition(deferred),
+                (None, None) => break,
             }
         }
         index
@@ -596,12 +739,15 @@ impl Schema {
 
     /// The node `index` stands for.
     pub fn resolved(&self, index: usize) -> &SchemaNode {
-        &self.nodes[self.resolve(index)]
+        self.node(self.resolve(index))
     }
 }
 
 struct Compiler<'c, 'j> {
+    /// The nodes compiled, numbered from `base`.
     nodes: Vec<SchemaNode>,
+    /// The index of the first of `nodes` in the arena.
+    base: usize,
     /// The JSON path in the schema of each node with CEL rules (their errors name it).
     rule_paths: Vec<(usize, String)>,
     refs: HashMap<String, usize>,
@@ -611,7 +757,36 @@ struct Compiler<'c, 'j> {
 
 const REF_PREFIX: &str = "#/components/schemas/";
 
-impl Compiler<'_, '_> {
+impl<'c, 'j> Compiler<'c, 'j> {
+    fn new(base: usize, refs: HashMap<String, usize>, components: Components<'c, 'j>, minor: u32) -> Self {
+        Compiler {
+            nodes: Vec::new(),
+            base,
+            rule_paths: Vec::new(),
+            refs,
+            components,
+            minor,
+        }
+    }
+
+    /// The rules of the nodes compiled, by node index, sorted.
+    fn rules(&mut self) -> Vec<(usize, NodeRules)> {
+        let mut rules: Vec<(usize, NodeRules)> = std::mem::take(&mut self.rule_paths)
+            .into_iter()
+            .map(|(index, path)| {
+                let compiled = std::cell::OnceCell::new();
+                (index, NodeRules { path, compiled })
+            })
+            .collect();
+        rules.sort_unstable_by_key(|(index, _)| *index);
+        rules
+    }
+
+    /// The index the next node compiled takes.
+    fn next(&self) -> usize {
+        self.base + self.nodes.len()
+    }
+
     fn error(path: &Path<'_>, message: impl Into<String>) -> SchemaError {
         SchemaError {
             path: path.to_string(),
@@ -626,7 +801,7 @@ impl Compiler<'_, '_> {
             Node::TooDeep => return Err(Compiler::error(path, "the schema nests too deep to be read")),
             _ => return Err(Compiler::error(path, "a schema must be an object")),
         };
-        if self.nodes.len() >= MAX_NODES {
+        if self.next() >= MAX_NODES {
             return Err(Compiler::error(
                 path,
                 format!("the schema has more than {MAX_NODES} nodes"),
@@ -639,7 +814,7 @@ impl Compiler<'_, '_> {
             };
             return self.reference(reference, &Path::Key(path, "$ref"));
         }
-        let index = self.nodes.len();
+        let index = self.next();
         self.nodes.push(SchemaNode::default());
         let mut node = SchemaNode::default();
         let mut int_or_string = false;
@@ -801,7 +976,7 @@ impl Compiler<'_, '_> {
         if node.validations.is_some() {
             self.rule_paths.push((index, path.to_string()));
         }
-        self.nodes[index] = node;
+        self.nodes[index - self.base] = node;
         Ok(index)
     }
 
@@ -813,6 +988,18 @@ impl Compiler<'_, '_> {
         let Some(name) = reference.strip_prefix(REF_PREFIX) else {
             return Err(Compiler::error(path, format!("unsupported reference {reference:?}")));
         };
+        if let Components::Deferred = self.components {
+            let index = self.next();
+            self.nodes.push(SchemaNode {
+                deferred: Some(Deferred {
+                    name: name.to_string(),
+                    target: std::cell::OnceCell::new(),
+                }),
+                ..SchemaNode::default()
+            });
+            self.refs.insert(reference.to_string(), index);
+            return Ok(index);
+        }
         let Some(target) = self.components.get(name) else {
             return Err(Compiler::error(
                 path,
@@ -820,11 +1007,11 @@ impl Compiler<'_, '_> {
             ));
         };
         // Reserve the index first so that a schema referring to itself finds it.
-        let index = self.nodes.len();
+        let index = self.next();
         self.nodes.push(SchemaNode::default());
         self.refs.insert(reference.to_string(), index);
         let compiled = self.compile(target, &Path::Key(&Path::Root("components.schemas"), name))?;
-        self.nodes[index].alias = Some(compiled);
+        self.nodes[index - self.base].alias = Some(compiled);
         Ok(index)
     }
 }
@@ -1062,7 +1249,7 @@ mod tests {
         .unwrap();
         let root = json::read(r##"{"$ref":"#/components/schemas/Props"}"##, Everything, 128).unwrap();
         let schema = Schema::compile(&root, Some(&components), 35).unwrap();
-        assert!(schema.nodes.len() < 10);
+        assert!(schema.len() < 10);
         let root = schema.root_node();
         assert_eq!(root.property("not"), Some(schema.root));
         let items = schema.resolved(root.property("items").unwrap());

@@ -1,4 +1,6 @@
 use super::*;
+use crate::checks::object_validation::schema::{Components, Schema};
+use crate::checks::object_validation::validate::{Options, validate};
 use crate::generated::builtin_resources;
 use crate::json::Canonical;
 use std::collections::BTreeSet;
@@ -235,4 +237,93 @@ fn the_generator_reproduces_the_table() {
         output.stdout == TABLE.as_bytes(),
         "tools/derive-builtin-schemas.py gives another table"
     );
+}
+
+/// A kind's schema compiled whole ([`schema`], every definition it reaches) and compiled with
+/// its definitions deferred ([`root`], [`definition`]), as object-validation compiles it.
+fn whole_and_deferred(api_version: &str, kind: &str, minor: u32) -> (BuiltinSchema, Schema, Schema) {
+    let found = schema(api_version, kind, minor).unwrap_or_else(|| panic!("1.{minor} {api_version} {kind}"));
+    let whole = Schema::compile_with(found.root(), Components::Map(found.components()), minor)
+        .unwrap_or_else(|e| panic!("1.{minor} {api_version} {kind}: {e}"));
+    let (name, root) = root(api_version, kind, minor).unwrap();
+    assert_eq!(name, found.name());
+    let deferred = Schema::compile_deferred(&root, Box::new(move |name: &str| definition(name, minor)), minor)
+        .unwrap_or_else(|e| panic!("1.{minor} {api_version} {kind}: {e}"));
+    (found, whole, deferred)
+}
+
+/// Every definition of every kind compiles (a deferred definition that would not stands for a
+/// schema that accepts anything), and a deferred schema resolved everywhere is the whole one:
+/// as many nodes, each definition compiled once.
+#[test]
+fn every_kind_compiles_whole_and_deferred_to_the_same_arena() {
+    let minors = document_minors();
+    for minor in [*minors.start(), 30, *minors.end()] {
+        for (api_version, kind) in kinds(minor) {
+            let (found, whole, deferred) = whole_and_deferred(api_version, kind, minor);
+            assert_eq!(deferred.definitions_compiled(), 0, "{kind}: nothing reached yet");
+            let mut index = 0;
+            while index < deferred.len() {
+                deferred.resolve(index);
+                index += 1;
+            }
+            assert_eq!(deferred.len(), whole.len(), "1.{minor} {api_version} {kind}");
+            // Every definition but the root, which is compiled with the schema (and again only
+            // where one of its definitions refers back to it, as the whole schema does).
+            let compiled = deferred.definitions_compiled();
+            let reached = found.components().len();
+            assert!(
+                compiled + 1 == reached || compiled == reached,
+                "1.{minor} {kind}: {compiled} of {reached}"
+            );
+        }
+    }
+}
+
+/// A Deployment's judgement compiles the definitions its fields go into, not the 120 its root
+/// reaches, and finds what the whole schema finds.
+#[test]
+fn a_deployments_judgement_compiles_only_the_definitions_it_reaches() {
+    let deployment = json::read(
+        r#"{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"web","labels":{"app":"web"}},
+        "spec":{"replicas":2,"selector":{"matchLabels":{"app":"web"}},"template":{"metadata":{"labels":{"app":"web"}},
+        "spec":{"containers":[{"name":"web","image":"nginx:1.27","ports":[{"containerPort":80,"protocol":"udp"}],
+        "resources":{"limits":{"cpu":"500m"}},"colour":"blue"}]}}}}"#,
+        Everything,
+        MAX_DEPTH,
+    )
+    .unwrap();
+    let options = Options {
+        skip_status: true,
+        unknown_fields: true,
+        open_empty_objects: true,
+    };
+    let (found, whole, deferred) = whole_and_deferred("apps/v1", "Deployment", newest());
+    let expected = validate(&whole, &deployment, None, &options);
+    let rendered: Vec<String> = expected.iter().map(ToString::to_string).collect();
+    assert_eq!(
+        rendered,
+        [
+            r#"unknown field "spec.template.spec.containers[0].colour""#,
+            r#"spec.template.spec.containers[0].ports[0].protocol: Unsupported value: "udp": supported values: "SCTP", "TCP", "UDP""#,
+        ],
+        "{expected:#?}"
+    );
+    assert_eq!(validate(&deferred, &deployment, None, &options), expected);
+    let compiled = deferred.definitions_compiled();
+    let reached = found.components().len();
+    assert!(reached >= 100, "{reached}");
+    assert!(
+        compiled > 5 && compiled * 4 < reached,
+        "{compiled} of {reached} definitions compiled"
+    );
+    assert!(
+        deferred.len() * 4 < whole.len(),
+        "{} of {} nodes",
+        deferred.len(),
+        whole.len()
+    );
+    // Judged again, nothing more is compiled.
+    assert_eq!(validate(&deferred, &deployment, None, &options), expected);
+    assert_eq!(deferred.definitions_compiled(), compiled);
 }
