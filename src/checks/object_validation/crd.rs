@@ -1785,6 +1785,18 @@ mod tests {
             found.iter().map(|(text, _)| text.as_str()).collect::<Vec<_>>(),
             [format!("{SPEC}.properties[tls].default.port: Required value")]
         );
+        // An item inside a list's default: kube-openapi names it `[1]`, and `fldPath.Child("[1]")`
+        // prints `default.[1]`; located at the item.
+        let found = spec_errors(r#"{"list":{"type":"array","items":{"type":"string"},"default":["a",1]}}"#, None);
+        assert_eq!(
+            found,
+            [(
+                format!(
+                    r#"{SPEC}.properties[list].default.[1]: Invalid value: "integer": [1] in body must be of type string: "integer""#
+                ),
+                "spec.versions[0].schema.openAPIV3Schema.properties[spec].properties[list].default[1]".to_string()
+            )]
+        );
         // Items' defaults, at `items.default`; a wrong type.
         let found = spec_errors(r#"{"list":{"type":"array","items":{"type":"string","default":1}}}"#, None);
         assert_eq!(
@@ -1845,7 +1857,8 @@ mod tests {
         );
         assert_eq!(
             found.iter().map(|(text, _)| text.as_str()).collect::<Vec<_>>(),
-            [format!(r#"{SPEC}.properties[tls].default: Invalid value: "object": port too low"#)]
+            // An object's value is omitted (`field.OmitValueType`).
+            [format!("{SPEC}.properties[tls].default: Invalid value: port too low")]
         );
         let found = spec_errors(
             &format!(
