@@ -356,14 +356,22 @@ fn defaults(schema: &Node<'_>, path: &str, at: &str, options: Options, errors: &
     let mut found = Vec::new();
     each_default(&compiled, compiled.root, schema, (path, at), true, false, &mut found);
     for entry in found.iter().filter(|entry| !entry.meta) {
-        let Some(defaults_errors) =
-            validate::validate_default(&compiled, entry.index, entry.default, &entry.path, options.pruned_defaults)
-        else {
+        let Some(defaults_errors) = validate::validate_default(
+            &compiled,
+            entry.index,
+            entry.default,
+            &entry.path,
+            options.pruned_defaults,
+        ) else {
             continue;
         };
         for mut error in defaults_errors {
             // Located in the manifest: the same steps under the node's place.
-            error.at = format!("{}{}", entry.at, error.at.strip_prefix(entry.path.as_str()).unwrap_or(""));
+            error.at = format!(
+                "{}{}",
+                entry.at,
+                error.at.strip_prefix(entry.path.as_str()).unwrap_or("")
+            );
             errors.push(error);
         }
     }
@@ -1787,7 +1795,10 @@ mod tests {
         );
         // An item inside a list's default: kube-openapi names it `[1]`, and `fldPath.Child("[1]")`
         // prints `default.[1]`; located at the item.
-        let found = spec_errors(r#"{"list":{"type":"array","items":{"type":"string"},"default":["a",1]}}"#, None);
+        let found = spec_errors(
+            r#"{"list":{"type":"array","items":{"type":"string"},"default":["a",1]}}"#,
+            None,
+        );
         assert_eq!(
             found,
             [(
@@ -1798,7 +1809,10 @@ mod tests {
             )]
         );
         // Items' defaults, at `items.default`; a wrong type.
-        let found = spec_errors(r#"{"list":{"type":"array","items":{"type":"string","default":1}}}"#, None);
+        let found = spec_errors(
+            r#"{"list":{"type":"array","items":{"type":"string","default":1}}}"#,
+            None,
+        );
         assert_eq!(
             found[0].0,
             format!(
@@ -1809,7 +1823,8 @@ mod tests {
 
     #[test]
     fn a_pruned_default_is_refused_unless_the_old_crd_had_one() {
-        let pruned = r#"{"tls":{"type":"object","properties":{"port":{"type":"integer"}},"default":{"port":2,"extra":1}}}"#;
+        let pruned =
+            r#"{"tls":{"type":"object","properties":{"port":{"type":"integer"}},"default":{"port":2,"extra":1}}}"#;
         assert_eq!(
             spec_errors(pruned, None)
                 .into_iter()
@@ -1852,7 +1867,9 @@ mod tests {
     fn a_defaults_cel_rules_run_only_when_its_schema_finds_nothing() {
         let rule = r#""x-kubernetes-validations":[{"rule":"self.port > 100","message":"port too low"}]"#;
         let found = spec_errors(
-            &format!(r#"{{"tls":{{"type":"object","properties":{{"port":{{"type":"integer"}}}},"default":{{"port":20}},{rule}}}}}"#),
+            &format!(
+                r#"{{"tls":{{"type":"object","properties":{{"port":{{"type":"integer"}}}},"default":{{"port":20}},{rule}}}}}"#
+            ),
             None,
         );
         assert_eq!(
@@ -1900,7 +1917,12 @@ mod tests {
         );
         // Patterns Go compiles, our reader's or not (a Unicode class), and one whose error is not
         // certain (a Unicode class name), say nothing.
-        for pattern in [r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", r"^\\p{Greek}+$", r"\\p{Foo}", r"(?P<n>a)\\d{1,3}"] {
+        for pattern in [
+            r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$",
+            r"^\\p{Greek}+$",
+            r"\\p{Foo}",
+            r"(?P<n>a)\\d{1,3}",
+        ] {
             let properties = format!(r#"{{"name":{{"type":"string","pattern":"{pattern}"}}}}"#);
             assert!(spec_errors(&properties, None).is_empty(), "{pattern}");
         }

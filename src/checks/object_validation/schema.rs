@@ -295,7 +295,7 @@ pub fn go_regex_error(source: &str) -> Option<String> {
                         }
                         Some((min, max, rest)) => {
                             after = rest;
-                            if min < 0 || min > 1000 || max > 1000 || (max >= 0 && min > max) {
+                            if !(0..=1000).contains(&min) || max > 1000 || (max >= 0 && min > max) {
                                 return error("invalid repeat count", &before[..before.len() - after.len()]);
                             }
                             if (min >= 2 || max >= 2) && operand_is_group {
@@ -1372,63 +1372,159 @@ mod tests {
         // none where Go compiles it or where the answer is not certain.
         let table: &[(&str, Option<&str>)] = &[
             (r#"[a-"#, Some(r#"error parsing regexp: missing closing ]: `[a-`"#)),
-            (r#"(?=abc)"#, Some(r#"error parsing regexp: invalid or unsupported Perl syntax: `(?=`"#)),
-            (r#"(?!abc)"#, Some(r#"error parsing regexp: invalid or unsupported Perl syntax: `(?!`"#)),
-            (r#"(?<=a)b"#, Some(r#"error parsing regexp: invalid named capture: `(?<=a)b`"#)),
-            (r#"(?<!a)b"#, Some(r#"error parsing regexp: invalid named capture: `(?<!a)b`"#)),
+            (
+                r#"(?=abc)"#,
+                Some(r#"error parsing regexp: invalid or unsupported Perl syntax: `(?=`"#),
+            ),
+            (
+                r#"(?!abc)"#,
+                Some(r#"error parsing regexp: invalid or unsupported Perl syntax: `(?!`"#),
+            ),
+            (
+                r#"(?<=a)b"#,
+                Some(r#"error parsing regexp: invalid named capture: `(?<=a)b`"#),
+            ),
+            (
+                r#"(?<!a)b"#,
+                Some(r#"error parsing regexp: invalid named capture: `(?<!a)b`"#),
+            ),
             // Go: "invalid character class range: `\p{Foo}`"; Unicode class names are Go's tables'.
             (r#"\p{Foo}"#, None),
             (r#"\1"#, Some(r#"error parsing regexp: invalid escape sequence: `\1`"#)),
-            (r#"(a)\1"#, Some(r#"error parsing regexp: invalid escape sequence: `\1`"#)),
+            (
+                r#"(a)\1"#,
+                Some(r#"error parsing regexp: invalid escape sequence: `\1`"#),
+            ),
             (r#"(abc"#, Some(r#"error parsing regexp: missing closing ): `(abc`"#)),
             (r#"abc)"#, Some(r#"error parsing regexp: unexpected ): `abc)`"#)),
-            (r#"x**"#, Some(r#"error parsing regexp: invalid nested repetition operator: `**`"#)),
-            (r#"a++"#, Some(r#"error parsing regexp: invalid nested repetition operator: `++`"#)),
-            (r#"a*?*"#, Some(r#"error parsing regexp: invalid nested repetition operator: `*?*`"#)),
-            (r#"*a"#, Some(r#"error parsing regexp: missing argument to repetition operator: `*`"#)),
-            (r#"a|*"#, Some(r#"error parsing regexp: missing argument to repetition operator: `*`"#)),
-            (r#"(*)"#, Some(r#"error parsing regexp: missing argument to repetition operator: `*`"#)),
-            (r#"a{2,1}"#, Some(r#"error parsing regexp: invalid repeat count: `{2,1}`"#)),
-            (r#"a{1001}"#, Some(r#"error parsing regexp: invalid repeat count: `{1001}`"#)),
-            (r#"a{2}{3}"#, Some(r#"error parsing regexp: invalid nested repetition operator: `{2}{3}`"#)),
-            (r#"a\"#, Some(r#"error parsing regexp: trailing backslash at end of expression: ``"#)),
-            (r#"[z-a]"#, Some(r#"error parsing regexp: invalid character class range: `z-a`"#)),
-            (r#"[[:foo:]]"#, Some(r#"error parsing regexp: invalid character class range: `[:foo:]`"#)),
+            (
+                r#"x**"#,
+                Some(r#"error parsing regexp: invalid nested repetition operator: `**`"#),
+            ),
+            (
+                r#"a++"#,
+                Some(r#"error parsing regexp: invalid nested repetition operator: `++`"#),
+            ),
+            (
+                r#"a*?*"#,
+                Some(r#"error parsing regexp: invalid nested repetition operator: `*?*`"#),
+            ),
+            (
+                r#"*a"#,
+                Some(r#"error parsing regexp: missing argument to repetition operator: `*`"#),
+            ),
+            (
+                r#"a|*"#,
+                Some(r#"error parsing regexp: missing argument to repetition operator: `*`"#),
+            ),
+            (
+                r#"(*)"#,
+                Some(r#"error parsing regexp: missing argument to repetition operator: `*`"#),
+            ),
+            (
+                r#"a{2,1}"#,
+                Some(r#"error parsing regexp: invalid repeat count: `{2,1}`"#),
+            ),
+            (
+                r#"a{1001}"#,
+                Some(r#"error parsing regexp: invalid repeat count: `{1001}`"#),
+            ),
+            (
+                r#"a{2}{3}"#,
+                Some(r#"error parsing regexp: invalid nested repetition operator: `{2}{3}`"#),
+            ),
+            (
+                r#"a\"#,
+                Some(r#"error parsing regexp: trailing backslash at end of expression: ``"#),
+            ),
+            (
+                r#"[z-a]"#,
+                Some(r#"error parsing regexp: invalid character class range: `z-a`"#),
+            ),
+            (
+                r#"[[:foo:]]"#,
+                Some(r#"error parsing regexp: invalid character class range: `[:foo:]`"#),
+            ),
             (r#"[[:alpha:]]"#, None),
             (r#"\q"#, Some(r#"error parsing regexp: invalid escape sequence: `\q`"#)),
             (r#"\8"#, Some(r#"error parsing regexp: invalid escape sequence: `\8`"#)),
-            (r#"\xZZ"#, Some(r#"error parsing regexp: invalid escape sequence: `\xZZ`"#)),
-            (r#"\x{}"#, Some(r#"error parsing regexp: invalid escape sequence: `\x{}`"#)),
-            (r#"\x{110000}"#, Some(r#"error parsing regexp: invalid escape sequence: `\x{110000`"#)),
-            (r#"\xA"#, Some(r#"error parsing regexp: invalid escape sequence: `\xA`"#)),
+            (
+                r#"\xZZ"#,
+                Some(r#"error parsing regexp: invalid escape sequence: `\xZZ`"#),
+            ),
+            (
+                r#"\x{}"#,
+                Some(r#"error parsing regexp: invalid escape sequence: `\x{}`"#),
+            ),
+            (
+                r#"\x{110000}"#,
+                Some(r#"error parsing regexp: invalid escape sequence: `\x{110000`"#),
+            ),
+            (
+                r#"\xA"#,
+                Some(r#"error parsing regexp: invalid escape sequence: `\xA`"#),
+            ),
             (r#"(?i)abc"#, None),
-            (r#"(?i"#, Some(r#"error parsing regexp: invalid or unsupported Perl syntax: `(?i`"#)),
+            (
+                r#"(?i"#,
+                Some(r#"error parsing regexp: invalid or unsupported Perl syntax: `(?i`"#),
+            ),
             (r#"(?P<n>a)"#, None),
-            (r#"(?P<1-2>a)"#, Some(r#"error parsing regexp: invalid named capture: `(?P<1-2>`"#)),
-            (r#"(?<name"#, Some(r#"error parsing regexp: invalid named capture: `(?<name`"#)),
+            (
+                r#"(?P<1-2>a)"#,
+                Some(r#"error parsing regexp: invalid named capture: `(?P<1-2>`"#),
+            ),
+            (
+                r#"(?<name"#,
+                Some(r#"error parsing regexp: invalid named capture: `(?<name`"#),
+            ),
             (r#"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"#, None),
             (r#"\d{1,3}"#, None),
-            (r#"{2}"#, Some(r#"error parsing regexp: missing argument to repetition operator: `{2}`"#)),
+            (
+                r#"{2}"#,
+                Some(r#"error parsing regexp: missing argument to repetition operator: `{2}`"#),
+            ),
             (r#"a{,5}"#, None),
             (r#"a{01}"#, None),
             (r#"[]a]"#, None),
             (r#"[^]a]"#, None),
-            (r#"[a-\d]"#, Some(r#"error parsing regexp: invalid escape sequence: `\d`"#)),
-            (r#"(?-)a"#, Some(r#"error parsing regexp: invalid or unsupported Perl syntax: `(?-)`"#)),
-            (r#"(?i-)a"#, Some(r#"error parsing regexp: invalid or unsupported Perl syntax: `(?i-)`"#)),
-            (r#"(?--i)a"#, Some(r#"error parsing regexp: invalid or unsupported Perl syntax: `(?--`"#)),
+            (
+                r#"[a-\d]"#,
+                Some(r#"error parsing regexp: invalid escape sequence: `\d`"#),
+            ),
+            (
+                r#"(?-)a"#,
+                Some(r#"error parsing regexp: invalid or unsupported Perl syntax: `(?-)`"#),
+            ),
+            (
+                r#"(?i-)a"#,
+                Some(r#"error parsing regexp: invalid or unsupported Perl syntax: `(?i-)`"#),
+            ),
+            (
+                r#"(?--i)a"#,
+                Some(r#"error parsing regexp: invalid or unsupported Perl syntax: `(?--`"#),
+            ),
             (r#"(?:a){2}"#, None),
             (r#"\C"#, Some(r#"error parsing regexp: invalid escape sequence: `\C`"#)),
             (r#"\Qa*\E*"#, None),
             (r#"\é"#, Some(r#"error parsing regexp: invalid escape sequence: `\é`"#)),
-            (r#"[\1]"#, Some(r#"error parsing regexp: invalid escape sequence: `\1`"#)),
-            (r#"[\8]"#, Some(r#"error parsing regexp: invalid escape sequence: `\8`"#)),
+            (
+                r#"[\1]"#,
+                Some(r#"error parsing regexp: invalid escape sequence: `\1`"#),
+            ),
+            (
+                r#"[\8]"#,
+                Some(r#"error parsing regexp: invalid escape sequence: `\8`"#),
+            ),
             (r#"a{1000}"#, None),
             (r#"\0"#, None),
             (r#"\08"#, None),
             (r#"\_"#, None),
             (r#"(?U)a"#, None),
-            (r#"(?x)a"#, Some(r#"error parsing regexp: invalid or unsupported Perl syntax: `(?x`"#)),
+            (
+                r#"(?x)a"#,
+                Some(r#"error parsing regexp: invalid or unsupported Perl syntax: `(?x`"#),
+            ),
             (r#")"#, Some(r#"error parsing regexp: unexpected ): `)`"#)),
             (r#"a)("#, Some(r#"error parsing regexp: unexpected ): `a)(`"#)),
         ];

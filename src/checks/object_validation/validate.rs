@@ -147,7 +147,11 @@ pub fn validate_default(
     let mut out = Vec::new();
     if !unknown.is_empty() {
         let bad = BadValue::Json(go_json(value));
-        out.push(FieldError::invalid(default_path.clone(), bad, "must not have unknown fields"));
+        out.push(FieldError::invalid(
+            default_path.clone(),
+            bad,
+            "must not have unknown fields",
+        ));
     }
     // The CEL rules run only when the schema found nothing.
     let schema_found = errors.iter().any(|error| !error.cel);
