@@ -364,7 +364,7 @@ impl ObjectValidation {
         // A CRD's own validation (its schemas' types), beside its schema as a built-in kind.
         if crd_kind && version == "v1" {
             let old_crd = old.filter(|_| request.is_update());
-            for error in crd::validate(node, old_crd) {
+            for error in crd::validate(node, old_crd, minor) {
                 errors.push(("schemaViolation", error));
             }
         }
@@ -375,6 +375,7 @@ impl ObjectValidation {
                         skip_status: compiled.status_subresource,
                         unknown_fields: true,
                         open_empty_objects: built_in,
+                        as_written: false,
                     };
                     let (field_errors, reached) =
                         validate::validate_noting_rules(&compiled.schema, node, old, &options);

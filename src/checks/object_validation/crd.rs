@@ -56,29 +56,45 @@
 //! lists' items and keys (`requireMapListKeysMapSetValidation`) and the atomic items of a `set`
 //! (`requireAtomicSetType`); the others hold on every write.
 //!
+//! - a `pattern` Go's `regexp` refuses (`validateValueValidation`, among the structural schema's
+//!   rules): ``...pattern: Invalid value: "(?=x)": must be a valid regular expression, but isn't:
+//!   error parsing regexp: invalid or unsupported Perl syntax: `(?=` ``, said where our reader
+//!   (`schema::go_regex`) refuses it too and `schema::go_regex_error` is certain of Go's parser's
+//!   first error (lookarounds, backreferences and other invalid escapes, missing brackets and
+//!   parentheses, invalid repeat counts, `x**`...; not a Unicode class's name);
+//! - each `default` (`ValidateDefaults`, `pkg/apiserver/schema/defaulting/validation.go`), when
+//!   the structural schema has no error: on its own schema node (properties and items, not
+//!   `additionalProperties`), with the validator of custom resources (`validate::validate_default`)
+//!   run with `<path>.default` as the field and the default as the root, so kube-openapi's name is
+//!   the path inside the default, empty for a scalar (`...properties[replicas].default: Invalid
+//!   value: 5:  in body should be less than or equal to 3`, two spaces; `...default.port: Invalid
+//!   value: 20: port in body should be less than or equal to 10`; `...default: Unsupported value:
+//!   "c": supported values: "a", "b"`; `...default.port: Required value`, the default not being
+//!   defaulted itself); a default the schema prunes (`...default: Invalid value:
+//!   {"extra":1,"port":2}: must not have unknown fields`) unless the old CRD of an update already
+//!   had one (`requirePrunedDefaults`); the CEL rules of its node and below only when its schema
+//!   found nothing. Not said: a default in a resource's `metadata`, `kind` or `apiVersion` or of an
+//!   embedded resource (the API server coerces and validates their `ObjectMeta` first), one that
+//!   reaches a CEL rule reading `oldSelf` (run with the default as `oldSelf`, and again without
+//!   it: CRDValidationRatcheting, on since 1.30), a rule that does not compile, or the cost budget
+//!   (which the API server shares across the defaults in Go's map order).
+//!
 //! Only what is certain is said: a value whose decoded Go form is in doubt (an empty list or
 //! map where Go's comparison tells nil from empty, in the root `metadata`) does not count, and an
 //! `anyOf` of an `integer` and a `string` schema is taken for int-or-string's pattern whatever
-//! else they hold. Not checked: a `pattern` Go's `regexp` refuses (its message is Go's
-//! parser's); a `map` list whose `items` is a list ("must only have a single schema", whose value
-//! prints the internal type); the status subresource's restriction of the root's fields; a
-//! `default` that does not validate against its schema or is pruned (`ValidateDefaults`: the
-//! validator runs with `<path>.default` as the field and the default as the root, so kube-openapi's
-//! name is the path inside the default, empty for a scalar; kubectl-validate 1.35 gives
-//! `...properties[replicas].default: Invalid value: 5:  in body should be less than or equal to
-//! 3` (two spaces), `...properties[tls].default.port: Invalid value: 20: port in body should be
-//! less than or equal to 10`, `...default: Unsupported value: "c": supported values: "a", "b"`,
-//! `...default.port: Required value`, and for a pruned field `...default: Invalid value:
-//! {"extra":1,"port":2}: must not have unknown fields`: it needs the custom-resource validator
-//! run on a sub-schema under another root path, not done yet); the CEL rules' keywords (`rule`, `message`, `fieldPath`...), compilation
-//! and estimated cost (object-validation compiles the rules when it judges a custom resource);
-//! and the validator built from the schema at the end ("error building validator").
+//! else they hold. Not checked: a `map` list whose `items` is a list ("must only have a single
+//! schema", whose value prints the internal type); the status subresource's restriction of the
+//! root's fields; the CEL rules' keywords (`rule`, `message`, `fieldPath`...), compilation and
+//! estimated cost (object-validation compiles the rules when it judges a custom resource); and
+//! the validator built from the schema at the end ("error building validator").
 //!
 //! Nothing here is crd-schema-fields' (a schema keyword the API server drops or a CRD that does
 //! not round-trip: `$ref`, `definitions` and the others above are JSONSchemaProps fields, which
 //! it does not report) or crd-safe-upgrade's (a change between two versions of a CRD).
 
 use super::field_error::{BadValue, FieldError, go_json};
+use super::schema::{Schema, go_regex, go_regex_error};
+use super::validate;
 use crate::json::Node;
 
 /// The members of apiextensions' JSONSchemaProps: a schema's other keys are dropped when the API
@@ -146,6 +162,10 @@ struct Options {
     atomic_set_type: bool,
     /// The rules no update relaxes.
     always: bool,
+    /// The Kubernetes minor version, for the defaults' formats.
+    minor: u32,
+    /// `requirePrunedDefaults`.
+    pruned_defaults: bool,
 }
 
 /// What `specStandardValidatorV3` carries down the schema: whether defaults are forbidden (and
@@ -162,12 +182,16 @@ struct Place {
 
 /// The errors the API server gives `crd` (a CustomResourceDefinition of
 /// `apiextensions.k8s.io/v1`), `old` the CRD it replaces on an update.
-pub fn validate(crd: &Node<'_>, old: Option<&Node<'_>>) -> Vec<FieldError> {
+/// `minor` the Kubernetes minor version (the formats its defaults are checked against).
+pub fn validate(crd: &Node<'_>, old: Option<&Node<'_>>, minor: u32) -> Vec<FieldError> {
     let options = Options {
         valid_property_type: !old.is_some_and(|old| any_schema_breaks(old, Rule::PropertyType)),
         map_list_keys_map_set: !old.is_some_and(|old| any_schema_breaks(old, Rule::MapListKeysMapSet)),
         atomic_set_type: !old.is_some_and(|old| any_schema_breaks(old, Rule::AtomicSetType)),
         always: true,
+        minor,
+        // `requirePrunedDefaults`: off on an update of a CRD that already had a pruned default.
+        pruned_defaults: !old.is_some_and(|old| has_unpruned_default(old, minor)),
     };
     // `requireStructuralSchema`: a v1 CRD that prunes (`preserveUnknownFields` false or unset;
     // `validateCustomResourceDefinitionSpec` then requires it whatever the old CRD was).
@@ -222,6 +246,9 @@ fn root(schema: &Node<'_>, path: &str, at: &str, options: Options, structural: b
         let mut found = Vec::new();
         invariants(schema, Level::Root, path, at, &mut found);
         found.sort_by_cached_key(ToString::to_string);
+        if found.is_empty() {
+            defaults(schema, path, at, options, errors);
+        }
         errors.extend(found);
     }
     let place = Place {
@@ -245,6 +272,140 @@ fn root(schema: &Node<'_>, path: &str, at: &str, options: Options, structural: b
             errors.push(error);
         }
     }
+}
+
+/// A `default` of a schema as `ValidateDefaults` meets it: its schema node (in the compiled
+/// schema and as written), where the node is (as the API server names it, and in the manifest),
+/// and whether `ValidateDefaults` judges it as a resource's metadata or the resource itself
+/// (not judged here).
+struct DefaultAt<'n, 'j> {
+    index: usize,
+    default: &'n Node<'j>,
+    path: String,
+    at: String,
+    meta: bool,
+}
+
+/// Every non-null `default` of `schema` (compiled as `compiled`, node `index`), in the order
+/// `ValidateDefaults` recurses: a node's own, then its `items`', then its properties' (not
+/// `additionalProperties`, where defaults are not followed). `resource` when the node is a
+/// resource (the root, an embedded resource), `meta` when it is inside a resource's `metadata`,
+/// `kind` or `apiVersion`.
+fn each_default<'n, 'j>(
+    compiled: &Schema,
+    index: usize,
+    schema: &'n Node<'j>,
+    (path, at): (&str, &str),
+    resource: bool,
+    meta: bool,
+    out: &mut Vec<DefaultAt<'n, 'j>>,
+) {
+    let node = compiled.node(index);
+    let resource = resource || node.embedded_resource;
+    let meta = meta && !node.embedded_resource;
+    if let Some(default) = schema.get("default").filter(|d| !d.is_null()) {
+        out.push(DefaultAt {
+            index,
+            default,
+            path: path.to_string(),
+            at: at.to_string(),
+            meta: meta || resource,
+        });
+    }
+    if let (Some(items), Some(item)) = (items_schema(schema), node.items) {
+        let (p, a) = (format!("{path}.items"), format!("{at}.items"));
+        each_default(compiled, item, items, (&p, &a), false, meta, out);
+    }
+    if let Some(entries) = schema.get("properties").and_then(Node::as_object) {
+        for (key, value) in entries {
+            let Some(child) = node.property(key) else { continue };
+            let (p, a) = (format!("{path}.properties[{key}]"), format!("{at}.properties[{key}]"));
+            let meta = meta || (resource && matches!(key.as_ref(), "metadata" | "kind" | "apiVersion"));
+            each_default(compiled, child, value, (&p, &a), false, meta, out);
+        }
+    }
+}
+
+/// Whether a schema holds a `default` anywhere.
+fn has_default(schema: &Node<'_>) -> bool {
+    match schema {
+        Node::Object(entries) => entries
+            .iter()
+            .any(|(key, value)| (key == "default" && !value.is_null()) || has_default(value)),
+        Node::Array(items) => items.iter().any(has_default),
+        _ => false,
+    }
+}
+
+/// The schema compiled for its defaults, none when it has none or does not compile.
+fn compiled_for_defaults(schema: &Node<'_>, minor: u32) -> Option<Schema> {
+    if !has_default(schema) {
+        return None;
+    }
+    Schema::compile(schema, None, minor).ok()
+}
+
+/// `ValidateDefaults` on one structural schema: each default validated against its own node,
+/// with kube-openapi's validator (the custom resources' validator, [`validate::validate_default`])
+/// at `<node>.default`; a default it cannot judge with certainty, or in a resource's metadata
+/// (which the API server coerces into `ObjectMeta` first), says nothing.
+fn defaults(schema: &Node<'_>, path: &str, at: &str, options: Options, errors: &mut Vec<FieldError>) {
+    let Some(compiled) = compiled_for_defaults(schema, options.minor) else {
+        return;
+    };
+    let mut found = Vec::new();
+    each_default(&compiled, compiled.root, schema, (path, at), true, false, &mut found);
+    for entry in found.iter().filter(|entry| !entry.meta) {
+        let Some(defaults_errors) = validate::validate_default(
+            &compiled,
+            entry.index,
+            entry.default,
+            &entry.path,
+            options.pruned_defaults,
+        ) else {
+            continue;
+        };
+        for mut error in defaults_errors {
+            // Located in the manifest: the same steps under the node's place.
+            error.at = format!(
+                "{}{}",
+                entry.at,
+                error.at.strip_prefix(entry.path.as_str()).unwrap_or("")
+            );
+            errors.push(error);
+        }
+    }
+}
+
+/// `!requirePrunedDefaults(old)`: whether a default of `crd`'s schemas (structural ones) is
+/// pruned, or cannot be told not to be.
+fn has_unpruned_default(crd: &Node<'_>, minor: u32) -> bool {
+    let Some(Node::Array(versions)) = crd.at(&["spec", "versions"]) else {
+        return false;
+    };
+    versions.iter().any(|version| {
+        let Some(schema) = version.at(&["schema", "openAPIV3Schema"]) else {
+            return false;
+        };
+        let mut broken = Vec::new();
+        if !converts(schema) {
+            return false;
+        }
+        invariants(schema, Level::Root, "", "", &mut broken);
+        if !broken.is_empty() {
+            return false;
+        }
+        let Some(compiled) = compiled_for_defaults(schema, minor) else {
+            return false;
+        };
+        let mut found = Vec::new();
+        each_default(&compiled, compiled.root, schema, ("", ""), true, false, &mut found);
+        found.iter().any(|entry| {
+            entry.meta
+                || validate::validate_default(&compiled, entry.index, entry.default, "", true)
+                    .is_none_or(|errors| errors.iter().any(|e| e.detail == "must not have unknown fields"))
+        })
+    })
 }
 
 /// A version's `schema`, none when absent or `null`.
@@ -273,6 +434,8 @@ fn any_schema_breaks(crd: &Node<'_>, rule: Rule) -> bool {
         map_list_keys_map_set: rule == Rule::MapListKeysMapSet,
         atomic_set_type: rule == Rule::AtomicSetType,
         always: false,
+        minor: 0,
+        pruned_defaults: false,
     };
     versions.iter().any(|v| {
         let mut errors = Vec::new();
@@ -1018,8 +1181,8 @@ fn invariants(schema: &Node<'_>, level: Level, path: &str, at: &str, errors: &mu
 }
 
 /// `validateValueValidation`: the `anyOf`, `allOf`, `oneOf` and `not` of a schema, each of which
-/// may only restrict values (`validateNestedValueValidation`). A `pattern` Go's `regexp` refuses
-/// is not said (its message is Go's parser's).
+/// may only restrict values (`validateNestedValueValidation`), and a `pattern` Go's `regexp`
+/// refuses.
 fn value_validation(schema: &Node<'_>, skip_any_of: bool, path: &str, at: &str, errors: &mut Vec<FieldError>) {
     let any_of = schema.get("anyOf");
     if !skip_any_of
@@ -1046,6 +1209,22 @@ fn value_validation(schema: &Node<'_>, skip_any_of: bool, path: &str, at: &str, 
     }
     if let Some(node @ Node::Object(_)) = schema.get("not") {
         nested(node, false, &format!("{path}.not"), &format!("{at}.not"), errors);
+    }
+    // A `pattern` Go's `regexp` refuses: said where our reader refuses it too and Go's message
+    // is certain (the scan first: compiling every pattern of a CRD would cost more).
+    if let Some(pattern) = text(schema, "pattern").filter(|p| !p.is_empty())
+        && let Some(go_error) = go_regex_error(pattern)
+        && go_regex(pattern).is_err()
+    {
+        errors.push(at_step(
+            FieldError::invalid(
+                format!("{path}.pattern"),
+                BadValue::Str(pattern.to_string()),
+                format!("must be a valid regular expression, but isn't: {go_error}"),
+            ),
+            at,
+            ".pattern",
+        ));
     }
 }
 
@@ -1176,12 +1355,13 @@ fn same(a: &Node<'_>, b: &Node<'_>) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::checks::object_validation::NEWEST_MINOR;
     use crate::json;
 
     fn errors(crd: &str, old: Option<&str>) -> Vec<(String, String)> {
         let crd = json::read(crd, json::Everything, usize::MAX).unwrap();
         let old = old.map(|o| json::read(o, json::Everything, usize::MAX).unwrap());
-        validate(&crd, old.as_ref())
+        validate(&crd, old.as_ref(), NEWEST_MINOR)
             .into_iter()
             .map(|e| (e.to_string(), e.at))
             .collect()
@@ -1559,6 +1739,193 @@ mod tests {
                 "spec.validation.openAPIV3Schema.properties[spec].additionalProperties: Forbidden: additionalProperties and properties are mutual exclusive",
             ]
         );
+    }
+
+    /// The errors of a schema whose `spec` has `properties`, each with where it is located.
+    fn spec_errors(properties: &str, old: Option<&str>) -> Vec<(String, String)> {
+        let crd = |properties: &str| {
+            format!(
+                r#"{{"spec":{{"versions":[{{"name":"v1","schema":{{"openAPIV3Schema":{{"type":"object","properties":{{"spec":{{"type":"object","properties":{properties}}}}}}}}}}}]}}}}"#
+            )
+        };
+        errors(&crd(properties), old.map(crd).as_deref())
+    }
+
+    const SPEC: &str = "spec.validation.openAPIV3Schema.properties[spec]";
+
+    #[test]
+    fn a_default_its_schema_refuses_is_refused_with_kube_openapis_name_inside_the_default() {
+        // The messages kubectl-validate 1.35 gives (crd.rs's module doc).
+        let found = spec_errors(r#"{"replicas":{"type":"integer","maximum":3,"default":5}}"#, None);
+        assert_eq!(
+            found,
+            [(
+                format!(
+                    "{SPEC}.properties[replicas].default: Invalid value: 5:  in body should be less than or equal to 3"
+                ),
+                "spec.versions[0].schema.openAPIV3Schema.properties[spec].properties[replicas].default".to_string()
+            )]
+        );
+        let found = spec_errors(
+            r#"{"tls":{"type":"object","required":["port"],"properties":{"port":{"type":"integer","maximum":10}},"default":{"port":20}}}"#,
+            None,
+        );
+        assert_eq!(
+            found,
+            [(
+                format!(
+                    "{SPEC}.properties[tls].default.port: Invalid value: 20: port in body should be less than or equal to 10"
+                ),
+                "spec.versions[0].schema.openAPIV3Schema.properties[spec].properties[tls].default.port".to_string()
+            )]
+        );
+        let found = spec_errors(r#"{"mode":{"type":"string","enum":["a","b"],"default":"c"}}"#, None);
+        assert_eq!(
+            found[0].0,
+            format!(r#"{SPEC}.properties[mode].default: Unsupported value: "c": supported values: "a", "b""#)
+        );
+        // A required field left out of the default: the default is not defaulted itself.
+        let found = spec_errors(
+            r#"{"tls":{"type":"object","required":["port"],"properties":{"port":{"type":"integer","default":1}},"default":{}}}"#,
+            None,
+        );
+        assert_eq!(
+            found.iter().map(|(text, _)| text.as_str()).collect::<Vec<_>>(),
+            [format!("{SPEC}.properties[tls].default.port: Required value")]
+        );
+        // An item inside a list's default: kube-openapi names it `[1]`, and `fldPath.Child("[1]")`
+        // prints `default.[1]`; located at the item.
+        let found = spec_errors(
+            r#"{"list":{"type":"array","items":{"type":"string"},"default":["a",1]}}"#,
+            None,
+        );
+        assert_eq!(
+            found,
+            [(
+                format!(
+                    r#"{SPEC}.properties[list].default.[1]: Invalid value: "integer": [1] in body must be of type string: "integer""#
+                ),
+                "spec.versions[0].schema.openAPIV3Schema.properties[spec].properties[list].default[1]".to_string()
+            )]
+        );
+        // Items' defaults, at `items.default`; a wrong type.
+        let found = spec_errors(
+            r#"{"list":{"type":"array","items":{"type":"string","default":1}}}"#,
+            None,
+        );
+        assert_eq!(
+            found[0].0,
+            format!(
+                r#"{SPEC}.properties[list].items.default: Invalid value: "integer":  in body must be of type string: "integer""#
+            )
+        );
+    }
+
+    #[test]
+    fn a_pruned_default_is_refused_unless_the_old_crd_had_one() {
+        let pruned =
+            r#"{"tls":{"type":"object","properties":{"port":{"type":"integer"}},"default":{"port":2,"extra":1}}}"#;
+        assert_eq!(
+            spec_errors(pruned, None)
+                .into_iter()
+                .map(|(text, _)| text)
+                .collect::<Vec<_>>(),
+            [format!(
+                r#"{SPEC}.properties[tls].default: Invalid value: {{"extra":1,"port":2}}: must not have unknown fields"#
+            )]
+        );
+        // `requirePrunedDefaults` is off when the old CRD had an unpruned default.
+        assert!(spec_errors(pruned, Some(pruned)).is_empty());
+        let valid = r#"{"tls":{"type":"object","properties":{"port":{"type":"integer"}},"default":{"port":2}}}"#;
+        assert_eq!(spec_errors(pruned, Some(valid)).len(), 1);
+        // Kept where the schema keeps unknown fields.
+        let kept = r#"{"tls":{"type":"object","x-kubernetes-preserve-unknown-fields":true,"properties":{"port":{"type":"integer"}},"default":{"port":2,"extra":1}}}"#;
+        assert!(spec_errors(kept, None).is_empty());
+    }
+
+    #[test]
+    fn valid_defaults_and_those_not_judged_with_certainty_say_nothing() {
+        for properties in [
+            // Valid defaults of every kind.
+            r#"{"replicas":{"type":"integer","maximum":3,"default":3}}"#,
+            r#"{"mode":{"type":"string","enum":["a","b"],"default":"b"}}"#,
+            r#"{"tls":{"type":"object","required":["port"],"properties":{"port":{"type":"integer","maximum":10}},"default":{"port":10}}}"#,
+            r#"{"d":{"type":"string","format":"duration","default":"1h"}}"#,
+            r#"{"q":{"x-kubernetes-int-or-string":true,"default":"50%"}}"#,
+            // A list-type set's duplicates are not kube-openapi's to judge.
+            r#"{"s":{"type":"array","x-kubernetes-list-type":"set","items":{"type":"string"},"default":["a","a"]}}"#,
+            // An embedded resource's default: its metadata is judged first.
+            r#"{"r":{"type":"object","x-kubernetes-embedded-resource":true,"x-kubernetes-preserve-unknown-fields":true,"default":{"kind":""}}}"#,
+            // A transition rule runs with the default as `oldSelf`.
+            r#"{"n":{"type":"integer","default":1,"x-kubernetes-validations":[{"rule":"self > oldSelf"}]}}"#,
+        ] {
+            assert!(spec_errors(properties, None).is_empty(), "{properties}");
+        }
+    }
+
+    #[test]
+    fn a_defaults_cel_rules_run_only_when_its_schema_finds_nothing() {
+        let rule = r#""x-kubernetes-validations":[{"rule":"self.port > 100","message":"port too low"}]"#;
+        let found = spec_errors(
+            &format!(
+                r#"{{"tls":{{"type":"object","properties":{{"port":{{"type":"integer"}}}},"default":{{"port":20}},{rule}}}}}"#
+            ),
+            None,
+        );
+        assert_eq!(
+            found.iter().map(|(text, _)| text.as_str()).collect::<Vec<_>>(),
+            // An object's value is omitted (`field.OmitValueType`).
+            [format!("{SPEC}.properties[tls].default: Invalid value: port too low")]
+        );
+        let found = spec_errors(
+            &format!(
+                r#"{{"tls":{{"type":"object","properties":{{"port":{{"type":"integer","maximum":10}}}},"default":{{"port":20}},{rule}}}}}"#
+            ),
+            None,
+        );
+        assert_eq!(
+            found.iter().map(|(text, _)| text.as_str()).collect::<Vec<_>>(),
+            [format!(
+                "{SPEC}.properties[tls].default.port: Invalid value: 20: port in body should be less than or equal to 10"
+            )]
+        );
+    }
+
+    #[test]
+    fn a_pattern_go_refuses_is_refused_with_gos_parser_error() {
+        let found = spec_errors(
+            r#"{"name":{"type":"string","pattern":"^(?!x)","default":"y"},"list":{"type":"array","items":{"type":"string","allOf":[{"pattern":"[a-"}]}}}"#,
+            None,
+        );
+        assert_eq!(
+            found,
+            [
+                (
+                    format!(
+                        r#"{SPEC}.properties[list].items.allOf[0].pattern: Invalid value: "[a-": must be a valid regular expression, but isn't: error parsing regexp: missing closing ]: `[a-`"#
+                    ),
+                    "spec.versions[0].schema.openAPIV3Schema.properties[spec].properties[list].items.allOf[0].pattern"
+                        .to_string()
+                ),
+                (
+                    format!(
+                        r#"{SPEC}.properties[name].pattern: Invalid value: "^(?!x)": must be a valid regular expression, but isn't: error parsing regexp: invalid or unsupported Perl syntax: `(?!`"#
+                    ),
+                    "spec.versions[0].schema.openAPIV3Schema.properties[spec].properties[name].pattern".to_string()
+                ),
+            ]
+        );
+        // Patterns Go compiles, our reader's or not (a Unicode class), and one whose error is not
+        // certain (a Unicode class name), say nothing.
+        for pattern in [
+            r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$",
+            r"^\\p{Greek}+$",
+            r"\\p{Foo}",
+            r"(?P<n>a)\\d{1,3}",
+        ] {
+            let properties = format!(r#"{{"name":{{"type":"string","pattern":"{pattern}"}}}}"#);
+            assert!(spec_errors(&properties, None).is_empty(), "{pattern}");
+        }
     }
 
     #[test]

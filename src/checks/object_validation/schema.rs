@@ -217,6 +217,367 @@ pub fn go_regex(source: &str) -> Result<regex_lite::Regex, String> {
     regex_lite::Regex::new(&go_classes_as_ascii(source)).map_err(|e| e.to_string())
 }
 
+/// Go's `regexp.Compile` error for `source` (`error parsing regexp: <code>: `<expr>``), emulating
+/// the first error of Go's `regexp/syntax` parser (`parse.go`, Perl flags) as it reads left to
+/// right: lookarounds and other unsupported groups, bad named captures, backreferences and other
+/// invalid escapes, missing or unexpected brackets and parentheses, invalid character class
+/// ranges and POSIX classes, invalid repeat counts, nested or argumentless repetitions and a
+/// trailing backslash. None when Go compiles it, and whenever the answer is not certain: a
+/// Unicode class (`\p{...}`, whose names depend on Go's tables), a counted repetition of a group
+/// (Go bounds the repetitions nested in it), patterns long or repeated enough to reach Go's
+/// size limits.
+pub fn go_regex_error(source: &str) -> Option<String> {
+    if source.len() > 1000 {
+        return None;
+    }
+    let error = |code: &str, expr: &str| Some(format!("error parsing regexp: {code}: `{expr}`"));
+    let mut t = source;
+    let mut depth = 0usize;
+    // Whether the top of Go's parse stack is an expression (not a `(` or `|`, nor empty).
+    let mut operand = false;
+    let mut operand_is_group = false;
+    let mut last_repeat: Option<&str> = None;
+    let mut repeated = 0i64;
+    while let Some(c) = t.chars().next() {
+        let mut repeat = None;
+        let mut group = false;
+        match c {
+            '(' if t.starts_with("(?") => match perl_flags(t) {
+                Ok((rest, opens)) => {
+                    if opens {
+                        depth += 1;
+                        operand = false;
+                    }
+                    t = rest;
+                    // A flag setting pushes nothing: the operand stays.
+                    group = operand_is_group && !opens;
+                }
+                Err((code, expr)) => return error(code, expr),
+            },
+            '(' => {
+                depth += 1;
+                operand = false;
+                t = &t[1..];
+            }
+            '|' => {
+                operand = false;
+                t = &t[1..];
+            }
+            ')' => {
+                if depth == 0 {
+                    return error("unexpected )", source);
+                }
+                depth -= 1;
+                operand = true;
+                group = true;
+                t = &t[1..];
+            }
+            '[' => match go_class(t) {
+                Ok(rest) => {
+                    operand = true;
+                    t = rest;
+                }
+                Err(Some((code, expr))) => return error(code, expr),
+                Err(None) => return None,
+            },
+            '*' | '+' | '?' | '{' => {
+                let before = t;
+                let mut after = &t[1..];
+                if c == '{' {
+                    match repeat_counts(t) {
+                        None => {
+                            // Not a repetition: a literal `{`.
+                            operand = true;
+                            t = after;
+                            last_repeat = None;
+                            operand_is_group = false;
+                            continue;
+                        }
+                        Some((min, max, rest)) => {
+                            after = rest;
+                            if !(0..=1000).contains(&min) || max > 1000 || (max >= 0 && min > max) {
+                                return error("invalid repeat count", &before[..before.len() - after.len()]);
+                            }
+                            if (min >= 2 || max >= 2) && operand_is_group {
+                                return None;
+                            }
+                            repeated += min.max(max);
+                            if repeated > 1000 {
+                                return None;
+                            }
+                        }
+                    }
+                }
+                let after = after.strip_prefix('?').unwrap_or(after);
+                if let Some(last) = last_repeat {
+                    return error("invalid nested repetition operator", &last[..last.len() - after.len()]);
+                }
+                if !operand {
+                    return error(
+                        "missing argument to repetition operator",
+                        &before[..before.len() - after.len()],
+                    );
+                }
+                repeat = Some(before);
+                group = operand_is_group;
+                t = after;
+            }
+            '\\' => {
+                let second = t[1..].chars().next();
+                match second {
+                    Some('A' | 'b' | 'B' | 'z' | 'd' | 'D' | 's' | 'S' | 'w' | 'W') => {
+                        operand = true;
+                        t = &t[2..];
+                    }
+                    Some('C') => return error("invalid escape sequence", "\\C"),
+                    Some('Q') => {
+                        let rest = &t[2..];
+                        let (literal, after) = rest.split_once("\\E").unwrap_or((rest, ""));
+                        operand = operand || !literal.is_empty();
+                        t = after;
+                    }
+                    Some('p' | 'P') => return None,
+                    _ => match go_escape(t) {
+                        Ok((_, rest)) => {
+                            operand = true;
+                            t = rest;
+                        }
+                        Err((code, expr)) => return error(code, expr),
+                    },
+                }
+            }
+            c => {
+                operand = true;
+                t = &t[c.len_utf8()..];
+            }
+        }
+        operand_is_group = group;
+        last_repeat = repeat;
+    }
+    if depth > 0 {
+        return error("missing closing )", source);
+    }
+    None
+}
+
+/// A Go parse error: its code and the text it quotes.
+type GoParseError<'s> = (&'static str, &'s str);
+
+/// `parsePerlFlags` on `t` (which starts with `(?`): the rest and whether a group opens, or the
+/// error.
+fn perl_flags(t: &str) -> Result<(&str, bool), GoParseError<'_>> {
+    let named_p = t.len() > 4 && t[2..].starts_with("P<");
+    let named = t.len() > 3 && t[2..].starts_with('<');
+    if named_p || named {
+        let begins = if named_p { 4 } else { 3 };
+        let Some(end) = t.find('>') else {
+            return Err(("invalid named capture", t));
+        };
+        let name = &t[begins..end];
+        if name.is_empty() || !name.chars().all(|c| c == '_' || c.is_ascii_alphanumeric()) {
+            return Err(("invalid named capture", &t[..=end]));
+        }
+        return Ok((&t[end + 1..], true));
+    }
+    let mut rest = &t[2..];
+    let mut negated = false;
+    let mut saw_flag = false;
+    while let Some(c) = rest.chars().next() {
+        rest = &rest[c.len_utf8()..];
+        match c {
+            'i' | 'm' | 's' | 'U' => saw_flag = true,
+            '-' if !negated => {
+                negated = true;
+                saw_flag = false;
+            }
+            ':' | ')' if !negated || saw_flag => return Ok((rest, c == ':')),
+            _ => break,
+        }
+    }
+    Err(("invalid or unsupported Perl syntax", &t[..t.len() - rest.len()]))
+}
+
+/// `parseRepeat`: `{min}`, `{min,}` (max -1) or `{min,max}` at the start of `t`, a number past
+/// 10^8 read as -1; none when `t` is no repetition (a literal `{`).
+fn repeat_counts(t: &str) -> Option<(i64, i64, &str)> {
+    let number = |s: &str| -> Option<(i64, usize)> {
+        let digits = s.bytes().take_while(u8::is_ascii_digit).count();
+        if digits == 0 || (digits >= 2 && s.starts_with('0')) {
+            return None;
+        }
+        let mut n: i64 = 0;
+        for b in s[..digits].bytes() {
+            if n >= 100_000_000 {
+                n = -1;
+                break;
+            }
+            n = n * 10 + i64::from(b - b'0');
+        }
+        Some((n, digits))
+    };
+    let s = t.strip_prefix('{')?;
+    let (mut min, used) = number(s)?;
+    let mut s = &s[used..];
+    let max;
+    if let Some(rest) = s.strip_prefix(',') {
+        if rest.starts_with('}') {
+            max = -1;
+            s = rest;
+        } else {
+            let (n, used) = number(rest)?;
+            max = n;
+            if n < 0 {
+                min = -1;
+            }
+            s = &rest[used..];
+        }
+    } else {
+        if s.is_empty() {
+            return None;
+        }
+        max = min;
+    }
+    let rest = s.strip_prefix('}')?;
+    Some((min, max, rest))
+}
+
+/// `parseEscape` on `t` (which starts with `\`): the character and the rest, or the error.
+fn go_escape(t: &str) -> Result<(u32, &str), GoParseError<'_>> {
+    let mut rest = &t[1..];
+    let Some(c) = rest.chars().next() else {
+        return Err(("trailing backslash at end of expression", ""));
+    };
+    rest = &rest[c.len_utf8()..];
+    let octal = |s: &str| s.as_bytes().first().is_some_and(|b| (b'0'..=b'7').contains(b));
+    // The escape read so far, up to `rest`.
+    let invalid = |rest: &str| Err(("invalid escape sequence", &t[..t.len() - rest.len()]));
+    match c {
+        '1'..='7' if !octal(rest) => invalid(rest),
+        '0'..='7' => {
+            let mut value = c as u32 - '0' as u32;
+            for _ in 1..3 {
+                if !octal(rest) {
+                    break;
+                }
+                value = value * 8 + u32::from(rest.as_bytes()[0] - b'0');
+                rest = &rest[1..];
+            }
+            Ok((value, rest))
+        }
+        'x' => {
+            let Some(first) = rest.chars().next() else {
+                return invalid(rest);
+            };
+            rest = &rest[first.len_utf8()..];
+            if first == '{' {
+                let (mut value, mut digits) = (0u32, 0);
+                loop {
+                    let Some(c) = rest.chars().next() else {
+                        return invalid(rest);
+                    };
+                    rest = &rest[c.len_utf8()..];
+                    if c == '}' {
+                        break;
+                    }
+                    let Some(v) = c.to_digit(16) else {
+                        return invalid(rest);
+                    };
+                    value = value * 16 + v;
+                    if value > 0x10FFFF {
+                        return invalid(rest);
+                    }
+                    digits += 1;
+                }
+                if digits == 0 {
+                    return invalid(rest);
+                }
+                return Ok((value, rest));
+            }
+            let second = rest.chars().next();
+            if let Some(second) = second {
+                rest = &rest[second.len_utf8()..];
+            }
+            match (first.to_digit(16), second.and_then(|c| c.to_digit(16))) {
+                (Some(x), Some(y)) => Ok((x * 16 + y, rest)),
+                _ => invalid(rest),
+            }
+        }
+        'a' => Ok((7, rest)),
+        'f' => Ok((12, rest)),
+        'n' => Ok((10, rest)),
+        'r' => Ok((13, rest)),
+        't' => Ok((9, rest)),
+        'v' => Ok((11, rest)),
+        c if c.is_ascii() && !c.is_ascii_alphanumeric() => Ok((c as u32, rest)),
+        _ => invalid(rest),
+    }
+}
+
+/// The POSIX classes Go knows (`posixGroup`).
+const POSIX_CLASSES: [&str; 14] = [
+    "alnum", "alpha", "ascii", "blank", "cntrl", "digit", "graph", "lower", "print", "punct", "space", "upper", "word",
+    "xdigit",
+];
+
+/// `parseClass` on `t` (which starts with `[`): the rest after the class, or the error (none
+/// when not certain: a Unicode class).
+fn go_class(t: &str) -> Result<&str, Option<GoParseError<'_>>> {
+    let mut rest = &t[1..];
+    if let Some(after) = rest.strip_prefix('^') {
+        rest = after;
+    }
+    /// `parseClassChar`: a character of the class (`whole`) at the start of `s`.
+    fn class_char<'s>(s: &'s str, whole: &'s str) -> Result<(u32, &'s str), Option<GoParseError<'s>>> {
+        match s.chars().next() {
+            None => Err(Some(("missing closing ]", whole))),
+            Some('\\') => go_escape(s).map_err(Some),
+            Some(c) => Ok((c as u32, &s[c.len_utf8()..])),
+        }
+    }
+    let mut first = true;
+    loop {
+        if !first && let Some(after) = rest.strip_prefix(']') {
+            return Ok(after);
+        }
+        first = false;
+        if rest.len() > 2
+            && rest.starts_with("[:")
+            && let Some(i) = rest[2..].find(":]")
+        {
+            let name = &rest[..i + 4];
+            let inner = &name[2..name.len() - 2];
+            if !POSIX_CLASSES.contains(&inner.strip_prefix('^').unwrap_or(inner)) {
+                return Err(Some(("invalid character class range", name)));
+            }
+            rest = &rest[i + 4..];
+            continue;
+        }
+        if rest.starts_with("\\p") || rest.starts_with("\\P") {
+            return Err(None);
+        }
+        if rest.len() >= 2
+            && rest.starts_with('\\')
+            && matches!(rest.as_bytes()[1], b'd' | b'D' | b's' | b'S' | b'w' | b'W')
+        {
+            rest = &rest[2..];
+            continue;
+        }
+        let range = rest;
+        let (low, after) = class_char(rest, t)?;
+        rest = after;
+        if rest.len() >= 2 && rest.starts_with('-') && !rest[1..].starts_with(']') {
+            let (high, after) = class_char(&rest[1..], t)?;
+            rest = after;
+            if high < low {
+                return Err(Some((
+                    "invalid character class range",
+                    &range[..range.len() - rest.len()],
+                )));
+            }
+        }
+    }
+}
+
 /// Whether a flag group of `source` sets `i` (`(?i)`, `(?si:...)`).
 fn case_insensitive(source: &str) -> bool {
     source.match_indices("(?").any(|(at, _)| {
@@ -1191,6 +1552,176 @@ pub fn owned(node: &Node<'_>) -> Node<'static> {
 mod tests {
     use super::*;
     use crate::json::{self, Everything};
+
+    #[test]
+    fn go_regex_errors_are_gos_parsers_word_for_word() {
+        // Each pattern with the error Go's `regexp.Compile` gives it (go1.25+ `regexp/syntax`),
+        // none where Go compiles it or where the answer is not certain.
+        let table: &[(&str, Option<&str>)] = &[
+            (r#"[a-"#, Some(r#"error parsing regexp: missing closing ]: `[a-`"#)),
+            (
+                r#"(?=abc)"#,
+                Some(r#"error parsing regexp: invalid or unsupported Perl syntax: `(?=`"#),
+            ),
+            (
+                r#"(?!abc)"#,
+                Some(r#"error parsing regexp: invalid or unsupported Perl syntax: `(?!`"#),
+            ),
+            (
+                r#"(?<=a)b"#,
+                Some(r#"error parsing regexp: invalid named capture: `(?<=a)b`"#),
+            ),
+            (
+                r#"(?<!a)b"#,
+                Some(r#"error parsing regexp: invalid named capture: `(?<!a)b`"#),
+            ),
+            // Go: "invalid character class range: `\p{Foo}`"; Unicode class names are Go's tables'.
+            (r#"\p{Foo}"#, None),
+            (r#"\1"#, Some(r#"error parsing regexp: invalid escape sequence: `\1`"#)),
+            (
+                r#"(a)\1"#,
+                Some(r#"error parsing regexp: invalid escape sequence: `\1`"#),
+            ),
+            (r#"(abc"#, Some(r#"error parsing regexp: missing closing ): `(abc`"#)),
+            (r#"abc)"#, Some(r#"error parsing regexp: unexpected ): `abc)`"#)),
+            (
+                r#"x**"#,
+                Some(r#"error parsing regexp: invalid nested repetition operator: `**`"#),
+            ),
+            (
+                r#"a++"#,
+                Some(r#"error parsing regexp: invalid nested repetition operator: `++`"#),
+            ),
+            (
+                r#"a*?*"#,
+                Some(r#"error parsing regexp: invalid nested repetition operator: `*?*`"#),
+            ),
+            (
+                r#"*a"#,
+                Some(r#"error parsing regexp: missing argument to repetition operator: `*`"#),
+            ),
+            (
+                r#"a|*"#,
+                Some(r#"error parsing regexp: missing argument to repetition operator: `*`"#),
+            ),
+            (
+                r#"(*)"#,
+                Some(r#"error parsing regexp: missing argument to repetition operator: `*`"#),
+            ),
+            (
+                r#"a{2,1}"#,
+                Some(r#"error parsing regexp: invalid repeat count: `{2,1}`"#),
+            ),
+            (
+                r#"a{1001}"#,
+                Some(r#"error parsing regexp: invalid repeat count: `{1001}`"#),
+            ),
+            (
+                r#"a{2}{3}"#,
+                Some(r#"error parsing regexp: invalid nested repetition operator: `{2}{3}`"#),
+            ),
+            (
+                r#"a\"#,
+                Some(r#"error parsing regexp: trailing backslash at end of expression: ``"#),
+            ),
+            (
+                r#"[z-a]"#,
+                Some(r#"error parsing regexp: invalid character class range: `z-a`"#),
+            ),
+            (
+                r#"[[:foo:]]"#,
+                Some(r#"error parsing regexp: invalid character class range: `[:foo:]`"#),
+            ),
+            (r#"[[:alpha:]]"#, None),
+            (r#"\q"#, Some(r#"error parsing regexp: invalid escape sequence: `\q`"#)),
+            (r#"\8"#, Some(r#"error parsing regexp: invalid escape sequence: `\8`"#)),
+            (
+                r#"\xZZ"#,
+                Some(r#"error parsing regexp: invalid escape sequence: `\xZZ`"#),
+            ),
+            (
+                r#"\x{}"#,
+                Some(r#"error parsing regexp: invalid escape sequence: `\x{}`"#),
+            ),
+            (
+                r#"\x{110000}"#,
+                Some(r#"error parsing regexp: invalid escape sequence: `\x{110000`"#),
+            ),
+            (
+                r#"\xA"#,
+                Some(r#"error parsing regexp: invalid escape sequence: `\xA`"#),
+            ),
+            (r#"(?i)abc"#, None),
+            (
+                r#"(?i"#,
+                Some(r#"error parsing regexp: invalid or unsupported Perl syntax: `(?i`"#),
+            ),
+            (r#"(?P<n>a)"#, None),
+            (
+                r#"(?P<1-2>a)"#,
+                Some(r#"error parsing regexp: invalid named capture: `(?P<1-2>`"#),
+            ),
+            (
+                r#"(?<name"#,
+                Some(r#"error parsing regexp: invalid named capture: `(?<name`"#),
+            ),
+            (r#"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"#, None),
+            (r#"\d{1,3}"#, None),
+            (
+                r#"{2}"#,
+                Some(r#"error parsing regexp: missing argument to repetition operator: `{2}`"#),
+            ),
+            (r#"a{,5}"#, None),
+            (r#"a{01}"#, None),
+            (r#"[]a]"#, None),
+            (r#"[^]a]"#, None),
+            (
+                r#"[a-\d]"#,
+                Some(r#"error parsing regexp: invalid escape sequence: `\d`"#),
+            ),
+            (
+                r#"(?-)a"#,
+                Some(r#"error parsing regexp: invalid or unsupported Perl syntax: `(?-)`"#),
+            ),
+            (
+                r#"(?i-)a"#,
+                Some(r#"error parsing regexp: invalid or unsupported Perl syntax: `(?i-)`"#),
+            ),
+            (
+                r#"(?--i)a"#,
+                Some(r#"error parsing regexp: invalid or unsupported Perl syntax: `(?--`"#),
+            ),
+            (r#"(?:a){2}"#, None),
+            (r#"\C"#, Some(r#"error parsing regexp: invalid escape sequence: `\C`"#)),
+            (r#"\Qa*\E*"#, None),
+            (r#"\é"#, Some(r#"error parsing regexp: invalid escape sequence: `\é`"#)),
+            (
+                r#"[\1]"#,
+                Some(r#"error parsing regexp: invalid escape sequence: `\1`"#),
+            ),
+            (
+                r#"[\8]"#,
+                Some(r#"error parsing regexp: invalid escape sequence: `\8`"#),
+            ),
+            (r#"a{1000}"#, None),
+            (r#"\0"#, None),
+            (r#"\08"#, None),
+            (r#"\_"#, None),
+            (r#"(?U)a"#, None),
+            (
+                r#"(?x)a"#,
+                Some(r#"error parsing regexp: invalid or unsupported Perl syntax: `(?x`"#),
+            ),
+            (r#")"#, Some(r#"error parsing regexp: unexpected ): `)`"#)),
+            (r#"a)("#, Some(r#"error parsing regexp: unexpected ): `a)(`"#)),
+        ];
+        for (pattern, expected) in table {
+            assert_eq!(go_regex_error(pattern).as_deref(), *expected, "{pattern}");
+        }
+        // Not certain: a counted repetition of a group, a long pattern.
+        assert_eq!(go_regex_error("(a{500}){3}"), None);
+        assert_eq!(go_regex_error(&format!("{}(?=", "a".repeat(1001))), None);
+    }
 
     fn compile(text: &str) -> Result<Schema, SchemaError> {
         let node = json::read(text, Everything, 128).unwrap();

@@ -158,6 +158,7 @@ pub fn judge<'a, 'j: 'a>(
             skip_status: served.status,
             unknown_fields: false,
             open_empty_objects: false,
+            as_written: false,
         };
         let errors = validate(schema, object, None, &options);
         if !errors.is_empty() {

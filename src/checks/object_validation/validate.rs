@@ -44,6 +44,10 @@ pub struct Options {
     /// Keep every field of an object schema that declares none (a built-in kind's schema, whose
     /// Go types decode such fields themselves); a CRD's structural schema prunes them.
     pub open_empty_objects: bool,
+    /// Validate the value as written, as kube-openapi's validator alone sees it (a CRD's
+    /// `default`, [`validate_default`]): nothing pruned (an unknown field is still reported when
+    /// `unknown_fields` asks), no `null` dropped, no list-type validation.
+    pub as_written: bool,
 }
 
 /// Validates `object` against `schema`; with `old_object` (an UPDATE), a value equal to the old
@@ -90,10 +94,84 @@ pub fn validate_noting_rules(
         errors: Vec::new(),
         unreadable: &unreadable,
         budget: Budget::default(),
+        uncertain: false,
     };
     walk.value(&Place::root(), schema.root, object, old_object, Context::Root);
     let errors = walk.errors;
     (errors, schema.rule_errors_of(unreadable.into_inner()))
+}
+
+/// Validates a CRD schema's `default` (`value`) against its schema node `index` as
+/// apiextensions-apiserver's `ValidateDefaults` (`pkg/apiserver/schema/defaulting/validation.go`)
+/// does, at the field `default` of the node (`path`, as the API server names the node) for a
+/// field path, kube-openapi naming the fields inside the default (empty for the default itself):
+/// the default must not be pruned (`requirePrunedDefaults`: "must not have unknown fields"),
+/// then kube-openapi's validator runs on it as written (no defaulting, pruning or list-type
+/// validation), and the CEL rules only when it found nothing. None when the answer is not
+/// certain: the default reaches an embedded resource (whose metadata the API server coerces and
+/// validates first), a CEL rule that reads `oldSelf` (run there with `oldSelf` the default
+/// itself), a rule that does not compile, or the rules' cost budget.
+pub fn validate_default(
+    schema: &Schema,
+    index: usize,
+    value: &Node<'_>,
+    path: &str,
+    require_pruned: bool,
+) -> Option<Vec<FieldError>> {
+    if schema.resolved(index).embedded_resource {
+        return None;
+    }
+    let options = Options {
+        unknown_fields: require_pruned,
+        as_written: true,
+        ..Options::default()
+    };
+    let unreadable = std::cell::RefCell::new(Vec::new());
+    let mut walk = Walk {
+        schema,
+        options: &options,
+        errors: Vec::new(),
+        unreadable: &unreadable,
+        budget: Budget::default(),
+        uncertain: false,
+    };
+    walk.value(&Place::root(), index, value, None, Context::Field);
+    if walk.uncertain || walk.budget.stopped() || !unreadable.borrow().is_empty() {
+        return None;
+    }
+    let default_path = format!("{path}.default");
+    let (unknown, errors): (Vec<FieldError>, Vec<FieldError>) = walk
+        .errors
+        .into_iter()
+        .partition(|error| error.kind == ErrorType::UnknownField);
+    let mut out = Vec::new();
+    if !unknown.is_empty() {
+        let bad = BadValue::Json(go_json(value));
+        out.push(FieldError::invalid(
+            default_path.clone(),
+            bad,
+            "must not have unknown fields",
+        ));
+    }
+    // The CEL rules run only when the schema found nothing.
+    let schema_found = errors.iter().any(|error| !error.cel);
+    for mut error in errors.into_iter().filter(|error| error.cel != schema_found) {
+        let inner = |name: &str, cel: bool| match name {
+            "" | "<nil>" => default_path.clone(),
+            // `fldPath.Index(i)` for the CEL rules, `fldPath.Child(name)` for kube-openapi.
+            name if cel && name.starts_with('[') => format!("{default_path}{name}"),
+            name => format!("{default_path}.{name}"),
+        };
+        let at = if error.at.starts_with('[') {
+            format!("{default_path}{}", error.at)
+        } else {
+            inner(&error.at, false)
+        };
+        error.field = inner(&error.field, error.cel);
+        error.at = at;
+        out.push(error);
+    }
+    Some(out)
 }
 
 /// Where a value is: its path as kube-openapi names it (`spec.map.key`) and as the list-type
@@ -177,6 +255,8 @@ struct Walk<'s> {
     unreadable: &'s std::cell::RefCell<Vec<usize>>,
     /// The request's CEL cost budget, shared by every node's rules.
     budget: Budget,
+    /// A value [`validate_default`] cannot judge with certainty was reached.
+    uncertain: bool,
 }
 
 /// The JSON kind of a value as the unstructured decoder holds it.
@@ -287,6 +367,10 @@ impl<'s> Walk<'s> {
         }
         let s = self.node(index);
         let kind = kind_of(value);
+        if self.options.as_written && (kind == Kind::Other || context == Context::Embedded) {
+            // A default reaching an embedded resource has its metadata judged first.
+            self.uncertain = true;
+        }
         if kind == Kind::Other {
             return;
         }
@@ -343,6 +427,10 @@ impl<'s> Walk<'s> {
             let Some(rules) = self.rules_at(at) else {
                 continue;
             };
+            if self.options.as_written && rules.any_uses_old_self() {
+                // `ValidateDefaults` runs a transition rule with the default as `oldSelf`.
+                self.uncertain = true;
+            }
             let view = super::schema::View::new(self.schema, at, at == self.schema.root);
             found.extend(
                 rules
@@ -462,6 +550,7 @@ impl<'s> Walk<'s> {
             errors: Vec::new(),
             unreadable: self.unreadable,
             budget: Budget::default(),
+            uncertain: false,
         };
         walk.value(place, index, value, None, Context::Field);
         walk.errors
@@ -484,6 +573,7 @@ impl<'s> Walk<'s> {
                 errors: Vec::new(),
                 unreadable: self.unreadable,
                 budget: Budget::default(),
+                uncertain: false,
             };
             scratch.types(s, &place.name, value, kind);
             scratch.errors.is_empty()
@@ -773,7 +863,9 @@ impl<'s> Walk<'s> {
             let message = format!("{name} in body shouldn't contain duplicates");
             self.openapi(ErrorType::Invalid, name, BadValue::Str(String::new()), message);
         }
-        self.list_type(s, place, items);
+        if !self.options.as_written {
+            self.list_type(s, place, items);
+        }
     }
 
     /// The old value of an array item, for ratcheting: only a `map` list's items correlate, by
@@ -878,11 +970,15 @@ impl<'s> Walk<'s> {
                     let field = place.property(key).field;
                     self.push(FieldError::unknown_field(field));
                 }
-                continue;
+                if !self.options.as_written {
+                    continue;
+                }
             }
             // The pruning of nulls: a `null` its schema does not allow (and defaulting did not
             // replace) is dropped.
-            if child.is_some_and(|child| member.is_null() && !self.schema.node(child).nullable) {
+            if !self.options.as_written
+                && child.is_some_and(|child| member.is_null() && !self.schema.node(child).nullable)
+            {
                 continue;
             }
             seen.push((key, member, child));

@@ -145,6 +145,11 @@ impl Rules {
         self.rules.is_empty()
     }
 
+    /// Whether a rule reads `oldSelf` (a transition rule, `optionalOldSelf` or not).
+    pub fn any_uses_old_self(&self) -> bool {
+        self.rules.iter().any(|rule| rule.uses_old_self)
+    }
+
     /// Compiles `validations` (the node's `x-kubernetes-validations` array) for the node's
     /// `schema`; the errors are the API server's when it refuses the CRD, each
     /// `x-kubernetes-validations[i].<field>: <error>` relative to the schema node.
