@@ -1202,6 +1202,7 @@ mod tests {
             skip_status: true,
             unknown_fields: true,
             open_empty_objects: true,
+            as_written: false,
         };
         let errors = validate::validate(&compiled.schema, &deployment, None, &options);
         assert_eq!(errors.len(), 1, "{errors:?}");

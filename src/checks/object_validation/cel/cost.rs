@@ -817,9 +817,42 @@ fn size(value: &Value) -> u64 {
     }
 }
 
-/// Whether two values are the same, kind and all (`1` is not `1u` here).
+/// Whether two values are the same to every operation a rule can apply, so that an iteration
+/// over one may stand for an iteration over the other: of the same kind at every depth (`1` is
+/// not `1u` nor `1.0`, also inside lists and maps, where the `cel` crate's `==` says they are
+/// equal), floats bit for bit (`0.0` is not `-0.0`: `1.0 / x` tells them apart), timestamps at the
+/// same instant and offset (`getHours()` reads the offset). Anything else (a function, an opaque
+/// value other than an optional, a struct) is never the same: its iteration is replayed again.
 fn same(a: &Value, b: &Value) -> bool {
-    std::mem::discriminant(a) == std::mem::discriminant(b) && a == b
+    match (a, b) {
+        (Value::Float(x), Value::Float(y)) => x.to_bits() == y.to_bits(),
+        (Value::List(x), Value::List(y)) => x.len() == y.len() && x.iter().zip(y.iter()).all(|(x, y)| same(x, y)),
+        (Value::Map(x), Value::Map(y)) => {
+            x.map.len() == y.map.len()
+                && x.map
+                    .iter()
+                    .all(|(key, value)| y.map.get(key).is_some_and(|other| same(value, other)))
+        }
+        (Value::Timestamp(x), Value::Timestamp(y)) => x == y && x.offset() == y.offset(),
+        (Value::Opaque(x), Value::Opaque(y)) => {
+            match (x.downcast_ref::<OptionalValue>(), y.downcast_ref::<OptionalValue>()) {
+                (Some(x), Some(y)) => match (x.value(), y.value()) {
+                    (Some(x), Some(y)) => same(x, y),
+                    (None, None) => true,
+                    _ => false,
+                },
+                _ => false,
+            }
+        }
+        (Value::Int(_), Value::Int(_))
+        | (Value::UInt(_), Value::UInt(_))
+        | (Value::String(_), Value::String(_))
+        | (Value::Bytes(_), Value::Bytes(_))
+        | (Value::Bool(_), Value::Bool(_))
+        | (Value::Duration(_), Value::Duration(_))
+        | (Value::Null, Value::Null) => a == b,
+        _ => false,
+    }
 }
 
 /// One iteration of a comprehension's replay: what it started from and how it ended.

@@ -981,6 +981,37 @@ fn a_rule_under_the_call_limit_runs_whatever_its_bound() {
     }
 }
 
+/// The replay stands one iteration for another only where their elements are the same to every
+/// operation: `-0.0` equals `0.0` to CEL's `==`, but `1.0 / x` tells them apart (found by review:
+/// each `-0.0` reused the iteration over `0.0`, so the replay answered true where the rule is
+/// false). The bound passes the limit, so the capped replay decides the answer.
+#[test]
+fn a_replayed_iteration_stands_for_another_only_over_the_same_value() {
+    let rule = "self.xs.all(x, self.xs.exists(y, true) && 1.0 / x > 0.0)";
+    let schema = format!(
+        r#"{{"type":"object","properties":{{"xs":{{"type":"array","items":{{"type":"number"}}}}}},
+        "x-kubernetes-validations":[{{"rule":"{rule}"}}]}}"#
+    );
+    let xs = |rest: &str| format!(r#"{{"xs":[0.5,{}]}}"#, vec![rest; 499].join(","));
+    let program = super::env().compile(rule).expect("the rule compiles");
+    let value = eval(&format!("{{'xs': [0.5, {}]}}", vec!["0.5"; 499].join(","))).expect("a value");
+    let bound = super::cost::bound(program.expression(), &value, None);
+    assert!(bound > super::cost::PER_CALL_LIMIT, "{bound}");
+    assert!(run(&schema, &xs("0.5"), None).is_empty());
+    assert_eq!(
+        messages(&run(
+            &schema,
+            &format!(r#"{{"xs":[0.0,{}]}}"#, vec!["-0.0"; 499].join(",")),
+            None
+        )),
+        [format!("failed rule: {rule}").as_str()]
+    );
+    assert_eq!(
+        messages(&run(&schema, &xs("-0.5"), None)),
+        [format!("failed rule: {rule}").as_str()]
+    );
+}
+
 /// How often `tick` ran (a function only the replay test's context has).
 static TICKS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
