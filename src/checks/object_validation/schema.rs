@@ -236,11 +236,15 @@ pub fn go_regex_error(source: &str) -> Option<String> {
     // Whether the top of Go's parse stack is an expression (not a `(` or `|`, nor empty).
     let mut operand = false;
     let mut operand_is_group = false;
+    // Whether that expression is a repetition (which a flag group or an empty `\Q\E` after it
+    // leaves on the stack, hiding it from the nesting check).
+    let mut operand_is_repeat = false;
     let mut last_repeat: Option<&str> = None;
     let mut repeated = 0i64;
     while let Some(c) = t.chars().next() {
         let mut repeat = None;
         let mut group = false;
+        let mut is_repeat = false;
         match c {
             '(' if t.starts_with("(?") => match perl_flags(t) {
                 Ok((rest, opens)) => {
@@ -251,6 +255,7 @@ pub fn go_regex_error(source: &str) -> Option<String> {
                     t = rest;
                     // A flag setting pushes nothing: the operand stays.
                     group = operand_is_group && !opens;
+                    is_repeat = operand_is_repeat && !opens;
                 }
                 Err((code, expr)) => return error(code, expr),
             },
@@ -298,7 +303,12 @@ pub fn go_regex_error(source: &str) -> Option<String> {
                             if !(0..=1000).contains(&min) || max > 1000 || (max >= 0 && min > max) {
                                 return error("invalid repeat count", &before[..before.len() - after.len()]);
                             }
-                            if (min >= 2 || max >= 2) && operand_is_group {
+                            // Go's repeat-size check of a group or a repetition, after the nesting
+                            // check: not followed here.
+                            if (min >= 2 || max >= 2)
+                                && (operand_is_group || operand_is_repeat)
+                                && last_repeat.is_none()
+                            {
                                 return None;
                             }
                             repeated += min.max(max);
@@ -320,6 +330,7 @@ pub fn go_regex_error(source: &str) -> Option<String> {
                 }
                 repeat = Some(before);
                 group = operand_is_group;
+                is_repeat = true;
                 t = after;
             }
             '\\' => {
@@ -334,6 +345,9 @@ pub fn go_regex_error(source: &str) -> Option<String> {
                         let rest = &t[2..];
                         let (literal, after) = rest.split_once("\\E").unwrap_or((rest, ""));
                         operand = operand || !literal.is_empty();
+                        // An empty one pushes nothing: the operand stays.
+                        group = operand_is_group && literal.is_empty();
+                        is_repeat = operand_is_repeat && literal.is_empty();
                         t = after;
                     }
                     Some('p' | 'P') => return None,
@@ -352,6 +366,7 @@ pub fn go_regex_error(source: &str) -> Option<String> {
             }
         }
         operand_is_group = group;
+        operand_is_repeat = is_repeat;
         last_repeat = repeat;
     }
     if depth > 0 {
@@ -1720,6 +1735,10 @@ mod tests {
         }
         // Not certain: a counted repetition of a group, a long pattern.
         assert_eq!(go_regex_error("(a{500}){3}"), None);
+        // Go checks the size of a counted repetition of a repetition the flag group or the empty
+        // `\Q\E` left on its stack (`invalid repeat count: `{2}``): not followed, not said.
+        assert_eq!(go_regex_error("a{600}(?i){2}*"), None);
+        assert_eq!(go_regex_error("a{600}\\Q\\E{2}*"), None);
         assert_eq!(go_regex_error(&format!("{}(?=", "a".repeat(1001))), None);
     }
 

@@ -243,6 +243,10 @@ enum Context {
     Embedded,
     /// `metadata`: the API server's own type, never pruned by the schema.
     Metadata,
+    /// An item of a list with `x-kubernetes-preserve-unknown-fields` (or an item of such an
+    /// item): its unknown keys are kept, its known ones pruned as their schemas say (the API
+    /// server's pruning hands such items to `skipPrune`, `pruning/algorithm.go`).
+    KeptItem,
     /// Any other value.
     Field,
 }
@@ -375,8 +379,17 @@ impl<'s> Walk<'s> {
             return;
         }
         let name = place.name.as_str();
+        // A default is validated against its schema as the CRD writes it (`ToKubeOpenAPI`, no
+        // `StripUnsupportedFormats`): an int-or-string has no type there, and a format the API
+        // server strips for objects (or one beside int-or-string) is kept, which kube-openapi's
+        // type check reads in ways not followed here (`validate/type.go`): said only when certain.
+        if self.options.as_written && !s.format_name.is_empty() && (s.int_or_string || s.kept_format() != s.format_name)
+        {
+            self.uncertain = true;
+        }
         // Type.
-        if !s.types.is_empty() || !s.kept_format().is_empty() {
+        let typed = !(self.options.as_written && s.int_or_string);
+        if typed && (!s.types.is_empty() || !s.kept_format().is_empty()) {
             self.types(s, name, value, kind);
         }
         if kind == Kind::Null {
@@ -396,7 +409,7 @@ impl<'s> Walk<'s> {
         match kind {
             Kind::Str => self.string(s, name, value.as_str().unwrap_or_default()),
             Kind::Int | Kind::Float => self.number(s, name, value),
-            Kind::Array => self.array(s, place, value, old),
+            Kind::Array => self.array(s, place, value, old, context),
             _ => {}
         }
         // enum.
@@ -828,7 +841,7 @@ impl<'s> Walk<'s> {
         }
     }
 
-    fn array(&mut self, s: &SchemaNode, place: &Place, value: &Node<'_>, old: Option<&Node<'_>>) {
+    fn array(&mut self, s: &SchemaNode, place: &Place, value: &Node<'_>, old: Option<&Node<'_>>, context: Context) {
         let Node::Array(items) = value else { return };
         let name = place.name.as_str();
         let old_items = old.and_then(|old| match old {
@@ -838,8 +851,13 @@ impl<'s> Walk<'s> {
         if let Some(item_schema) = s.items {
             for (i, element) in items.iter().enumerate() {
                 let old_element = self.correlated_item(s, element, old_items);
-                let context = self.item_context(self.node(item_schema));
-                self.value(&place.index(i), item_schema, element, old_element, context);
+                let item = self.item_context(self.node(item_schema));
+                let item = if item == Context::Field && (s.preserve_unknown_fields || context == Context::KeptItem) {
+                    Context::KeptItem
+                } else {
+                    item
+                };
+                self.value(&place.index(i), item_schema, element, old_element, item);
             }
         }
         let size = items.len() as i64;
@@ -964,6 +982,7 @@ impl<'s> Walk<'s> {
                 || meta
                 || s.preserve_unknown_fields
                 || context == Context::Metadata
+                || context == Context::KeptItem
                 || s.additional_properties == Additional::Allows(true);
             if !kept {
                 if self.options.unknown_fields {
