@@ -289,6 +289,10 @@ pub struct Walker<'a> {
     schema: Option<CrdSchema<'a>>,
     /// What judges a CRD's keys beside the walk ([`Keys`]).
     keys: Option<&'a mut dyn Keys>,
+    /// The next value [`Walker::schema_node`] walks is an item of a list with
+    /// `x-kubernetes-preserve-unknown-fields` (or an item of such an item): the API server's
+    /// pruning hands it to `skipPrune` (`pruning/algorithm.go`), which keeps its unknown keys.
+    kept_item: bool,
     /// What the walk found, in walk order.
     pub drifts: Vec<Drift>,
 }
@@ -307,6 +311,7 @@ impl<'a> Walker<'a> {
             object_meta: crate::generated::api_type("meta/v1", "ObjectMeta"),
             schema,
             keys: None,
+            kept_item: false,
             drifts: Vec::new(),
         }
     }
@@ -742,6 +747,7 @@ impl<'a> Walker<'a> {
         path: At<'_>,
         parent: &str,
     ) {
+        let kept_item = std::mem::take(&mut self.kept_item);
         let Some(schema) = schema else {
             if self.report(Cause::PrunedField, path, applied, live, Stored::Nothing) {
                 self.hint(format!(
@@ -760,7 +766,7 @@ impl<'a> Walker<'a> {
         match applied {
             Node::Object(entries) => {
                 let embedded = flag("x-kubernetes-embedded-resource");
-                let preserve = flag("x-kubernetes-preserve-unknown-fields");
+                let preserve = flag("x-kubernetes-preserve-unknown-fields") || kept_item;
                 let properties = schema.get("properties").and_then(Node::as_object).map(Members::of);
                 let additional = schema.get("additionalProperties");
                 let live = live.keys();
@@ -793,7 +799,9 @@ impl<'a> Walker<'a> {
                 Some(item_schema @ Node::Object(_)) => {
                     let lives = matched(items, live);
                     let inner = format!("{parent}.items");
+                    let keep = flag("x-kubernetes-preserve-unknown-fields") || kept_item;
                     for (i, (item, live_item)) in items.iter().zip(lives).enumerate() {
+                        self.kept_item = keep;
                         self.schema_node(item, live_item, Some(item_schema), path.then(StepAt::Index(i)), &inner);
                     }
                 }
@@ -1148,6 +1156,10 @@ mod tests {
                     "labels": {"type": "object", "additionalProperties": {"type": "string"}},
                     "template": {"type": "object", "x-kubernetes-preserve-unknown-fields": true},
                     "items": {"type": "array", "items": {"type": "object", "properties": {"name": {"type": "string"}}}},
+                    // A list that keeps unknown fields keeps its items' (`skipPrune`), not those
+                    // under their known fields.
+                    "rules": {"type": "array", "x-kubernetes-preserve-unknown-fields": true, "items": {
+                        "type": "object", "properties": {"match": {"type": "object", "properties": {"a": {"type": "string"}}}}}},
                     "opaque": {"type": "object"},
                     "maybe": {"type": "string", "nullable": true},
                 }},
@@ -1159,6 +1171,7 @@ mod tests {
             "spec": {
                 "size": 3, "colour": "red", "labels": {"a": "b"}, "template": {"anything": 1},
                 "items": [{"name": "x", "port": 80}], "opaque": {"k": "v"}, "maybe": null,
+                "rules": [{"extra": 1, "match": {"a": "x", "b": 2}}],
             },
             "status": {"ready": true},
         });
@@ -1180,6 +1193,7 @@ mod tests {
                 (Cause::PrunedField, "spec.colour".into()),
                 (Cause::PrunedField, "spec.items[0].port".into()),
                 (Cause::PrunedField, "spec.opaque.k".into()),
+                (Cause::PrunedField, "spec.rules[0].match.b".into()),
                 (Cause::CreationTimestamp, "metadata.creationTimestamp".into()),
                 (Cause::Status, "status".into()),
             ]
