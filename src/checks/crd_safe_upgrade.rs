@@ -465,9 +465,14 @@ impl Check for CrdSafeUpgrade {
         settings: &Settings,
         _cluster: &dyn Cluster,
     ) -> Result<Report, Malformed> {
-        // An UPDATE compares the two CRDs' schemas as text; any other operation reads no schema,
-        // and takes the CRD from the request's tree when a check before read it whole (the
-        // all-in-one), else from the text (and an error names its path from there).
+        // An UPDATE compares the two CRDs' schemas as text, not from the request's shared tree:
+        // each keyword's text is compared byte for byte first, so the unchanged part of the
+        // schemas (most of a CRD upgrade) is stepped over and never built. In the all-in-one the
+        // new CRD is then read twice (its tree for the other checks, its text here); comparing
+        // keywords on the shared tree would save that reading and is not done. Any other
+        // operation reads no schema, and takes the CRD from the request's tree when a check
+        // before read it whole (the all-in-one), else from the text (and an error names its path
+        // from there).
         let from_tree = objects
             .read_tree()
             .filter(|_| !request.is_update())
