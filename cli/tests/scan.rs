@@ -884,6 +884,50 @@ fn stdin_and_multi_document_lines() {
 }
 
 #[test]
+fn unquoted_numbers_are_read_as_kubectl_reads_them() {
+    // `defaultMode: 0644` is the octal 420 to kubectl, Helm, Argo CD and kustomize (Go's YAML
+    // readers), and so is a ConfigMap's `mode: 0644`, which the API server then refuses as an
+    // integer where a string belongs (kubectl-validate 1.35's answer, word for word).
+    let text = "\
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web, namespace: shop}
+spec:
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      containers: [{name: web, image: nginx}]
+      volumes:
+      - name: config
+        configMap: {name: web, defaultMode: 0644}
+      - name: tls
+        secret: {secretName: web-tls, defaultMode: 0o600}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: web, namespace: shop}
+data:
+  mode: 0644
+  quoted: \"0644\"
+";
+    let dir = policies(&["object-validation"]);
+    let run = scan_in(&data(), &["--policies", dir.path().to_str().unwrap(), "-"], Some(text));
+    assert_eq!(run.code, 1, "{}\n{}", run.stdout, run.stderr);
+    assert_eq!(
+        run.stdout
+            .lines()
+            .filter(|l| l.starts_with("<stdin>:"))
+            .collect::<Vec<_>>(),
+        [
+            "<stdin>:20:3: object-validation/schemaViolation: rejected: ConfigMap shop/web: data.mode: Invalid value: \"integer\": data.mode in body must be of type string: \"integer\""
+        ],
+        "{}",
+        run.stdout
+    );
+}
+
+#[test]
 fn config_settings_and_disabling() {
     let run = scan_with(BASE, &["--config", "config/ttl-reject.yaml", "findings/rendered.yaml"]);
     assert_eq!(run.code, 1);

@@ -535,6 +535,7 @@ fn parse_yaml(text: &str) -> (Vec<RawDocument>, Vec<ParseError>) {
             continue;
         };
         let parsed = serde_yaml_ng::from_str::<serde_yaml_ng::Value>(chunk.text).and_then(|mut value| {
+            crate::scalars::go_numbers(chunk.text, &mut value);
             value.apply_merge()?;
             Ok(value)
         });

@@ -22,6 +22,7 @@ pub mod locate;
 pub mod reflector;
 pub mod replay;
 pub mod rows;
+pub mod scalars;
 
 /// The admission operations host code writes and checks: the core's.
 pub use syncguard::admission::Operation;
