@@ -15,7 +15,10 @@
 //!   nor `x-kubernetes-preserve-unknown-fields` beside `x-kubernetes-int-or-string`; and under
 //!   `anyOf`, `allOf`, `oneOf` and `not` (`validateNestedValueValidation`), no type, default,
 //!   title, description, `nullable`, extension, CEL rule or `metadata` (int-or-string's `anyOf`
-//!   pattern excepted);
+//!   pattern excepted); and, sorted with them, `validateStructuralCompleteness`
+//!   (`schema/complete.go`, [`completeness`]): a field or `items` a value validation of the root
+//!   names that the schema itself does not declare (`...properties[foo]: Required value: because
+//!   it is defined in ...allOf[0].properties[foo]`);
 //! - each schema's keywords as `ValidateCustomResourceDefinitionOpenAPISchema` checks them, a
 //!   schema's own before those of the schemas it holds, its extensions after them: a `type` none
 //!   of OpenAPI v3's (`field.NotSupported`) or `null`; a `default` in the root's `metadata`,
@@ -91,6 +94,8 @@
 //! Nothing here is crd-schema-fields' (a schema keyword the API server drops or a CRD that does
 //! not round-trip: `$ref`, `definitions` and the others above are JSONSchemaProps fields, which
 //! it does not report) or crd-safe-upgrade's (a change between two versions of a CRD).
+
+mod completeness;
 
 use super::field_error::{BadValue, FieldError, go_json};
 use super::schema::{Schema, go_regex, go_regex_error};
@@ -253,6 +258,7 @@ fn root(schema: &Node<'_>, path: &str, at: &str, options: Options, structural: b
     if structural && converts {
         let mut found = Vec::new();
         invariants(schema, Level::Root, path, at, &mut found);
+        completeness::check(schema, path, at, &mut found);
         found.sort_by_cached_key(ToString::to_string);
         if found.is_empty() {
             defaults(schema, path, at, options, errors);
@@ -400,6 +406,7 @@ fn has_unpruned_default(crd: &Node<'_>, minor: u32) -> bool {
             return false;
         }
         invariants(schema, Level::Root, "", "", &mut broken);
+        completeness::check(schema, "", "", &mut broken);
         if !broken.is_empty() {
             return false;
         }
