@@ -2,6 +2,11 @@
 //! `ValidateCustomResourceDefinition` (`pkg/apis/apiextensions/validation/validation.go`) a
 //! manifest meets and that is certain offline. For each `openAPIV3Schema`, in the order
 //! `validateCustomResourceDefinitionValidation` gives them:
+//! - where the version (or, for a schema every version shares, any version) has the status
+//!   subresource, a root of a type other than `object` or with a field the subresource forbids
+//!   there (`only [Description Type ...] fields are allowed at the root of the schema if the
+//!   status subresource is enabled`, the root printed as Go marshals the internal type:
+//!   [`status_root`]);
 //! - a `nullable` root ("nullable cannot be true at the root");
 //! - the structural schema's rules (`pkg/apiserver/schema/validation.go`, `ValidateStructural`,
 //!   sorted by their text as it sorts them), when the CRD prunes (`preserveUnknownFields` not
@@ -38,8 +43,8 @@
 //! - a schema `NewStructural` cannot convert for a reason none of the above says (`$schema`):
 //!   `spec.validation.openAPIV3Schema: Invalid value: "": OpenAPIV3Schema 'schema' is not
 //!   supported`, which the API server gives only when the schema has no other error; said only
-//!   when it is the schema's one such reason (Go's walk meets properties in random order), not at
-//!   the root and not beside CEL rules (whose keyword errors are not checked here).
+//!   when it is the root's own or the schema's one such reason (Go's walk meets properties in
+//!   random order), and not beside CEL rules (whose keyword errors are not checked here).
 //!
 //! Each message is validation.go's, schema/validation.go's or convert.go's, with the values
 //! they print (the source passes the items' `x-kubernetes-list-type` as the value of a `set`
@@ -86,8 +91,7 @@
 //! map where Go's comparison tells nil from empty, in the root `metadata`) does not count, and an
 //! `anyOf` of an `integer` and a `string` schema is taken for int-or-string's pattern whatever
 //! else they hold. Not checked: a `map` list whose `items` is a list ("must only have a single
-//! schema", whose value prints the internal type); the status subresource's restriction of the
-//! root's fields; the CEL rules' keywords (`rule`, `message`, `fieldPath`...), compilation and
+//! schema", whose value prints the internal type); the CEL rules' keywords (`rule`, `message`, `fieldPath`...), compilation and
 //! estimated cost (object-validation compiles the rules when it judges a custom resource); and
 //! the validator built from the schema at the end ("error building validator").
 //!
@@ -96,6 +100,7 @@
 //! it does not report) or crd-safe-upgrade's (a change between two versions of a CRD).
 
 mod completeness;
+mod status_root;
 
 use super::field_error::{BadValue, FieldError, go_json};
 use super::schema::{Schema, go_regex, go_regex_error};
@@ -220,17 +225,23 @@ pub fn validate(crd: &Node<'_>, old: Option<&Node<'_>>, minor: u32) -> Vec<Field
         if hoisted {
             // One schema, validated once, at the path of the internal version.
             if i == 0 {
+                let status = versions.iter().any(status_enabled);
                 root(
                     schema,
-                    "spec.validation.openAPIV3Schema",
-                    &at,
+                    ("spec.validation.openAPIV3Schema", &at),
                     options,
-                    structural,
+                    (structural, status),
                     &mut errors,
                 );
             }
         } else {
-            root(schema, &at, &at, options, structural, &mut errors);
+            root(
+                schema,
+                (&at, &at),
+                options,
+                (structural, status_enabled(version)),
+                &mut errors,
+            );
         }
     }
     // Kubernetes before 1.30 is built with Go before 1.22, whose parser did not know `(?<name>`:
@@ -248,8 +259,17 @@ pub fn validate(crd: &Node<'_>, old: Option<&Node<'_>>, minor: u32) -> Vec<Field
 /// gives them: a `nullable` root, the structural schema's (`ValidateStructural`, sorted), the
 /// keywords' (`ValidateCustomResourceDefinitionOpenAPISchema`), and the schema that cannot be
 /// made structural only when nothing else is said.
-fn root(schema: &Node<'_>, path: &str, at: &str, options: Options, structural: bool, errors: &mut Vec<FieldError>) {
+fn root(
+    schema: &Node<'_>,
+    (path, at): (&str, &str),
+    options: Options,
+    (structural, status): (bool, bool),
+    errors: &mut Vec<FieldError>,
+) {
     let before = errors.len();
+    if status {
+        errors.extend(status_root::check(schema, path, at));
+    }
     if schema.get("nullable").and_then(Node::as_bool) == Some(true) {
         let error = FieldError::forbidden(format!("{path}.nullable"), "nullable cannot be true at the root");
         errors.push(at_step(error, at, ".nullable"));
@@ -272,20 +292,29 @@ fn root(schema: &Node<'_>, path: &str, at: &str, options: Options, structural: b
     walk(schema, path, at, options, &place, errors);
     // `structuralSchemaInitErrs`: said only when nothing else is. The unsupported keywords
     // `specStandardValidatorV3` also forbids never get here; `$schema` is the one it does not.
-    // Said only for a single offence (Go's walk meets map keys in random order), not at the
-    // root (with the status subresource, the root's own fields are refused first), and not
-    // beside CEL rules (whose keyword errors are not checked here).
+    // Said for the root's own offence (`NewStructural` meets it first) or a single offence
+    // (Go's walk meets map keys in random order), and not beside CEL rules (whose keyword errors
+    // are not checked here). With the status subresource, the root's own fields are refused
+    // first ([`status_root`]).
     if structural && !converts && errors.len() == before && !has_validations(schema) {
         let mut offences = Vec::new();
         unconvertible(schema, at, &mut offences);
-        if let [(message, offence_at)] = offences.as_slice()
-            && offence_at != at
+        if let [(message, offence_at), ..] = offences.as_slice()
+            && (offences.len() == 1 || offence_at == at)
         {
             let mut error = FieldError::invalid(path.to_string(), BadValue::Str(String::new()), message.clone());
             error.at = offence_at.clone();
             errors.push(error);
         }
     }
+}
+
+/// Whether a version has the status subresource (`hasStatusEnabled`; a hoisted schema has it when
+/// any version has, `hasAnyStatusEnabled`).
+fn status_enabled(version: &Node<'_>) -> bool {
+    version
+        .at(&["subresources", "status"])
+        .is_some_and(|status| !status.is_null())
 }
 
 /// A `default` of a schema as `ValidateDefaults` meets it: its schema node (in the compiled
