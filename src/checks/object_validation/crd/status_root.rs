@@ -97,22 +97,19 @@ pub(super) fn check(schema: &Node<'_>, path: &str, at: &str) -> Option<FieldErro
             }
             continue;
         }
-        match forbidden_member(schema, key) {
-            Some(true) => {
-                let value = internal_json(schema)?;
-                let mut error = FieldError::invalid(
-                    path.to_string(),
-                    BadValue::Json(value),
-                    format!(
-                        "only {ALLOWED} fields are allowed at the root of the schema if the status subresource is enabled"
-                    ),
-                );
-                // An empty collection before it changes nothing: the API server stops there or
-                // here, with the same message.
-                error.at = format!("{at}.{key}");
-                return Some(error);
-            }
-            Some(false) | None => {}
+        // An empty collection before it changes nothing: the API server stops there or here,
+        // with the same message.
+        if forbidden_member(schema, key) == Some(true) {
+            let value = internal_json(schema)?;
+            let mut error = FieldError::invalid(
+                path.to_string(),
+                BadValue::Json(value),
+                format!(
+                    "only {ALLOWED} fields are allowed at the root of the schema if the status subresource is enabled"
+                ),
+            );
+            error.at = format!("{at}.{key}");
+            return Some(error);
         }
     }
     None
