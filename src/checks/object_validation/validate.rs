@@ -509,6 +509,37 @@ impl<'s> Walk<'s> {
         self.push(FieldError::not_supported(Place::error_path(name), value, &valid));
     }
 
+    /// The fields the API server's pruning drops below `member`, the value of `key` in an object
+    /// (schema `s`, at `place`) whose `additionalProperties` is a boolean: the key is kept, and
+    /// what it holds pruned with no schema (`pruning/algorithm.go`, `prune` of a nil schema):
+    /// every key of an object in it, each reported unknown at its path (`.` between keys, `[i]`
+    /// for an index, as `UnknownFieldPathOptions` joins them).
+    fn pruned_below_boolean_additional(&mut self, s: &SchemaNode, place: &Place, key: &str, member: &Node<'_>) {
+        if !self.options.unknown_fields || !matches!(s.additional_properties, Additional::Allows(_)) {
+            return;
+        }
+        fn each(field: &str, value: &Node<'_>, out: &mut Vec<FieldError>) {
+            match value {
+                Node::Object(_) => {
+                    for (key, _) in Members::of_node(value).iter() {
+                        out.push(FieldError::unknown_field(format!("{field}.{key}")));
+                    }
+                }
+                Node::Array(items) => {
+                    for (i, item) in items.iter().enumerate() {
+                        each(&format!("{field}[{i}]"), item, out);
+                    }
+                }
+                _ => {}
+            }
+        }
+        let field = place.property(key).field;
+        let mut found = Vec::new();
+        each(&field, member, &mut found);
+        found.sort_by(|a, b| a.field.cmp(&b.field));
+        self.errors.extend(found);
+    }
+
     /// kube-openapi's type validator.
     fn types(&mut self, s: &SchemaNode, name: &str, value: &Node<'_>, kind: Kind) {
         let in_body = |what: &str| format!("{name} in body must be of type {what}");
@@ -983,7 +1014,10 @@ impl<'s> Walk<'s> {
                 || s.preserve_unknown_fields
                 || context == Context::Metadata
                 || context == Context::KeptItem
-                || s.additional_properties == Additional::Allows(true);
+                || matches!(s.additional_properties, Additional::Allows(_));
+            if child.is_none() && !meta && context != Context::Metadata {
+                self.pruned_below_boolean_additional(s, place, key, member);
+            }
             if !kept {
                 if self.options.unknown_fields {
                     let field = place.property(key).field;
@@ -1014,11 +1048,13 @@ impl<'s> Walk<'s> {
         {
             self.push(FieldError::too_many(Place::error_path(name), count, max));
         }
-        if s.additional_properties == Additional::Allows(false) && !s.properties.is_empty() {
-            for (key, _, child) in &seen {
-                if child.is_none() || s.property(key).is_none() {
+        // `additionalProperties: false`: every key but the properties, named by the key
+        // (`errors.PropertyNotAllowed`).
+        if s.additional_properties == Additional::Allows(false) {
+            for (key, _, _) in &seen {
+                if s.property(key).is_none() {
                     let message = format!("{name}.{key} in body is a forbidden property");
-                    self.openapi(ErrorType::Invalid, name, BadValue::Str(String::new()), message);
+                    self.openapi(ErrorType::Invalid, name, BadValue::Str(key.to_string()), message);
                 }
             }
         }
@@ -1515,6 +1551,9 @@ fn is_mac(text: &str) -> bool {
         false
     }
 }
+
+#[cfg(test)]
+mod boolean_additional_tests;
 
 #[cfg(test)]
 mod tests {
