@@ -84,8 +84,25 @@
 //!   found nothing. Not said: a default in a resource's `metadata`, `kind` or `apiVersion` or of an
 //!   embedded resource (the API server coerces and validates their `ObjectMeta` first), one that
 //!   reaches a CEL rule reading `oldSelf` (run with the default as `oldSelf`, and again without
-//!   it: CRDValidationRatcheting, on since 1.30), a rule that does not compile, or the cost budget
-//!   (which the API server shares across the defaults in Go's map order).
+//!   it: CRDValidationRatcheting, on since 1.30), or a rule that does not compile. The defaults'
+//!   rules share one CEL cost budget per schema (10,000,000, `ValidateDefaults`), charged only
+//!   where they run (not for a default kube-openapi refused) and spent in the order of the walk
+//!   (a node's own default, its `items`', its properties'); the API server takes the properties
+//!   in Go's map order, which changes between runs, and judges no default once a rule has run
+//!   out of the budget (or past the per-call limit). Here they are taken in the manifest's order:
+//!   while the budget holds, the order changes nothing (each default's cost is its own), so every
+//!   default is judged as the API server judges it; once a rule spends it, that default and every
+//!   later one say nothing, since which defaults the API server reaches first, and where it runs
+//!   out, depend on its order (it then refuses the CRD with `validation failed due to running out
+//!   of cost budget, ...` at a default of its order, never said here). So nothing is said where
+//!   an order of the API server accepts: the errors of the defaults judged before the budget ran
+//!   out are those of the orders that reach them first, and an order that runs out first refuses
+//!   the CRD too, with its own message.
+//!
+//! On an update, `requirePrunedDefaults` reads the old CRD's defaults as `schemaHasUnprunedDefaults`
+//! does: pruned against their schema ([`validate::default_is_pruned`]), nothing validated and no
+//! CEL rule run or compiled; a default in a resource's metadata or of an embedded resource (which
+//! the API server coerces first) counts as unpruned, which only relaxes the rule.
 //!
 //! Only what is certain is said: a value whose decoded Go form is in doubt (an empty list or
 //! map where Go's comparison tells nil from empty, in the root `metadata`) does not count, and an
@@ -100,8 +117,11 @@
 //! it does not report) or crd-safe-upgrade's (a change between two versions of a CRD).
 
 mod completeness;
+#[cfg(test)]
+mod defaults_tests;
 mod status_root;
 
+use super::cel::cost::Budget;
 use super::field_error::{BadValue, FieldError, go_json};
 use super::schema::{Schema, go_regex, go_regex_error};
 use super::validate;
@@ -398,13 +418,20 @@ fn defaults(schema: &Node<'_>, path: &str, at: &str, options: Options, errors: &
     };
     let mut found = Vec::new();
     each_default(&compiled, compiled.root, schema, (path, at), true, false, &mut found);
+    // One CEL budget for the schema's defaults, as `ValidateDefaults` shares it: once a rule
+    // spends it, no default after is judged (module doc).
+    let mut budget = Budget::default();
     for entry in found.iter().filter(|entry| !entry.meta) {
+        if budget.stopped() {
+            break;
+        }
         let Some(defaults_errors) = validate::validate_default(
             &compiled,
             entry.index,
             entry.default,
             &entry.path,
             options.pruned_defaults,
+            &mut budget,
         ) else {
             continue;
         };
@@ -445,9 +472,7 @@ fn has_unpruned_default(crd: &Node<'_>, minor: u32) -> bool {
         let mut found = Vec::new();
         each_default(&compiled, compiled.root, schema, ("", ""), true, false, &mut found);
         found.iter().any(|entry| {
-            entry.meta
-                || validate::validate_default(&compiled, entry.index, entry.default, "", true)
-                    .is_none_or(|errors| errors.iter().any(|e| e.detail == "must not have unknown fields"))
+            entry.meta || validate::default_is_pruned(&compiled, entry.index, entry.default) != Some(false)
         })
     })
 }

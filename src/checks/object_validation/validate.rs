@@ -110,13 +110,16 @@ pub fn validate_noting_rules(
 /// validation), and the CEL rules only when it found nothing. None when the answer is not
 /// certain: the default reaches an embedded resource (whose metadata the API server coerces and
 /// validates first), a CEL rule that reads `oldSelf` (run there with `oldSelf` the default
-/// itself), a rule that does not compile, or the rules' cost budget.
+/// itself), a rule that does not compile, or a rule that spends what is left of `budget`, the
+/// CEL cost budget `ValidateDefaults` shares across one schema's defaults (charged only when
+/// the rules run: not when kube-openapi found something).
 pub fn validate_default(
     schema: &Schema,
     index: usize,
     value: &Node<'_>,
     path: &str,
     require_pruned: bool,
+    budget: &mut Budget,
 ) -> Option<Vec<FieldError>> {
     if schema.resolved(index).embedded_resource {
         return None;
@@ -132,18 +135,24 @@ pub fn validate_default(
         options: &options,
         errors: Vec::new(),
         unreadable: &unreadable,
-        budget: Budget::default(),
+        budget: *budget,
         uncertain: false,
     };
     walk.value(&Place::root(), index, value, None, Context::Field);
-    if walk.uncertain || walk.budget.stopped() || !unreadable.borrow().is_empty() {
-        return None;
-    }
-    let default_path = format!("{path}.default");
     let (unknown, errors): (Vec<FieldError>, Vec<FieldError>) = walk
         .errors
         .into_iter()
         .partition(|error| error.kind == ErrorType::UnknownField);
+    // The rules run only when kube-openapi found nothing: only then are they charged, and only
+    // then can they stop the budget.
+    let schema_found = errors.iter().any(|error| !error.cel);
+    if !schema_found {
+        *budget = walk.budget;
+    }
+    if walk.uncertain || (!schema_found && walk.budget.stopped()) || !unreadable.borrow().is_empty() {
+        return None;
+    }
+    let default_path = format!("{path}.default");
     let mut out = Vec::new();
     if !unknown.is_empty() {
         let bad = BadValue::Json(go_json(value));
@@ -154,7 +163,6 @@ pub fn validate_default(
         ));
     }
     // The CEL rules run only when the schema found nothing.
-    let schema_found = errors.iter().any(|error| !error.cel);
     for mut error in errors.into_iter().filter(|error| error.cel != schema_found) {
         let inner = |name: &str, cel: bool| match name {
             "" | "<nil>" => default_path.clone(),
@@ -172,6 +180,39 @@ pub fn validate_default(
         out.push(error);
     }
     Some(out)
+}
+
+/// Whether the API server's pruning changes a CRD schema's `default` (`value`, of schema node
+/// `index`): `schemaHasUnprunedDefaults` prunes the defaults of an old CRD to learn whether
+/// `requirePrunedDefaults` holds, and validates nothing, so no CEL rule runs (nor compiles) here.
+/// None when it is not certain (as [`validate_default`]'s walk: an embedded resource, whose
+/// metadata the API server coerces first, and the values it cannot judge).
+pub fn default_is_pruned(schema: &Schema, index: usize, value: &Node<'_>) -> Option<bool> {
+    if schema.resolved(index).embedded_resource {
+        return None;
+    }
+    let options = Options {
+        unknown_fields: true,
+        as_written: true,
+        ..Options::default()
+    };
+    let unreadable = std::cell::RefCell::new(Vec::new());
+    let mut budget = Budget::default();
+    // A spent budget runs no rule ([`Walk::cel_run`]).
+    budget.stop();
+    let mut walk = Walk {
+        schema,
+        options: &options,
+        errors: Vec::new(),
+        unreadable: &unreadable,
+        budget,
+        uncertain: false,
+    };
+    walk.value(&Place::root(), index, value, None, Context::Field);
+    if walk.uncertain {
+        return None;
+    }
+    Some(walk.errors.iter().any(|error| error.kind == ErrorType::UnknownField))
 }
 
 /// Where a value is: its path as kube-openapi names it (`spec.map.key`) and as the list-type
@@ -431,6 +472,11 @@ impl<'s> Walk<'s> {
         let mut found = Vec::new();
         let resolved = self.schema.resolve(index);
         if !self.schema.has_rules(index) && !self.schema.has_rules(resolved) {
+            return found;
+        }
+        if self.options.as_written && self.budget.stopped() {
+            // A default's rules once the budget is spent (`ValidateDefaults` judges no default
+            // after that), or a default only pruned ([`default_is_pruned`]): not compiled.
             return found;
         }
         for at in [index, resolved] {
