@@ -81,9 +81,14 @@
 //!   defaulted itself); a default the schema prunes (`...default: Invalid value:
 //!   {"extra":1,"port":2}: must not have unknown fields`) unless the old CRD of an update already
 //!   had one (`requirePrunedDefaults`); the CEL rules of its node and below only when its schema
-//!   found nothing. Not said: a default in a resource's `metadata`, `kind` or `apiVersion` or of an
-//!   embedded resource (the API server coerces and validates their `ObjectMeta` first), one that
-//!   reaches a CEL rule reading `oldSelf` (run with the default as `oldSelf`, and again without
+//!   found nothing. A default of an embedded resource, or holding one, has each embedded
+//!   resource's `apiVersion` and `kind` coerced and validated first, as `objectmeta.Coerce` and
+//!   `objectmeta.Validate` do (`...default.apiVersion: Required value`, `...default.kind: Invalid
+//!   value: "": must not be empty`; [`embedded_defaults`]), and nothing more said of it when they
+//!   refuse. Not said: a default in a resource's `metadata`, `kind` or `apiVersion` (validated in
+//!   a surrounding object the API server builds), one reaching an embedded resource with
+//!   `metadata` (decoded into `ObjectMeta`, rewritten and validated by `ValidateObjectMeta`) or
+//!   with CEL rules of its own, one that reaches a CEL rule reading `oldSelf` (run with the default as `oldSelf`, and again without
 //!   it: CRDValidationRatcheting, on since 1.30), or a rule that does not compile. The defaults'
 //!   rules share one CEL cost budget per schema (10,000,000, `ValidateDefaults`), charged only
 //!   where they run (not for a default kube-openapi refused) and spent in the order of the walk
@@ -119,6 +124,7 @@
 mod completeness;
 #[cfg(test)]
 mod defaults_tests;
+mod embedded_defaults;
 mod status_root;
 
 use super::cel::cost::Budget;
@@ -372,7 +378,9 @@ fn each_default<'n, 'j>(
             default,
             path: path.to_string(),
             at: at.to_string(),
-            meta: meta || resource,
+            // The root's own default is judged as a resource's (not here); an embedded
+            // resource's is ([`embedded_defaults`]).
+            meta: meta || (resource && !node.embedded_resource),
         });
     }
     if let (Some(items), Some(item)) = (items_schema(schema), node.items) {
@@ -425,14 +433,7 @@ fn defaults(schema: &Node<'_>, path: &str, at: &str, options: Options, errors: &
         if budget.stopped() {
             break;
         }
-        let Some(defaults_errors) = validate::validate_default(
-            &compiled,
-            entry.index,
-            entry.default,
-            &entry.path,
-            options.pruned_defaults,
-            &mut budget,
-        ) else {
+        let Some(defaults_errors) = judge_default(&compiled, entry, options.pruned_defaults, &mut budget) else {
             continue;
         };
         for mut error in defaults_errors {
@@ -443,6 +444,42 @@ fn defaults(schema: &Node<'_>, path: &str, at: &str, options: Options, errors: &
                 error.at.strip_prefix(entry.path.as_str()).unwrap_or("")
             );
             errors.push(error);
+        }
+    }
+}
+
+/// One default's errors as `ValidateDefaults` gives them, `None` when not certain: whether it is
+/// pruned, then the object-meta steps on the embedded resources it reaches
+/// ([`embedded_defaults`]), then kube-openapi's validator and the CEL rules
+/// ([`validate::validate_default`]).
+fn judge_default(
+    compiled: &Schema,
+    entry: &DefaultAt<'_, '_>,
+    require_pruned: bool,
+    budget: &mut Budget,
+) -> Option<Vec<FieldError>> {
+    use embedded_defaults::Meta;
+    match embedded_defaults::judge(compiled, entry.index, entry.default, &entry.path) {
+        Meta::Uncertain => None,
+        Meta::Clean => validate::validate_default(
+            compiled,
+            entry.index,
+            entry.default,
+            &entry.path,
+            (require_pruned, true),
+            budget,
+        ),
+        Meta::Refused(meta_errors) => {
+            let mut errors = Vec::new();
+            if require_pruned && validate::default_is_pruned(compiled, entry.index, entry.default, true)? {
+                errors.push(FieldError::invalid(
+                    format!("{}.default", entry.path),
+                    BadValue::Json(go_json(entry.default)),
+                    "must not have unknown fields",
+                ));
+            }
+            errors.extend(meta_errors);
+            Some(errors)
         }
     }
 }
@@ -472,7 +509,7 @@ fn has_unpruned_default(crd: &Node<'_>, minor: u32) -> bool {
         let mut found = Vec::new();
         each_default(&compiled, compiled.root, schema, ("", ""), true, false, &mut found);
         found.iter().any(|entry| {
-            entry.meta || validate::default_is_pruned(&compiled, entry.index, entry.default) != Some(false)
+            entry.meta || validate::default_is_pruned(&compiled, entry.index, entry.default, false) != Some(false)
         })
     })
 }
@@ -1923,8 +1960,8 @@ mod tests {
             r#"{"q":{"x-kubernetes-int-or-string":true,"default":"50%"}}"#,
             // A list-type set's duplicates are not kube-openapi's to judge.
             r#"{"s":{"type":"array","x-kubernetes-list-type":"set","items":{"type":"string"},"default":["a","a"]}}"#,
-            // An embedded resource's default: its metadata is judged first.
-            r#"{"r":{"type":"object","x-kubernetes-embedded-resource":true,"x-kubernetes-preserve-unknown-fields":true,"default":{"kind":""}}}"#,
+            // An embedded resource's default with metadata: decoded and validated first.
+            r#"{"r":{"type":"object","x-kubernetes-embedded-resource":true,"x-kubernetes-preserve-unknown-fields":true,"default":{"apiVersion":"v1","kind":"A","metadata":{"name":"-"}}}}"#,
             // A transition rule runs with the default as `oldSelf`.
             r#"{"n":{"type":"integer","default":1,"x-kubernetes-validations":[{"rule":"self > oldSelf"}]}}"#,
             // An int-or-string has no type in the schema a default is validated against.

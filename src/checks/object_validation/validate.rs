@@ -48,6 +48,10 @@ pub struct Options {
     /// `default`, [`validate_default`]): nothing pruned (an unknown field is still reported when
     /// `unknown_fields` asks), no `null` dropped, no list-type validation.
     pub as_written: bool,
+    /// With `as_written`: the embedded resources the value reaches hold no `metadata`, and their
+    /// `apiVersion` and `kind` were judged as the API server's object-meta steps judge a default's
+    /// (`crd::embedded_defaults`), so kube-openapi's judgement of them is certain.
+    pub embedded_judged: bool,
 }
 
 /// Validates `object` against `schema`; with `old_object` (an UPDATE), a value equal to the old
@@ -118,15 +122,17 @@ pub fn validate_default(
     index: usize,
     value: &Node<'_>,
     path: &str,
-    require_pruned: bool,
+    (require_pruned, embedded_judged): (bool, bool),
     budget: &mut Budget,
 ) -> Option<Vec<FieldError>> {
-    if schema.resolved(index).embedded_resource {
+    let embedded = schema.resolved(index).embedded_resource;
+    if embedded && !embedded_judged {
         return None;
     }
     let options = Options {
         unknown_fields: require_pruned,
         as_written: true,
+        embedded_judged,
         ..Options::default()
     };
     let unreadable = std::cell::RefCell::new(Vec::new());
@@ -138,7 +144,8 @@ pub fn validate_default(
         budget: *budget,
         uncertain: false,
     };
-    walk.value(&Place::root(), index, value, None, Context::Field);
+    let context = if embedded { Context::Embedded } else { Context::Field };
+    walk.value(&Place::root(), index, value, None, context);
     let (unknown, errors): (Vec<FieldError>, Vec<FieldError>) = walk
         .errors
         .into_iter()
@@ -187,13 +194,16 @@ pub fn validate_default(
 /// `requirePrunedDefaults` holds, and validates nothing, so no CEL rule runs (nor compiles) here.
 /// None when it is not certain (as [`validate_default`]'s walk: an embedded resource, whose
 /// metadata the API server coerces first, and the values it cannot judge).
-pub fn default_is_pruned(schema: &Schema, index: usize, value: &Node<'_>) -> Option<bool> {
-    if schema.resolved(index).embedded_resource {
+/// `embedded_judged` as [`Options::embedded_judged`].
+pub fn default_is_pruned(schema: &Schema, index: usize, value: &Node<'_>, embedded_judged: bool) -> Option<bool> {
+    let embedded = schema.resolved(index).embedded_resource;
+    if embedded && !embedded_judged {
         return None;
     }
     let options = Options {
         unknown_fields: true,
         as_written: true,
+        embedded_judged,
         ..Options::default()
     };
     let unreadable = std::cell::RefCell::new(Vec::new());
@@ -208,7 +218,8 @@ pub fn default_is_pruned(schema: &Schema, index: usize, value: &Node<'_>) -> Opt
         budget,
         uncertain: false,
     };
-    walk.value(&Place::root(), index, value, None, Context::Field);
+    let context = if embedded { Context::Embedded } else { Context::Field };
+    walk.value(&Place::root(), index, value, None, context);
     if walk.uncertain {
         return None;
     }
@@ -412,7 +423,9 @@ impl<'s> Walk<'s> {
         }
         let s = self.node(index);
         let kind = kind_of(value);
-        if self.options.as_written && (kind == Kind::Other || context == Context::Embedded) {
+        if self.options.as_written
+            && (kind == Kind::Other || (context == Context::Embedded && !self.options.embedded_judged))
+        {
             // A default reaching an embedded resource has its metadata judged first.
             self.uncertain = true;
         }

@@ -77,3 +77,88 @@ fn an_old_crds_defaults_are_only_pruned_to_learn_whether_pruned_defaults_are_req
     let unpruned = r#"{"tls":{"type":"object","properties":{"port":{"type":"integer"}},"default":{"extra":1}}}"#;
     assert!(errors(new, Some(unpruned)).is_empty());
 }
+
+/// An embedded resource's schema (`properties`, or keeping unknown fields).
+const EMBEDDED: &str = r#""type":"object","x-kubernetes-embedded-resource":true"#;
+
+#[test]
+fn an_embedded_resources_default_has_its_api_version_and_kind_judged_first() {
+    // kubectl-validate 1.35's answers.
+    let at = "spec.validation.openAPIV3Schema.properties";
+    let preserve = |default: &str| {
+        format!(r#"{{"r":{{{EMBEDDED},"x-kubernetes-preserve-unknown-fields":true,"default":{default}}}}}"#)
+    };
+    assert_eq!(
+        errors(&preserve(r#"{"kind":""}"#), None),
+        [
+            format!("{at}[r].default.apiVersion: Required value"),
+            format!(r#"{at}[r].default.kind: Invalid value: "": must not be empty"#),
+        ]
+    );
+    assert_eq!(
+        errors(&preserve(r#"{"apiVersion":"a/b/c","kind":"Foo_Bar"}"#), None),
+        [
+            format!(r#"{at}[r].default.apiVersion: Invalid value: "a/b/c": unexpected GroupVersion string: a/b/c"#),
+            format!(
+                r#"{at}[r].default.kind: Invalid value: "Foo_Bar": may have mixed case, but should otherwise match: a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')"#
+            ),
+        ]
+    );
+    // Coercion stops at the first that is not a string.
+    assert_eq!(
+        errors(&preserve(r#"{"apiVersion":1,"kind":"X"}"#), None),
+        [format!(
+            "{at}[r].default.apiVersion: Invalid value: 1: must be a string"
+        )]
+    );
+    // Then pruning and kube-openapi, as for any default; `apiVersion` and `kind` are kept.
+    let typed = |properties: &str, default: &str| {
+        format!(r#"{{"r":{{{EMBEDDED},"properties":{properties},"default":{default}}}}}"#)
+    };
+    assert_eq!(
+        errors(
+            &typed(
+                r#"{"spec":{"type":"object","properties":{"y":{"type":"string"}}}}"#,
+                r#"{"apiVersion":"v1","kind":"Pod","spec":{"x":1}}"#
+            ),
+            None
+        ),
+        [format!(
+            r#"{at}[r].default: Invalid value: {{"apiVersion":"v1","kind":"Pod","spec":{{"x":1}}}}: must not have unknown fields"#
+        )]
+    );
+    let integer = r#"{"n":{"type":"integer"}}"#;
+    assert_eq!(
+        errors(&typed(integer, r#"{"apiVersion":"v1","kind":"Pod","n":"str"}"#), None),
+        [format!(
+            r#"{at}[r].default.n: Invalid value: "string": n in body must be of type integer: "string""#
+        )]
+    );
+    // kube-openapi is not reached when the object-meta steps refuse it.
+    assert_eq!(
+        errors(&typed(integer, r#"{"n":"str"}"#), None),
+        [
+            format!("{at}[r].default.apiVersion: Required value"),
+            format!("{at}[r].default.kind: Required value"),
+        ]
+    );
+    // An embedded resource inside a default, at its index.
+    assert_eq!(
+        errors(
+            &format!(
+                r#"{{"l":{{"type":"array","items":{{{EMBEDDED},"x-kubernetes-preserve-unknown-fields":true}},"default":[{{"kind":"K"}}]}}}}"#
+            ),
+            None
+        ),
+        [format!("{at}[l].default[0].apiVersion: Required value")]
+    );
+    // Valid, and not followed: `metadata` (decoded, rewritten and validated first), and two
+    // values coercion may stop at first.
+    for quiet in [
+        preserve(r#"{"apiVersion":"v1","kind":"Pod"}"#),
+        preserve(r#"{"apiVersion":"v1","kind":"Pod","metadata":{"name":"x"}}"#),
+        preserve(r#"{"apiVersion":1,"kind":2}"#),
+    ] {
+        assert!(errors(&quiet, None).is_empty(), "{quiet}");
+    }
+}
