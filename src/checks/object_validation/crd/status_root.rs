@@ -115,26 +115,129 @@ pub(super) fn check(schema: &Node<'_>, path: &str, at: &str) -> Option<FieldErro
     None
 }
 
+/// How a member of the internal type is written, by its Go type.
+#[derive(Clone, Copy)]
+enum Go {
+    /// `string`: `""` when unset.
+    Str,
+    /// `*string`.
+    StrPointer,
+    /// `bool`: `false` when unset.
+    Bool,
+    /// `*bool`.
+    BoolPointer,
+    /// `*float64`.
+    Float,
+    /// `*int64`.
+    Int,
+    /// `*JSON`: the value as the unstructured decoder holds it.
+    Value,
+    /// `[]JSON`.
+    Values,
+    /// `[]string`.
+    Strings,
+    /// `*JSONSchemaProps`.
+    Schema,
+    /// `[]JSONSchemaProps`.
+    Schemas,
+    /// `map[string]JSONSchemaProps`.
+    SchemaMap,
+    /// `*JSONSchemaPropsOrArray` (`items`).
+    OrArray,
+    /// `*JSONSchemaPropsOrBool`.
+    OrBool,
+    /// `JSONSchemaDependencies`.
+    Dependencies,
+    /// `*ExternalDocumentation`.
+    Docs,
+    /// `ValidationRules`.
+    Rules,
+}
+
+/// The internal `JSONSchemaProps`' fields in their order: Go's name, the v1 member it is read
+/// from, its type.
+const SCHEMA_FIELDS: [(&str, &str, Go); 44] = [
+    ("ID", "id", Go::Str),
+    ("Schema", "$schema", Go::Str),
+    ("Ref", "$ref", Go::StrPointer),
+    ("Description", "description", Go::Str),
+    ("Type", "type", Go::Str),
+    ("Nullable", "nullable", Go::Bool),
+    ("Format", "format", Go::Str),
+    ("Title", "title", Go::Str),
+    ("Default", "default", Go::Value),
+    ("Maximum", "maximum", Go::Float),
+    ("ExclusiveMaximum", "exclusiveMaximum", Go::Bool),
+    ("Minimum", "minimum", Go::Float),
+    ("ExclusiveMinimum", "exclusiveMinimum", Go::Bool),
+    ("MaxLength", "maxLength", Go::Int),
+    ("MinLength", "minLength", Go::Int),
+    ("Pattern", "pattern", Go::Str),
+    ("MaxItems", "maxItems", Go::Int),
+    ("MinItems", "minItems", Go::Int),
+    ("UniqueItems", "uniqueItems", Go::Bool),
+    ("MultipleOf", "multipleOf", Go::Float),
+    ("Enum", "enum", Go::Values),
+    ("MaxProperties", "maxProperties", Go::Int),
+    ("MinProperties", "minProperties", Go::Int),
+    ("Required", "required", Go::Strings),
+    ("Items", "items", Go::OrArray),
+    ("AllOf", "allOf", Go::Schemas),
+    ("OneOf", "oneOf", Go::Schemas),
+    ("AnyOf", "anyOf", Go::Schemas),
+    ("Not", "not", Go::Schema),
+    ("Properties", "properties", Go::SchemaMap),
+    ("AdditionalProperties", "additionalProperties", Go::OrBool),
+    ("PatternProperties", "patternProperties", Go::SchemaMap),
+    ("Dependencies", "dependencies", Go::Dependencies),
+    ("AdditionalItems", "additionalItems", Go::OrBool),
+    ("Definitions", "definitions", Go::SchemaMap),
+    ("ExternalDocs", "externalDocs", Go::Docs),
+    ("Example", "example", Go::Value),
+    (
+        "XPreserveUnknownFields",
+        "x-kubernetes-preserve-unknown-fields",
+        Go::BoolPointer,
+    ),
+    ("XEmbeddedResource", "x-kubernetes-embedded-resource", Go::Bool),
+    ("XIntOrString", "x-kubernetes-int-or-string", Go::Bool),
+    ("XListMapKeys", "x-kubernetes-list-map-keys", Go::Strings),
+    ("XListType", "x-kubernetes-list-type", Go::StrPointer),
+    ("XMapType", "x-kubernetes-map-type", Go::StrPointer),
+    ("XValidations", "x-kubernetes-validations", Go::Rules),
+];
+
+/// `ExternalDocumentation`'s fields.
+const DOCS_FIELDS: [(&str, &str, Go); 2] = [("Description", "description", Go::Str), ("URL", "url", Go::Str)];
+
+/// `ValidationRule`'s fields.
+const RULE_FIELDS: [(&str, &str, Go); 6] = [
+    ("Rule", "rule", Go::Str),
+    ("Message", "message", Go::Str),
+    ("MessageExpression", "messageExpression", Go::Str),
+    ("Reason", "reason", Go::StrPointer),
+    ("FieldPath", "fieldPath", Go::Str),
+    ("OptionalOldSelf", "optionalOldSelf", Go::BoolPointer),
+];
+
 /// A string as `encoding/json` writes it.
-fn string(s: &str) -> String {
-    go_json(&Node::Str(s.into()))
+fn string(s: &str, out: &mut String) {
+    out.push_str(&go_json(&Node::Str(s.into())));
 }
 
 /// A `float64` as `encoding/json` writes it: `%f`'s shortest digits, or the `e` form below 1e-6
 /// and from 1e21 on (`e-7`, `e+21`).
-fn float(x: f64) -> String {
+fn float(x: f64, out: &mut String) {
     let abs = x.abs();
     if abs != 0.0 && !(1e-6..1e21).contains(&abs) {
         let sci = format!("{x:e}");
         let (mantissa, exponent) = sci.split_once('e').unwrap_or((&sci, "0"));
         let exponent: i32 = exponent.parse().unwrap_or(0);
-        if exponent < 0 {
-            format!("{mantissa}e-{}", -exponent)
-        } else {
-            format!("{mantissa}e+{exponent:02}")
-        }
+        let sign = if exponent < 0 { '-' } else { '+' };
+        let width = if exponent < 0 { 1 } else { 2 };
+        out.push_str(&format!("{mantissa}e{sign}{:0width$}", exponent.abs()));
     } else {
-        format!("{x}")
+        out.push_str(&format!("{x}"));
     }
 }
 
@@ -143,203 +246,119 @@ fn float(x: f64) -> String {
 /// its Go name, in its order). None where a member does not decode into its Go type (the API
 /// server refuses the CRD then, with another message).
 pub fn internal_json(node: &Node<'_>) -> Option<String> {
-    let empty = Node::Object(Vec::new());
-    let node = if node.is_null() { &empty } else { node };
-    if !matches!(node, Node::Object(_)) {
+    let mut out = String::new();
+    structure(node, &SCHEMA_FIELDS, &mut out)?;
+    Some(out)
+}
+
+/// A Go struct read from `node` (an object; `null` decodes to the zero value), its `fields` in
+/// order.
+fn structure(node: &Node<'_>, fields: &[(&str, &str, Go)], out: &mut String) -> Option<()> {
+    if !matches!(node, Node::Object(_) | Node::Null) {
         return None;
     }
-    let get = |key: &str| node.get(key).filter(|value| !value.is_null());
-    let text = |key: &str| match get(key) {
-        None => Some(string("")),
-        Some(Node::Str(s)) => Some(string(s)),
-        Some(_) => None,
+    out.push('{');
+    for (i, (name, key, go)) in fields.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        out.push('"');
+        out.push_str(name);
+        out.push_str("\":");
+        member(node.get(key).filter(|value| !value.is_null()), *go, out)?;
+    }
+    out.push('}');
+    Some(())
+}
+
+/// A member of Go type `go` read from `value` (none when unset or `null`).
+fn member(value: Option<&Node<'_>>, go: Go, out: &mut String) -> Option<()> {
+    let Some(value) = value else {
+        out.push_str(match go {
+            Go::Str => "\"\"",
+            Go::Bool => "false",
+            _ => "null",
+        });
+        return Some(());
     };
-    let text_pointer = |key: &str| match get(key) {
-        None => Some("null".to_string()),
-        Some(Node::Str(s)) => Some(string(s)),
-        Some(_) => None,
-    };
-    let boolean = |key: &str| match get(key) {
-        None => Some("false".to_string()),
-        Some(Node::Bool(b)) => Some(b.to_string()),
-        Some(_) => None,
-    };
-    let bool_pointer = |key: &str| match get(key) {
-        None => Some("null".to_string()),
-        Some(Node::Bool(b)) => Some(b.to_string()),
-        Some(_) => None,
-    };
-    let float_pointer = |key: &str| match get(key) {
-        None => Some("null".to_string()),
-        Some(value) => value.number().map(|n| float(n.as_f64())),
-    };
-    let int_pointer = |key: &str| match get(key) {
-        None => Some("null".to_string()),
-        Some(value) => match value.number()? {
-            Number::I64(n) => Some(n.to_string()),
-            Number::U64(n) => i64::try_from(n).ok().map(|n| n.to_string()),
-            Number::F64(_) => None,
+    match (go, value) {
+        (Go::Str | Go::StrPointer, Node::Str(s)) => string(s, out),
+        (Go::Bool | Go::BoolPointer, Node::Bool(b)) => out.push_str(if *b { "true" } else { "false" }),
+        (Go::Float, _) => float(value.number()?.as_f64(), out),
+        (Go::Int, _) => match value.number()? {
+            Number::I64(n) => out.push_str(&n.to_string()),
+            Number::U64(n) => out.push_str(&i64::try_from(n).ok()?.to_string()),
+            Number::F64(_) => return None,
         },
-    };
-    let value_pointer = |key: &str| Some(get(key).map_or_else(|| "null".to_string(), go_json));
-    let strings = |value: Option<&Node<'_>>| match value {
-        None => Some("null".to_string()),
-        Some(Node::Array(items)) => {
-            let items: Option<Vec<String>> = items.iter().map(|item| item.as_str().map(string)).collect();
-            Some(format!("[{}]", items?.join(",")))
+        (Go::Value, _) => out.push_str(&go_json(value)),
+        (Go::Values | Go::Strings | Go::Schemas | Go::Rules, Node::Array(items)) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                match go {
+                    Go::Values => out.push_str(&go_json(item)),
+                    Go::Strings => string(item.as_str()?, out),
+                    Go::Schemas => structure(item, &SCHEMA_FIELDS, out)?,
+                    _ => structure(item, &RULE_FIELDS, out)?,
+                }
+            }
+            out.push(']');
         }
-        Some(_) => None,
-    };
-    let values = |key: &str| match get(key) {
-        None => Some("null".to_string()),
-        Some(Node::Array(items)) => Some(format!("[{}]", items.iter().map(go_json).collect::<Vec<_>>().join(","))),
-        Some(_) => None,
-    };
-    let schemas = |value: Option<&Node<'_>>| match value {
-        None => Some("null".to_string()),
-        Some(Node::Array(items)) => {
-            let items: Option<Vec<String>> = items.iter().map(internal_json).collect();
-            Some(format!("[{}]", items?.join(",")))
-        }
-        Some(_) => None,
-    };
-    let schema_pointer = |key: &str| match get(key) {
-        None => Some("null".to_string()),
-        Some(value) => internal_json(value),
-    };
-    let map = |key: &str, each: &dyn Fn(&Node<'_>) -> Option<String>| match get(key) {
-        None => Some("null".to_string()),
-        Some(Node::Object(entries)) => {
+        (Go::Schema, _) => structure(value, &SCHEMA_FIELDS, out)?,
+        (Go::Docs, _) => structure(value, &DOCS_FIELDS, out)?,
+        (Go::SchemaMap | Go::Dependencies, Node::Object(entries)) => {
             let mut keys: Vec<&str> = entries.iter().map(|(k, _)| k.as_ref()).collect();
             keys.sort_unstable();
             keys.dedup();
-            let members: Option<Vec<String>> = keys
-                .into_iter()
-                .map(|k| Some(format!("{}:{}", string(k), each(node.get(key)?.get(k)?)?)))
-                .collect();
-            Some(format!("{{{}}}", members?.join(",")))
-        }
-        Some(_) => None,
-    };
-    let or_bool = |key: &str| match get(key) {
-        None => Some("null".to_string()),
-        Some(Node::Bool(b)) => Some(format!("{{\"Allows\":{b},\"Schema\":null}}")),
-        Some(value @ Node::Object(_)) => Some(format!("{{\"Allows\":true,\"Schema\":{}}}", internal_json(value)?)),
-        Some(_) => None,
-    };
-    let items = match get("items") {
-        None => "null".to_string(),
-        Some(value @ Node::Object(_)) => format!("{{\"Schema\":{},\"JSONSchemas\":null}}", internal_json(value)?),
-        Some(value @ Node::Array(_)) => format!("{{\"Schema\":null,\"JSONSchemas\":{}}}", schemas(Some(value))?),
-        Some(_) => return None,
-    };
-    let dependency = |value: &Node<'_>| match value {
-        Node::Object(_) => Some(format!("{{\"Schema\":{},\"Property\":null}}", internal_json(value)?)),
-        Node::Array(_) => Some(format!("{{\"Schema\":null,\"Property\":{}}}", strings(Some(value))?)),
-        _ => None,
-    };
-    let external_docs = match get("externalDocs") {
-        None => "null".to_string(),
-        Some(docs @ Node::Object(_)) => {
-            let member = |key: &str| match docs.get(key).filter(|v| !v.is_null()) {
-                None => Some(string("")),
-                Some(Node::Str(s)) => Some(string(s)),
-                Some(_) => None,
-            };
-            format!(
-                "{{\"Description\":{},\"URL\":{}}}",
-                member("description")?,
-                member("url")?
-            )
-        }
-        Some(_) => return None,
-    };
-    let validations = match get("x-kubernetes-validations") {
-        None => "null".to_string(),
-        Some(Node::Array(rules)) => {
-            let mut out = Vec::new();
-            for rule in rules {
-                let member = |key: &str| match rule.get(key).filter(|v| !v.is_null()) {
-                    None => Some(string("")),
-                    Some(Node::Str(s)) => Some(string(s)),
-                    Some(_) => None,
-                };
-                let reason = match rule.get("reason").filter(|v| !v.is_null()) {
-                    None => "null".to_string(),
-                    Some(Node::Str(s)) => string(s),
-                    Some(_) => return None,
-                };
-                let optional = match rule.get("optionalOldSelf").filter(|v| !v.is_null()) {
-                    None => "null".to_string(),
-                    Some(Node::Bool(b)) => b.to_string(),
-                    Some(_) => return None,
-                };
-                out.push(format!(
-                    "{{\"Rule\":{},\"Message\":{},\"MessageExpression\":{},\"Reason\":{reason},\"FieldPath\":{},\"OptionalOldSelf\":{optional}}}",
-                    member("rule")?,
-                    member("message")?,
-                    member("messageExpression")?,
-                    member("fieldPath")?,
-                ));
+            out.push('{');
+            for (i, key) in keys.into_iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                string(key, out);
+                out.push(':');
+                let entry = value.get(key)?;
+                match (go, entry) {
+                    (Go::SchemaMap, _) => structure(entry, &SCHEMA_FIELDS, out)?,
+                    (_, Node::Object(_)) => {
+                        out.push_str("{\"Schema\":");
+                        structure(entry, &SCHEMA_FIELDS, out)?;
+                        out.push_str(",\"Property\":null}");
+                    }
+                    (_, Node::Array(_)) => {
+                        out.push_str("{\"Schema\":null,\"Property\":");
+                        member(Some(entry), Go::Strings, out)?;
+                        out.push('}');
+                    }
+                    _ => return None,
+                }
             }
-            format!("[{}]", out.join(","))
+            out.push('}');
         }
-        Some(_) => return None,
-    };
-    let fields: [(&str, String); 44] = [
-        ("ID", text("id")?),
-        ("Schema", text("$schema")?),
-        ("Ref", text_pointer("$ref")?),
-        ("Description", text("description")?),
-        ("Type", text("type")?),
-        ("Nullable", boolean("nullable")?),
-        ("Format", text("format")?),
-        ("Title", text("title")?),
-        ("Default", value_pointer("default")?),
-        ("Maximum", float_pointer("maximum")?),
-        ("ExclusiveMaximum", boolean("exclusiveMaximum")?),
-        ("Minimum", float_pointer("minimum")?),
-        ("ExclusiveMinimum", boolean("exclusiveMinimum")?),
-        ("MaxLength", int_pointer("maxLength")?),
-        ("MinLength", int_pointer("minLength")?),
-        ("Pattern", text("pattern")?),
-        ("MaxItems", int_pointer("maxItems")?),
-        ("MinItems", int_pointer("minItems")?),
-        ("UniqueItems", boolean("uniqueItems")?),
-        ("MultipleOf", float_pointer("multipleOf")?),
-        ("Enum", values("enum")?),
-        ("MaxProperties", int_pointer("maxProperties")?),
-        ("MinProperties", int_pointer("minProperties")?),
-        ("Required", strings(get("required"))?),
-        ("Items", items),
-        ("AllOf", schemas(get("allOf"))?),
-        ("OneOf", schemas(get("oneOf"))?),
-        ("AnyOf", schemas(get("anyOf"))?),
-        ("Not", schema_pointer("not")?),
-        ("Properties", map("properties", &internal_json)?),
-        ("AdditionalProperties", or_bool("additionalProperties")?),
-        ("PatternProperties", map("patternProperties", &internal_json)?),
-        ("Dependencies", map("dependencies", &dependency)?),
-        ("AdditionalItems", or_bool("additionalItems")?),
-        ("Definitions", map("definitions", &internal_json)?),
-        ("ExternalDocs", external_docs),
-        ("Example", value_pointer("example")?),
-        (
-            "XPreserveUnknownFields",
-            bool_pointer("x-kubernetes-preserve-unknown-fields")?,
-        ),
-        ("XEmbeddedResource", boolean("x-kubernetes-embedded-resource")?),
-        ("XIntOrString", boolean("x-kubernetes-int-or-string")?),
-        ("XListMapKeys", strings(get("x-kubernetes-list-map-keys"))?),
-        ("XListType", text_pointer("x-kubernetes-list-type")?),
-        ("XMapType", text_pointer("x-kubernetes-map-type")?),
-        ("XValidations", validations),
-    ];
-    let members: Vec<String> = fields
-        .iter()
-        .map(|(name, value)| format!("\"{name}\":{value}"))
-        .collect();
-    Some(format!("{{{}}}", members.join(",")))
+        (Go::OrArray, Node::Object(_)) => {
+            out.push_str("{\"Schema\":");
+            structure(value, &SCHEMA_FIELDS, out)?;
+            out.push_str(",\"JSONSchemas\":null}");
+        }
+        (Go::OrArray, Node::Array(_)) => {
+            out.push_str("{\"Schema\":null,\"JSONSchemas\":");
+            member(Some(value), Go::Schemas, out)?;
+            out.push('}');
+        }
+        (Go::OrBool, Node::Bool(b)) => {
+            out.push_str(if *b { "{\"Allows\":true" } else { "{\"Allows\":false" });
+            out.push_str(",\"Schema\":null}");
+        }
+        (Go::OrBool, Node::Object(_)) => {
+            out.push_str("{\"Allows\":true,\"Schema\":");
+            structure(value, &SCHEMA_FIELDS, out)?;
+            out.push('}');
+        }
+        _ => return None,
+    }
+    Some(())
 }
 
 #[cfg(test)]
