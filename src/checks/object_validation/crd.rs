@@ -89,8 +89,9 @@
 //!   refuse. Not said: a default in a resource's `metadata`, `kind` or `apiVersion` (validated in
 //!   a surrounding object the API server builds), one reaching an embedded resource with
 //!   `metadata` (decoded into `ObjectMeta`, rewritten and validated by `ValidateObjectMeta`) or
-//!   with CEL rules of its own, one that reaches a CEL rule reading `oldSelf` (run with the default as `oldSelf`, and again without
-//!   it: CRDValidationRatcheting, on since 1.30), or a rule that does not compile. The defaults'
+//!   with CEL rules of its own, one that reaches a CEL rule reading `oldSelf` (run with the
+//!   default as `oldSelf`, and again without it: CRDValidationRatcheting, on since 1.30), or a
+//!   rule that does not compile. The defaults'
 //!   rules share one CEL cost budget per schema (10,000,000, `ValidateDefaults`), charged only
 //!   where they run (not for a default kube-openapi refused) and spent in the order of the walk
 //!   (a node's own default, its `items`', its properties'); the API server takes the properties
@@ -105,8 +106,8 @@
 //!   out are those of the orders that reach them first, and an order that runs out first refuses
 //!   the CRD too, with its own message.
 //!
-//! On an update, `requirePrunedDefaults` reads the old CRD's defaults as `schemaHasUnprunedDefaults`
-//! does: pruned against their schema ([`validate::default_is_pruned`]), nothing validated and no
+//! On an update, `requirePrunedDefaults` reads the old CRD's defaults as
+//! `schemaHasUnprunedDefaults` does: pruned against their schema ([`validate::default_is_pruned`]), nothing validated and no
 //! CEL rule run or compiled; a default in a resource's metadata or of an embedded resource (which
 //! the API server coerces first) counts as unpruned, which only relaxes the rule.
 //!
@@ -114,9 +115,10 @@
 //! map where Go's comparison tells nil from empty, in the root `metadata`) does not count, and an
 //! `anyOf` of an `integer` and a `string` schema is taken for int-or-string's pattern whatever
 //! else they hold. Not checked: a `map` list whose `items` is a list ("must only have a single
-//! schema", whose value prints the internal type); the CEL rules' keywords (`rule`, `message`, `fieldPath`...), compilation and
-//! estimated cost (object-validation compiles the rules when it judges a custom resource); and
-//! the validator built from the schema at the end ("error building validator").
+//! schema", whose value prints the internal type); the CEL rules' keywords (`rule`, `message`,
+//! `fieldPath`...), compilation and estimated cost (object-validation compiles the rules when it
+//! judges a custom resource); and the validator built from the schema at the end ("error
+//! building validator").
 //!
 //! Nothing here is crd-schema-fields' (a schema keyword the API server drops or a CRD that does
 //! not round-trip: `$ref`, `definitions` and the others above are JSONSchemaProps fields, which
