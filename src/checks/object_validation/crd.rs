@@ -107,9 +107,10 @@
 //!   the CRD too, with its own message.
 //!
 //! On an update, `requirePrunedDefaults` reads the old CRD's defaults as
-//! `schemaHasUnprunedDefaults` does: pruned against their schema ([`validate::default_is_pruned`]), nothing validated and no
-//! CEL rule run or compiled; a default in a resource's metadata or of an embedded resource (which
-//! the API server coerces first) counts as unpruned, which only relaxes the rule.
+//! `schemaHasUnprunedDefaults` does: pruned against their schema
+//! ([`validate::default_is_pruned`]), nothing validated and no CEL rule run or compiled; a default
+//! in a resource's metadata or of an embedded resource (which the API server coerces first)
+//! counts as unpruned, which only relaxes the rule.
 //!
 //! Only what is certain is said: a value whose decoded Go form is in doubt (an empty list or
 //! map where Go's comparison tells nil from empty, in the root `metadata`) does not count, and an

@@ -3,8 +3,9 @@
 //! coerces and validates the `apiVersion`, `kind` and `metadata` of every embedded resource in it
 //! (`objectmeta.Coerce`, then `objectmeta.Validate`, `pkg/apiserver/schema/objectmeta`), and
 //! judges nothing more of the default when either finds something:
-//! - coercion stops at the first `apiVersion` or `kind` that is not a string (`...default.apiVersion:
-//!   Invalid value: 1: must be a string`), so it is said only when there is one such;
+//! - coercion stops at the first `apiVersion` or `kind` that is not a string
+//!   (`...default.apiVersion: Invalid value: 1: must be a string`), so it is said only when there
+//!   is one such;
 //! - validation (`validateEmbeddedResource`) requires both (`...default.kind: Required value`), and
 //!   refuses an empty one (`Invalid value: "": must not be empty`), an `apiVersion` that is no
 //!   group version (`unexpected GroupVersion string: a/b/c`) and a `kind` whose lower case is no
