@@ -376,6 +376,7 @@ impl ObjectValidation {
                         unknown_fields: true,
                         open_empty_objects: built_in,
                         as_written: false,
+                        embedded_judged: false,
                     };
                     let (field_errors, reached) =
                         validate::validate_noting_rules(&compiled.schema, node, old, &options);
@@ -1203,6 +1204,7 @@ mod tests {
             unknown_fields: true,
             open_empty_objects: true,
             as_written: false,
+            embedded_judged: false,
         };
         let errors = validate::validate(&compiled.schema, &deployment, None, &options);
         assert_eq!(errors.len(), 1, "{errors:?}");

@@ -2,6 +2,11 @@
 //! `ValidateCustomResourceDefinition` (`pkg/apis/apiextensions/validation/validation.go`) a
 //! manifest meets and that is certain offline. For each `openAPIV3Schema`, in the order
 //! `validateCustomResourceDefinitionValidation` gives them:
+//! - where the version (or, for a schema every version shares, any version) has the status
+//!   subresource, a root of a type other than `object` or with a field the subresource forbids
+//!   there (`only [Description Type ...] fields are allowed at the root of the schema if the
+//!   status subresource is enabled`, the root printed as Go marshals the internal type:
+//!   [`status_root`]);
 //! - a `nullable` root ("nullable cannot be true at the root");
 //! - the structural schema's rules (`pkg/apiserver/schema/validation.go`, `ValidateStructural`,
 //!   sorted by their text as it sorts them), when the CRD prunes (`preserveUnknownFields` not
@@ -15,7 +20,10 @@
 //!   nor `x-kubernetes-preserve-unknown-fields` beside `x-kubernetes-int-or-string`; and under
 //!   `anyOf`, `allOf`, `oneOf` and `not` (`validateNestedValueValidation`), no type, default,
 //!   title, description, `nullable`, extension, CEL rule or `metadata` (int-or-string's `anyOf`
-//!   pattern excepted);
+//!   pattern excepted); and, sorted with them, `validateStructuralCompleteness`
+//!   (`schema/complete.go`, [`completeness`]): a field or `items` a value validation of the root
+//!   names that the schema itself does not declare (`...properties[foo]: Required value: because
+//!   it is defined in ...allOf[0].properties[foo]`);
 //! - each schema's keywords as `ValidateCustomResourceDefinitionOpenAPISchema` checks them, a
 //!   schema's own before those of the schemas it holds, its extensions after them: a `type` none
 //!   of OpenAPI v3's (`field.NotSupported`) or `null`; a `default` in the root's `metadata`,
@@ -35,8 +43,8 @@
 //! - a schema `NewStructural` cannot convert for a reason none of the above says (`$schema`):
 //!   `spec.validation.openAPIV3Schema: Invalid value: "": OpenAPIV3Schema 'schema' is not
 //!   supported`, which the API server gives only when the schema has no other error; said only
-//!   when it is the schema's one such reason (Go's walk meets properties in random order), not at
-//!   the root and not beside CEL rules (whose keyword errors are not checked here).
+//!   when it is the root's own or the schema's one such reason (Go's walk meets properties in
+//!   random order), and not beside CEL rules (whose keyword errors are not checked here).
 //!
 //! Each message is validation.go's, schema/validation.go's or convert.go's, with the values
 //! they print (the source passes the items' `x-kubernetes-list-type` as the value of a `set`
@@ -58,10 +66,11 @@
 //!
 //! - a `pattern` Go's `regexp` refuses (`validateValueValidation`, among the structural schema's
 //!   rules): ``...pattern: Invalid value: "(?=x)": must be a valid regular expression, but isn't:
-//!   error parsing regexp: invalid or unsupported Perl syntax: `(?=` ``, said where our reader
-//!   (`schema::go_regex`) refuses it too and `schema::go_regex_error` is certain of Go's parser's
-//!   first error (lookarounds, backreferences and other invalid escapes, missing brackets and
-//!   parentheses, invalid repeat counts, `x**`...; not a Unicode class's name);
+//!   error parsing regexp: invalid or unsupported Perl syntax: `(?=` ``, said where
+//!   `schema::go_regex_error` is certain of Go's parser's first error (lookarounds, backreferences
+//!   and other invalid escapes, missing brackets and parentheses, invalid repeat counts, `x**`,
+//!   `(?x)`...; not a Unicode class's name), which our reader (`schema::go_regex`, from the same
+//!   reading of the pattern) then refuses too;
 //! - each `default` (`ValidateDefaults`, `pkg/apiserver/schema/defaulting/validation.go`), when
 //!   the structural schema has no error: on its own schema node (properties and items, not
 //!   `additionalProperties`), with the validator of custom resources (`validate::validate_default`)
@@ -73,27 +82,58 @@
 //!   defaulted itself); a default the schema prunes (`...default: Invalid value:
 //!   {"extra":1,"port":2}: must not have unknown fields`) unless the old CRD of an update already
 //!   had one (`requirePrunedDefaults`); the CEL rules of its node and below only when its schema
-//!   found nothing. Not said: a default in a resource's `metadata`, `kind` or `apiVersion` or of an
-//!   embedded resource (the API server coerces and validates their `ObjectMeta` first), one that
-//!   reaches a CEL rule reading `oldSelf` (run with the default as `oldSelf`, and again without
-//!   it: CRDValidationRatcheting, on since 1.30), a rule that does not compile, or the cost budget
-//!   (which the API server shares across the defaults in Go's map order).
+//!   found nothing. A default of an embedded resource, or holding one, has each embedded
+//!   resource's `apiVersion` and `kind` coerced and validated first, as `objectmeta.Coerce` and
+//!   `objectmeta.Validate` do (`...default.apiVersion: Required value`, `...default.kind: Invalid
+//!   value: "": must not be empty`; [`embedded_defaults`]), and nothing more said of it when they
+//!   refuse. Not said: a default in a resource's `metadata`, `kind` or `apiVersion` (validated in
+//!   a surrounding object the API server builds), one reaching an embedded resource with
+//!   `metadata` (decoded into `ObjectMeta`, rewritten and validated by `ValidateObjectMeta`) or
+//!   with CEL rules of its own, one that reaches a CEL rule reading `oldSelf` (run with the
+//!   default as `oldSelf`, and again without it: CRDValidationRatcheting, on since 1.30), or a
+//!   rule that does not compile. The defaults'
+//!   rules share one CEL cost budget per schema (10,000,000, `ValidateDefaults`), charged only
+//!   where they run (not for a default kube-openapi refused) and spent in the order of the walk
+//!   (a node's own default, its `items`', its properties'); the API server takes the properties
+//!   in Go's map order, which changes between runs, and judges no default once a rule has run
+//!   out of the budget (or past the per-call limit). Here they are taken in the manifest's order:
+//!   while the budget holds, the order changes nothing (each default's cost is its own), so every
+//!   default is judged as the API server judges it; once a rule spends it, that default and every
+//!   later one say nothing, since which defaults the API server reaches first, and where it runs
+//!   out, depend on its order (it then refuses the CRD with `validation failed due to running out
+//!   of cost budget, ...` at a default of its order, never said here). So nothing is said where
+//!   an order of the API server accepts: the errors of the defaults judged before the budget ran
+//!   out are those of the orders that reach them first, and an order that runs out first refuses
+//!   the CRD too, with its own message.
+//!
+//! On an update, `requirePrunedDefaults` reads the old CRD's defaults as
+//! `schemaHasUnprunedDefaults` does: pruned against their schema
+//! ([`validate::default_is_pruned`]), nothing validated and no CEL rule run or compiled; a default
+//! in a resource's metadata or of an embedded resource (which the API server coerces first)
+//! counts as unpruned, which only relaxes the rule.
 //!
 //! Only what is certain is said: a value whose decoded Go form is in doubt (an empty list or
 //! map where Go's comparison tells nil from empty, in the root `metadata`) does not count, and an
 //! `anyOf` of an `integer` and a `string` schema is taken for int-or-string's pattern whatever
 //! else they hold. Not checked: a `map` list whose `items` is a list ("must only have a single
-//! schema", whose value prints the internal type); the status subresource's restriction of the
-//! root's fields; the CEL rules' keywords (`rule`, `message`, `fieldPath`...), compilation and
-//! estimated cost (object-validation compiles the rules when it judges a custom resource); and
-//! the validator built from the schema at the end ("error building validator").
+//! schema", whose value prints the internal type); the CEL rules' keywords (`rule`, `message`,
+//! `fieldPath`...), compilation and estimated cost (object-validation compiles the rules when it
+//! judges a custom resource); and the validator built from the schema at the end ("error
+//! building validator").
 //!
 //! Nothing here is crd-schema-fields' (a schema keyword the API server drops or a CRD that does
 //! not round-trip: `$ref`, `definitions` and the others above are JSONSchemaProps fields, which
 //! it does not report) or crd-safe-upgrade's (a change between two versions of a CRD).
 
+mod completeness;
+#[cfg(test)]
+mod defaults_tests;
+mod embedded_defaults;
+mod status_root;
+
+use super::cel::cost::Budget;
 use super::field_error::{BadValue, FieldError, go_json};
-use super::schema::{Schema, go_regex, go_regex_error};
+use super::schema::{Schema, go_regex_error};
 use super::validate;
 use crate::json::Node;
 
@@ -215,17 +255,23 @@ pub fn validate(crd: &Node<'_>, old: Option<&Node<'_>>, minor: u32) -> Vec<Field
         if hoisted {
             // One schema, validated once, at the path of the internal version.
             if i == 0 {
+                let status = versions.iter().any(status_enabled);
                 root(
                     schema,
-                    "spec.validation.openAPIV3Schema",
-                    &at,
+                    ("spec.validation.openAPIV3Schema", &at),
                     options,
-                    structural,
+                    (structural, status),
                     &mut errors,
                 );
             }
         } else {
-            root(schema, &at, &at, options, structural, &mut errors);
+            root(
+                schema,
+                (&at, &at),
+                options,
+                (structural, status_enabled(version)),
+                &mut errors,
+            );
         }
     }
     // Kubernetes before 1.30 is built with Go before 1.22, whose parser did not know `(?<name>`:
@@ -243,8 +289,17 @@ pub fn validate(crd: &Node<'_>, old: Option<&Node<'_>>, minor: u32) -> Vec<Field
 /// gives them: a `nullable` root, the structural schema's (`ValidateStructural`, sorted), the
 /// keywords' (`ValidateCustomResourceDefinitionOpenAPISchema`), and the schema that cannot be
 /// made structural only when nothing else is said.
-fn root(schema: &Node<'_>, path: &str, at: &str, options: Options, structural: bool, errors: &mut Vec<FieldError>) {
+fn root(
+    schema: &Node<'_>,
+    (path, at): (&str, &str),
+    options: Options,
+    (structural, status): (bool, bool),
+    errors: &mut Vec<FieldError>,
+) {
     let before = errors.len();
+    if status {
+        errors.extend(status_root::check(schema, path, at));
+    }
     if schema.get("nullable").and_then(Node::as_bool) == Some(true) {
         let error = FieldError::forbidden(format!("{path}.nullable"), "nullable cannot be true at the root");
         errors.push(at_step(error, at, ".nullable"));
@@ -253,6 +308,7 @@ fn root(schema: &Node<'_>, path: &str, at: &str, options: Options, structural: b
     if structural && converts {
         let mut found = Vec::new();
         invariants(schema, Level::Root, path, at, &mut found);
+        completeness::check(schema, path, at, &mut found);
         found.sort_by_cached_key(ToString::to_string);
         if found.is_empty() {
             defaults(schema, path, at, options, errors);
@@ -266,20 +322,29 @@ fn root(schema: &Node<'_>, path: &str, at: &str, options: Options, structural: b
     walk(schema, path, at, options, &place, errors);
     // `structuralSchemaInitErrs`: said only when nothing else is. The unsupported keywords
     // `specStandardValidatorV3` also forbids never get here; `$schema` is the one it does not.
-    // Said only for a single offence (Go's walk meets map keys in random order), not at the
-    // root (with the status subresource, the root's own fields are refused first), and not
-    // beside CEL rules (whose keyword errors are not checked here).
+    // Said for the root's own offence (`NewStructural` meets it first) or a single offence
+    // (Go's walk meets map keys in random order), and not beside CEL rules (whose keyword errors
+    // are not checked here). With the status subresource, the root's own fields are refused
+    // first ([`status_root`]).
     if structural && !converts && errors.len() == before && !has_validations(schema) {
         let mut offences = Vec::new();
         unconvertible(schema, at, &mut offences);
-        if let [(message, offence_at)] = offences.as_slice()
-            && offence_at != at
+        if let [(message, offence_at), ..] = offences.as_slice()
+            && (offences.len() == 1 || offence_at == at)
         {
             let mut error = FieldError::invalid(path.to_string(), BadValue::Str(String::new()), message.clone());
             error.at = offence_at.clone();
             errors.push(error);
         }
     }
+}
+
+/// Whether a version has the status subresource (`hasStatusEnabled`; a hoisted schema has it when
+/// any version has, `hasAnyStatusEnabled`).
+fn status_enabled(version: &Node<'_>) -> bool {
+    version
+        .at(&["subresources", "status"])
+        .is_some_and(|status| !status.is_null())
 }
 
 /// A `default` of a schema as `ValidateDefaults` meets it: its schema node (in the compiled
@@ -317,7 +382,9 @@ fn each_default<'n, 'j>(
             default,
             path: path.to_string(),
             at: at.to_string(),
-            meta: meta || resource,
+            // The root's own default is judged as a resource's (not here); an embedded
+            // resource's is ([`embedded_defaults`]).
+            meta: meta || (resource && !node.embedded_resource),
         });
     }
     if let (Some(items), Some(item)) = (items_schema(schema), node.items) {
@@ -363,14 +430,14 @@ fn defaults(schema: &Node<'_>, path: &str, at: &str, options: Options, errors: &
     };
     let mut found = Vec::new();
     each_default(&compiled, compiled.root, schema, (path, at), true, false, &mut found);
+    // One CEL budget for the schema's defaults, as `ValidateDefaults` shares it: once a rule
+    // spends it, no default after is judged (module doc).
+    let mut budget = Budget::default();
     for entry in found.iter().filter(|entry| !entry.meta) {
-        let Some(defaults_errors) = validate::validate_default(
-            &compiled,
-            entry.index,
-            entry.default,
-            &entry.path,
-            options.pruned_defaults,
-        ) else {
+        if budget.stopped() {
+            break;
+        }
+        let Some(defaults_errors) = judge_default(&compiled, entry, options.pruned_defaults, &mut budget) else {
             continue;
         };
         for mut error in defaults_errors {
@@ -381,6 +448,42 @@ fn defaults(schema: &Node<'_>, path: &str, at: &str, options: Options, errors: &
                 error.at.strip_prefix(entry.path.as_str()).unwrap_or("")
             );
             errors.push(error);
+        }
+    }
+}
+
+/// One default's errors as `ValidateDefaults` gives them, `None` when not certain: whether it is
+/// pruned, then the object-meta steps on the embedded resources it reaches
+/// ([`embedded_defaults`]), then kube-openapi's validator and the CEL rules
+/// ([`validate::validate_default`]).
+fn judge_default(
+    compiled: &Schema,
+    entry: &DefaultAt<'_, '_>,
+    require_pruned: bool,
+    budget: &mut Budget,
+) -> Option<Vec<FieldError>> {
+    use embedded_defaults::Meta;
+    match embedded_defaults::judge(compiled, entry.index, entry.default, &entry.path) {
+        Meta::Uncertain => None,
+        Meta::Clean => validate::validate_default(
+            compiled,
+            entry.index,
+            entry.default,
+            &entry.path,
+            (require_pruned, true),
+            budget,
+        ),
+        Meta::Refused(meta_errors) => {
+            let mut errors = Vec::new();
+            if require_pruned && validate::default_is_pruned(compiled, entry.index, entry.default, true)? {
+                errors.push(FieldError::invalid(
+                    format!("{}.default", entry.path),
+                    BadValue::Json(go_json(entry.default)),
+                    "must not have unknown fields",
+                ));
+            }
+            errors.extend(meta_errors);
+            Some(errors)
         }
     }
 }
@@ -400,6 +503,7 @@ fn has_unpruned_default(crd: &Node<'_>, minor: u32) -> bool {
             return false;
         }
         invariants(schema, Level::Root, "", "", &mut broken);
+        completeness::check(schema, "", "", &mut broken);
         if !broken.is_empty() {
             return false;
         }
@@ -409,9 +513,7 @@ fn has_unpruned_default(crd: &Node<'_>, minor: u32) -> bool {
         let mut found = Vec::new();
         each_default(&compiled, compiled.root, schema, ("", ""), true, false, &mut found);
         found.iter().any(|entry| {
-            entry.meta
-                || validate::validate_default(&compiled, entry.index, entry.default, "", true)
-                    .is_none_or(|errors| errors.iter().any(|e| e.detail == "must not have unknown fields"))
+            entry.meta || validate::default_is_pruned(&compiled, entry.index, entry.default, false) != Some(false)
         })
     })
 }
@@ -1218,11 +1320,10 @@ fn value_validation(schema: &Node<'_>, skip_any_of: bool, path: &str, at: &str, 
     if let Some(node @ Node::Object(_)) = schema.get("not") {
         nested(node, false, &format!("{path}.not"), &format!("{at}.not"), errors);
     }
-    // A `pattern` Go's `regexp` refuses: said where our reader refuses it too and Go's message
-    // is certain (the scan first: compiling every pattern of a CRD would cost more).
+    // A `pattern` Go's `regexp` refuses: said where Go's message is certain (the reader,
+    // `go_regex`, refuses it then too, from the same reading of the pattern).
     if let Some(pattern) = text(schema, "pattern").filter(|p| !p.is_empty())
         && let Some(go_error) = go_regex_error(pattern)
-        && go_regex(pattern).is_err()
     {
         errors.push(at_step(
             FieldError::invalid(
@@ -1862,8 +1963,8 @@ mod tests {
             r#"{"q":{"x-kubernetes-int-or-string":true,"default":"50%"}}"#,
             // A list-type set's duplicates are not kube-openapi's to judge.
             r#"{"s":{"type":"array","x-kubernetes-list-type":"set","items":{"type":"string"},"default":["a","a"]}}"#,
-            // An embedded resource's default: its metadata is judged first.
-            r#"{"r":{"type":"object","x-kubernetes-embedded-resource":true,"x-kubernetes-preserve-unknown-fields":true,"default":{"kind":""}}}"#,
+            // An embedded resource's default with metadata: decoded and validated first.
+            r#"{"r":{"type":"object","x-kubernetes-embedded-resource":true,"x-kubernetes-preserve-unknown-fields":true,"default":{"apiVersion":"v1","kind":"A","metadata":{"name":"-"}}}}"#,
             // A transition rule runs with the default as `oldSelf`.
             r#"{"n":{"type":"integer","default":1,"x-kubernetes-validations":[{"rule":"self > oldSelf"}]}}"#,
             // An int-or-string has no type in the schema a default is validated against.

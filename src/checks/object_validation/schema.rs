@@ -209,12 +209,15 @@ impl Pattern {
 /// Go does; `\s`, which `regex-lite` widens with `\v`, is rewritten to Go's `[\t\n\f\r ]`.
 /// What `regex-lite` cannot read is an error, never a different answer: Unicode classes
 /// (`\pL`, `\p{Greek}`), Go's `\C` and `\Q...\E`, and a case-insensitive pattern with
-/// non-ASCII text (Go folds Unicode case, `regex-lite` only ASCII).
+/// non-ASCII text (Go folds Unicode case, `regex-lite` only ASCII). The pattern is read once
+/// ([`scan`]), for its rewriting and for Go's parser's verdict ([`go_regex_error`]).
 pub fn go_regex(source: &str) -> Result<regex_lite::Regex, String> {
-    if !source.is_ascii() && source.contains("(?") && case_insensitive(source) {
+    let scanned = scan(source);
+    let translated = scanned.translated?;
+    if !source.is_ascii() && scanned.case_insensitive {
         return Err("a case-insensitive pattern with non-ASCII text (Unicode case folding)".to_owned());
     }
-    regex_lite::Regex::new(&go_classes_as_ascii(source)).map_err(|e| e.to_string())
+    regex_lite::Regex::new(&translated).map_err(|e| e.to_string())
 }
 
 /// Go's `regexp.Compile` error for `source` (`error parsing regexp: <code>: `<expr>``), emulating
@@ -227,10 +230,57 @@ pub fn go_regex(source: &str) -> Result<regex_lite::Regex, String> {
 /// (Go bounds the repetitions nested in it), patterns long or repeated enough to reach Go's
 /// size limits.
 pub fn go_regex_error(source: &str) -> Option<String> {
-    if source.len() > 1000 {
-        return None;
+    match scan(source).verdict {
+        GoVerdict::Refused((code, expr)) => Some(format!("error parsing regexp: {code}: `{expr}`")),
+        GoVerdict::Compiles | GoVerdict::Unsure => None,
     }
-    let error = |code: &str, expr: &str| Some(format!("error parsing regexp: {code}: `{expr}`"));
+}
+
+/// What Go's parser makes of a pattern.
+enum GoVerdict<'s> {
+    /// It compiles.
+    Compiles,
+    /// Its first error.
+    Refused(GoParseError<'s>),
+    /// Not certain.
+    Unsure,
+}
+
+/// One read of a pattern ([`scan`]).
+struct Scanned<'s> {
+    /// Go's parser's verdict.
+    verdict: GoVerdict<'s>,
+    /// The pattern as `regex-lite` reads it as Go does (`\s` and `\S` rewritten), or why there is
+    /// none (Go refuses it, or `regex-lite` cannot read it the same).
+    translated: Result<String, String>,
+    /// Whether a flag group sets `i`.
+    case_insensitive: bool,
+}
+
+/// Reads `source` once, as Go's `regexp/syntax` parser reads it left to right: its verdict
+/// (stopping at the first error; where that error cannot be told for certain, the verdict is
+/// unsure and the reading goes on for the rewriting), and the rewriting for `regex-lite`.
+fn scan(source: &str) -> Scanned<'_> {
+    let mut out = String::with_capacity(source.len() + 16);
+    let mut unsure = source.len() > 1000;
+    let mut case_insensitive = false;
+    /// Go's first error, or an unsure verdict past a point not followed.
+    fn refused(error: GoParseError<'_>, unsure: bool, case_insensitive: bool) -> Scanned<'_> {
+        Scanned {
+            verdict: if unsure {
+                GoVerdict::Unsure
+            } else {
+                GoVerdict::Refused(error)
+            },
+            translated: Err(format!("error parsing regexp: {}: `{}`", error.0, error.1)),
+            case_insensitive,
+        }
+    }
+    let unreadable = |why: &str, case_insensitive: bool| Scanned {
+        verdict: GoVerdict::Unsure,
+        translated: Err(why.to_owned()),
+        case_insensitive,
+    };
     let mut t = source;
     let mut depth = 0usize;
     // Whether the top of Go's parse stack is an expression (not a `(` or `|`, nor empty).
@@ -245,9 +295,11 @@ pub fn go_regex_error(source: &str) -> Option<String> {
         let mut repeat = None;
         let mut group = false;
         let mut is_repeat = false;
+        let before = t;
         match c {
             '(' if t.starts_with("(?") => match perl_flags(t) {
-                Ok((rest, opens)) => {
+                Ok((rest, opens, sets_i)) => {
+                    case_insensitive |= sets_i;
                     if opens {
                         depth += 1;
                         operand = false;
@@ -257,7 +309,7 @@ pub fn go_regex_error(source: &str) -> Option<String> {
                     group = operand_is_group && !opens;
                     is_repeat = operand_is_repeat && !opens;
                 }
-                Err((code, expr)) => return error(code, expr),
+                Err(error) => return refused(error, unsure, case_insensitive),
             },
             '(' => {
                 depth += 1;
@@ -270,23 +322,27 @@ pub fn go_regex_error(source: &str) -> Option<String> {
             }
             ')' => {
                 if depth == 0 {
-                    return error("unexpected )", source);
+                    return refused(("unexpected )", source), unsure, case_insensitive);
                 }
                 depth -= 1;
                 operand = true;
                 group = true;
                 t = &t[1..];
             }
-            '[' => match go_class(t) {
+            '[' => match go_class(t, &mut out) {
                 Ok(rest) => {
                     operand = true;
                     t = rest;
+                    // Written by the class.
+                    operand_is_group = false;
+                    operand_is_repeat = false;
+                    last_repeat = None;
+                    continue;
                 }
-                Err(Some((code, expr))) => return error(code, expr),
-                Err(None) => return None,
+                Err(Some(error)) => return refused(error, unsure, case_insensitive),
+                Err(None) => return unreadable("a Unicode class", case_insensitive),
             },
             '*' | '+' | '?' | '{' => {
-                let before = t;
                 let mut after = &t[1..];
                 if c == '{' {
                     match repeat_counts(t) {
@@ -296,12 +352,14 @@ pub fn go_regex_error(source: &str) -> Option<String> {
                             t = after;
                             last_repeat = None;
                             operand_is_group = false;
+                            out.push('{');
                             continue;
                         }
                         Some((min, max, rest)) => {
                             after = rest;
                             if !(0..=1000).contains(&min) || max > 1000 || (max >= 0 && min > max) {
-                                return error("invalid repeat count", &before[..before.len() - after.len()]);
+                                let error = ("invalid repeat count", &before[..before.len() - after.len()]);
+                                return refused(error, unsure, case_insensitive);
                             }
                             // Go's repeat-size check of a group or a repetition, after the nesting
                             // check: not followed here.
@@ -309,24 +367,26 @@ pub fn go_regex_error(source: &str) -> Option<String> {
                                 && (operand_is_group || operand_is_repeat)
                                 && last_repeat.is_none()
                             {
-                                return None;
+                                unsure = true;
                             }
                             repeated += min.max(max);
                             if repeated > 1000 {
-                                return None;
+                                unsure = true;
                             }
                         }
                     }
                 }
                 let after = after.strip_prefix('?').unwrap_or(after);
                 if let Some(last) = last_repeat {
-                    return error("invalid nested repetition operator", &last[..last.len() - after.len()]);
+                    let error = ("invalid nested repetition operator", &last[..last.len() - after.len()]);
+                    return refused(error, unsure, case_insensitive);
                 }
                 if !operand {
-                    return error(
+                    let error = (
                         "missing argument to repetition operator",
                         &before[..before.len() - after.len()],
                     );
+                    return refused(error, unsure, case_insensitive);
                 }
                 repeat = Some(before);
                 group = operand_is_group;
@@ -339,8 +399,19 @@ pub fn go_regex_error(source: &str) -> Option<String> {
                     Some('A' | 'b' | 'B' | 'z' | 'd' | 'D' | 's' | 'S' | 'w' | 'W') => {
                         operand = true;
                         t = &t[2..];
+                        // Go's `\s` has no `\v`; regex-lite's has.
+                        let rewritten = match second {
+                            Some('s') => "[\\t\\n\\f\\r ]",
+                            Some('S') => "[^\\t\\n\\f\\r ]",
+                            _ => &before[..2],
+                        };
+                        out.push_str(rewritten);
+                        operand_is_group = false;
+                        operand_is_repeat = false;
+                        last_repeat = None;
+                        continue;
                     }
-                    Some('C') => return error("invalid escape sequence", "\\C"),
+                    Some('C') => return refused(("invalid escape sequence", "\\C"), unsure, case_insensitive),
                     Some('Q') => {
                         let rest = &t[2..];
                         let (literal, after) = rest.split_once("\\E").unwrap_or((rest, ""));
@@ -349,14 +420,15 @@ pub fn go_regex_error(source: &str) -> Option<String> {
                         group = operand_is_group && literal.is_empty();
                         is_repeat = operand_is_repeat && literal.is_empty();
                         t = after;
+                        // regex-lite has no `\Q...\E`: written as it is, which it refuses.
                     }
-                    Some('p' | 'P') => return None,
+                    Some('p' | 'P') => return unreadable("a Unicode class", case_insensitive),
                     _ => match go_escape(t) {
                         Ok((_, rest)) => {
                             operand = true;
                             t = rest;
                         }
-                        Err((code, expr)) => return error(code, expr),
+                        Err(error) => return refused(error, unsure, case_insensitive),
                     },
                 }
             }
@@ -365,22 +437,27 @@ pub fn go_regex_error(source: &str) -> Option<String> {
                 t = &t[c.len_utf8()..];
             }
         }
+        out.push_str(&before[..before.len() - t.len()]);
         operand_is_group = group;
         operand_is_repeat = is_repeat;
         last_repeat = repeat;
     }
     if depth > 0 {
-        return error("missing closing )", source);
+        return refused(("missing closing )", source), unsure, case_insensitive);
     }
-    None
+    Scanned {
+        verdict: if unsure { GoVerdict::Unsure } else { GoVerdict::Compiles },
+        translated: Ok(out),
+        case_insensitive,
+    }
 }
 
 /// A Go parse error: its code and the text it quotes.
 type GoParseError<'s> = (&'static str, &'s str);
 
-/// `parsePerlFlags` on `t` (which starts with `(?`): the rest and whether a group opens, or the
-/// error.
-fn perl_flags(t: &str) -> Result<(&str, bool), GoParseError<'_>> {
+/// `parsePerlFlags` on `t` (which starts with `(?`): the rest, whether a group opens and whether
+/// it sets `i`, or the error.
+fn perl_flags(t: &str) -> Result<(&str, bool, bool), GoParseError<'_>> {
     let named_p = t.len() > 4 && t[2..].starts_with("P<");
     let named = t.len() > 3 && t[2..].starts_with('<');
     if named_p || named {
@@ -392,20 +469,24 @@ fn perl_flags(t: &str) -> Result<(&str, bool), GoParseError<'_>> {
         if name.is_empty() || !name.chars().all(|c| c == '_' || c.is_ascii_alphanumeric()) {
             return Err(("invalid named capture", &t[..=end]));
         }
-        return Ok((&t[end + 1..], true));
+        return Ok((&t[end + 1..], true, false));
     }
     let mut rest = &t[2..];
     let mut negated = false;
     let mut saw_flag = false;
+    let mut sets_i = false;
     while let Some(c) = rest.chars().next() {
         rest = &rest[c.len_utf8()..];
         match c {
-            'i' | 'm' | 's' | 'U' => saw_flag = true,
+            'i' | 'm' | 's' | 'U' => {
+                saw_flag = true;
+                sets_i |= c == 'i' && !negated;
+            }
             '-' if !negated => {
                 negated = true;
                 saw_flag = false;
             }
-            ':' | ')' if !negated || saw_flag => return Ok((rest, c == ':')),
+            ':' | ')' if !negated || saw_flag => return Ok((rest, c == ':', sets_i)),
             _ => break,
         }
     }
@@ -535,12 +616,14 @@ const POSIX_CLASSES: [&str; 14] = [
 ];
 
 /// `parseClass` on `t` (which starts with `[`): the rest after the class, or the error (none
-/// when not certain: a Unicode class).
-fn go_class(t: &str) -> Result<&str, Option<GoParseError<'_>>> {
+/// when not certain: a Unicode class). The class is written to `out` as `regex-lite` reads it
+/// as Go does (`\s` rewritten to Go's `\t\n\f\r `).
+fn go_class<'s>(t: &'s str, out: &mut String) -> Result<&'s str, Option<GoParseError<'s>>> {
     let mut rest = &t[1..];
     if let Some(after) = rest.strip_prefix('^') {
         rest = after;
     }
+    out.push_str(&t[..t.len() - rest.len()]);
     /// `parseClassChar`: a character of the class (`whole`) at the start of `s`.
     fn class_char<'s>(s: &'s str, whole: &'s str) -> Result<(u32, &'s str), Option<GoParseError<'s>>> {
         match s.chars().next() {
@@ -552,6 +635,7 @@ fn go_class(t: &str) -> Result<&str, Option<GoParseError<'_>>> {
     let mut first = true;
     loop {
         if !first && let Some(after) = rest.strip_prefix(']') {
+            out.push(']');
             return Ok(after);
         }
         first = false;
@@ -564,6 +648,7 @@ fn go_class(t: &str) -> Result<&str, Option<GoParseError<'_>>> {
             if !POSIX_CLASSES.contains(&inner.strip_prefix('^').unwrap_or(inner)) {
                 return Err(Some(("invalid character class range", name)));
             }
+            out.push_str(name);
             rest = &rest[i + 4..];
             continue;
         }
@@ -574,6 +659,12 @@ fn go_class(t: &str) -> Result<&str, Option<GoParseError<'_>>> {
             && rest.starts_with('\\')
             && matches!(rest.as_bytes()[1], b'd' | b'D' | b's' | b'S' | b'w' | b'W')
         {
+            // Go's `\s` has no `\v`; regex-lite's has.
+            out.push_str(if rest.as_bytes()[1] == b's' {
+                "\\t\\n\\f\\r "
+            } else {
+                &rest[..2]
+            });
             rest = &rest[2..];
             continue;
         }
@@ -590,84 +681,8 @@ fn go_class(t: &str) -> Result<&str, Option<GoParseError<'_>>> {
                 )));
             }
         }
+        out.push_str(&range[..range.len() - rest.len()]);
     }
-}
-
-/// Whether a flag group of `source` sets `i` (`(?i)`, `(?si:...)`).
-fn case_insensitive(source: &str) -> bool {
-    source.match_indices("(?").any(|(at, _)| {
-        let flags = &source[at + 2..];
-        let end = flags.find([':', ')']).unwrap_or(flags.len());
-        flags[..end].split('-').next().is_some_and(|on| on.contains('i'))
-    })
-}
-
-/// Rewrites Go's `\s` and `\S` (outside and inside classes) into expressions `regex-lite`
-/// reads as Go does (its `\s` also holds `\v`).
-fn go_classes_as_ascii(source: &str) -> String {
-    let mut out = String::with_capacity(source.len() + 16);
-    let mut chars = source.chars();
-    let mut in_class = false;
-    while let Some(c) = chars.next() {
-        match c {
-            '\\' => {
-                let Some(next) = chars.next() else {
-                    out.push('\\');
-                    break;
-                };
-                let ascii = match (next, in_class) {
-                    ('s', false) => Some("[\\t\\n\\f\\r ]"),
-                    ('S', false) => Some("[^\\t\\n\\f\\r ]"),
-                    ('s', true) => Some("\\t\\n\\f\\r "),
-                    _ => None,
-                };
-                match ascii {
-                    Some(text) => out.push_str(text),
-                    None => {
-                        out.push('\\');
-                        out.push(next);
-                    }
-                }
-            }
-            '[' if !in_class => {
-                in_class = true;
-                out.push(c);
-                // A `]` first in a class (after an optional `^`) is a literal.
-                let rest = chars.as_str();
-                let skip = if rest.starts_with("^]") {
-                    2
-                } else if rest.starts_with(']') || rest.starts_with('^') {
-                    1
-                } else {
-                    0
-                };
-                for _ in 0..skip {
-                    if let Some(c) = chars.next() {
-                        out.push(c);
-                    }
-                }
-                if skip == 1 && out.ends_with('^') && chars.as_str().starts_with(']') {
-                    out.push(chars.next().unwrap_or(']'));
-                }
-            }
-            '[' if in_class && chars.as_str().starts_with(':') => {
-                // A POSIX class `[:alpha:]` inside a class: copied whole.
-                out.push(c);
-                for c in chars.by_ref() {
-                    out.push(c);
-                    if c == ']' {
-                        break;
-                    }
-                }
-            }
-            ']' if in_class => {
-                in_class = false;
-                out.push(c);
-            }
-            c => out.push(c),
-        }
-    }
-    out
 }
 
 /// `additionalProperties`.
@@ -1843,5 +1858,22 @@ mod tests {
         // ASCII case folding is regex-lite's too.
         assert!(Pattern::compile(r"(?i)^abc$").matches("AbC").unwrap());
         assert!(Pattern::compile(r"^é$").matches("é").unwrap());
+    }
+
+    #[test]
+    fn one_reading_gives_gos_verdict_and_the_rewriting() {
+        // What Go's parser refuses, regex-lite read (a different answer): now refused, with Go's
+        // error, as `go_regex_error` gives it.
+        for pattern in ["x**", "a{2}{3}", "(?x)a"] {
+            let error = go_regex(pattern).unwrap_err();
+            assert_eq!(Some(error), go_regex_error(pattern), "{pattern}");
+        }
+        // A named group or a class holding `(?i` sets no flag: non-ASCII text compiles.
+        assert!(Pattern::compile(r"(?P<id>x)é").matches("xé").unwrap());
+        assert!(Pattern::compile(r"[(?i)]é").matches("ié").unwrap());
+        assert_eq!(Pattern::compile(r"(?i:x)é").matches("xé"), None);
+        // An unsure verdict (a counted repetition of a group) still compiles.
+        assert_eq!(go_regex_error("(a{500}){3}"), None);
+        assert!(Pattern::compile(r"^(ab){2}\s$").matches("abab ").unwrap());
     }
 }

@@ -159,6 +159,7 @@ pub fn judge<'a, 'j: 'a>(
             unknown_fields: false,
             open_empty_objects: false,
             as_written: false,
+            embedded_judged: false,
         };
         let errors = validate(schema, object, None, &options);
         if !errors.is_empty() {

@@ -48,6 +48,10 @@ pub struct Options {
     /// `default`, [`validate_default`]): nothing pruned (an unknown field is still reported when
     /// `unknown_fields` asks), no `null` dropped, no list-type validation.
     pub as_written: bool,
+    /// With `as_written`: the embedded resources the value reaches hold no `metadata`, and their
+    /// `apiVersion` and `kind` were judged as the API server's object-meta steps judge a default's
+    /// (`crd::embedded_defaults`), so kube-openapi's judgement of them is certain.
+    pub embedded_judged: bool,
 }
 
 /// Validates `object` against `schema`; with `old_object` (an UPDATE), a value equal to the old
@@ -110,20 +114,25 @@ pub fn validate_noting_rules(
 /// validation), and the CEL rules only when it found nothing. None when the answer is not
 /// certain: the default reaches an embedded resource (whose metadata the API server coerces and
 /// validates first), a CEL rule that reads `oldSelf` (run there with `oldSelf` the default
-/// itself), a rule that does not compile, or the rules' cost budget.
+/// itself), a rule that does not compile, or a rule that spends what is left of `budget`, the
+/// CEL cost budget `ValidateDefaults` shares across one schema's defaults (charged only when
+/// the rules run: not when kube-openapi found something).
 pub fn validate_default(
     schema: &Schema,
     index: usize,
     value: &Node<'_>,
     path: &str,
-    require_pruned: bool,
+    (require_pruned, embedded_judged): (bool, bool),
+    budget: &mut Budget,
 ) -> Option<Vec<FieldError>> {
-    if schema.resolved(index).embedded_resource {
+    let embedded = schema.resolved(index).embedded_resource;
+    if embedded && !embedded_judged {
         return None;
     }
     let options = Options {
         unknown_fields: require_pruned,
         as_written: true,
+        embedded_judged,
         ..Options::default()
     };
     let unreadable = std::cell::RefCell::new(Vec::new());
@@ -132,18 +141,25 @@ pub fn validate_default(
         options: &options,
         errors: Vec::new(),
         unreadable: &unreadable,
-        budget: Budget::default(),
+        budget: *budget,
         uncertain: false,
     };
-    walk.value(&Place::root(), index, value, None, Context::Field);
-    if walk.uncertain || walk.budget.stopped() || !unreadable.borrow().is_empty() {
-        return None;
-    }
-    let default_path = format!("{path}.default");
+    let context = if embedded { Context::Embedded } else { Context::Field };
+    walk.value(&Place::root(), index, value, None, context);
     let (unknown, errors): (Vec<FieldError>, Vec<FieldError>) = walk
         .errors
         .into_iter()
         .partition(|error| error.kind == ErrorType::UnknownField);
+    // The rules run only when kube-openapi found nothing: only then are they charged, and only
+    // then can they stop the budget.
+    let schema_found = errors.iter().any(|error| !error.cel);
+    if !schema_found {
+        *budget = walk.budget;
+    }
+    if walk.uncertain || (!schema_found && walk.budget.stopped()) || !unreadable.borrow().is_empty() {
+        return None;
+    }
+    let default_path = format!("{path}.default");
     let mut out = Vec::new();
     if !unknown.is_empty() {
         let bad = BadValue::Json(go_json(value));
@@ -154,7 +170,6 @@ pub fn validate_default(
         ));
     }
     // The CEL rules run only when the schema found nothing.
-    let schema_found = errors.iter().any(|error| !error.cel);
     for mut error in errors.into_iter().filter(|error| error.cel != schema_found) {
         let inner = |name: &str, cel: bool| match name {
             "" | "<nil>" => default_path.clone(),
@@ -172,6 +187,43 @@ pub fn validate_default(
         out.push(error);
     }
     Some(out)
+}
+
+/// Whether the API server's pruning changes a CRD schema's `default` (`value`, of schema node
+/// `index`): `schemaHasUnprunedDefaults` prunes the defaults of an old CRD to learn whether
+/// `requirePrunedDefaults` holds, and validates nothing, so no CEL rule runs (nor compiles) here.
+/// None when it is not certain (as [`validate_default`]'s walk: an embedded resource, whose
+/// metadata the API server coerces first, and the values it cannot judge).
+/// `embedded_judged` as [`Options::embedded_judged`].
+pub fn default_is_pruned(schema: &Schema, index: usize, value: &Node<'_>, embedded_judged: bool) -> Option<bool> {
+    let embedded = schema.resolved(index).embedded_resource;
+    if embedded && !embedded_judged {
+        return None;
+    }
+    let options = Options {
+        unknown_fields: true,
+        as_written: true,
+        embedded_judged,
+        ..Options::default()
+    };
+    let unreadable = std::cell::RefCell::new(Vec::new());
+    let mut budget = Budget::default();
+    // A spent budget runs no rule ([`Walk::cel_run`]).
+    budget.stop();
+    let mut walk = Walk {
+        schema,
+        options: &options,
+        errors: Vec::new(),
+        unreadable: &unreadable,
+        budget,
+        uncertain: false,
+    };
+    let context = if embedded { Context::Embedded } else { Context::Field };
+    walk.value(&Place::root(), index, value, None, context);
+    if walk.uncertain {
+        return None;
+    }
+    Some(walk.errors.iter().any(|error| error.kind == ErrorType::UnknownField))
 }
 
 /// Where a value is: its path as kube-openapi names it (`spec.map.key`) and as the list-type
@@ -371,7 +423,9 @@ impl<'s> Walk<'s> {
         }
         let s = self.node(index);
         let kind = kind_of(value);
-        if self.options.as_written && (kind == Kind::Other || context == Context::Embedded) {
+        if self.options.as_written
+            && (kind == Kind::Other || (context == Context::Embedded && !self.options.embedded_judged))
+        {
             // A default reaching an embedded resource has its metadata judged first.
             self.uncertain = true;
         }
@@ -431,6 +485,11 @@ impl<'s> Walk<'s> {
         let mut found = Vec::new();
         let resolved = self.schema.resolve(index);
         if !self.schema.has_rules(index) && !self.schema.has_rules(resolved) {
+            return found;
+        }
+        if self.options.as_written && self.budget.stopped() {
+            // A default's rules once the budget is spent (`ValidateDefaults` judges no default
+            // after that), or a default only pruned ([`default_is_pruned`]): not compiled.
             return found;
         }
         for at in [index, resolved] {
@@ -507,6 +566,37 @@ impl<'s> Walk<'s> {
             })
             .collect();
         self.push(FieldError::not_supported(Place::error_path(name), value, &valid));
+    }
+
+    /// The fields the API server's pruning drops below `member`, the value of `key` in an object
+    /// (schema `s`, at `place`) whose `additionalProperties` is a boolean: the key is kept, and
+    /// what it holds pruned with no schema (`pruning/algorithm.go`, `prune` of a nil schema):
+    /// every key of an object in it, each reported unknown at its path (`.` between keys, `[i]`
+    /// for an index, as `UnknownFieldPathOptions` joins them).
+    fn pruned_below_boolean_additional(&mut self, s: &SchemaNode, place: &Place, key: &str, member: &Node<'_>) {
+        if !self.options.unknown_fields || !matches!(s.additional_properties, Additional::Allows(_)) {
+            return;
+        }
+        fn each(field: &str, value: &Node<'_>, out: &mut Vec<FieldError>) {
+            match value {
+                Node::Object(_) => {
+                    for (key, _) in Members::of_node(value).iter() {
+                        out.push(FieldError::unknown_field(format!("{field}.{key}")));
+                    }
+                }
+                Node::Array(items) => {
+                    for (i, item) in items.iter().enumerate() {
+                        each(&format!("{field}[{i}]"), item, out);
+                    }
+                }
+                _ => {}
+            }
+        }
+        let field = place.property(key).field;
+        let mut found = Vec::new();
+        each(&field, member, &mut found);
+        found.sort_by(|a, b| a.field.cmp(&b.field));
+        self.errors.extend(found);
     }
 
     /// kube-openapi's type validator.
@@ -983,7 +1073,10 @@ impl<'s> Walk<'s> {
                 || s.preserve_unknown_fields
                 || context == Context::Metadata
                 || context == Context::KeptItem
-                || s.additional_properties == Additional::Allows(true);
+                || matches!(s.additional_properties, Additional::Allows(_));
+            if child.is_none() && !meta && context != Context::Metadata {
+                self.pruned_below_boolean_additional(s, place, key, member);
+            }
             if !kept {
                 if self.options.unknown_fields {
                     let field = place.property(key).field;
@@ -1014,11 +1107,13 @@ impl<'s> Walk<'s> {
         {
             self.push(FieldError::too_many(Place::error_path(name), count, max));
         }
-        if s.additional_properties == Additional::Allows(false) && !s.properties.is_empty() {
-            for (key, _, child) in &seen {
-                if child.is_none() || s.property(key).is_none() {
+        // `additionalProperties: false`: every key but the properties, named by the key
+        // (`errors.PropertyNotAllowed`).
+        if s.additional_properties == Additional::Allows(false) {
+            for (key, _, _) in &seen {
+                if s.property(key).is_none() {
                     let message = format!("{name}.{key} in body is a forbidden property");
-                    self.openapi(ErrorType::Invalid, name, BadValue::Str(String::new()), message);
+                    self.openapi(ErrorType::Invalid, name, BadValue::Str(key.to_string()), message);
                 }
             }
         }
@@ -1515,6 +1610,9 @@ fn is_mac(text: &str) -> bool {
         false
     }
 }
+
+#[cfg(test)]
+mod boolean_additional_tests;
 
 #[cfg(test)]
 mod tests {

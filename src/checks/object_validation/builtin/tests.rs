@@ -298,6 +298,7 @@ fn a_deployments_judgement_compiles_only_the_definitions_it_reaches() {
         unknown_fields: true,
         open_empty_objects: true,
         as_written: false,
+        embedded_judged: false,
     };
     let (found, whole, deferred) = whole_and_deferred("apps/v1", "Deployment", newest());
     let expected = validate(&whole, &deployment, None, &options);
