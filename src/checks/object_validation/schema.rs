@@ -822,27 +822,23 @@ impl fmt::Display for SchemaError {
 
 /// A compiled schema: the arena and its root.
 ///
-/// The arena is in two parts: the nodes compiled with the schema (a CRD's whole schema, a
-/// built-in kind's root), and the nodes of the definitions a schema compiled with deferred
-/// definitions ([`Schema::compile_deferred`]) compiles when a `$ref` to them is first resolved,
-/// numbered after them. That second part grows while the validation walk holds `&SchemaNode`s
-/// of the arena (through `&Schema`): it is elsa's `FrozenVec` of boxes, an append-only vector
-/// whose pushes take `&self` and whose boxed nodes never move, so borrows of them outlive the
-/// pushes without unsafe code of ours (`typed-arena` allocates behind `&self` too, but cannot
-/// find a node again by its index, which every reference of the arena is).
+/// The arena is one store of nodes, numbered in the order they were compiled: those compiled
+/// with the schema (a CRD's whole schema, a built-in kind's root) first, then those a schema
+/// with deferred parts ([`Schema::compile_deferred`]) compiles when a reference to them is
+/// first resolved. It grows while the validation walk holds `&SchemaNode`s of the arena
+/// (through `&Schema`): it is elsa's `FrozenVec` of boxes, an append-only vector whose pushes
+/// take `&self` and whose boxed nodes never move, so borrows of them outlive the pushes without
+/// unsafe code of ours (`typed-arena` allocates behind `&self` too, but cannot find a node again
+/// by its index, which every reference of the arena is).
 pub struct Schema {
-    /// The nodes compiled with the schema; `$ref`s share theirs.
-    nodes: Vec<SchemaNode>,
-    /// The nodes of the definitions compiled since, by index less `nodes.len()`.
-    later: elsa::FrozenVec<Box<SchemaNode>>,
+    /// Every node compiled so far, by index; `$ref`s share theirs.
+    nodes: elsa::FrozenVec<Box<SchemaNode>>,
     /// The root's index.
     pub root: usize,
-    /// The CEL rules of the nodes that have `x-kubernetes-validations`, by node index (sorted),
-    /// each compiled when first asked for ([`Schema::rules_at`], [`Schema::rule_errors`]).
-    rules: Vec<(usize, NodeRules)>,
-    /// Those of the nodes of `later`, by node index (sorted: each definition's nodes are
-    /// numbered after every node before them).
-    later_rules: elsa::FrozenVec<Box<(usize, NodeRules)>>,
+    /// The CEL rules of the nodes that have `x-kubernetes-validations`, by node index (sorted:
+    /// each compile's nodes are numbered after every node before them), each compiled when
+    /// first asked for ([`Schema::rules_at`], [`Schema::rule_errors`]).
+    rules: elsa::FrozenVec<Box<(usize, NodeRules)>>,
     /// Where the deferred definitions come from, for a schema that has them.
     definitions: Option<Definitions>,
 }
@@ -850,8 +846,7 @@ pub struct Schema {
 impl fmt::Debug for Schema {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Schema")
-            .field("nodes", &self.nodes)
-            .field("later", &self.later.iter().collect::<Vec<_>>())
+            .field("nodes", &self.nodes.iter().collect::<Vec<_>>())
             .field("root", &self.root)
             .finish_non_exhaustive()
     }
@@ -930,15 +925,14 @@ impl Schema {
     pub fn compile_with(schema: &Node<'_>, components: Components<'_, '_>, minor: u32) -> Result<Schema, SchemaError> {
         let mut compiler = Compiler::new(0, HashMap::new(), components, minor);
         let root = compiler.compile(schema, &Path::Root(""))?;
-        let rules = compiler.rules();
-        Ok(Schema {
-            nodes: compiler.nodes,
-            later: elsa::FrozenVec::new(),
+        let schema = Schema {
+            nodes: elsa::FrozenVec::new(),
             root,
-            rules,
-            later_rules: elsa::FrozenVec::new(),
+            rules: elsa::FrozenVec::new(),
             definitions: None,
-        })
+        };
+        schema.keep(compiler);
+        Ok(schema)
     }
 
     /// [`Schema::compile`] of a schema whose `$ref: "#/components/schemas/<name>"` point into
@@ -952,20 +946,19 @@ impl Schema {
     pub fn compile_deferred(schema: &Node<'_>, definitions: ReadDefinition, minor: u32) -> Result<Schema, SchemaError> {
         let mut compiler = Compiler::new(0, HashMap::new(), Components::Deferred, minor);
         let root = compiler.compile(schema, &Path::Root(""))?;
-        let rules = compiler.rules();
-        Ok(Schema {
-            nodes: compiler.nodes,
-            later: elsa::FrozenVec::new(),
+        let schema = Schema {
+            nodes: elsa::FrozenVec::new(),
             root,
-            rules,
-            later_rules: elsa::FrozenVec::new(),
+            rules: elsa::FrozenVec::new(),
             definitions: Some(Definitions {
                 read: definitions,
-                refs: std::cell::RefCell::new(compiler.refs),
+                refs: std::cell::RefCell::new(std::mem::take(&mut compiler.refs)),
                 minor,
                 compiled: std::cell::Cell::new(0),
             }),
-        })
+        };
+        schema.keep(compiler);
+        Ok(schema)
     }
 
     /// How many deferred definitions were compiled so far ([`Schema::compile_deferred`]).
@@ -975,7 +968,19 @@ impl Schema {
 
     /// How many nodes the arena holds.
     pub fn len(&self) -> usize {
-        self.nodes.len() + self.later.len()
+        self.nodes.len()
+    }
+
+    /// Moves the nodes `compiler` numbered from [`Schema::len`] into the arena, and their rules.
+    fn keep(&self, mut compiler: Compiler<'_, '_>) {
+        debug_assert_eq!(compiler.base, self.len());
+        let rules = compiler.rules();
+        for node in compiler.nodes {
+            self.nodes.push(Box::new(node));
+        }
+        for rule in rules {
+            self.rules.push(Box::new(rule));
+        }
     }
 
     /// Whether the arena holds no node (never: a schema has its root).
@@ -989,7 +994,7 @@ impl Schema {
             self.compile_definition(&deferred.name).unwrap_or_else(|| {
                 // Unreadable: a schema that accepts anything.
                 let index = self.len();
-                self.later.push(Box::default());
+                self.nodes.push(Box::default());
                 index
             })
         })
@@ -1012,13 +1017,7 @@ impl Schema {
         *refs = std::mem::take(&mut compiler.refs);
         // Every node the compiler numbered is kept (one it left unfinished accepts anything),
         // since the references it made point at them.
-        let rules = compiler.rules();
-        for node in compiler.nodes {
-            self.later.push(Box::new(node));
-        }
-        for rule in rules {
-            self.later_rules.push(Box::new(rule));
-        }
+        self.keep(compiler);
         compiled.ok()
     }
 
@@ -1029,15 +1028,8 @@ impl Schema {
 
     /// The rules of node `index`.
     fn node_rules(&self, index: usize) -> Option<&NodeRules> {
-        if index >= self.nodes.len() {
-            let at = self
-                .later_rules
-                .binary_search_by_key(&index, |(index, _)| *index)
-                .ok()?;
-            return self.later_rules.get(at).map(|(_, rules)| rules);
-        }
         let at = self.rules.binary_search_by_key(&index, |(index, _)| *index).ok()?;
-        Some(&self.rules[at].1)
+        self.rules.get(at).map(|(_, rules)| rules)
     }
 
     /// The CEL rules of node `index`, compiled once (at the first call), against the node they
@@ -1069,8 +1061,7 @@ impl Schema {
     /// the CRD for, wherever the rules sit (of a schema with deferred definitions, those of the
     /// definitions compiled so far).
     pub fn rule_errors(&self) -> Vec<String> {
-        let later = self.later_rules.iter().map(|(index, _)| *index);
-        self.rule_errors_of(self.rules.iter().map(|(index, _)| *index).chain(later).collect())
+        self.rule_errors_of(self.rules.iter().map(|(index, _)| *index).collect())
     }
 
     /// The errors of the rules of nodes `indexes` that do not compile, in the order of their
@@ -1087,10 +1078,7 @@ impl Schema {
 
     /// The node at `index` (a [`Deferred`] reference as itself: see [`Schema::resolved`]).
     pub fn node(&self, index: usize) -> &SchemaNode {
-        match self.nodes.get(index) {
-            Some(node) => node,
-            None => &self.later[index - self.nodes.len()],
-        }
+        &self.nodes[index]
     }
 
     /// The root node.
