@@ -377,11 +377,28 @@ impl ObjectValidation {
                         open_empty_objects: built_in,
                         as_written: false,
                     };
-                    let (field_errors, reached) =
+                    let (mut field_errors, reached, parts) =
                         validate::validate_noting_rules(&compiled.schema, node, old, &options);
+                    // A part of a stored CRD's schema that does not compile: the schema is
+                    // unreadable for the objects that reach it, as it is whole for the others.
+                    if let Some(part) = parts.first() {
+                        field_errors.clear();
+                        if let Some(action) = reject_or_warn(settings.action("unreadableSchema")) {
+                            let text = format!(
+                                "{}.{}: {}; this {kind} was not validated",
+                                compiled.origin, part.path, part.message
+                            );
+                            let parts = Parts::default().elidable(text);
+                            others.push(Finding::new("unreadableSchema", action, "", parts.clone(), parts));
+                        }
+                    }
                     // A CRD nobody validated has all its rules' errors; one the API server
                     // stored, those of the rules this object reached.
-                    let rule_errors = compiled.rule_errors.as_ref().unwrap_or(&reached);
+                    let rule_errors = match compiled.rule_errors.as_ref() {
+                        _ if !parts.is_empty() => &Vec::new(),
+                        Some(all) => all,
+                        None => &reached,
+                    };
                     for error in field_errors {
                         let rule = if error.kind == field_error::ErrorType::UnknownField {
                             "unknownField"
@@ -680,6 +697,8 @@ pub struct Compiled {
     /// as objects reach them ([`Schema::rules_at`]), and one our CEL library cannot compile is
     /// reported for the objects that reach it.
     pub rule_errors: Option<Vec<String>>,
+    /// The schema's place as its errors name it (`CRD <name>: spec.versions[<i>].schema.openAPIV3Schema`).
+    pub origin: String,
 }
 
 /// How many built-in kinds' compiled schemas a module instance keeps.
@@ -714,6 +733,7 @@ fn builtin_schema(api_version: &str, kind: &str, minor: u32) -> Option<Rc<Compil
                 status_subresource: true,
                 // No built-in schema has CEL rules.
                 rule_errors: None,
+                origin: String::new(),
             })
         })
     });
@@ -781,6 +801,29 @@ fn compiled_of(text: &str, version: &str, minor: u32, name: &str) -> Result<Rc<C
 /// `versions` 3, the version 4).
 const SCHEMA_LEVEL: usize = 5;
 
+/// The deepest level (its root 1) a part of an `openAPIV3Schema` compiled part by part may nest
+/// to: what the whole read allows it (a `schema` read nested under 120 levels less
+/// [`SCHEMA_LEVEL`]).
+const MAX_PART_LEVEL: usize = 120 - SCHEMA_LEVEL - 2;
+
+/// How a stored CRD version's `schema` is read: its `openAPIV3Schema` left as text, compiled
+/// part by part ([`Schema::compile_parts`]).
+#[derive(Debug, Clone, Copy)]
+struct SchemaText;
+
+impl json::Grammar for SchemaText {
+    fn member(self, key: &str) -> json::Read<Self> {
+        if key == "openAPIV3Schema" {
+            json::Read::Raw
+        } else {
+            json::Read::Skip
+        }
+    }
+    fn element(self) -> json::Read<Self> {
+        json::Read::Skip
+    }
+}
+
 /// Compiles `version`'s schema of the CRD `text`; `Err` says why it cannot be (the version is
 /// not there: `Ok` is never a silent accept).
 ///
@@ -805,6 +848,17 @@ fn compile_crd(text: &str, version: &str, minor: u32, name: &str) -> Result<Comp
             else {
                 return Some(compile_version(None, version, minor, name, stored));
             };
+            // A stored CRD's schema is compiled part by part, as far as the objects go: only its
+            // `openAPIV3Schema`'s text is kept. (Its root failing to compile so, it is read
+            // whole below, for the whole read's error.)
+            if stored
+                && let Some(Node::Raw(raw)) = entry.get("schema")
+                && let Ok(schema) = json::read(raw.get(), SchemaText, 2)
+                && let Some(Node::Raw(_)) = schema.get("openAPIV3Schema")
+                && let Ok(compiled) = compile_version(Some((index, entry, &schema)), version, minor, name, stored)
+            {
+                return Some(Ok(compiled));
+            }
             let schema = match entry.get("schema") {
                 Some(Node::Raw(raw)) => {
                     let (schema, depth) = json::read_noting_depth(raw.get(), json::Everything, usize::MAX).ok()?;
@@ -855,6 +909,8 @@ fn compile_version(
         .is_some_and(|status| !status.is_null());
     let path = format!("spec.versions[{index}].schema.openAPIV3Schema");
     let schema = match schema.get("openAPIV3Schema") {
+        // Read as text (a stored CRD's): compiled part by part.
+        Some(Node::Raw(raw)) => Schema::compile_parts(raw.get(), minor, MAX_PART_LEVEL).map_err(|e| e.to_string())?,
         Some(schema) => Schema::compile(schema, None, minor).map_err(|e| {
             let at = if e.path.is_empty() {
                 path.clone()
@@ -880,6 +936,7 @@ fn compile_version(
         schema,
         status_subresource,
         rule_errors,
+        origin: format!("CRD {name}: {path}"),
     })
 }
 

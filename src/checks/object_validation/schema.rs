@@ -770,19 +770,35 @@ pub struct SchemaNode {
     /// The node this one stands for (`allOf: [{$ref: ...}]` alone): everything but its own
     /// `default` and `nullable` is the other node's.
     pub alias: Option<usize>,
-    /// A `$ref` of a schema compiled with deferred definitions ([`Schema::compile_deferred`]):
-    /// the node stands for the definition it names, compiled when first resolved.
+    /// A `$ref` of a schema compiled with deferred definitions ([`Schema::compile_deferred`]),
+    /// or a sub-schema of one compiled part by part ([`Schema::compile_parts`]): the node stands
+    /// for the definition or the part, compiled when first resolved.
     pub deferred: Option<Deferred>,
+    /// Why the part this node stands in for could not be compiled ([`Schema::compile_parts`]):
+    /// the node accepts anything, and the validation that reaches it says the schema unreadable.
+    pub unreadable: Option<Box<SchemaError>>,
 }
 
 /// A `$ref` to a definition compiled at its first resolution ([`Schema::resolve`]), once per
 /// schema: a kind's root reaches far more definitions than an object's fields do.
 #[derive(Debug, Clone, Default)]
 pub struct Deferred {
-    /// The definition's name (without `#/components/schemas/`).
+    /// The definition's name (without `#/components/schemas/`), or the part's JSON path in the
+    /// schema.
     name: String,
+    /// A part's place in the schema's text ([`Schema::compile_parts`]); none for a definition.
+    part: Option<Part>,
     /// The index of its compiled node, once compiled.
     target: std::cell::OnceCell<usize>,
+}
+
+/// A sub-schema of a schema compiled part by part: its bytes in the schema's text and its
+/// nesting level (the schema's root is level 1).
+#[derive(Debug, Clone, Copy, Default)]
+struct Part {
+    start: usize,
+    end: usize,
+    level: usize,
 }
 
 impl SchemaNode {
@@ -856,10 +872,20 @@ impl fmt::Debug for Schema {
 /// is first resolved ([`Schema::compile_deferred`]).
 pub type ReadDefinition = Box<dyn Fn(&str) -> Option<Node<'static>> + Send>;
 
-/// The source of a schema's deferred definitions ([`Schema::compile_deferred`]).
+/// Where a schema's deferred parts are read from.
+enum Source {
+    /// The definition of a name, read when a `$ref` to it is first resolved
+    /// ([`Schema::compile_deferred`]).
+    Definitions(ReadDefinition),
+    /// The schema's JSON text, each sub-schema read from it when first resolved
+    /// ([`Schema::compile_parts`]), and the deepest level a part may nest to.
+    Text(Box<str>, usize),
+}
+
+/// The source of a schema's deferred definitions or parts.
 struct Definitions {
-    /// The definition of a name, read when a `$ref` to it is first resolved.
-    read: ReadDefinition,
+    /// Where they are read from.
+    source: Source,
     /// The node of every `$ref` compiled so far, by reference (a [`Deferred`] node each).
     refs: std::cell::RefCell<HashMap<String, usize>>,
     /// The Kubernetes minor the schema is compiled for.
@@ -893,12 +919,15 @@ pub enum Components<'c, 'j> {
     /// The schema's deferred definitions ([`Schema::compile_deferred`]): a `$ref` compiles into
     /// a [`Deferred`] node, its definition read and compiled when the node is first resolved.
     Deferred,
+    /// None, in a schema compiled part by part ([`Schema::compile_parts`]) from this text: a
+    /// sub-schema left unread ([`Node::Raw`]) compiles into a [`Deferred`] part of it.
+    Parts(&'c str),
 }
 
 impl<'c, 'j> Components<'c, 'j> {
     fn get(self, name: &str) -> Option<&'c Node<'j>> {
         match self {
-            Components::None | Components::Deferred => None,
+            Components::None | Components::Deferred | Components::Parts(_) => None,
             Components::Object(node) => node.get(name),
             Components::Map(map) => map.get(name),
         }
@@ -951,7 +980,7 @@ impl Schema {
             root,
             rules: elsa::FrozenVec::new(),
             definitions: Some(Definitions {
-                read: definitions,
+                source: Source::Definitions(definitions),
                 refs: std::cell::RefCell::new(std::mem::take(&mut compiler.refs)),
                 minor,
                 compiled: std::cell::Cell::new(0),
@@ -961,7 +990,84 @@ impl Schema {
         Ok(schema)
     }
 
-    /// How many deferred definitions were compiled so far ([`Schema::compile_deferred`]).
+    /// [`Schema::compile`] of the schema whose JSON text is `text` (a CRD version's
+    /// `openAPIV3Schema`), part by part: the root is read and compiled now, each of its
+    /// sub-schemas (a property's, `items`, `additionalProperties`, `allOf`, `anyOf`, `oneOf`,
+    /// `not`) read from the text and compiled when the validation first resolves it
+    /// ([`Schema::resolve`]), its own sub-schemas in turn left for later, so an object pays for
+    /// the nodes it reaches (their CEL rules are compiled only as it reaches them, as ever). A
+    /// part's node keeps its own `default` and `nullable` ([`Schema::own`]). A part that cannot
+    /// be read or compiled, or that nests deeper than `max_level` (the root is level 1), stands
+    /// for a schema that accepts anything and says why ([`SchemaNode::unreadable`]), for the
+    /// validations that reach it. Resolved everywhere, the schema is [`Schema::compile`]'s
+    /// (numbered otherwise).
+    pub fn compile_parts(text: &str, minor: u32, max_level: usize) -> Result<Schema, SchemaError> {
+        let mut schema = Schema {
+            nodes: elsa::FrozenVec::new(),
+            root: 0,
+            rules: elsa::FrozenVec::new(),
+            definitions: Some(Definitions {
+                source: Source::Text(text.into(), max_level),
+                refs: std::cell::RefCell::new(HashMap::new()),
+                minor,
+                compiled: std::cell::Cell::new(0),
+            }),
+        };
+        let root = Part {
+            start: 0,
+            end: text.len(),
+            level: 1,
+        };
+        schema.root = schema.compile_part(root, "")?;
+        if let Some(definitions) = &schema.definitions {
+            definitions.compiled.set(0);
+        }
+        Ok(schema)
+    }
+
+    /// Compiles the part `part` (at JSON path `path`) of a schema compiled part by part: its
+    /// node's index.
+    fn compile_part(&self, part: Part, path: &str) -> Result<usize, SchemaError> {
+        let error = |message: String| SchemaError {
+            path: path.to_string(),
+            message,
+        };
+        let Some(Definitions {
+            source: Source::Text(text, max_level),
+            minor,
+            compiled,
+            ..
+        }) = &self.definitions
+        else {
+            return Err(error("the schema has no text to read its parts from".to_string()));
+        };
+        compiled.set(compiled.get() + 1);
+        let (node, depth) = crate::json::read_noting_depth(&text[part.start..part.end], SchemaPart::Schema, usize::MAX)
+            .map_err(|e| error(format!("the schema is not JSON: {e}")))?;
+        if part.level + depth > max_level + 1 {
+            return Err(error("the schema nests too deep to be read".to_string()));
+        }
+        let mut compiler = Compiler::new(self.len(), HashMap::new(), Components::Parts(text), *minor);
+        compiler.base_level = part.level;
+        let compiled = compiler.compile(&node, &Path::Root(path));
+        // Every node the compiler numbered is kept (one it left unfinished accepts anything).
+        self.keep(compiler);
+        compiled
+    }
+
+    /// The node whose own `default` and `nullable` are node `index`'s: the node itself, or the
+    /// part it stands in for ([`Schema::compile_parts`]), compiled at the first call. (A `$ref`
+    /// or an alias has its own.)
+    pub fn own(&self, index: usize) -> &SchemaNode {
+        let node = self.node(index);
+        match &node.deferred {
+            Some(deferred) if deferred.part.is_some() => self.node(self.definition(deferred)),
+            _ => node,
+        }
+    }
+
+    /// How many deferred definitions (or parts, the root aside) were compiled so far
+    /// ([`Schema::compile_deferred`], [`Schema::compile_parts`]).
     pub fn definitions_compiled(&self) -> usize {
         self.definitions.as_ref().map_or(0, |d| d.compiled.get())
     }
@@ -991,6 +1097,16 @@ impl Schema {
     /// The node of the definition a [`Deferred`] `$ref` names, compiled at the first call.
     fn definition(&self, deferred: &Deferred) -> usize {
         *deferred.target.get_or_init(|| {
+            if let Some(part) = deferred.part {
+                return self.compile_part(part, &deferred.name).unwrap_or_else(|error| {
+                    let index = self.len();
+                    self.nodes.push(Box::new(SchemaNode {
+                        unreadable: Some(Box::new(error)),
+                        ..SchemaNode::default()
+                    }));
+                    index
+                });
+            }
             self.compile_definition(&deferred.name).unwrap_or_else(|| {
                 // Unreadable: a schema that accepts anything.
                 let index = self.len();
@@ -1003,7 +1119,10 @@ impl Schema {
     /// Compiles the deferred definition `name` into the arena: its node's index.
     fn compile_definition(&self, name: &str) -> Option<usize> {
         let definitions = self.definitions.as_ref()?;
-        let definition = (definitions.read)(name)?;
+        let Source::Definitions(read) = &definitions.source else {
+            return None;
+        };
+        let definition = read(name)?;
         definitions.compiled.set(definitions.compiled.get() + 1);
         // Compiling never resolves a reference, so nothing else borrows the map meanwhile.
         let mut refs = definitions.refs.borrow_mut();
@@ -1117,6 +1236,9 @@ struct Compiler<'c, 'j> {
     refs: HashMap<String, usize>,
     components: Components<'c, 'j>,
     minor: u32,
+    /// The nesting level of the schema compiled (the root of a schema compiled part by part is
+    /// level 1).
+    base_level: usize,
 }
 
 const REF_PREFIX: &str = "#/components/schemas/";
@@ -1130,6 +1252,7 @@ impl<'c, 'j> Compiler<'c, 'j> {
             refs,
             components,
             minor,
+            base_level: 1,
         }
     }
 
@@ -1160,6 +1283,38 @@ impl<'c, 'j> Compiler<'c, 'j> {
 
     /// Compiles the schema at `path`, its index.
     fn compile(&mut self, schema: &Node<'_>, path: &Path<'_>) -> Result<usize, SchemaError> {
+        if let Node::Raw(raw) = schema {
+            let text = raw.get();
+            if let Components::Parts(whole) = self.components
+                && text.starts_with('{')
+            {
+                // A part, compiled when first resolved.
+                if self.next() >= MAX_NODES {
+                    return Err(Compiler::error(
+                        path,
+                        format!("the schema has more than {MAX_NODES} nodes"),
+                    ));
+                }
+                let start = text.as_ptr() as usize - whole.as_ptr() as usize;
+                let index = self.next();
+                self.nodes.push(SchemaNode {
+                    deferred: Some(Deferred {
+                        name: path.to_string(),
+                        part: Some(Part {
+                            start,
+                            end: start + text.len(),
+                            level: self.base_level + path.steps(),
+                        }),
+                        target: std::cell::OnceCell::new(),
+                    }),
+                    ..SchemaNode::default()
+                });
+                return Ok(index);
+            }
+            // Not a schema object: read as it is, for the compiler's own error.
+            let read = unraw(raw, path)?;
+            return self.compile(&read, path);
+        }
         let entries = match schema {
             Node::Object(entries) => entries,
             Node::TooDeep => return Err(Compiler::error(path, "the schema nests too deep to be read")),
@@ -1185,6 +1340,16 @@ impl<'c, 'j> Compiler<'c, 'j> {
         let mut format_name = String::new();
         for (key, value) in entries.iter() {
             let at = Path::Key(path, key);
+            // A part's `additionalProperties`, `items` or `not` left unread (a schema is compiled
+            // when first resolved; a boolean or a tuple is read now).
+            let read;
+            let value = match value {
+                Node::Raw(raw) if !raw.get().starts_with('{') => {
+                    read = unraw(raw, &at)?;
+                    &read
+                }
+                _ => value,
+            };
             match key.as_ref() {
                 "type" => {
                     let names: Vec<&str> = match value {
@@ -1357,6 +1522,7 @@ impl<'c, 'j> Compiler<'c, 'j> {
             self.nodes.push(SchemaNode {
                 deferred: Some(Deferred {
                     name: name.to_string(),
+                    part: None,
                     target: std::cell::OnceCell::new(),
                 }),
                 ..SchemaNode::default()
@@ -1489,12 +1655,58 @@ impl fmt::Display for Path<'_> {
 }
 
 impl Path<'_> {
+    /// How many members and elements deep it goes from its root.
+    fn steps(&self) -> usize {
+        match self {
+            Path::Root(_) => 0,
+            Path::Key(parent, _) | Path::Index(parent, _) => parent.steps() + 1,
+        }
+    }
+
     /// Whether it writes nothing (the root).
     fn is_empty(&self) -> bool {
         match self {
             Path::Root(root) => root.is_empty(),
             Path::Key(parent, key) => key.is_empty() && parent.is_empty(),
             Path::Index(..) => false,
+        }
+    }
+}
+
+/// A value left unread ([`Node::Raw`]) read whole.
+fn unraw<'j>(raw: &'j serde_json::value::RawValue, path: &Path<'_>) -> Result<Node<'j>, SchemaError> {
+    crate::json::read(raw.get(), crate::json::Everything, usize::MAX)
+        .map_err(|e| Compiler::error(path, format!("the schema is not JSON: {e}")))
+}
+
+/// How a schema compiled part by part reads a part ([`Schema::compile_parts`]): its keywords,
+/// and its sub-schemas left unread.
+#[derive(Debug, Clone, Copy)]
+enum SchemaPart {
+    /// A schema.
+    Schema,
+    /// `properties`: each member a sub-schema.
+    Members,
+    /// `allOf`, `anyOf`, `oneOf`: each element a sub-schema.
+    Elements,
+    /// Any other keyword's value, read whole.
+    All,
+}
+
+impl crate::json::Grammar for SchemaPart {
+    fn member(self, key: &str) -> crate::json::Read<Self> {
+        use crate::json::Read;
+        match (self, key) {
+            (SchemaPart::Schema, "properties") => Read::Parse(SchemaPart::Members),
+            (SchemaPart::Schema, "allOf" | "anyOf" | "oneOf") => Read::Parse(SchemaPart::Elements),
+            (SchemaPart::Schema, "additionalProperties" | "items" | "not") | (SchemaPart::Members, _) => Read::Raw,
+            _ => Read::Parse(SchemaPart::All),
+        }
+    }
+    fn element(self) -> crate::json::Read<Self> {
+        match self {
+            SchemaPart::Elements => crate::json::Read::Raw,
+            _ => crate::json::Read::Parse(SchemaPart::All),
         }
     }
 }
