@@ -1159,6 +1159,49 @@ mod tests {
     }
 
     #[test]
+    fn a_stored_crds_unreadable_part_is_said_for_the_objects_that_reach_it() {
+        // `spec.colour` has a type that is no string; `stored` as above.
+        let crd_with = |stored: bool| {
+            let mut crd = crd(10);
+            crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]["colour"] =
+                json!({"type": 5});
+            if !stored {
+                crd["metadata"] = json!({"name": "widgets.example.com"});
+            }
+            crd
+        };
+        let answer = |stored: bool, colour: bool| {
+            let mut object = json!({"apiVersion": "example.com/v1", "kind": "Widget",
+              "metadata": {"name": "api", "namespace": "shop"}, "spec": {"replicas": 11}});
+            if colour {
+                object["spec"]["colour"] = json!("blue");
+            }
+            let request = syncguard_testkit::object_request("CREATE", &object, "widgets");
+            let response = decide::<ObjectValidation>(
+                syncguard_testkit::payload(&request, &json!({})).as_bytes(),
+                &Stored(vec![crd_with(stored)]),
+            );
+            (response.accepted, response.warnings, response.message)
+        };
+        let said = "CRD widgets.example.com: spec.versions[0].schema.openAPIV3Schema.properties.spec.properties.colour.type: must be a string; this Widget was not validated";
+        // A CRD of the scanned files is compiled whole: unreadable whatever the object.
+        let scanned = answer(false, false);
+        assert!(
+            scanned.0 && scanned.1.len() == 1 && scanned.1[0].contains(said),
+            "{scanned:?}"
+        );
+        assert_eq!(answer(false, true), scanned);
+        // A stored CRD, compiled as far as the object goes: an object that does not reach the
+        // part is judged (its replicas over the maximum), one that does is not, in the same words.
+        let (accepted, _, message) = answer(true, false);
+        assert!(
+            !accepted && message.as_deref().is_some_and(|m| m.contains("spec.replicas")),
+            "{message:?}"
+        );
+        assert_eq!(answer(true, true), scanned);
+    }
+
+    #[test]
     fn a_stored_crd_compiles_only_the_rules_an_object_reaches() {
         // A rule that does not compile, at `spec.mode`; `stored`: the CRD as the cluster answers
         // it (with its uid and resourceVersion), else as a manifest of the scanned files.

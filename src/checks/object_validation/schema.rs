@@ -1140,6 +1140,12 @@ impl Schema {
         compiled.ok()
     }
 
+    /// The JSON path in the schema of node `index`'s CEL rules (their errors name it), if it
+    /// has any.
+    pub fn rule_path(&self, index: usize) -> Option<&str> {
+        self.node_rules(index).map(|rules| rules.path.as_str())
+    }
+
     /// Whether node `index` itself (not the node it stands for) has CEL rules.
     pub fn has_rules(&self, index: usize) -> bool {
         self.node_rules(index).is_some()

@@ -101,7 +101,11 @@ pub fn validate_noting_rules(
     };
     walk.value(&Place::root(), schema.root, object, old_object, Context::Root);
     let errors = walk.errors;
-    (errors, schema.rule_errors_of(unreadable.into_inner()), parts.into_inner())
+    (
+        errors,
+        schema.rule_errors_of(unreadable.into_inner()),
+        parts.into_inner(),
+    )
 }
 
 /// Validates a CRD schema's `default` (`value`) against its schema node `index` as
