@@ -806,24 +806,6 @@ const SCHEMA_LEVEL: usize = 5;
 /// [`SCHEMA_LEVEL`]).
 const MAX_PART_LEVEL: usize = 120 - SCHEMA_LEVEL - 2;
 
-/// How a stored CRD version's `schema` is read: its `openAPIV3Schema` left as text, compiled
-/// part by part ([`Schema::compile_parts`]).
-#[derive(Debug, Clone, Copy)]
-struct SchemaText;
-
-impl json::Grammar for SchemaText {
-    fn member(self, key: &str) -> json::Read<Self> {
-        if key == "openAPIV3Schema" {
-            json::Read::Raw
-        } else {
-            json::Read::Skip
-        }
-    }
-    fn element(self) -> json::Read<Self> {
-        json::Read::Skip
-    }
-}
-
 /// Compiles `version`'s schema of the CRD `text`; `Err` says why it cannot be (the version is
 /// not there: `Ok` is never a silent accept).
 ///
@@ -853,7 +835,7 @@ fn compile_crd(text: &str, version: &str, minor: u32, name: &str) -> Result<Comp
             // whole below, for the whole read's error.)
             if stored
                 && let Some(Node::Raw(raw)) = entry.get("schema")
-                && let Ok(schema) = json::read(raw.get(), SchemaText, 2)
+                && let Ok(schema) = json::read(raw.get(), CrdPart::SchemaText, 2)
                 && let Some(Node::Raw(_)) = schema.get("openAPIV3Schema")
                 && let Ok(compiled) = compile_version(Some((index, entry, &schema)), version, minor, name, stored)
             {

@@ -857,6 +857,9 @@ pub struct Schema {
     rules: elsa::FrozenVec<Box<(usize, NodeRules)>>,
     /// Where the deferred definitions come from, for a schema that has them.
     definitions: Option<Definitions>,
+    /// Whether the root is a resource's (CEL's `self` there has `apiVersion`, `kind` and
+    /// `metadata`): not for a sub-schema compiled alone ([`Schema::compile_detached`]).
+    resource_root: bool,
 }
 
 impl fmt::Debug for Schema {
@@ -949,6 +952,19 @@ impl Schema {
         Schema::compile_with(schema, components, minor)
     }
 
+    /// [`Schema::compile`] of a sub-schema of a CRD version's schema, alone (a default's node
+    /// and what is under it, for the default's validation): its root is no resource's root.
+    pub fn compile_detached(schema: &Node<'_>, minor: u32) -> Result<Schema, SchemaError> {
+        let mut compiled = Schema::compile(schema, None, minor)?;
+        compiled.resource_root = false;
+        Ok(compiled)
+    }
+
+    /// Whether node `index` is the resource's root (as CEL types `self`).
+    pub fn is_resource_root(&self, index: usize) -> bool {
+        self.resource_root && index == self.root
+    }
+
     /// [`Schema::compile`] with `$ref`s into `components`, every definition the schema
     /// reaches compiled with it.
     pub fn compile_with(schema: &Node<'_>, components: Components<'_, '_>, minor: u32) -> Result<Schema, SchemaError> {
@@ -959,6 +975,7 @@ impl Schema {
             root,
             rules: elsa::FrozenVec::new(),
             definitions: None,
+            resource_root: true,
         };
         schema.keep(compiler);
         Ok(schema)
@@ -985,6 +1002,7 @@ impl Schema {
                 minor,
                 compiled: std::cell::Cell::new(0),
             }),
+            resource_root: true,
         };
         schema.keep(compiler);
         Ok(schema)
@@ -1012,6 +1030,7 @@ impl Schema {
                 minor,
                 compiled: std::cell::Cell::new(0),
             }),
+            resource_root: true,
         };
         let root = Part {
             start: 0,
@@ -1042,8 +1061,9 @@ impl Schema {
             return Err(error("the schema has no text to read its parts from".to_string()));
         };
         compiled.set(compiled.get() + 1);
-        let (node, depth) = crate::json::read_noting_depth(&text[part.start..part.end], SchemaPart::Schema, usize::MAX)
-            .map_err(|e| error(format!("the schema is not JSON: {e}")))?;
+        let (node, depth) =
+            crate::json::read_noting_depth(&text[part.start..part.end], crate::cluster::CrdPart::Schema, usize::MAX)
+                .map_err(|e| error(format!("the schema is not JSON: {e}")))?;
         if part.level + depth > max_level + 1 {
             return Err(error("the schema nests too deep to be read".to_string()));
         }
@@ -1164,7 +1184,7 @@ impl Schema {
         let rules = self.node_rules(index)?;
         let compiled = rules.compiled.get_or_init(|| {
             let validations = self.node(index).validations.as_ref().unwrap_or(&Node::Null);
-            let view = View::new(self, index, index == self.root);
+            let view = View::new(self, index, self.is_resource_root(index));
             super::cel::Rules::compile(validations, view).map_err(|errors| {
                 errors
                     .into_iter()
@@ -1683,38 +1703,6 @@ impl Path<'_> {
 fn unraw<'j>(raw: &'j serde_json::value::RawValue, path: &Path<'_>) -> Result<Node<'j>, SchemaError> {
     crate::json::read(raw.get(), crate::json::Everything, usize::MAX)
         .map_err(|e| Compiler::error(path, format!("the schema is not JSON: {e}")))
-}
-
-/// How a schema compiled part by part reads a part ([`Schema::compile_parts`]): its keywords,
-/// and its sub-schemas left unread.
-#[derive(Debug, Clone, Copy)]
-enum SchemaPart {
-    /// A schema.
-    Schema,
-    /// `properties`: each member a sub-schema.
-    Members,
-    /// `allOf`, `anyOf`, `oneOf`: each element a sub-schema.
-    Elements,
-    /// Any other keyword's value, read whole.
-    All,
-}
-
-impl crate::json::Grammar for SchemaPart {
-    fn member(self, key: &str) -> crate::json::Read<Self> {
-        use crate::json::Read;
-        match (self, key) {
-            (SchemaPart::Schema, "properties") => Read::Parse(SchemaPart::Members),
-            (SchemaPart::Schema, "allOf" | "anyOf" | "oneOf") => Read::Parse(SchemaPart::Elements),
-            (SchemaPart::Schema, "additionalProperties" | "items" | "not") | (SchemaPart::Members, _) => Read::Raw,
-            _ => Read::Parse(SchemaPart::All),
-        }
-    }
-    fn element(self) -> crate::json::Read<Self> {
-        match self {
-            SchemaPart::Elements => crate::json::Read::Raw,
-            _ => crate::json::Read::Parse(SchemaPart::All),
-        }
-    }
 }
 
 fn bool_of(value: &Node<'_>, path: &Path<'_>) -> Result<bool, SchemaError> {

@@ -348,10 +348,19 @@ fn json_equal(a: &Node<'_>, b: &Node<'_>) -> bool {
 impl<'s> Walk<'s> {
     fn node(&self, index: usize) -> &'s SchemaNode {
         let node = self.schema.resolved(index);
+        if node.unreadable.is_some() {
+            self.unreadable_part(node);
+        }
+        node
+    }
+
+    /// Notes a part reached that could not be compiled (out of line: rare).
+    #[cold]
+    #[inline(never)]
+    fn unreadable_part(&self, node: &SchemaNode) {
         if let Some(error) = &node.unreadable {
             self.parts.borrow_mut().push((**error).clone());
         }
-        node
     }
 
     fn push(&mut self, error: FieldError) {
@@ -458,7 +467,7 @@ impl<'s> Walk<'s> {
                 // `ValidateDefaults` runs a transition rule with the default as `oldSelf`.
                 self.uncertain = true;
             }
-            let view = super::schema::View::new(self.schema, at, at == self.schema.root);
+            let view = super::schema::View::new(self.schema, at, self.schema.is_resource_root(at));
             found.extend(
                 rules
                     .check_within(view, value, old, &mut self.budget)
