@@ -393,13 +393,12 @@ pub enum CrdPart {
     Version,
     /// A version's `schema`: `openAPIV3Schema` kept as text.
     SchemaText,
-    /// A schema: its keywords read, its sub-schemas (`items`, `additionalProperties`, `not`)
-    /// kept as text.
+    /// A schema: its keywords read, its sub-schemas (`properties`' members, `items`,
+    /// `additionalProperties`, `not`) kept as text; `allOf`, `anyOf` and `oneOf` (small where a
+    /// CRD has them) read whole.
     Schema,
     /// A schema's `properties`: each kept as text.
     SchemaMembers,
-    /// A schema's `allOf`, `anyOf` or `oneOf`: each element kept as text.
-    SchemaElements,
     /// A value read whole.
     All,
 }
@@ -418,7 +417,6 @@ impl crate::json::Grammar for CrdPart {
             (CrdPart::Version, "name" | "subresources") => Parse(CrdPart::All),
             (CrdPart::Version, "schema") | (CrdPart::SchemaText, "openAPIV3Schema") => Raw,
             (CrdPart::Schema, "properties") => Parse(CrdPart::SchemaMembers),
-            (CrdPart::Schema, "allOf" | "anyOf" | "oneOf") => Parse(CrdPart::SchemaElements),
             (CrdPart::Schema, "additionalProperties" | "items" | "not") | (CrdPart::SchemaMembers, _) => Raw,
             (CrdPart::All | CrdPart::Schema, _) => Parse(CrdPart::All),
             _ => Skip,
@@ -427,7 +425,6 @@ impl crate::json::Grammar for CrdPart {
     fn element(self) -> crate::json::Read<Self> {
         match self {
             CrdPart::List => crate::json::Read::Parse(CrdPart::Version),
-            CrdPart::SchemaElements => crate::json::Read::Raw,
             CrdPart::All | CrdPart::Schema | CrdPart::SchemaMembers => crate::json::Read::Parse(CrdPart::All),
             _ => crate::json::Read::Skip,
         }

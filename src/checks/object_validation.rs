@@ -74,7 +74,7 @@ use crate::rules::{self, Rule};
 use crate::settings::{Action, RejectOrWarn, RuleActions};
 use crate::text::{Parts, elide, quote};
 use field_error::FieldError;
-use schema::Schema;
+use schema::{Schema, SchemaError};
 use serde::Deserialize;
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -830,18 +830,10 @@ fn compile_crd(text: &str, version: &str, minor: u32, name: &str) -> Result<Comp
             else {
                 return Some(compile_version(None, version, minor, name, stored));
             };
-            // A stored CRD's schema is compiled part by part, as far as the objects go: only its
-            // `openAPIV3Schema`'s text is kept. (Its root failing to compile so, it is read
-            // whole below, for the whole read's error.)
-            if stored
-                && let Some(Node::Raw(raw)) = entry.get("schema")
-                && let Ok(schema) = json::read(raw.get(), CrdPart::SchemaText, 2)
-                && let Some(Node::Raw(_)) = schema.get("openAPIV3Schema")
-                && let Ok(compiled) = compile_version(Some((index, entry, &schema)), version, minor, name, stored)
-            {
-                return Some(Ok(compiled));
-            }
             let schema = match entry.get("schema") {
+                // A stored CRD's schema is compiled part by part, as far as the objects go: only
+                // its `openAPIV3Schema`'s text is kept.
+                Some(Node::Raw(raw)) if stored => json::read(raw.get(), CrdPart::SchemaText, 2).ok()?,
                 Some(Node::Raw(raw)) => {
                     let (schema, depth) = json::read_noting_depth(raw.get(), json::Everything, usize::MAX).ok()?;
                     (depth + SCHEMA_LEVEL < 120).then_some(schema)?
@@ -890,17 +882,18 @@ fn compile_version(
         .at(&["subresources", "status"])
         .is_some_and(|status| !status.is_null());
     let path = format!("spec.versions[{index}].schema.openAPIV3Schema");
+    let unreadable = |e: SchemaError| {
+        let at = if e.path.is_empty() {
+            path.clone()
+        } else {
+            format!("{path}.{}", e.path)
+        };
+        format!("CRD {name}: {at}: {}", e.message)
+    };
     let schema = match schema.get("openAPIV3Schema") {
         // Read as text (a stored CRD's): compiled part by part.
-        Some(Node::Raw(raw)) => Schema::compile_parts(raw.get(), minor, MAX_PART_LEVEL).map_err(|e| e.to_string())?,
-        Some(schema) => Schema::compile(schema, None, minor).map_err(|e| {
-            let at = if e.path.is_empty() {
-                path.clone()
-            } else {
-                format!("{path}.{}", e.path)
-            };
-            format!("CRD {name}: {at}: {}", e.message)
-        })?,
+        Some(Node::Raw(raw)) => Schema::compile_parts(raw.get(), minor, MAX_PART_LEVEL).map_err(unreadable)?,
+        Some(schema) => Schema::compile(schema, None, minor).map_err(unreadable)?,
         // A version without a schema (apiextensions.k8s.io/v1beta1 allowed it) validates
         // nothing and keeps every field.
         None => {

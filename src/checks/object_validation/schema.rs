@@ -1010,8 +1010,8 @@ impl Schema {
 
     /// [`Schema::compile`] of the schema whose JSON text is `text` (a CRD version's
     /// `openAPIV3Schema`), part by part: the root is read and compiled now, each of its
-    /// sub-schemas (a property's, `items`, `additionalProperties`, `allOf`, `anyOf`, `oneOf`,
-    /// `not`) read from the text and compiled when the validation first resolves it
+    /// sub-schemas (a property's, `items`, `additionalProperties`, `not`; `allOf`, `anyOf` and
+    /// `oneOf` are compiled with their schema) read from the text and compiled when the validation first resolves it
     /// ([`Schema::resolve`]), its own sub-schemas in turn left for later, so an object pays for
     /// the nodes it reaches (their CEL rules are compiled only as it reaches them, as ever). A
     /// part's node keeps its own `default` and `nullable` ([`Schema::own`]). A part that cannot
@@ -1046,6 +1046,7 @@ impl Schema {
 
     /// Compiles the part `part` (at JSON path `path`) of a schema compiled part by part: its
     /// node's index.
+    #[inline(never)]
     fn compile_part(&self, part: Part, path: &str) -> Result<usize, SchemaError> {
         let error = |message: String| SchemaError {
             path: path.to_string(),
@@ -1308,6 +1309,7 @@ impl<'c, 'j> Compiler<'c, 'j> {
     }
 
     /// Compiles the schema at `path`, its index.
+    #[inline(never)]
     fn compile(&mut self, schema: &Node<'_>, path: &Path<'_>) -> Result<usize, SchemaError> {
         if let Node::Raw(raw) = schema {
             let text = raw.get();
@@ -1701,7 +1703,7 @@ impl Path<'_> {
 
 /// A value left unread ([`Node::Raw`]) read whole.
 fn unraw<'j>(raw: &'j serde_json::value::RawValue, path: &Path<'_>) -> Result<Node<'j>, SchemaError> {
-    crate::json::read(raw.get(), crate::json::Everything, usize::MAX)
+    crate::json::read(raw.get(), crate::cluster::CrdPart::All, usize::MAX)
         .map_err(|e| Compiler::error(path, format!("the schema is not JSON: {e}")))
 }
 
