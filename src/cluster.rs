@@ -369,8 +369,10 @@ pub fn likely_plural(kind: &str) -> String {
 /// [`CrdPart::KindRoot`], `spec.names.kind` alone; from [`CrdPart::VersionsRoot`], what
 /// compiling a version needs, `spec.versions` with each version's `name` and `subresources` read
 /// and its `schema` left as text, and of `metadata` what says the API server stored the CRD
-/// (`uid`, `resourceVersion`, `creationTimestamp`). One grammar for both, so a module holds one
-/// reader for them.
+/// (`uid`, `resourceVersion`, `creationTimestamp`); and a version's schema compiled part by part
+/// (object-validation's `Schema::compile_parts`): from [`CrdPart::SchemaText`], its
+/// `openAPIV3Schema` as text; from [`CrdPart::Schema`], a schema's keywords, its sub-schemas
+/// left as text. One grammar for all, so a module holds one reader for them.
 #[derive(Clone, Copy)]
 pub enum CrdPart {
     /// The answer, read for `spec.names.kind`.
@@ -389,6 +391,14 @@ pub enum CrdPart {
     List,
     /// One version: `name` and `subresources` read, `schema` kept as text.
     Version,
+    /// A version's `schema`: `openAPIV3Schema` kept as text.
+    SchemaText,
+    /// A schema: its keywords read, its sub-schemas (`properties`' members, `items`,
+    /// `additionalProperties`, `not`) kept as text; `allOf`, `anyOf` and `oneOf` (small where a
+    /// CRD has them) read whole.
+    Schema,
+    /// A schema's `properties`: each kept as text.
+    SchemaMembers,
     /// A value read whole.
     All,
 }
@@ -405,15 +415,17 @@ impl crate::json::Grammar for CrdPart {
             (CrdPart::Stored, "uid" | "resourceVersion" | "creationTimestamp") => Parse(CrdPart::All),
             (CrdPart::VersionsSpec, "versions") => Parse(CrdPart::List),
             (CrdPart::Version, "name" | "subresources") => Parse(CrdPart::All),
-            (CrdPart::Version, "schema") => Raw,
-            (CrdPart::All, _) => Parse(CrdPart::All),
+            (CrdPart::Version, "schema") | (CrdPart::SchemaText, "openAPIV3Schema") => Raw,
+            (CrdPart::Schema, "properties") => Parse(CrdPart::SchemaMembers),
+            (CrdPart::Schema, "additionalProperties" | "items" | "not") | (CrdPart::SchemaMembers, _) => Raw,
+            (CrdPart::All | CrdPart::Schema, _) => Parse(CrdPart::All),
             _ => Skip,
         }
     }
     fn element(self) -> crate::json::Read<Self> {
         match self {
             CrdPart::List => crate::json::Read::Parse(CrdPart::Version),
-            CrdPart::All => crate::json::Read::Parse(CrdPart::All),
+            CrdPart::All | CrdPart::Schema | CrdPart::SchemaMembers => crate::json::Read::Parse(CrdPart::All),
             _ => crate::json::Read::Skip,
         }
     }

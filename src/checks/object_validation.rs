@@ -74,7 +74,7 @@ use crate::rules::{self, Rule};
 use crate::settings::{Action, RejectOrWarn, RuleActions};
 use crate::text::{Parts, elide, quote};
 use field_error::FieldError;
-use schema::Schema;
+use schema::{Schema, SchemaError};
 use serde::Deserialize;
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -378,11 +378,28 @@ impl ObjectValidation {
                         as_written: false,
                         embedded_judged: false,
                     };
-                    let (field_errors, reached) =
+                    let (mut field_errors, reached, parts) =
                         validate::validate_noting_rules(&compiled.schema, node, old, &options);
+                    // A part of a stored CRD's schema that does not compile: the schema is
+                    // unreadable for the objects that reach it, as it is whole for the others.
+                    if let Some(part) = parts.first() {
+                        field_errors.clear();
+                        if let Some(action) = reject_or_warn(settings.action("unreadableSchema")) {
+                            let text = format!(
+                                "{}.{}: {}; this {kind} was not validated",
+                                compiled.origin, part.path, part.message
+                            );
+                            let parts = Parts::default().elidable(text);
+                            others.push(Finding::new("unreadableSchema", action, "", parts.clone(), parts));
+                        }
+                    }
                     // A CRD nobody validated has all its rules' errors; one the API server
                     // stored, those of the rules this object reached.
-                    let rule_errors = compiled.rule_errors.as_ref().unwrap_or(&reached);
+                    let rule_errors = match compiled.rule_errors.as_ref() {
+                        _ if !parts.is_empty() => &Vec::new(),
+                        Some(all) => all,
+                        None => &reached,
+                    };
                     for error in field_errors {
                         let rule = if error.kind == field_error::ErrorType::UnknownField {
                             "unknownField"
@@ -681,6 +698,8 @@ pub struct Compiled {
     /// as objects reach them ([`Schema::rules_at`]), and one our CEL library cannot compile is
     /// reported for the objects that reach it.
     pub rule_errors: Option<Vec<String>>,
+    /// The schema's place as its errors name it (`CRD <name>: spec.versions[<i>].schema.openAPIV3Schema`).
+    pub origin: String,
 }
 
 /// How many built-in kinds' compiled schemas a module instance keeps.
@@ -715,6 +734,7 @@ fn builtin_schema(api_version: &str, kind: &str, minor: u32) -> Option<Rc<Compil
                 status_subresource: true,
                 // No built-in schema has CEL rules.
                 rule_errors: None,
+                origin: String::new(),
             })
         })
     });
@@ -782,6 +802,11 @@ fn compiled_of(text: &str, version: &str, minor: u32, name: &str) -> Result<Rc<C
 /// `versions` 3, the version 4).
 const SCHEMA_LEVEL: usize = 5;
 
+/// The deepest level (its root 1) a part of an `openAPIV3Schema` compiled part by part may nest
+/// to: what the whole read allows it (a `schema` read nested under 120 levels less
+/// [`SCHEMA_LEVEL`]).
+const MAX_PART_LEVEL: usize = 120 - SCHEMA_LEVEL - 2;
+
 /// Compiles `version`'s schema of the CRD `text`; `Err` says why it cannot be (the version is
 /// not there: `Ok` is never a silent accept).
 ///
@@ -807,6 +832,9 @@ fn compile_crd(text: &str, version: &str, minor: u32, name: &str) -> Result<Comp
                 return Some(compile_version(None, version, minor, name, stored));
             };
             let schema = match entry.get("schema") {
+                // A stored CRD's schema is compiled part by part, as far as the objects go: only
+                // its `openAPIV3Schema`'s text is kept.
+                Some(Node::Raw(raw)) if stored => json::read(raw.get(), CrdPart::SchemaText, 2).ok()?,
                 Some(Node::Raw(raw)) => {
                     let (schema, depth) = json::read_noting_depth(raw.get(), json::Everything, usize::MAX).ok()?;
                     (depth + SCHEMA_LEVEL < 120).then_some(schema)?
@@ -855,15 +883,18 @@ fn compile_version(
         .at(&["subresources", "status"])
         .is_some_and(|status| !status.is_null());
     let path = format!("spec.versions[{index}].schema.openAPIV3Schema");
+    let unreadable = |e: SchemaError| {
+        let at = if e.path.is_empty() {
+            path.clone()
+        } else {
+            format!("{path}.{}", e.path)
+        };
+        format!("CRD {name}: {at}: {}", e.message)
+    };
     let schema = match schema.get("openAPIV3Schema") {
-        Some(schema) => Schema::compile(schema, None, minor).map_err(|e| {
-            let at = if e.path.is_empty() {
-                path.clone()
-            } else {
-                format!("{path}.{}", e.path)
-            };
-            format!("CRD {name}: {at}: {}", e.message)
-        })?,
+        // Read as text (a stored CRD's): compiled part by part.
+        Some(Node::Raw(raw)) => Schema::compile_parts(raw.get(), minor, MAX_PART_LEVEL).map_err(unreadable)?,
+        Some(schema) => Schema::compile(schema, None, minor).map_err(unreadable)?,
         // A version without a schema (apiextensions.k8s.io/v1beta1 allowed it) validates
         // nothing and keeps every field.
         None => {
@@ -881,6 +912,7 @@ fn compile_version(
         schema,
         status_subresource,
         rule_errors,
+        origin: format!("CRD {name}: {path}"),
     })
 }
 
@@ -1100,6 +1132,49 @@ mod tests {
                 "get_resource widgetz.example.com",
             ]
         );
+    }
+
+    #[test]
+    fn a_stored_crds_unreadable_part_is_said_for_the_objects_that_reach_it() {
+        // `spec.colour` has a type that is no string; `stored` as above.
+        let crd_with = |stored: bool| {
+            let mut crd = crd(10);
+            crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]["colour"] =
+                json!({"type": 5});
+            if !stored {
+                crd["metadata"] = json!({"name": "widgets.example.com"});
+            }
+            crd
+        };
+        let answer = |stored: bool, colour: bool| {
+            let mut object = json!({"apiVersion": "example.com/v1", "kind": "Widget",
+              "metadata": {"name": "api", "namespace": "shop"}, "spec": {"replicas": 11}});
+            if colour {
+                object["spec"]["colour"] = json!("blue");
+            }
+            let request = syncguard_testkit::object_request("CREATE", &object, "widgets");
+            let response = decide::<ObjectValidation>(
+                syncguard_testkit::payload(&request, &json!({})).as_bytes(),
+                &Stored(vec![crd_with(stored)]),
+            );
+            (response.accepted, response.warnings, response.message)
+        };
+        let said = "CRD widgets.example.com: spec.versions[0].schema.openAPIV3Schema.properties.spec.properties.colour.type: must be a string; this Widget was not validated";
+        // A CRD of the scanned files is compiled whole: unreadable whatever the object.
+        let scanned = answer(false, false);
+        assert!(
+            scanned.0 && scanned.1.len() == 1 && scanned.1[0].contains(said),
+            "{scanned:?}"
+        );
+        assert_eq!(answer(false, true), scanned);
+        // A stored CRD, compiled as far as the object goes: an object that does not reach the
+        // part is judged (its replicas over the maximum), one that does is not, in the same words.
+        let (accepted, _, message) = answer(true, false);
+        assert!(
+            !accepted && message.as_deref().is_some_and(|m| m.contains("spec.replicas")),
+            "{message:?}"
+        );
+        assert_eq!(answer(true, true), scanned);
     }
 
     #[test]

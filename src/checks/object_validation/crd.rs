@@ -348,10 +348,11 @@ fn status_enabled(version: &Node<'_>) -> bool {
 }
 
 /// A `default` of a schema as `ValidateDefaults` meets it: its schema node (in the compiled
-/// schema and as written), where the node is (as the API server names it, and in the manifest),
-/// and whether `ValidateDefaults` judges it as a resource's metadata or the resource itself
-/// (not judged here).
+/// sub-schema `slot` and as written), where the node is (as the API server names it, and in the
+/// manifest), and whether `ValidateDefaults` judges it as a resource's metadata or the resource
+/// itself (not judged here).
 struct DefaultAt<'n, 'j> {
+    slot: usize,
     index: usize,
     default: &'n Node<'j>,
     path: String,
@@ -359,46 +360,91 @@ struct DefaultAt<'n, 'j> {
     meta: bool,
 }
 
-/// Every non-null `default` of `schema` (compiled as `compiled`, node `index`), in the order
-/// `ValidateDefaults` recurses: a node's own, then its `items`', then its properties' (not
-/// `additionalProperties`, where defaults are not followed). `resource` when the node is a
-/// resource (the root, an embedded resource), `meta` when it is inside a resource's `metadata`,
-/// `kind` or `apiVersion`.
+/// Every non-null `default` of `schema`, in the order `ValidateDefaults` recurses: a node's own,
+/// then its `items`', then its properties' (not `additionalProperties`, where defaults are not
+/// followed). `resource` when the node is a resource (the root, an embedded resource), `meta`
+/// when it is inside a resource's `metadata`, `kind` or `apiVersion`. Only what a default is
+/// validated against is compiled: the sub-schema of each topmost default, alone (or the whole
+/// schema when the root has one), pushed to `compiled`; `here` is the node's slot there and its
+/// index, once under a default. None when a sub-schema does not compile (no default judged).
+#[allow(clippy::too_many_arguments)]
 fn each_default<'n, 'j>(
-    compiled: &Schema,
-    index: usize,
+    compiled: &mut Vec<Schema>,
+    here: Option<(usize, usize)>,
     schema: &'n Node<'j>,
     (path, at): (&str, &str),
-    resource: bool,
-    meta: bool,
+    (resource, meta): (bool, bool),
+    minor: u32,
+    root: bool,
     out: &mut Vec<DefaultAt<'n, 'j>>,
-) {
-    let node = compiled.node(index);
-    let resource = resource || node.embedded_resource;
-    let meta = meta && !node.embedded_resource;
-    if let Some(default) = schema.get("default").filter(|d| !d.is_null()) {
+) -> Option<()> {
+    let default = schema.get("default").filter(|d| !d.is_null());
+    let here = match here {
+        None if default.is_some() => {
+            let sub = if root {
+                Schema::compile(schema, None, minor)
+            } else {
+                Schema::compile_detached(schema, minor)
+            };
+            let sub = sub.ok()?;
+            compiled.push(sub);
+            let slot = compiled.len() - 1;
+            Some((slot, compiled[slot].root))
+        }
+        here => here,
+    };
+    let node = here.map(|(slot, index)| compiled[slot].node(index));
+    let embedded = node.map_or_else(
+        || flag(schema, "x-kubernetes-embedded-resource"),
+        |node| node.embedded_resource,
+    );
+    let (items_at, property_at) = match node {
+        Some(node) => (node.items, Some(node)),
+        None => (None, None),
+    };
+    let property_at = property_at.map(|node| {
+        let slot = here.map_or(0, |(slot, _)| slot);
+        move |key: &str| node.property(key).map(|index| (slot, index))
+    });
+    let items_at = here.zip(items_at).map(|((slot, _), index)| (slot, index));
+    let resource = resource || embedded;
+    let meta = meta && !embedded;
+    if let (Some(default), Some((slot, index))) = (default, here) {
         out.push(DefaultAt {
+            slot,
             index,
             default,
             path: path.to_string(),
             at: at.to_string(),
             // The root's own default is judged as a resource's (not here); an embedded
             // resource's is ([`embedded_defaults`]).
-            meta: meta || (resource && !node.embedded_resource),
+            meta: meta || (resource && !embedded),
         });
     }
-    if let (Some(items), Some(item)) = (items_schema(schema), node.items) {
+    // Under a default, the children its compiled node has (as before); above, every child.
+    let items = (here.is_none() || items_at.is_some())
+        .then(|| items_schema(schema))
+        .flatten();
+    let properties: Vec<_> = schema
+        .get("properties")
+        .and_then(Node::as_object)
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|(key, value)| match &property_at {
+            Some(find) => find(key).map(|child| (key, value, Some(child))),
+            None => Some((key, value, None)),
+        })
+        .collect();
+    if let Some(items) = items {
         let (p, a) = (format!("{path}.items"), format!("{at}.items"));
-        each_default(compiled, item, items, (&p, &a), false, meta, out);
+        each_default(compiled, items_at, items, (&p, &a), (false, meta), minor, false, out)?;
     }
-    if let Some(entries) = schema.get("properties").and_then(Node::as_object) {
-        for (key, value) in entries {
-            let Some(child) = node.property(key) else { continue };
-            let (p, a) = (format!("{path}.properties[{key}]"), format!("{at}.properties[{key}]"));
-            let meta = meta || (resource && matches!(key.as_ref(), "metadata" | "kind" | "apiVersion"));
-            each_default(compiled, child, value, (&p, &a), false, meta, out);
-        }
+    for (key, value, child) in properties {
+        let (p, a) = (format!("{path}.properties[{key}]"), format!("{at}.properties[{key}]"));
+        let meta = meta || (resource && matches!(key.as_ref(), "metadata" | "kind" | "apiVersion"));
+        each_default(compiled, child, value, (&p, &a), (false, meta), minor, false, out)?;
     }
+    Some(())
 }
 
 /// Whether a schema holds a `default` anywhere.
@@ -412,12 +458,28 @@ fn has_default(schema: &Node<'_>) -> bool {
     }
 }
 
-/// The schema compiled for its defaults, none when it has none or does not compile.
-fn compiled_for_defaults(schema: &Node<'_>, minor: u32) -> Option<Schema> {
+/// Every default of `schema` and the sub-schemas compiled for them ([`each_default`]); none
+/// when it has none or one does not compile.
+fn compiled_for_defaults<'n, 'j>(
+    schema: &'n Node<'j>,
+    (path, at): (&str, &str),
+    minor: u32,
+) -> Option<(Vec<Schema>, Vec<DefaultAt<'n, 'j>>)> {
     if !has_default(schema) {
         return None;
     }
-    Schema::compile(schema, None, minor).ok()
+    let (mut compiled, mut found) = (Vec::new(), Vec::new());
+    each_default(
+        &mut compiled,
+        None,
+        schema,
+        (path, at),
+        (true, false),
+        minor,
+        true,
+        &mut found,
+    )?;
+    Some((compiled, found))
 }
 
 /// `ValidateDefaults` on one structural schema: each default validated against its own node,
@@ -425,11 +487,9 @@ fn compiled_for_defaults(schema: &Node<'_>, minor: u32) -> Option<Schema> {
 /// at `<node>.default`; a default it cannot judge with certainty, or in a resource's metadata
 /// (which the API server coerces into `ObjectMeta` first), says nothing.
 fn defaults(schema: &Node<'_>, path: &str, at: &str, options: Options, errors: &mut Vec<FieldError>) {
-    let Some(compiled) = compiled_for_defaults(schema, options.minor) else {
+    let Some((compiled, found)) = compiled_for_defaults(schema, (path, at), options.minor) else {
         return;
     };
-    let mut found = Vec::new();
-    each_default(&compiled, compiled.root, schema, (path, at), true, false, &mut found);
     // One CEL budget for the schema's defaults, as `ValidateDefaults` shares it: once a rule
     // spends it, no default after is judged (module doc).
     let mut budget = Budget::default();
@@ -437,7 +497,8 @@ fn defaults(schema: &Node<'_>, path: &str, at: &str, options: Options, errors: &
         if budget.stopped() {
             break;
         }
-        let Some(defaults_errors) = judge_default(&compiled, entry, options.pruned_defaults, &mut budget) else {
+        let Some(defaults_errors) = judge_default(&compiled[entry.slot], entry, options.pruned_defaults, &mut budget)
+        else {
             continue;
         };
         for mut error in defaults_errors {
@@ -507,13 +568,12 @@ fn has_unpruned_default(crd: &Node<'_>, minor: u32) -> bool {
         if !broken.is_empty() {
             return false;
         }
-        let Some(compiled) = compiled_for_defaults(schema, minor) else {
+        let Some((compiled, found)) = compiled_for_defaults(schema, ("", ""), minor) else {
             return false;
         };
-        let mut found = Vec::new();
-        each_default(&compiled, compiled.root, schema, ("", ""), true, false, &mut found);
         found.iter().any(|entry| {
-            entry.meta || validate::default_is_pruned(&compiled, entry.index, entry.default, false) != Some(false)
+            entry.meta
+                || validate::default_is_pruned(&compiled[entry.slot], entry.index, entry.default, false) != Some(false)
         })
     })
 }
@@ -1980,6 +2040,35 @@ mod tests {
         ] {
             assert!(spec_errors(properties, None).is_empty(), "{properties}");
         }
+    }
+
+    #[test]
+    fn only_the_defaults_sub_schemas_are_compiled_and_none_is_a_resources_root() {
+        // `tls` has a default; `big`, beside it, none: only `tls` and its `port` are compiled.
+        let schema = json::read(
+            r#"{"type":"object","properties":{"spec":{"type":"object","properties":{
+              "big":{"type":"object","properties":{"a":{"type":"string"},"b":{"type":"array","items":{"type":"string"}}}},
+              "tls":{"type":"object","properties":{"port":{"type":"integer"}},"default":{"port":20},
+                "x-kubernetes-validations":[{"rule":"self.port > 100","message":"port too low"}]}}}}}"#,
+            json::Everything,
+            64,
+        )
+        .unwrap();
+        let (compiled, found) = compiled_for_defaults(&schema, ("", ""), NEWEST_MINOR).unwrap();
+        assert_eq!(compiled.iter().map(Schema::len).collect::<Vec<_>>(), [2]);
+        assert_eq!(found.len(), 1);
+        assert!(!compiled[0].is_resource_root(compiled[0].root));
+        // Its rule compiles against the field, not a resource (`self.metadata` is no field of it).
+        assert!(compiled[0].rules_at(compiled[0].root).unwrap().is_ok());
+        // The root's default compiles the whole schema, the resource's.
+        let rooted = json::read(
+            r#"{"type":"object","default":{},"properties":{"spec":{"type":"object"}}}"#,
+            json::Everything,
+            8,
+        )
+        .unwrap();
+        let (compiled, _) = compiled_for_defaults(&rooted, ("", ""), NEWEST_MINOR).unwrap();
+        assert!(compiled.len() == 1 && compiled[0].len() == 2 && compiled[0].is_resource_root(compiled[0].root));
     }
 
     #[test]

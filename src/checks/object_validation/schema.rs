@@ -785,19 +785,35 @@ pub struct SchemaNode {
     /// The node this one stands for (`allOf: [{$ref: ...}]` alone): everything but its own
     /// `default` and `nullable` is the other node's.
     pub alias: Option<usize>,
-    /// A `$ref` of a schema compiled with deferred definitions ([`Schema::compile_deferred`]):
-    /// the node stands for the definition it names, compiled when first resolved.
+    /// A `$ref` of a schema compiled with deferred definitions ([`Schema::compile_deferred`]),
+    /// or a sub-schema of one compiled part by part ([`Schema::compile_parts`]): the node stands
+    /// for the definition or the part, compiled when first resolved.
     pub deferred: Option<Deferred>,
+    /// Why the part this node stands in for could not be compiled ([`Schema::compile_parts`]):
+    /// the node accepts anything, and the validation that reaches it says the schema unreadable.
+    pub unreadable: Option<Box<SchemaError>>,
 }
 
 /// A `$ref` to a definition compiled at its first resolution ([`Schema::resolve`]), once per
 /// schema: a kind's root reaches far more definitions than an object's fields do.
 #[derive(Debug, Clone, Default)]
 pub struct Deferred {
-    /// The definition's name (without `#/components/schemas/`).
+    /// The definition's name (without `#/components/schemas/`), or the part's JSON path in the
+    /// schema.
     name: String,
+    /// A part's place in the schema's text ([`Schema::compile_parts`]); none for a definition.
+    part: Option<Part>,
     /// The index of its compiled node, once compiled.
     target: std::cell::OnceCell<usize>,
+}
+
+/// A sub-schema of a schema compiled part by part: its bytes in the schema's text and its
+/// nesting level (the schema's root is level 1).
+#[derive(Debug, Clone, Copy, Default)]
+struct Part {
+    start: usize,
+    end: usize,
+    level: usize,
 }
 
 impl SchemaNode {
@@ -837,36 +853,34 @@ impl fmt::Display for SchemaError {
 
 /// A compiled schema: the arena and its root.
 ///
-/// The arena is in two parts: the nodes compiled with the schema (a CRD's whole schema, a
-/// built-in kind's root), and the nodes of the definitions a schema compiled with deferred
-/// definitions ([`Schema::compile_deferred`]) compiles when a `$ref` to them is first resolved,
-/// numbered after them. That second part grows while the validation walk holds `&SchemaNode`s
-/// of the arena (through `&Schema`): it is elsa's `FrozenVec` of boxes, an append-only vector
-/// whose pushes take `&self` and whose boxed nodes never move, so borrows of them outlive the
-/// pushes without unsafe code of ours (`typed-arena` allocates behind `&self` too, but cannot
-/// find a node again by its index, which every reference of the arena is).
+/// The arena is one store of nodes, numbered in the order they were compiled: those compiled
+/// with the schema (a CRD's whole schema, a built-in kind's root) first, then those a schema
+/// with deferred parts ([`Schema::compile_deferred`]) compiles when a reference to them is
+/// first resolved. It grows while the validation walk holds `&SchemaNode`s of the arena
+/// (through `&Schema`): it is elsa's `FrozenVec` of boxes, an append-only vector whose pushes
+/// take `&self` and whose boxed nodes never move, so borrows of them outlive the pushes without
+/// unsafe code of ours (`typed-arena` allocates behind `&self` too, but cannot find a node again
+/// by its index, which every reference of the arena is).
 pub struct Schema {
-    /// The nodes compiled with the schema; `$ref`s share theirs.
-    nodes: Vec<SchemaNode>,
-    /// The nodes of the definitions compiled since, by index less `nodes.len()`.
-    later: elsa::FrozenVec<Box<SchemaNode>>,
+    /// Every node compiled so far, by index; `$ref`s share theirs.
+    nodes: elsa::FrozenVec<Box<SchemaNode>>,
     /// The root's index.
     pub root: usize,
-    /// The CEL rules of the nodes that have `x-kubernetes-validations`, by node index (sorted),
-    /// each compiled when first asked for ([`Schema::rules_at`], [`Schema::rule_errors`]).
-    rules: Vec<(usize, NodeRules)>,
-    /// Those of the nodes of `later`, by node index (sorted: each definition's nodes are
-    /// numbered after every node before them).
-    later_rules: elsa::FrozenVec<Box<(usize, NodeRules)>>,
+    /// The CEL rules of the nodes that have `x-kubernetes-validations`, by node index (sorted:
+    /// each compile's nodes are numbered after every node before them), each compiled when
+    /// first asked for ([`Schema::rules_at`], [`Schema::rule_errors`]).
+    rules: elsa::FrozenVec<Box<(usize, NodeRules)>>,
     /// Where the deferred definitions come from, for a schema that has them.
     definitions: Option<Definitions>,
+    /// Whether the root is a resource's (CEL's `self` there has `apiVersion`, `kind` and
+    /// `metadata`): not for a sub-schema compiled alone ([`Schema::compile_detached`]).
+    resource_root: bool,
 }
 
 impl fmt::Debug for Schema {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Schema")
-            .field("nodes", &self.nodes)
-            .field("later", &self.later.iter().collect::<Vec<_>>())
+            .field("nodes", &self.nodes.iter().collect::<Vec<_>>())
             .field("root", &self.root)
             .finish_non_exhaustive()
     }
@@ -876,10 +890,20 @@ impl fmt::Debug for Schema {
 /// is first resolved ([`Schema::compile_deferred`]).
 pub type ReadDefinition = Box<dyn Fn(&str) -> Option<Node<'static>> + Send>;
 
-/// The source of a schema's deferred definitions ([`Schema::compile_deferred`]).
+/// Where a schema's deferred parts are read from.
+enum Source {
+    /// The definition of a name, read when a `$ref` to it is first resolved
+    /// ([`Schema::compile_deferred`]).
+    Definitions(ReadDefinition),
+    /// The schema's JSON text, each sub-schema read from it when first resolved
+    /// ([`Schema::compile_parts`]), and the deepest level a part may nest to.
+    Text(Box<str>, usize),
+}
+
+/// The source of a schema's deferred definitions or parts.
 struct Definitions {
-    /// The definition of a name, read when a `$ref` to it is first resolved.
-    read: ReadDefinition,
+    /// Where they are read from.
+    source: Source,
     /// The node of every `$ref` compiled so far, by reference (a [`Deferred`] node each).
     refs: std::cell::RefCell<HashMap<String, usize>>,
     /// The Kubernetes minor the schema is compiled for.
@@ -913,12 +937,15 @@ pub enum Components<'c, 'j> {
     /// The schema's deferred definitions ([`Schema::compile_deferred`]): a `$ref` compiles into
     /// a [`Deferred`] node, its definition read and compiled when the node is first resolved.
     Deferred,
+    /// None, in a schema compiled part by part ([`Schema::compile_parts`]) from this text: a
+    /// sub-schema left unread ([`Node::Raw`]) compiles into a [`Deferred`] part of it.
+    Parts(&'c str),
 }
 
 impl<'c, 'j> Components<'c, 'j> {
     fn get(self, name: &str) -> Option<&'c Node<'j>> {
         match self {
-            Components::None | Components::Deferred => None,
+            Components::None | Components::Deferred | Components::Parts(_) => None,
             Components::Object(node) => node.get(name),
             Components::Map(map) => map.get(name),
         }
@@ -940,20 +967,33 @@ impl Schema {
         Schema::compile_with(schema, components, minor)
     }
 
+    /// [`Schema::compile`] of a sub-schema of a CRD version's schema, alone (a default's node
+    /// and what is under it, for the default's validation): its root is no resource's root.
+    pub fn compile_detached(schema: &Node<'_>, minor: u32) -> Result<Schema, SchemaError> {
+        let mut compiled = Schema::compile(schema, None, minor)?;
+        compiled.resource_root = false;
+        Ok(compiled)
+    }
+
+    /// Whether node `index` is the resource's root (as CEL types `self`).
+    pub fn is_resource_root(&self, index: usize) -> bool {
+        self.resource_root && index == self.root
+    }
+
     /// [`Schema::compile`] with `$ref`s into `components`, every definition the schema
     /// reaches compiled with it.
     pub fn compile_with(schema: &Node<'_>, components: Components<'_, '_>, minor: u32) -> Result<Schema, SchemaError> {
         let mut compiler = Compiler::new(0, HashMap::new(), components, minor);
         let root = compiler.compile(schema, &Path::Root(""))?;
-        let rules = compiler.rules();
-        Ok(Schema {
-            nodes: compiler.nodes,
-            later: elsa::FrozenVec::new(),
+        let schema = Schema {
+            nodes: elsa::FrozenVec::new(),
             root,
-            rules,
-            later_rules: elsa::FrozenVec::new(),
+            rules: elsa::FrozenVec::new(),
             definitions: None,
-        })
+            resource_root: true,
+        };
+        schema.keep(compiler);
+        Ok(schema)
     }
 
     /// [`Schema::compile`] of a schema whose `$ref: "#/components/schemas/<name>"` point into
@@ -967,30 +1007,122 @@ impl Schema {
     pub fn compile_deferred(schema: &Node<'_>, definitions: ReadDefinition, minor: u32) -> Result<Schema, SchemaError> {
         let mut compiler = Compiler::new(0, HashMap::new(), Components::Deferred, minor);
         let root = compiler.compile(schema, &Path::Root(""))?;
-        let rules = compiler.rules();
-        Ok(Schema {
-            nodes: compiler.nodes,
-            later: elsa::FrozenVec::new(),
+        let schema = Schema {
+            nodes: elsa::FrozenVec::new(),
             root,
-            rules,
-            later_rules: elsa::FrozenVec::new(),
+            rules: elsa::FrozenVec::new(),
             definitions: Some(Definitions {
-                read: definitions,
-                refs: std::cell::RefCell::new(compiler.refs),
+                source: Source::Definitions(definitions),
+                refs: std::cell::RefCell::new(std::mem::take(&mut compiler.refs)),
                 minor,
                 compiled: std::cell::Cell::new(0),
             }),
-        })
+            resource_root: true,
+        };
+        schema.keep(compiler);
+        Ok(schema)
     }
 
-    /// How many deferred definitions were compiled so far ([`Schema::compile_deferred`]).
+    /// [`Schema::compile`] of the schema whose JSON text is `text` (a CRD version's
+    /// `openAPIV3Schema`), part by part: the root is read and compiled now, each of its
+    /// sub-schemas (a property's, `items`, `additionalProperties`, `not`; `allOf`, `anyOf` and
+    /// `oneOf` are compiled with their schema) read from the text and compiled when the validation first resolves it
+    /// ([`Schema::resolve`]), its own sub-schemas in turn left for later, so an object pays for
+    /// the nodes it reaches (their CEL rules are compiled only as it reaches them, as ever). A
+    /// part's node keeps its own `default` and `nullable` ([`Schema::own`]). A part that cannot
+    /// be read or compiled, or that nests deeper than `max_level` (the root is level 1), stands
+    /// for a schema that accepts anything and says why ([`SchemaNode::unreadable`]), for the
+    /// validations that reach it. Resolved everywhere, the schema is [`Schema::compile`]'s
+    /// (numbered otherwise).
+    pub fn compile_parts(text: &str, minor: u32, max_level: usize) -> Result<Schema, SchemaError> {
+        let mut schema = Schema {
+            nodes: elsa::FrozenVec::new(),
+            root: 0,
+            rules: elsa::FrozenVec::new(),
+            definitions: Some(Definitions {
+                source: Source::Text(text.into(), max_level),
+                refs: std::cell::RefCell::new(HashMap::new()),
+                minor,
+                compiled: std::cell::Cell::new(0),
+            }),
+            resource_root: true,
+        };
+        let root = Part {
+            start: 0,
+            end: text.len(),
+            level: 1,
+        };
+        schema.root = schema.compile_part(root, "")?;
+        if let Some(definitions) = &schema.definitions {
+            definitions.compiled.set(0);
+        }
+        Ok(schema)
+    }
+
+    /// Compiles the part `part` (at JSON path `path`) of a schema compiled part by part: its
+    /// node's index.
+    #[inline(never)]
+    fn compile_part(&self, part: Part, path: &str) -> Result<usize, SchemaError> {
+        let error = |message: String| SchemaError {
+            path: path.to_string(),
+            message,
+        };
+        let Some(Definitions {
+            source: Source::Text(text, max_level),
+            minor,
+            compiled,
+            ..
+        }) = &self.definitions
+        else {
+            return Err(error("the schema has no text to read its parts from".to_string()));
+        };
+        compiled.set(compiled.get() + 1);
+        let (node, depth) =
+            crate::json::read_noting_depth(&text[part.start..part.end], crate::cluster::CrdPart::Schema, usize::MAX)
+                .map_err(|e| error(format!("the schema is not JSON: {e}")))?;
+        if part.level + depth > max_level + 1 {
+            return Err(error("the schema nests too deep to be read".to_string()));
+        }
+        let mut compiler = Compiler::new(self.len(), HashMap::new(), Components::Parts(text), *minor);
+        compiler.base_level = part.level;
+        let compiled = compiler.compile(&node, &Path::Root(path));
+        // Every node the compiler numbered is kept (one it left unfinished accepts anything).
+        self.keep(compiler);
+        compiled
+    }
+
+    /// The node whose own `default` and `nullable` are node `index`'s: the node itself, or the
+    /// part it stands in for ([`Schema::compile_parts`]), compiled at the first call. (A `$ref`
+    /// or an alias has its own.)
+    pub fn own(&self, index: usize) -> &SchemaNode {
+        let node = self.node(index);
+        match &node.deferred {
+            Some(deferred) if deferred.part.is_some() => self.node(self.definition(deferred)),
+            _ => node,
+        }
+    }
+
+    /// How many deferred definitions (or parts, the root aside) were compiled so far
+    /// ([`Schema::compile_deferred`], [`Schema::compile_parts`]).
     pub fn definitions_compiled(&self) -> usize {
         self.definitions.as_ref().map_or(0, |d| d.compiled.get())
     }
 
     /// How many nodes the arena holds.
     pub fn len(&self) -> usize {
-        self.nodes.len() + self.later.len()
+        self.nodes.len()
+    }
+
+    /// Moves the nodes `compiler` numbered from [`Schema::len`] into the arena, and their rules.
+    fn keep(&self, mut compiler: Compiler<'_, '_>) {
+        debug_assert_eq!(compiler.base, self.len());
+        let rules = compiler.rules();
+        for node in compiler.nodes {
+            self.nodes.push(Box::new(node));
+        }
+        for rule in rules {
+            self.rules.push(Box::new(rule));
+        }
     }
 
     /// Whether the arena holds no node (never: a schema has its root).
@@ -1001,10 +1133,20 @@ impl Schema {
     /// The node of the definition a [`Deferred`] `$ref` names, compiled at the first call.
     fn definition(&self, deferred: &Deferred) -> usize {
         *deferred.target.get_or_init(|| {
+            if let Some(part) = deferred.part {
+                return self.compile_part(part, &deferred.name).unwrap_or_else(|error| {
+                    let index = self.len();
+                    self.nodes.push(Box::new(SchemaNode {
+                        unreadable: Some(Box::new(error)),
+                        ..SchemaNode::default()
+                    }));
+                    index
+                });
+            }
             self.compile_definition(&deferred.name).unwrap_or_else(|| {
                 // Unreadable: a schema that accepts anything.
                 let index = self.len();
-                self.later.push(Box::default());
+                self.nodes.push(Box::default());
                 index
             })
         })
@@ -1013,7 +1155,10 @@ impl Schema {
     /// Compiles the deferred definition `name` into the arena: its node's index.
     fn compile_definition(&self, name: &str) -> Option<usize> {
         let definitions = self.definitions.as_ref()?;
-        let definition = (definitions.read)(name)?;
+        let Source::Definitions(read) = &definitions.source else {
+            return None;
+        };
+        let definition = read(name)?;
         definitions.compiled.set(definitions.compiled.get() + 1);
         // Compiling never resolves a reference, so nothing else borrows the map meanwhile.
         let mut refs = definitions.refs.borrow_mut();
@@ -1027,14 +1172,14 @@ impl Schema {
         *refs = std::mem::take(&mut compiler.refs);
         // Every node the compiler numbered is kept (one it left unfinished accepts anything),
         // since the references it made point at them.
-        let rules = compiler.rules();
-        for node in compiler.nodes {
-            self.later.push(Box::new(node));
-        }
-        for rule in rules {
-            self.later_rules.push(Box::new(rule));
-        }
+        self.keep(compiler);
         compiled.ok()
+    }
+
+    /// The JSON path in the schema of node `index`'s CEL rules (their errors name it), if it
+    /// has any.
+    pub fn rule_path(&self, index: usize) -> Option<&str> {
+        self.node_rules(index).map(|rules| rules.path.as_str())
     }
 
     /// Whether node `index` itself (not the node it stands for) has CEL rules.
@@ -1044,15 +1189,8 @@ impl Schema {
 
     /// The rules of node `index`.
     fn node_rules(&self, index: usize) -> Option<&NodeRules> {
-        if index >= self.nodes.len() {
-            let at = self
-                .later_rules
-                .binary_search_by_key(&index, |(index, _)| *index)
-                .ok()?;
-            return self.later_rules.get(at).map(|(_, rules)| rules);
-        }
         let at = self.rules.binary_search_by_key(&index, |(index, _)| *index).ok()?;
-        Some(&self.rules[at].1)
+        self.rules.get(at).map(|(_, rules)| rules)
     }
 
     /// The CEL rules of node `index`, compiled once (at the first call), against the node they
@@ -1062,7 +1200,7 @@ impl Schema {
         let rules = self.node_rules(index)?;
         let compiled = rules.compiled.get_or_init(|| {
             let validations = self.node(index).validations.as_ref().unwrap_or(&Node::Null);
-            let view = View::new(self, index, index == self.root);
+            let view = View::new(self, index, self.is_resource_root(index));
             super::cel::Rules::compile(validations, view).map_err(|errors| {
                 errors
                     .into_iter()
@@ -1084,8 +1222,7 @@ impl Schema {
     /// the CRD for, wherever the rules sit (of a schema with deferred definitions, those of the
     /// definitions compiled so far).
     pub fn rule_errors(&self) -> Vec<String> {
-        let later = self.later_rules.iter().map(|(index, _)| *index);
-        self.rule_errors_of(self.rules.iter().map(|(index, _)| *index).chain(later).collect())
+        self.rule_errors_of(self.rules.iter().map(|(index, _)| *index).collect())
     }
 
     /// The errors of the rules of nodes `indexes` that do not compile, in the order of their
@@ -1102,10 +1239,7 @@ impl Schema {
 
     /// The node at `index` (a [`Deferred`] reference as itself: see [`Schema::resolved`]).
     pub fn node(&self, index: usize) -> &SchemaNode {
-        match self.nodes.get(index) {
-            Some(node) => node,
-            None => &self.later[index - self.nodes.len()],
-        }
+        &self.nodes[index]
     }
 
     /// The root node.
@@ -1144,6 +1278,9 @@ struct Compiler<'c, 'j> {
     refs: HashMap<String, usize>,
     components: Components<'c, 'j>,
     minor: u32,
+    /// The nesting level of the schema compiled (the root of a schema compiled part by part is
+    /// level 1).
+    base_level: usize,
 }
 
 const REF_PREFIX: &str = "#/components/schemas/";
@@ -1157,6 +1294,7 @@ impl<'c, 'j> Compiler<'c, 'j> {
             refs,
             components,
             minor,
+            base_level: 1,
         }
     }
 
@@ -1186,7 +1324,40 @@ impl<'c, 'j> Compiler<'c, 'j> {
     }
 
     /// Compiles the schema at `path`, its index.
+    #[inline(never)]
     fn compile(&mut self, schema: &Node<'_>, path: &Path<'_>) -> Result<usize, SchemaError> {
+        if let Node::Raw(raw) = schema {
+            let text = raw.get();
+            if let Components::Parts(whole) = self.components
+                && text.starts_with('{')
+            {
+                // A part, compiled when first resolved.
+                if self.next() >= MAX_NODES {
+                    return Err(Compiler::error(
+                        path,
+                        format!("the schema has more than {MAX_NODES} nodes"),
+                    ));
+                }
+                let start = text.as_ptr() as usize - whole.as_ptr() as usize;
+                let index = self.next();
+                self.nodes.push(SchemaNode {
+                    deferred: Some(Deferred {
+                        name: path.to_string(),
+                        part: Some(Part {
+                            start,
+                            end: start + text.len(),
+                            level: self.base_level + path.steps(),
+                        }),
+                        target: std::cell::OnceCell::new(),
+                    }),
+                    ..SchemaNode::default()
+                });
+                return Ok(index);
+            }
+            // Not a schema object: read as it is, for the compiler's own error.
+            let read = unraw(raw, path)?;
+            return self.compile(&read, path);
+        }
         let entries = match schema {
             Node::Object(entries) => entries,
             Node::TooDeep => return Err(Compiler::error(path, "the schema nests too deep to be read")),
@@ -1212,6 +1383,16 @@ impl<'c, 'j> Compiler<'c, 'j> {
         let mut format_name = String::new();
         for (key, value) in entries.iter() {
             let at = Path::Key(path, key);
+            // A part's `additionalProperties`, `items` or `not` left unread (a schema is compiled
+            // when first resolved; a boolean or a tuple is read now).
+            let read;
+            let value = match value {
+                Node::Raw(raw) if !raw.get().starts_with('{') => {
+                    read = unraw(raw, &at)?;
+                    &read
+                }
+                _ => value,
+            };
             match key.as_ref() {
                 "type" => {
                     let names: Vec<&str> = match value {
@@ -1384,6 +1565,7 @@ impl<'c, 'j> Compiler<'c, 'j> {
             self.nodes.push(SchemaNode {
                 deferred: Some(Deferred {
                     name: name.to_string(),
+                    part: None,
                     target: std::cell::OnceCell::new(),
                 }),
                 ..SchemaNode::default()
@@ -1516,6 +1698,14 @@ impl fmt::Display for Path<'_> {
 }
 
 impl Path<'_> {
+    /// How many members and elements deep it goes from its root.
+    fn steps(&self) -> usize {
+        match self {
+            Path::Root(_) => 0,
+            Path::Key(parent, _) | Path::Index(parent, _) => parent.steps() + 1,
+        }
+    }
+
     /// Whether it writes nothing (the root).
     fn is_empty(&self) -> bool {
         match self {
@@ -1524,6 +1714,12 @@ impl Path<'_> {
             Path::Index(..) => false,
         }
     }
+}
+
+/// A value left unread ([`Node::Raw`]) read whole.
+fn unraw<'j>(raw: &'j serde_json::value::RawValue, path: &Path<'_>) -> Result<Node<'j>, SchemaError> {
+    crate::json::read(raw.get(), crate::cluster::CrdPart::All, usize::MAX)
+        .map_err(|e| Compiler::error(path, format!("the schema is not JSON: {e}")))
 }
 
 fn bool_of(value: &Node<'_>, path: &Path<'_>) -> Result<bool, SchemaError> {

@@ -22,7 +22,7 @@ use super::cel::Violation;
 use super::cel::cost::Budget;
 use super::field_error::{BadValue, ErrorType, FieldError, go_float, go_json, go_quote};
 use super::metadata;
-use super::schema::{Additional, Format, ListType, Schema, SchemaNode, Types};
+use super::schema::{Additional, Format, ListType, Schema, SchemaError, SchemaNode, Types};
 use crate::json::{Members, Node, Number};
 
 /// What `anyOf` or `oneOf` made of a value ([`Walk::choose`]).
@@ -66,15 +66,17 @@ pub fn validate(
     validate_noting_rules(schema, object, old_object, options).0
 }
 
-/// [`validate`], and the errors of the CEL rules the object reached that the CEL library cannot
+/// [`validate`], the errors of the CEL rules the object reached that the CEL library cannot
 /// compile (those rules are not checked), in the order of their nodes: the rules of a schema
-/// compiled lazily ([`Schema::rules_at`]) are compiled as the object reaches them.
+/// compiled lazily ([`Schema::rules_at`]) are compiled as the object reaches them; and the
+/// errors of the parts of a schema compiled part by part ([`Schema::compile_parts`]) that it
+/// reached and that could not be compiled (the schema is then unreadable for this object).
 pub fn validate_noting_rules(
     schema: &Schema,
     object: &Node<'_>,
     old_object: Option<&Node<'_>>,
     options: &Options,
-) -> (Vec<FieldError>, Vec<String>) {
+) -> (Vec<FieldError>, Vec<String>, Vec<SchemaError>) {
     // The API server validates the object as defaulting left it (and reads the stored old one
     // defaulted too): a copy with the defaults filled, made only where a default applies.
     let (defaulted_object, defaulted_old);
@@ -91,18 +93,23 @@ pub fn validate_noting_rules(
         }
         old => old,
     };
-    let unreadable = std::cell::RefCell::new(Vec::new());
+    let (unreadable, parts) = (std::cell::RefCell::new(Vec::new()), std::cell::RefCell::new(Vec::new()));
     let mut walk = Walk {
         schema,
         options,
         errors: Vec::new(),
         unreadable: &unreadable,
+        parts: &parts,
         budget: Budget::default(),
         uncertain: false,
     };
     walk.value(&Place::root(), schema.root, object, old_object, Context::Root);
     let errors = walk.errors;
-    (errors, schema.rule_errors_of(unreadable.into_inner()))
+    (
+        errors,
+        schema.rule_errors_of(unreadable.into_inner()),
+        parts.into_inner(),
+    )
 }
 
 /// Validates a CRD schema's `default` (`value`) against its schema node `index` as
@@ -135,12 +142,13 @@ pub fn validate_default(
         embedded_judged,
         ..Options::default()
     };
-    let unreadable = std::cell::RefCell::new(Vec::new());
+    let (unreadable, parts) = (std::cell::RefCell::new(Vec::new()), std::cell::RefCell::new(Vec::new()));
     let mut walk = Walk {
         schema,
         options: &options,
         errors: Vec::new(),
         unreadable: &unreadable,
+        parts: &parts,
         budget: *budget,
         uncertain: false,
     };
@@ -156,7 +164,11 @@ pub fn validate_default(
     if !schema_found {
         *budget = walk.budget;
     }
-    if walk.uncertain || (!schema_found && walk.budget.stopped()) || !unreadable.borrow().is_empty() {
+    if walk.uncertain
+        || (!schema_found && walk.budget.stopped())
+        || !unreadable.borrow().is_empty()
+        || !parts.borrow().is_empty()
+    {
         return None;
     }
     let default_path = format!("{path}.default");
@@ -206,7 +218,7 @@ pub fn default_is_pruned(schema: &Schema, index: usize, value: &Node<'_>, embedd
         embedded_judged,
         ..Options::default()
     };
-    let unreadable = std::cell::RefCell::new(Vec::new());
+    let (unreadable, parts) = (std::cell::RefCell::new(Vec::new()), std::cell::RefCell::new(Vec::new()));
     let mut budget = Budget::default();
     // A spent budget runs no rule ([`Walk::cel_run`]).
     budget.stop();
@@ -215,12 +227,13 @@ pub fn default_is_pruned(schema: &Schema, index: usize, value: &Node<'_>, embedd
         options: &options,
         errors: Vec::new(),
         unreadable: &unreadable,
+        parts: &parts,
         budget,
         uncertain: false,
     };
     let context = if embedded { Context::Embedded } else { Context::Field };
     walk.value(&Place::root(), index, value, None, context);
-    if walk.uncertain {
+    if walk.uncertain || !parts.borrow().is_empty() {
         return None;
     }
     Some(walk.errors.iter().any(|error| error.kind == ErrorType::UnknownField))
@@ -309,6 +322,8 @@ struct Walk<'s> {
     errors: Vec<FieldError>,
     /// The nodes reached whose CEL rules do not compile, for every walk of one validation.
     unreadable: &'s std::cell::RefCell<Vec<usize>>,
+    /// The errors of the parts reached that could not be compiled ([`Schema::compile_parts`]).
+    parts: &'s std::cell::RefCell<Vec<SchemaError>>,
     /// The request's CEL cost budget, shared by every node's rules.
     budget: Budget,
     /// A value [`validate_default`] cannot judge with certainty was reached.
@@ -389,7 +404,20 @@ fn json_equal(a: &Node<'_>, b: &Node<'_>) -> bool {
 
 impl<'s> Walk<'s> {
     fn node(&self, index: usize) -> &'s SchemaNode {
-        self.schema.resolved(index)
+        let node = self.schema.resolved(index);
+        if node.unreadable.is_some() {
+            self.unreadable_part(node);
+        }
+        node
+    }
+
+    /// Notes a part reached that could not be compiled (out of line: rare).
+    #[cold]
+    #[inline(never)]
+    fn unreadable_part(&self, node: &SchemaNode) {
+        if let Some(error) = &node.unreadable {
+            self.parts.borrow_mut().push((**error).clone());
+        }
     }
 
     fn push(&mut self, error: FieldError) {
@@ -503,7 +531,7 @@ impl<'s> Walk<'s> {
                 // `ValidateDefaults` runs a transition rule with the default as `oldSelf`.
                 self.uncertain = true;
             }
-            let view = super::schema::View::new(self.schema, at, at == self.schema.root);
+            let view = super::schema::View::new(self.schema, at, self.schema.is_resource_root(at));
             found.extend(
                 rules
                     .check_within(view, value, old, &mut self.budget)
@@ -652,6 +680,7 @@ impl<'s> Walk<'s> {
             options: &options,
             errors: Vec::new(),
             unreadable: self.unreadable,
+            parts: self.parts,
             budget: Budget::default(),
             uncertain: false,
         };
@@ -675,6 +704,7 @@ impl<'s> Walk<'s> {
                 options: self.options,
                 errors: Vec::new(),
                 unreadable: self.unreadable,
+                parts: self.parts,
                 budget: Budget::default(),
                 uncertain: false,
             };
@@ -1089,7 +1119,7 @@ impl<'s> Walk<'s> {
             // The pruning of nulls: a `null` its schema does not allow (and defaulting did not
             // replace) is dropped.
             if !self.options.as_written
-                && child.is_some_and(|child| member.is_null() && !self.schema.node(child).nullable)
+                && child.is_some_and(|child| member.is_null() && !self.schema.own(child).nullable)
             {
                 continue;
             }
@@ -1180,7 +1210,7 @@ pub(super) fn is_go_base64(text: &str) -> bool {
 fn defaults_apply(schema: &Schema, index: usize, value: &Node<'_>, resource: bool) -> bool {
     let node = schema.resolved(index);
     let member_applies = |child: usize, member: &Node<'_>| {
-        let own = schema.node(child);
+        let own = schema.own(child);
         (member.is_null() && !own.nullable && own.default.is_some())
             || defaults_apply(schema, child, member, schema.resolved(child).embedded_resource)
     };
@@ -1188,7 +1218,7 @@ fn defaults_apply(schema: &Schema, index: usize, value: &Node<'_>, resource: boo
         Node::Object(entries) => {
             node.properties
                 .iter()
-                .any(|(key, property)| value.get(key).is_none() && schema.node(*property).default.is_some())
+                .any(|(key, property)| value.get(key).is_none() && schema.own(*property).default.is_some())
                 || entries.iter().any(|(key, member)| {
                     if resource && key == "metadata" {
                         return false;
@@ -1213,7 +1243,7 @@ fn defaults_apply(schema: &Schema, index: usize, value: &Node<'_>, resource: boo
 fn defaulted<'j>(schema: &Schema, index: usize, value: &Node<'j>, resource: bool) -> Node<'j> {
     let node = schema.resolved(index);
     let member = |child: usize, member: &Node<'j>| -> Node<'j> {
-        let own = schema.node(child);
+        let own = schema.own(child);
         let embedded = schema.resolved(child).embedded_resource;
         match &own.default {
             Some(default) if member.is_null() && !own.nullable => defaulted(schema, child, default, embedded),
@@ -1235,7 +1265,7 @@ fn defaulted<'j>(schema: &Schema, index: usize, value: &Node<'j>, resource: bool
                 .collect();
             for (key, property) in &node.properties {
                 if value.get(key).is_none()
-                    && let Some(default) = &schema.node(*property).default
+                    && let Some(default) = &schema.own(*property).default
                 {
                     let embedded = schema.resolved(*property).embedded_resource;
                     let filled = defaulted(schema, *property, default, embedded);
