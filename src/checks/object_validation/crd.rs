@@ -200,6 +200,8 @@ pub fn validate(crd: &Node<'_>, old: Option<&Node<'_>>, minor: u32) -> Vec<Field
     let Some(Node::Array(versions)) = crd.at(&["spec", "versions"]) else {
         return errors;
     };
+    // `findPreexistingExpressions`: the old CRD's rules compile with every library.
+    let preexisting = old.map(super::crd_rules::expressions).unwrap_or_default();
     // `apiequality.Semantic.DeepEqual` of every version's `schema` with the first's.
     let first = versions.first().and_then(schema_of);
     let hoisted = versions.iter().all(|v| match (schema_of(v), first) {
@@ -212,20 +214,23 @@ pub fn validate(crd: &Node<'_>, old: Option<&Node<'_>>, minor: u32) -> Vec<Field
             continue;
         };
         let at = format!("spec.versions[{i}].schema.openAPIV3Schema");
-        if hoisted {
+        let path = if hoisted {
             // One schema, validated once, at the path of the internal version.
-            if i == 0 {
-                root(
-                    schema,
-                    "spec.validation.openAPIV3Schema",
-                    &at,
-                    options,
-                    structural,
-                    &mut errors,
-                );
+            if i > 0 {
+                continue;
             }
+            "spec.validation.openAPIV3Schema"
         } else {
-            root(schema, &at, &at, options, structural, &mut errors);
+            &at
+        };
+        if let Some(walked) = root(schema, path, &at, options, structural, &mut errors) {
+            let how = super::crd_rules::Compilation {
+                minor,
+                preexisting: &preexisting,
+                schema_errors: &errors[walked..],
+            };
+            let compiled = super::crd_rules::compilation(schema, path, &at, &how);
+            errors.extend(compiled);
         }
     }
     // Kubernetes before 1.30 is built with Go before 1.22, whose parser did not know `(?<name>`:
@@ -242,9 +247,19 @@ pub fn validate(crd: &Node<'_>, old: Option<&Node<'_>>, minor: u32) -> Vec<Field
 /// The errors of one `openAPIV3Schema`, in the order `validateCustomResourceDefinitionValidation`
 /// gives them: a `nullable` root, the structural schema's (`ValidateStructural`, sorted), the
 /// keywords' (`ValidateCustomResourceDefinitionOpenAPISchema`), and the schema that cannot be
-/// made structural only when nothing else is said.
-fn root(schema: &Node<'_>, path: &str, at: &str, options: Options, structural: bool, errors: &mut Vec<FieldError>) {
+/// made structural only when nothing else is said. When the CEL rules are compiled (the
+/// structural schema and its defaults have no error: `celContext`), where the keywords' errors
+/// start in `errors`.
+fn root(
+    schema: &Node<'_>,
+    path: &str,
+    at: &str,
+    options: Options,
+    structural: bool,
+    errors: &mut Vec<FieldError>,
+) -> Option<usize> {
     let before = errors.len();
+    let mut cel_context = false;
     if schema.get("nullable").and_then(Node::as_bool) == Some(true) {
         let error = FieldError::forbidden(format!("{path}.nullable"), "nullable cannot be true at the root");
         errors.push(at_step(error, at, ".nullable"));
@@ -255,7 +270,9 @@ fn root(schema: &Node<'_>, path: &str, at: &str, options: Options, structural: b
         invariants(schema, Level::Root, path, at, &mut found);
         found.sort_by_cached_key(ToString::to_string);
         if found.is_empty() {
+            let defaulted = errors.len();
             defaults(schema, path, at, options, errors);
+            cel_context = errors.len() == defaulted;
         }
         errors.extend(found);
     }
@@ -263,6 +280,7 @@ fn root(schema: &Node<'_>, path: &str, at: &str, options: Options, structural: b
         root: true,
         ..Place::default()
     };
+    let walked = errors.len();
     walk(schema, path, at, options, &place, errors);
     // `structuralSchemaInitErrs`: said only when nothing else is. The unsupported keywords
     // `specStandardValidatorV3` also forbids never get here; `$schema` is the one it does not.
@@ -280,6 +298,7 @@ fn root(schema: &Node<'_>, path: &str, at: &str, options: Options, structural: b
             errors.push(error);
         }
     }
+    cel_context.then_some(walked)
 }
 
 /// A `default` of a schema as `ValidateDefaults` meets it: its schema node (in the compiled
@@ -647,6 +666,7 @@ fn walk(schema: &Node<'_>, path: &str, at: &str, options: Options, place: &Place
         }
     }
     extensions(schema, path, at, options, errors);
+    super::crd_rules::keywords(schema, path, at, errors);
 }
 
 /// The errors of a schema's Kubernetes extensions, after those of the schemas it holds.
@@ -975,7 +995,7 @@ fn unsupported(schema: &Node<'_>) -> Option<&'static str> {
 }
 
 /// Whether `NewStructural` converts the schema (nothing in it is [`unsupported`]).
-fn converts(schema: &Node<'_>) -> bool {
+pub(super) fn converts(schema: &Node<'_>) -> bool {
     unsupported(schema).is_none()
         && structural_children(schema)
             .into_iter()
