@@ -82,11 +82,13 @@
 //! Only what is certain is said: a value whose decoded Go form is in doubt (an empty list or
 //! map where Go's comparison tells nil from empty, in the root `metadata`) does not count, and an
 //! `anyOf` of an `integer` and a `string` schema is taken for int-or-string's pattern whatever
-//! else they hold. Not checked: a `map` list whose `items` is a list ("must only have a single
-//! schema", whose value prints the internal type); the status subresource's restriction of the
-//! root's fields; the CEL rules' keywords (`rule`, `message`, `fieldPath`...), compilation and
-//! estimated cost (object-validation compiles the rules when it judges a custom resource); and
-//! the validator built from the schema at the end ("error building validator").
+//! else they hold. The CEL rules (`x-kubernetes-validations`) are [`super::crd_rules`]'s: their
+//! keywords among each schema's keywords, after its list and map keywords, and, when the
+//! structural schema and its defaults hold, their compilation, `oldSelf` and estimated cost
+//! after the schema's errors, then the schema's total cost. Not checked: a `map` list whose
+//! `items` is a list ("must only have a single schema", whose value prints the internal type);
+//! the status subresource's restriction of the root's fields; and the validator built from the
+//! schema at the end ("error building validator").
 //!
 //! Nothing here is crd-schema-fields' (a schema keyword the API server drops or a CRD that does
 //! not round-trip: `$ref`, `definitions` and the others above are JSONSchemaProps fields, which
@@ -224,10 +226,19 @@ pub fn validate(crd: &Node<'_>, old: Option<&Node<'_>>, minor: u32) -> Vec<Field
             &at
         };
         if let Some(walked) = root(schema, path, &at, options, structural, &mut errors) {
+            // `findVersionsWithUnchangedSchemas`: the old CRD's schema for the version's name.
+            let name = version.get("name").and_then(Node::as_str);
+            let unchanged = old.and_then(|old| old.at(&["spec", "versions"])).is_some_and(|old| {
+                matches!(old, Node::Array(olds) if olds.iter().any(|o| {
+                    o.get("name").and_then(Node::as_str) == name
+                        && o.at(&["schema", "openAPIV3Schema"]).is_some_and(|s| same(s, schema))
+                }))
+            });
             let how = super::crd_rules::Compilation {
                 minor,
                 preexisting: &preexisting,
                 schema_errors: &errors[walked..],
+                unchanged,
             };
             let compiled = super::crd_rules::compilation(schema, path, &at, &how);
             errors.extend(compiled);

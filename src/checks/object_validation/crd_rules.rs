@@ -28,10 +28,11 @@
 //! ([`check::rule_json`]). Each message is checked against kubectl-validate (Kubernetes 1.35) on
 //! the CRDs of the tests.
 
-use super::cel::{LATEST, check};
+use super::cel::{LATEST, check, estimate};
 use super::field_error::{BadValue, FieldError};
 use super::schema::{Additional, Schema, View};
 use crate::json::Node;
+use std::cell::Cell;
 
 /// The reasons a rule may give (`supportedValidationReason`), sorted as `sets.String.List` gives.
 const REASONS: [&str; 4] = [
@@ -279,6 +280,9 @@ pub(super) struct Compilation<'a> {
     /// The schema errors of the `openAPIV3Schema` (`SchemaErrors`): a node with one at or under
     /// it is not compiled.
     pub schema_errors: &'a [FieldError],
+    /// The version's schema is the old CRD's (`suppressPerExpressionCost`): a rule's cost is not
+    /// held to the limit.
+    pub unchanged: bool,
 }
 
 /// The rules' compile errors of `schema` (at `path` as the API server names it, `at` in the
@@ -298,10 +302,26 @@ pub(super) fn compilation(schema: &Node<'_>, path: &str, at: &str, how: &Compila
         at,
         root: true,
         uncorrelatable: None,
+        cardinality: Some(1),
     };
-    node.compile(&compiled, how, &mut errors);
+    let total = Cell::new(0u64);
+    node.compile(&compiled, how, &total, &mut errors);
+    // `StaticEstimatedCRDCostLimit`, said only where the API server's factor is "more than 100x"
+    // whatever its exact total above this bound; the rules it names as the most expensive are
+    // not said (their exact costs are not known here).
+    if total.get() > 100 * STATIC_ESTIMATED_CRD_COST_LIMIT {
+        let mut error = FieldError::forbidden(
+            path,
+            "x-kubernetes-validations estimated rule cost total for entire OpenAPIv3 schema exceeds budget by factor of more than 100x (try simplifying the rule, or adding maxItems, maxProperties, and maxLength where arrays, maps, and strings are declared)",
+        );
+        error.at = at.to_owned();
+        errors.push(error);
+    }
     errors
 }
+
+/// `StaticEstimatedCRDCostLimit`: the largest estimated cost of all the rules of a schema.
+const STATIC_ESTIMATED_CRD_COST_LIMIT: u64 = 100_000_000;
 
 /// Whether a schema holds a rule anywhere.
 fn has_rules(schema: &Node<'_>) -> bool {
@@ -324,11 +344,14 @@ struct NodeAt<'n, 'j, 'p> {
     root: bool,
     /// The highest list or map above that old and new values do not correlate through.
     uncorrelatable: Option<&'p str>,
+    /// How many times the node's rules may run (`MaxCardinality`), none when a list or map above
+    /// is unbounded.
+    cardinality: Option<u64>,
 }
 
 impl NodeAt<'_, '_, '_> {
     /// The node's own and its children's compile errors, theirs first.
-    fn compile(&self, compiled: &Schema, how: &Compilation<'_>, errors: &mut Vec<FieldError>) {
+    fn compile(&self, compiled: &Schema, how: &Compilation<'_>, total: &Cell<u64>, errors: &mut Vec<FieldError>) {
         let node = self.index.map(|index| compiled.resolved(index));
         let child = |schema: Option<&Node<'_>>,
                      index: Option<usize>,
@@ -344,8 +367,12 @@ impl NodeAt<'_, '_, '_> {
                     at: &at,
                     root: false,
                     uncorrelatable,
+                    cardinality: self
+                        .cardinality
+                        .zip(estimate::max_children(self.schema))
+                        .map(|(above, here)| above.saturating_mul(here)),
                 }
-                .compile(compiled, how, errors);
+                .compile(compiled, how, total, errors);
             }
         };
         let additional = node.and_then(|n| match n.additional_properties {
@@ -400,12 +427,20 @@ impl NodeAt<'_, '_, '_> {
         }
         let view = View::new(compiled, index, self.root);
         for (i, rule) in rules.iter().enumerate() {
-            self.rule(view, i, rule, how, errors);
+            self.rule(view, i, rule, how, total, errors);
         }
     }
 
     /// One rule's compile errors.
-    fn rule(&self, view: View<'_>, i: usize, rule: &Node<'_>, how: &Compilation<'_>, errors: &mut Vec<FieldError>) {
+    fn rule(
+        &self,
+        view: View<'_>,
+        i: usize,
+        rule: &Node<'_>,
+        how: &Compilation<'_>,
+        total: &Cell<u64>,
+        errors: &mut Vec<FieldError>,
+    ) {
         let (Some(source), Some(message_expression)) = (member(rule, "rule"), member(rule, "messageExpression")) else {
             return;
         };
@@ -430,6 +465,24 @@ impl NodeAt<'_, '_, '_> {
             // Not known here for certain: nothing is said of the rule.
             Err(_) => return,
             Ok(program) => {
+                let runs = self
+                    .cardinality
+                    .unwrap_or_else(|| estimate::unbounded_cardinality(self.schema));
+                let cost = estimate::lower_bound(&program, self.schema).saturating_mul(runs);
+                total.set(total.get().saturating_add(cost));
+                if !how.unchanged {
+                    // Only where the API server's factor is "more than 100x" whatever its exact
+                    // estimate above this bound.
+                    if cost > 100 * estimate::STATIC_ESTIMATED_COST_LIMIT {
+                        push(
+                            FieldError::forbidden(
+                                rule_path(self.path, i, "rule"),
+                                "estimated rule cost exceeds budget by factor of more than 100x (try simplifying the rule, or adding maxItems, maxProperties, and maxLength where arrays, maps, and strings are declared)",
+                            ),
+                            "rule",
+                        );
+                    }
+                }
                 if !message_expression.is_empty() {
                     match check::compile_judged(
                         message_expression,
@@ -779,6 +832,66 @@ mod tests {
         let old = json::read(&old, json::Everything, usize::MAX).unwrap();
         assert_eq!(texts(Some(&old)), Vec::<String>::new());
         assert_eq!(errors(&schema), Vec::<String>::new());
+    }
+
+    /// The schema of the cost tests: three rules over unbounded lists and strings, or bounded.
+    fn costly(bounded: bool) -> String {
+        let (items, length, map_items, inner) = if bounded {
+            (
+                r#""maxItems":100,"#,
+                r#","maxLength":63"#,
+                r#""maxItems":100,"#,
+                r#""maxItems":10,"#,
+            )
+        } else {
+            ("", "", "", "")
+        };
+        format!(
+            r#"{{"type":"object","properties":{{"spec":{{"type":"object","properties":{{
+              "names":{{"type":"array",{items}"items":{{"type":"string"{length}}},
+                "x-kubernetes-validations":[{{"rule":"self.all(x, self.exists_one(y, x == y))","message":"names must be unique"}}]}},
+              "nested":{{"type":"array",{inner}"items":{{"type":"array",{inner}"items":{{"type":"string"{length}}}}},
+                "x-kubernetes-validations":[{{"rule":"self.all(l, l.all(s, s != 'x'))"}}]}},
+              "keyed":{{"type":"array",{map_items}"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["k"],
+                "items":{{"type":"object","required":["k"],"properties":{{"k":{{"type":"string"{length}}}}},
+                  "x-kubernetes-validations":[{{"rule":"self.k == oldSelf.k"}}]}}}}}}}}}}}}"#
+        )
+    }
+
+    const HINT: &str = "(try simplifying the rule, or adding maxItems, maxProperties, and maxLength where arrays, maps, and strings are declared)";
+
+    #[test]
+    fn a_rule_whose_estimated_cost_is_more_than_100_times_the_limit_is_refused() {
+        // kubectl-validate (Kubernetes 1.35) gives these, and names the three rules as
+        // contributing to the total (not said here: their exact costs are not known).
+        let rule = |at: &str| {
+            format!(
+                "{SPEC}.{at}.x-kubernetes-validations[0].rule: Forbidden: estimated rule cost exceeds budget by factor of more than 100x {HINT}"
+            )
+        };
+        let total = format!(
+            "spec.validation.openAPIV3Schema: Forbidden: x-kubernetes-validations estimated rule cost total for entire OpenAPIv3 schema exceeds budget by factor of more than 100x {HINT}"
+        );
+        assert_eq!(
+            errors(&costly(false)),
+            [
+                rule("properties[names]"),
+                rule("properties[nested]"),
+                rule("properties[keyed].items"),
+                total.clone()
+            ]
+        );
+        // With maxItems and maxLength, kubectl-validate accepts the CRD.
+        assert_eq!(errors(&costly(true)), Vec::<String>::new());
+        // An update that leaves the version's schema as it was is not held to the per-rule limit
+        // (`suppressPerExpressionCost`), but to the total.
+        let crd = wrap(&costly(false));
+        let crd = json::read(&crd, json::Everything, usize::MAX).unwrap();
+        let texts: Vec<String> = crd::validate(&crd, Some(&crd), NEWEST_MINOR)
+            .into_iter()
+            .map(|e| e.to_string())
+            .collect();
+        assert_eq!(texts, [total]);
     }
 
     #[test]
