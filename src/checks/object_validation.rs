@@ -58,6 +58,7 @@
 pub mod builtin;
 pub mod cel;
 pub mod crd;
+pub mod crd_rules;
 pub mod field_error;
 pub mod go_formats;
 pub mod metadata;

@@ -115,11 +115,12 @@
 //! Only what is certain is said: a value whose decoded Go form is in doubt (an empty list or
 //! map where Go's comparison tells nil from empty, in the root `metadata`) does not count, and an
 //! `anyOf` of an `integer` and a `string` schema is taken for int-or-string's pattern whatever
-//! else they hold. Not checked: a `map` list whose `items` is a list ("must only have a single
-//! schema", whose value prints the internal type); the CEL rules' keywords (`rule`, `message`,
-//! `fieldPath`...), compilation and estimated cost (object-validation compiles the rules when it
-//! judges a custom resource); and the validator built from the schema at the end ("error
-//! building validator").
+//! else they hold. The CEL rules (`x-kubernetes-validations`) are [`super::crd_rules`]'s: their
+//! keywords among each schema's keywords, after its list and map keywords, and, when the
+//! structural schema and its defaults hold, their compilation, `oldSelf` and estimated cost
+//! after the schema's errors, then the schema's total cost. Not checked: a `map` list whose
+//! `items` is a list ("must only have a single schema", whose value prints the internal type),
+//! and the validator built from the schema at the end ("error building validator").
 //!
 //! Nothing here is crd-schema-fields' (a schema keyword the API server drops or a CRD that does
 //! not round-trip: `$ref`, `definitions` and the others above are JSONSchemaProps fields, which
@@ -240,6 +241,8 @@ pub fn validate(crd: &Node<'_>, old: Option<&Node<'_>>, minor: u32) -> Vec<Field
     let Some(Node::Array(versions)) = crd.at(&["spec", "versions"]) else {
         return errors;
     };
+    // `findPreexistingExpressions`: the old CRD's rules compile with every library.
+    let preexisting = old.map(super::crd_rules::expressions).unwrap_or_default();
     // `apiequality.Semantic.DeepEqual` of every version's `schema` with the first's.
     let first = versions.first().and_then(schema_of);
     let hoisted = versions.iter().all(|v| match (schema_of(v), first) {
@@ -252,26 +255,37 @@ pub fn validate(crd: &Node<'_>, old: Option<&Node<'_>>, minor: u32) -> Vec<Field
             continue;
         };
         let at = format!("spec.versions[{i}].schema.openAPIV3Schema");
-        if hoisted {
-            // One schema, validated once, at the path of the internal version.
-            if i == 0 {
-                let status = versions.iter().any(status_enabled);
-                root(
-                    schema,
-                    ("spec.validation.openAPIV3Schema", &at),
-                    options,
-                    (structural, status),
-                    &mut errors,
-                );
-            }
+        let status = if hoisted {
+            versions.iter().any(status_enabled)
         } else {
-            root(
-                schema,
-                (&at, &at),
-                options,
-                (structural, status_enabled(version)),
-                &mut errors,
-            );
+            status_enabled(version)
+        };
+        let path = if hoisted {
+            // One schema, validated once, at the path of the internal version.
+            if i > 0 {
+                continue;
+            }
+            "spec.validation.openAPIV3Schema"
+        } else {
+            &at
+        };
+        if let Some(walked) = root(schema, (path, &at), options, (structural, status), &mut errors) {
+            // `findVersionsWithUnchangedSchemas`: the old CRD's schema for the version's name.
+            let name = version.get("name").and_then(Node::as_str);
+            let unchanged = old.and_then(|old| old.at(&["spec", "versions"])).is_some_and(|old| {
+                matches!(old, Node::Array(olds) if olds.iter().any(|o| {
+                    o.get("name").and_then(Node::as_str) == name
+                        && o.at(&["schema", "openAPIV3Schema"]).is_some_and(|s| same(s, schema))
+                }))
+            });
+            let how = super::crd_rules::Compilation {
+                minor,
+                preexisting: &preexisting,
+                schema_errors: &errors[walked..],
+                unchanged,
+            };
+            let compiled = super::crd_rules::compilation(schema, path, &at, &how);
+            errors.extend(compiled);
         }
     }
     // Kubernetes before 1.30 is built with Go before 1.22, whose parser did not know `(?<name>`:
@@ -288,15 +302,18 @@ pub fn validate(crd: &Node<'_>, old: Option<&Node<'_>>, minor: u32) -> Vec<Field
 /// The errors of one `openAPIV3Schema`, in the order `validateCustomResourceDefinitionValidation`
 /// gives them: a `nullable` root, the structural schema's (`ValidateStructural`, sorted), the
 /// keywords' (`ValidateCustomResourceDefinitionOpenAPISchema`), and the schema that cannot be
-/// made structural only when nothing else is said.
+/// made structural only when nothing else is said. When the CEL rules are compiled (the
+/// structural schema and its defaults have no error: `celContext`), where the keywords' errors
+/// start in `errors`.
 fn root(
     schema: &Node<'_>,
     (path, at): (&str, &str),
     options: Options,
     (structural, status): (bool, bool),
     errors: &mut Vec<FieldError>,
-) {
+) -> Option<usize> {
     let before = errors.len();
+    let mut cel_context = false;
     if status {
         errors.extend(status_root::check(schema, path, at));
     }
@@ -311,7 +328,9 @@ fn root(
         completeness::check(schema, path, at, &mut found);
         found.sort_by_cached_key(ToString::to_string);
         if found.is_empty() {
-            defaults(schema, path, at, options, errors);
+            let defaulted = errors.len();
+            let spent = defaults(schema, path, at, options, errors);
+            cel_context = errors.len() == defaulted && !spent;
         }
         errors.extend(found);
     }
@@ -319,6 +338,7 @@ fn root(
         root: true,
         ..Place::default()
     };
+    let walked = errors.len();
     walk(schema, path, at, options, &place, errors);
     // `structuralSchemaInitErrs`: said only when nothing else is. The unsupported keywords
     // `specStandardValidatorV3` also forbids never get here; `$schema` is the one it does not.
@@ -337,6 +357,7 @@ fn root(
             errors.push(error);
         }
     }
+    cel_context.then_some(walked)
 }
 
 /// Whether a version has the status subresource (`hasStatusEnabled`; a hoisted schema has it when
@@ -486,9 +507,11 @@ fn compiled_for_defaults<'n, 'j>(
 /// with kube-openapi's validator (the custom resources' validator, [`validate::validate_default`])
 /// at `<node>.default`; a default it cannot judge with certainty, or in a resource's metadata
 /// (which the API server coerces into `ObjectMeta` first), says nothing.
-fn defaults(schema: &Node<'_>, path: &str, at: &str, options: Options, errors: &mut Vec<FieldError>) {
+/// Returns whether a rule spent the defaults' budget: the API server then refuses a default (where
+/// depends on Go's map order), unsaid here, and so compiles no rule after them.
+fn defaults(schema: &Node<'_>, path: &str, at: &str, options: Options, errors: &mut Vec<FieldError>) -> bool {
     let Some((compiled, found)) = compiled_for_defaults(schema, (path, at), options.minor) else {
-        return;
+        return false;
     };
     // One CEL budget for the schema's defaults, as `ValidateDefaults` shares it: once a rule
     // spends it, no default after is judged (module doc).
@@ -511,6 +534,7 @@ fn defaults(schema: &Node<'_>, path: &str, at: &str, options: Options, errors: &
             errors.push(error);
         }
     }
+    budget.stopped()
 }
 
 /// One default's errors as `ValidateDefaults` gives them, `None` when not certain: whether it is
@@ -809,6 +833,7 @@ fn walk(schema: &Node<'_>, path: &str, at: &str, options: Options, place: &Place
         }
     }
     extensions(schema, path, at, options, errors);
+    super::crd_rules::keywords(schema, path, at, errors);
 }
 
 /// The errors of a schema's Kubernetes extensions, after those of the schemas it holds.
@@ -1137,7 +1162,7 @@ fn unsupported(schema: &Node<'_>) -> Option<&'static str> {
 }
 
 /// Whether `NewStructural` converts the schema (nothing in it is [`unsupported`]).
-fn converts(schema: &Node<'_>) -> bool {
+pub(super) fn converts(schema: &Node<'_>) -> bool {
     unsupported(schema).is_none()
         && structural_children(schema)
             .into_iter()

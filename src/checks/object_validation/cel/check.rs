@@ -10,6 +10,7 @@
 
 use super::escaping::escape;
 use super::{OLD_SELF, SELF, SchemaView, env, library};
+use crate::checks::object_validation::field_error::go_json;
 use crate::json::Node;
 use cel::common::ast::{Expr, IdedExpr, LiteralValue};
 use cel::{ExecutionError, Program, Value};
@@ -23,21 +24,50 @@ pub enum Want {
     String,
 }
 
+/// Why a rule does not compile: the API server's detail, and whether the API server certainly
+/// refuses the rule with it (a parse error of the `cel` crate, or an undeclared name that is the
+/// target of a call, which could be a namespace of functions the crate does not know, is not).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Failure {
+    /// The detail (`compilation failed: ERROR: <input>:1:6: ...`).
+    pub detail: String,
+    /// Whether cel-go's checker refuses the rule with this detail.
+    pub certain: bool,
+}
+
 /// Compiles `source` for a node of `schema`, with the API server's error detail on failure
 /// (`compilation failed: ERROR: <input>:1:6: ...`).
 pub fn compile<'s, S: SchemaView<'s>>(source: &str, schema: S, want: Want, minor: u32) -> Result<Program, String> {
+    compile_judged(source, schema, want, minor).map_err(|failure| failure.detail)
+}
+
+/// [`compile`], saying whether a failure is certain ([`Failure`]).
+pub fn compile_judged<'s, S: SchemaView<'s>>(
+    source: &str,
+    schema: S,
+    want: Want,
+    minor: u32,
+) -> Result<Program, Failure> {
     let program = env().compile(source).map_err(|errors| {
+        // The `cel` crate's parser is generated from cel-go's grammar: its syntax errors and
+        // macro errors are cel-go's, word for word (kubectl-validate, Kubernetes 1.35, on the
+        // CRD tests' rules), but for `unsupported syntax`, placed elsewhere.
+        let certain = !errors.errors.iter().any(|e| e.msg.starts_with("unsupported syntax"));
         let text = errors
             .errors
             .iter()
             .map(|e| {
                 let line = usize::try_from(e.pos.0).unwrap_or(1).max(1);
-                let column = usize::try_from(e.pos.1).unwrap_or(0);
+                // The `cel` crate counts columns from 1, cel-go's `<input>:1:N` from 0 before adding 1.
+                let column = usize::try_from(e.pos.1).unwrap_or(0).saturating_sub(1);
                 located(source, line, column, &e.msg)
             })
             .collect::<Vec<_>>()
             .join("\n");
-        format!("compilation failed: {text}")
+        Failure {
+            detail: format!("compilation failed: {text}"),
+            certain,
+        }
     })?;
     let mut issues = Vec::new();
     let mut checker = Checker {
@@ -45,14 +75,19 @@ pub fn compile<'s, S: SchemaView<'s>>(source: &str, schema: S, want: Want, minor
         program: &program,
         minor,
         issues: &mut issues,
+        uncertain: false,
     };
     let mut scope = vec![
         (SELF.to_owned(), Some(Typed::Schema(schema))),
         (OLD_SELF.to_owned(), Some(Typed::Schema(schema))),
     ];
     let root = checker.visit(program.expression(), &mut scope);
+    let certain = !checker.uncertain;
     if !issues.is_empty() {
-        return Err(format!("compilation failed: {}", issues.join("\n")));
+        return Err(Failure {
+            detail: format!("compilation failed: {}", issues.join("\n")),
+            certain,
+        });
     }
     let kind = result_kind(&program.expression().expr).or_else(|| match root {
         Some(Typed::Schema(s)) if !s.int_or_string() => match s.type_name() {
@@ -63,9 +98,15 @@ pub fn compile<'s, S: SchemaView<'s>>(source: &str, schema: S, want: Want, minor
         },
         _ => None,
     });
+    let failure = |detail: &str| {
+        Err(Failure {
+            detail: detail.to_owned(),
+            certain: true,
+        })
+    };
     match (want, kind) {
-        (Want::Bool, Some(kind)) if kind != "bool" => Err("cel expression must evaluate to a bool".to_owned()),
-        (Want::String, Some(kind)) if kind != "string" => Err("must evaluate to a string".to_owned()),
+        (Want::Bool, Some(kind)) if kind != "bool" => failure("cel expression must evaluate to a bool"),
+        (Want::String, Some(kind)) if kind != "string" => failure("must evaluate to a string"),
         _ => Ok(program),
     }
 }
@@ -95,6 +136,8 @@ struct Checker<'a> {
     /// The Kubernetes minor whose libraries the rule may call.
     minor: u32,
     issues: &'a mut Vec<String>,
+    /// An issue cel-go may word otherwise was noted (an undeclared call target).
+    uncertain: bool,
 }
 
 /// The names a rule may use without declaring them: types and namespaces of functions.
@@ -193,6 +236,13 @@ impl<'a> Checker<'a> {
                         expr,
                         format!("undeclared reference to '{}' (in container '')", call.func_name),
                     );
+                }
+                // An undeclared target of a call may be a namespace of functions the `cel` crate
+                // does not know (cel-go then words its errors otherwise).
+                if let Some(Expr::Ident(name)) = call.target.as_deref().map(|t| &t.expr)
+                    && !scope.iter().any(|(n, _)| n == name)
+                {
+                    self.uncertain = true;
                 }
                 let target = call.target.as_ref().map(|t| self.visit(t, scope));
                 let args: Vec<_> = call.args.iter().map(|a| self.visit(a, scope)).collect();
@@ -426,19 +476,27 @@ fn unescape_single_quote(s: &str) -> Option<String> {
     Some(out)
 }
 
-/// A rule as the API server shows it in a CRD error: its JSON (Go's field order, empty fields
-/// left out).
+/// A rule as the API server shows it in a CRD error: `encoding/json`'s form of the internal
+/// `apiextensions.ValidationRule`, which has no JSON tags, so every field under its Go name
+/// (`{"Rule":"self.a \u003c 5","Message":"","MessageExpression":"","Reason":null,"FieldPath":"","OptionalOldSelf":null}`,
+/// as kubectl-validate's Kubernetes 1.35 prints it).
 pub fn rule_json(rule: &Node<'_>) -> String {
-    let mut parts = Vec::new();
-    for key in ["rule", "message", "messageExpression", "reason", "fieldPath"] {
-        if let Some(value) = rule.get(key).and_then(Node::as_str).filter(|v| !v.is_empty()) {
-            parts.push(format!("{}:{}", crate::text::quote(key), crate::text::quote(value)));
-        }
-    }
-    if let Some(b) = rule.get("optionalOldSelf").and_then(Node::as_bool) {
-        parts.push(format!("\"optionalOldSelf\":{b}"));
-    }
-    format!("{{{}}}", parts.join(","))
+    let string = |key: &str| go_json(&Node::Str(rule.get(key).and_then(Node::as_str).unwrap_or("").into()));
+    let reason = match rule.get("reason").and_then(Node::as_str) {
+        Some(reason) => go_json(&Node::Str(reason.into())),
+        None => "null".to_owned(),
+    };
+    let optional_old_self = match rule.get("optionalOldSelf").and_then(Node::as_bool) {
+        Some(b) => b.to_string(),
+        None => "null".to_owned(),
+    };
+    format!(
+        "{{\"Rule\":{},\"Message\":{},\"MessageExpression\":{},\"Reason\":{reason},\"FieldPath\":{},\"OptionalOldSelf\":{optional_old_self}}}",
+        string("rule"),
+        string("message"),
+        string("messageExpression"),
+        string("fieldPath"),
+    )
 }
 
 /// An evaluation error in cel-go's words (`no such key: x`, `no such overload`, `division by

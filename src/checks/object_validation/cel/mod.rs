@@ -10,6 +10,7 @@
 pub mod check;
 pub mod cost;
 pub mod escaping;
+pub mod estimate;
 pub mod format;
 pub mod library;
 pub mod net;
