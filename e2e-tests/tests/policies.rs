@@ -202,7 +202,7 @@ fn every_fixture_of_every_policy() {
 }
 
 /// Size guards (not goals): a single-check module over 512 KiB fails, object-validation's over
-/// 2032 KiB and an all-in-one module over 2334 KiB (the guards issue 29 set were 512 KiB and 1 MiB;
+/// 2058 KiB and an all-in-one module over 2360 KiB (the guards issue 29 set were 512 KiB and 1 MiB;
 /// they were 256 and 512 KiB until schema compatibility and the public suffix list).
 /// object-validation carries the built-in kinds' schemas of Kubernetes 1.24 to 1.35 (about 400 KB)
 /// and the CEL engine of `x-kubernetes-validations` (the `cel` crate's interpreter and ANTLR
@@ -217,8 +217,8 @@ fn every_fixture_of_every_policy() {
 #[test]
 fn module_sizes() {
     const SINGLE_LIMIT: u64 = 512 * 1024;
-    const OBJECT_VALIDATION_LIMIT: u64 = 2032 * 1024;
-    const ALL_IN_ONE_LIMIT: u64 = 2334 * 1024;
+    const OBJECT_VALIDATION_LIMIT: u64 = 2058 * 1024;
+    const ALL_IN_ONE_LIMIT: u64 = 2360 * 1024;
     let size_of = |path: std::path::PathBuf| {
         std::fs::metadata(&path)
             .unwrap_or_else(|e| panic!("{}: {e}; run `make build`", path.display()))

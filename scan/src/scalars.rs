@@ -22,6 +22,9 @@
 //! forms), which go-yaml v2 reads as booleans and go-yaml v3 as strings, so that kubectl, Helm
 //! and Argo CD see `true` where kustomize and Flux see the string; serde reads strings, as
 //! kustomize does. Keys are left as serde reads them (go-yaml writes a numeric key in decimal).
+//! Where yaml-rust2 refuses what go-yaml and serde read (a tab after a key's colon, a flow
+//! mapping continued on a line indented less than its key), the document keeps serde's reading;
+//! so does a scalar with an explicit tag (`!!int 0644`, which serde refuses as a number).
 
 use std::collections::HashMap;
 
@@ -76,7 +79,16 @@ fn may_differ(text: &str) -> bool {
             if !candidate {
                 continue;
             }
-            let before = line[..start].trim_end().as_bytes().last().copied();
+            // An anchor (`&mode 0644`) may stand between the value's start and the scalar.
+            let mut prefix = line[..start].trim_end();
+            if let Some((rest, word)) = prefix.rsplit_once([' ', '\t'])
+                && word.starts_with('&')
+            {
+                prefix = rest.trim_end();
+            } else if prefix.starts_with('&') && !prefix.contains([' ', '\t']) {
+                prefix = "";
+            }
+            let before = prefix.as_bytes().last().copied();
             let after = line[i..].trim_start().as_bytes().first().copied();
             let value_start = before.is_none_or(|b| matches!(b, b':' | b'-' | b'?' | b'[' | b'{' | b','));
             let value_end = after.is_none_or(|b| matches!(b, b'#' | b',' | b']' | b'}'));
@@ -174,8 +186,8 @@ fn yaml_float_form(text: &str) -> bool {
 enum Step {
     /// An item of a sequence.
     Index(usize),
-    /// The value of a mapping's scalar key, as written.
-    Key(String),
+    /// The value of a mapping's scalar key, as serde reads it.
+    Key(Value),
     /// The value of a key that is itself a mapping or a sequence: never rewritten.
     Opaque,
 }
@@ -322,7 +334,16 @@ impl EventReceiver for Walker {
             Event::Scalar(text, style, anchor, tag) => {
                 let in_key = self.in_key();
                 match self.role() {
-                    Role::Key => self.expect(Step::Key(text)),
+                    Role::Key => {
+                        // A plain key as serde resolves it (`0x10` is 16, `True` true); a quoted
+                        // one is its text.
+                        let key = if style == TScalarStyle::Plain && tag.is_none() {
+                            serde_yaml_ng::from_str(&text).unwrap_or(Value::String(text))
+                        } else {
+                            Value::String(text)
+                        };
+                        self.expect(Step::Key(key));
+                    }
                     role => {
                         let stepped = match role {
                             Role::Item(step) => {
@@ -379,15 +400,7 @@ fn find<'v>(value: &'v mut Value, path: &[Step]) -> Option<&'v mut Value> {
     for step in path {
         node = match (step, untag(node)) {
             (Step::Index(i), Value::Sequence(items)) => items.get_mut(*i)?,
-            (Step::Key(key), Value::Mapping(entries)) => entries.iter_mut().find_map(|(k, v)| {
-                let same = match k {
-                    Value::String(text) => text == key,
-                    Value::Number(number) => number.to_string() == *key,
-                    Value::Bool(flag) => flag.to_string() == *key,
-                    _ => false,
-                };
-                same.then_some(v)
-            })?,
+            (Step::Key(key), Value::Mapping(entries)) => entries.get_mut(key)?,
             _ => return None,
         };
     }
@@ -498,6 +511,13 @@ mod tests {
     fn keys_and_complex_keys_are_left_alone() {
         let value = read("0644: a\nb: 0644\n");
         assert_eq!(value, serde_json::json!({"0644": "a", "b": 420}));
+        // Keys serde reads as other values find their value all the same.
+        let value = read("0x10: 0644\nTrue: 0644\n1.50: 0644\n'0x10': 0600\n");
+        assert_eq!(
+            value,
+            serde_json::json!({"16": 420, "true": 420, "1.5": 420, "0x10": 384})
+        );
+        assert_eq!(read("m: &a 0644\nn: *a\n"), serde_json::json!({"m": 420, "n": 420}));
         // A key that is a collection (not JSON, but YAML): nothing inside it is a value, and the
         // value it keys is not rewritten.
         let text = "? [0644]\n: 0644\nc: 0644\n";
@@ -523,5 +543,7 @@ mod tests {
         assert!(may_differ("- -0644 # a mode\n"));
         assert!(may_differ("{a: 1, b: 0_1}\n"));
         assert!(may_differ("key:\n  0644\n"));
+        assert!(may_differ("mode: &m 0644\n"));
+        assert!(may_differ("- &m 0644\n"));
     }
 }

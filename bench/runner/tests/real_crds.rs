@@ -7,16 +7,24 @@ use syncguard::checks::object_validation::schema::{Additional, Schema};
 use syncguard::checks::object_validation::{NEWEST_MINOR, crd};
 use syncguard::json::{self, Node};
 
-#[test]
-fn real_crds_defaults_and_patterns_are_not_refused() {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../real-crds/crds.json.gz");
+/// The 500 real CRDs (`bench/real-crds`, a JSON array, gzipped).
+const REAL_CRDS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../real-crds/crds.json.gz");
+
+/// The text of [`REAL_CRDS`].
+fn real_crds_text() -> String {
     let mut text = String::new();
-    flate2::read::GzDecoder::new(std::fs::File::open(path).unwrap())
+    flate2::read::GzDecoder::new(std::fs::File::open(REAL_CRDS).unwrap())
         .read_to_string(&mut text)
         .unwrap();
+    text
+}
+
+#[test]
+fn real_crds_defaults_and_patterns_are_not_refused() {
+    let text = real_crds_text();
     let all = json::read(&text, json::Everything, usize::MAX).unwrap();
     let Node::Array(crds) = &all else {
-        panic!("{path} is not a JSON array");
+        panic!("{REAL_CRDS} is not a JSON array");
     };
     assert_eq!(crds.len(), 500);
     let found: Vec<String> = crds
@@ -80,14 +88,10 @@ fn shape(schema: &Schema, index: usize, out: &mut String) {
 /// unreadable; before anything is resolved, only the root is compiled.
 #[test]
 fn real_crds_compile_part_by_part_to_the_whole_schema() {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../real-crds/crds.json.gz");
-    let mut text = String::new();
-    flate2::read::GzDecoder::new(std::fs::File::open(path).unwrap())
-        .read_to_string(&mut text)
-        .unwrap();
+    let text = real_crds_text();
     let all = json::read(&text, json::Everything, usize::MAX).unwrap();
     let Node::Array(crds) = &all else {
-        panic!("{path} is not a JSON array");
+        panic!("{REAL_CRDS} is not a JSON array");
     };
     let (mut compared, mut unreadable_whole) = (0, 0);
     for crd in crds {

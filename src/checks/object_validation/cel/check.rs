@@ -191,7 +191,7 @@ impl<'a> Checker<'a> {
                 let Some(Typed::Schema(schema)) = operand else {
                     return None;
                 };
-                field(schema, &select.field).map_or_else(
+                let typed = field(schema, &select.field).map_or_else(
                     || {
                         if declares_fields(schema) {
                             self.issue(expr, format!("undefined field '{}'", select.field));
@@ -199,9 +199,32 @@ impl<'a> Checker<'a> {
                         None
                     },
                     |s| Some(Typed::Schema(s)),
-                )
+                );
+                // `has(self.x)` is a bool, whatever the field's type.
+                if select.test { None } else { typed }
             }
             Expr::Call(call) => {
+                // A two-variable comprehension (`self.l.all(i, x, ...)`, cel-go's
+                // ext.TwoVarComprehensions), which the `cel` crate reads as a call, and `reverse`
+                // (the lists library's, which Kubernetes enables, or the strings library's, which
+                // it does not): not judged here.
+                let two_variables = call.target.is_some()
+                    && call.args.len() == 3
+                    && call.args[..2].iter().all(|a| matches!(a.expr, Expr::Ident(_)))
+                    && matches!(
+                        call.func_name.as_str(),
+                        "all"
+                            | "exists"
+                            | "existsOne"
+                            | "exists_one"
+                            | "transformList"
+                            | "transformMap"
+                            | "transformMapEntry"
+                    );
+                if two_variables || call.func_name == "reverse" {
+                    self.uncertain = true;
+                    return None;
+                }
                 // A namespaced function (`format.named(...)`, `sets.contains(...)`): its target
                 // is the namespace, not a variable. cel-go looks the qualified name up first;
                 // without it (an older minor) it checks the target as a variable and then the
@@ -460,20 +483,26 @@ fn unescape_single_quote(s: &str) -> Option<String> {
             out.push(c);
             continue;
         }
-        out.push(match chars.next()? {
-            'a' => '\x07',
-            'b' => '\x08',
-            'f' => '\x0c',
-            'n' => '\n',
-            'r' => '\r',
-            't' => '\t',
-            'v' => '\x0b',
-            '\'' => '\'',
-            '\\' => '\\',
-            _ => return None,
-        });
+        out.push(simple_escape(chars.next()?)?);
     }
     Some(out)
+}
+
+/// What Go's `strconv` reads `\c` as in a single-quoted string, for the one-letter escapes (`\n`,
+/// `\'`, `\\`...); none for any other.
+pub fn simple_escape(c: char) -> Option<char> {
+    Some(match c {
+        'a' => '\x07',
+        'b' => '\x08',
+        'f' => '\x0c',
+        'n' => '\n',
+        'r' => '\r',
+        't' => '\t',
+        'v' => '\x0b',
+        '\'' => '\'',
+        '\\' => '\\',
+        _ => return None,
+    })
 }
 
 /// A rule as the API server shows it in a CRD error: `encoding/json`'s form of the internal

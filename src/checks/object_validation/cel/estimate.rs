@@ -159,6 +159,8 @@ struct Value<'n, 'j> {
     cost: u64,
     schema: Option<&'n Node<'j>>,
     literal_len: Option<u64>,
+    /// Whether it is an iteration variable, or an entry of one.
+    iterated: bool,
 }
 
 impl Value<'_, '_> {
@@ -168,6 +170,7 @@ impl Value<'_, '_> {
             cost,
             schema: None,
             literal_len: None,
+            iterated: false,
         }
     }
 
@@ -180,27 +183,42 @@ impl Value<'_, '_> {
 
 /// A lower bound of the rule's estimated cost (`EstimateCost(...).Max`) for a node of `schema`.
 pub fn lower_bound(program: &Program, schema: &Node<'_>) -> u64 {
-    let mut scope = vec![("self".to_owned(), Some(schema)), ("oldSelf".to_owned(), Some(schema))];
+    let mut scope = vec![
+        ("self".to_owned(), Some(schema), false),
+        ("oldSelf".to_owned(), Some(schema), false),
+    ];
     walk(program.expression(), &mut scope).cost
 }
 
 /// The bound of one expression.
-fn walk<'n, 'j>(expr: &IdedExpr, scope: &mut Vec<(String, Option<&'n Node<'j>>)>) -> Value<'n, 'j> {
+fn walk<'n, 'j>(expr: &IdedExpr, scope: &mut Vec<(String, Option<&'n Node<'j>>, bool)>) -> Value<'n, 'j> {
     match &expr.expr {
         Expr::Literal(LiteralValue::String(s)) => Value {
             cost: 0,
             schema: None,
-            literal_len: Some(s.len() as u64),
+            // cel-go sizes a string in runes.
+            literal_len: Some(s.chars().count() as u64),
+            iterated: false,
         },
         Expr::Literal(_) | Expr::Unspecified | Expr::Struct(_) => Value::cost(0),
-        Expr::Ident(name) => Value {
-            cost: 1,
-            schema: scope.iter().rev().find(|(n, _)| n == name).and_then(|(_, s)| *s),
-            literal_len: None,
-        },
+        Expr::Ident(name) => {
+            let found = scope.iter().rev().find(|(n, ..)| n == name);
+            Value {
+                cost: 1,
+                schema: found.and_then(|(_, s, _)| *s),
+                literal_len: None,
+                iterated: found.is_some_and(|(.., iterated)| *iterated),
+            }
+        }
         Expr::Select(select) => {
             let operand = walk(&select.operand, scope);
-            let schema = if select.test {
+            // A field of an iteration variable is not sized: cel-go's estimator extends an
+            // iteration variable's path in place (`getPath` shares its backing array), so one
+            // selection on it may overwrite another's path and give a nested loop or a
+            // comparison a smaller size than the schema's (a review found the API server
+            // accepting `self.L.all(x, x.inner.all(y, y == x.s))`, which the schema puts past
+            // 100x).
+            let schema = if select.test || operand.iterated {
                 None
             } else {
                 operand
@@ -213,6 +231,7 @@ fn walk<'n, 'j>(expr: &IdedExpr, scope: &mut Vec<(String, Option<&'n Node<'j>>)>
                 cost: operand.cost,
                 schema,
                 literal_len: None,
+                iterated: false,
             }
         }
         Expr::Call(call) => {
@@ -235,11 +254,15 @@ fn walk<'n, 'j>(expr: &IdedExpr, scope: &mut Vec<(String, Option<&'n Node<'j>>)>
                 }
                 ("_[_]", true, [container, _]) => Value {
                     cost: sum,
-                    schema: container.schema.and_then(|s| match type_of(s) {
-                        "array" => s.get("items"),
-                        _ => map_values(s),
-                    }),
+                    schema: container
+                        .schema
+                        .filter(|_| !container.iterated)
+                        .and_then(|s| match type_of(s) {
+                            "array" => s.get("items"),
+                            _ => map_values(s),
+                        }),
                     literal_len: None,
+                    iterated: false,
                 },
                 _ => Value::cost(sum),
             }
@@ -273,10 +296,10 @@ fn walk<'n, 'j>(expr: &IdedExpr, scope: &mut Vec<(String, Option<&'n Node<'j>>)>
                 _ => None,
             };
             let depth = scope.len();
-            scope.push((c.accu_var.clone(), None));
-            scope.push((c.iter_var.clone(), element));
+            scope.push((c.accu_var.clone(), None, false));
+            scope.push((c.iter_var.clone(), element, true));
             if let Some(second) = &c.iter_var2 {
-                scope.push((second.clone(), None));
+                scope.push((second.clone(), None, true));
             }
             let condition = walk(&c.loop_cond, scope);
             let step = walk(&c.loop_step, scope);
