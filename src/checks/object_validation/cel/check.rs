@@ -207,7 +207,9 @@ impl<'a> Checker<'a> {
                 // A two-variable comprehension (`self.l.all(i, x, ...)`, cel-go's
                 // ext.TwoVarComprehensions), which the `cel` crate reads as a call, and `reverse`
                 // (the lists library's, which Kubernetes enables, or the strings library's, which
-                // it does not): not judged here.
+                // it does not): the rule is still not compiled here (its custom resources get
+                // `unreadableSchema`), but the API server's words for it are not known, so it is
+                // not refused at the CRD.
                 let two_variables = call.target.is_some()
                     && call.args.len() == 3
                     && call.args[..2].iter().all(|a| matches!(a.expr, Expr::Ident(_)))
@@ -223,7 +225,6 @@ impl<'a> Checker<'a> {
                     );
                 if two_variables || call.func_name == "reverse" {
                     self.uncertain = true;
-                    return None;
                 }
                 // A namespaced function (`format.named(...)`, `sets.contains(...)`): its target
                 // is the namespace, not a variable. cel-go looks the qualified name up first;
